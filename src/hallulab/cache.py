@@ -1,0 +1,162 @@
+"""A content-addressed cache for expensive calls (spaCy parses, model calls).
+
+Key: the SHA-256 of the canonical JSON of everything that determines the result
+(kind of call, model id + version/revision or file hash, decoding parameters, seed,
+input). Value: the JSON result and the seconds it took to compute, so hit rate and
+time saved can be reported per stage.
+
+Storage: one SQLite file in WAL mode. Every completed batch is committed, so a killed
+run resumes from what it had finished; SQLite's locking lets several DVC queue workers
+share the file safely (a writer waits up to ``timeout`` seconds for the lock).
+The default location is outside the repository (``$HALLULAB_CACHE_DIR`` or
+``~/.cache/hallulab``) because ``dvc exp run --queue`` runs each experiment in its own
+temporary copy of the workspace; a repo-relative path would not be shared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CACHE_DIR_ENV = "HALLULAB_CACHE_DIR"
+
+
+def default_cache_path() -> Path:
+    root = os.environ.get(CACHE_DIR_ENV)
+    if root:
+        return Path(root) / "calls.sqlite"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "hallulab" / "calls.sqlite"
+
+
+def cache_key(*parts: Any) -> str:
+    """SHA-256 of the canonical JSON of ``parts`` (sorted keys, no whitespace)."""
+    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class CacheStats:
+    """Counts for one stage's use of the cache."""
+
+    hits: int = 0
+    misses: int = 0
+    seconds_saved: float = 0.0
+    seconds_computing: float = 0.0
+
+    @property
+    def hit_rate(self) -> float:
+        total = self.hits + self.misses
+        return self.hits / total if total else 0.0
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "hits": self.hits,
+            "misses": self.misses,
+            "hit_rate": round(self.hit_rate, 4),
+            "seconds_saved": round(self.seconds_saved, 3),
+            "seconds_computing": round(self.seconds_computing, 3),
+        }
+
+
+class CallCache:
+    """SQLite-backed key -> JSON value store with per-entry compute time."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, timeout: float = 120.0) -> None:
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS calls ("
+            " key TEXT PRIMARY KEY, value TEXT NOT NULL, seconds REAL NOT NULL, created REAL NOT NULL)"
+        )
+        self.stats = CacheStats()
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> CallCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Any]:
+        """The cached values among ``keys`` (missing keys are absent); updates hit stats."""
+        found: dict[str, Any] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT key, value, seconds FROM calls WHERE key IN ({marks})", chunk
+            ).fetchall()
+            for key, value, seconds in rows:
+                found[key] = json.loads(value)
+                self.stats.seconds_saved += seconds
+        self.stats.hits += len(found)
+        self.stats.misses += len(unique) - len(found)
+        return found
+
+    def put_many(self, items: Iterable[tuple[str, Any, float]]) -> None:
+        """Store ``(key, value, seconds)`` triples in one transaction (insert-or-ignore)."""
+        rows = [(k, json.dumps(v, ensure_ascii=False), float(s), time.time()) for k, v, s in items]
+        if not rows:
+            return
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.executemany("INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?)", rows)
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self.stats.seconds_computing += sum(r[2] for r in rows)
+
+    def __len__(self) -> int:
+        return int(self._conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
+
+    def map(
+        self,
+        keys: Sequence[str],
+        inputs: Sequence[Any],
+        compute: Callable[[list[Any]], list[Any]],
+        *,
+        batch_size: int = 64,
+        on_batch: Callable[[int], None] | None = None,
+    ) -> list[Any]:
+        """Values for ``inputs``, computing only the misses, ``batch_size`` at a time.
+
+        ``compute`` receives a list of distinct missing inputs and returns their values in
+        order. Each batch is committed before the next starts, so a killed run loses at most
+        one batch. Duplicate keys are computed once.
+        """
+        if len(keys) != len(inputs):
+            raise ValueError("keys and inputs must have the same length")
+        results = self.get_many(keys)
+        missing: dict[str, Any] = {}
+        for key, item in zip(keys, inputs, strict=True):
+            if key not in results and key not in missing:
+                missing[key] = item
+        pending = list(missing.items())
+        for start in range(0, len(pending), batch_size):
+            batch = pending[start : start + batch_size]
+            began = time.perf_counter()
+            values = compute([item for _, item in batch])
+            if len(values) != len(batch):
+                raise RuntimeError(f"compute returned {len(values)} values for {len(batch)} inputs")
+            per_item = (time.perf_counter() - began) / max(len(batch), 1)
+            self.put_many((key, value, per_item) for (key, _), value in zip(batch, values, strict=True))
+            results.update({key: value for (key, _), value in zip(batch, values, strict=True)})
+            if on_batch is not None:
+                on_batch(len(batch))
+        return [results[key] for key in keys]

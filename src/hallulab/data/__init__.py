@@ -1,0 +1,5 @@
+"""Data: the canonical passage schema and the loaders that produce it."""
+
+from hallulab.data.schema import LABEL_VALUES, Passage, RecordError, passage_from_dict
+
+__all__ = ["LABEL_VALUES", "Passage", "RecordError", "passage_from_dict"]

@@ -1,0 +1,173 @@
+"""Loaders: every source data set -> a list of canonical :class:`Passage` records.
+
+Sources:
+  * ``wikibio``: the SelfCheckGPT WikiBio GPT-3 set, from the Hugging Face hub
+    (``potsawee/wiki_bio_gpt3_hallucination``, split ``evaluation``; what real users take)
+    or from a local JSON copy under the data root.
+  * ``jsonl``: any JSONL file in the canonical schema (the toy set is one).
+
+The local data root is the one environment variable :data:`DATA_ROOT_ENV`; no path to a
+particular machine's copy appears in code or committed config.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from hallulab.data.schema import Passage, RecordError, check_unique_ids, passage_from_dict
+from hallulab.io import read_jsonl
+
+DATA_ROOT_ENV = "HALLULAB_DATA_ROOT"
+
+WIKIBIO_FIELDS = (
+    "gpt3_text",
+    "wiki_bio_text",
+    "gpt3_sentences",
+    "annotation",
+    "wiki_bio_test_idx",
+    "gpt3_text_samples",
+)
+
+
+class DatasetConfigError(ValueError):
+    """The dataset section of the config cannot be satisfied (missing file, bad source...)."""
+
+
+def data_root() -> Path | None:
+    """The local data root from the environment, or None when unset."""
+    value = os.environ.get(DATA_ROOT_ENV, "").strip()
+    return Path(value) if value else None
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def wikibio_row_to_passage(row: Mapping[str, Any], position: int, source: str) -> Passage:
+    """Map one WikiBio GPT-3 row (HF layout) to a Passage; errors name the row."""
+    rid = f"wikibio-{position:03d}"
+    for name in WIKIBIO_FIELDS:
+        if name not in row:
+            raise RecordError(rid, name, "missing from the WikiBio row")
+    raw = {
+        "id": rid,
+        "prompt": None,
+        "response": row["gpt3_text"],
+        "sentences": row["gpt3_sentences"],
+        "labels": row["annotation"],
+        "samples": row["gpt3_text_samples"],
+        "reference": row["wiki_bio_text"],
+        "source": f"{source}[{position}]",
+        "meta": {"wiki_bio_test_idx": row["wiki_bio_test_idx"], "row": position},
+    }
+    return passage_from_dict(raw, position=position)
+
+
+def _wikibio_local_rows(path: Path) -> list[Mapping[str, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        payload = json.load(handle)
+    rows = payload["evaluation"] if isinstance(payload, Mapping) else payload
+    if not isinstance(rows, list):
+        raise DatasetConfigError(f"{path}: expected a list of rows or {{'evaluation': [...]}}")
+    return rows
+
+
+def _wikibio_hub_rows(hf_id: str, split: str) -> list[Mapping[str, Any]]:
+    try:
+        import datasets  # noqa: PLC0415 - optional dependency, imported only on the hub path
+    except ImportError as error:
+        raise DatasetConfigError(
+            f"loading {hf_id!r} from the Hugging Face hub needs the 'hub' extra "
+            f"(pip install 'hallulab[hub]'), or set {DATA_ROOT_ENV} to use a local copy"
+        ) from error
+    return list(datasets.load_dataset(hf_id, split=split))
+
+
+def load_wikibio(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
+    """WikiBio GPT-3 from the hub or the local copy, as chosen by ``cfg['source']``.
+
+    ``source``: ``local`` (file ``cfg['local_file']`` under the data root), ``hub``, or
+    ``auto`` (local when the data root is set, hub otherwise).
+    """
+    source = cfg.get("source", "auto")
+    root = data_root()
+    if source == "auto":
+        source = "local" if root is not None else "hub"
+    if source == "local":
+        if root is None:
+            raise DatasetConfigError(f"dataset.source=local needs {DATA_ROOT_ENV} to be set")
+        path = root / str(cfg["local_file"])
+        if not path.is_file():
+            raise DatasetConfigError(f"WikiBio local copy not found: {path} ({DATA_ROOT_ENV}={root})")
+        rows = _wikibio_local_rows(path)
+        provenance = {"source": "local", "file": str(cfg["local_file"]), "sha256": file_sha256(path)}
+        label = f"{cfg['hf_id']}:{cfg['split']}"
+    elif source == "hub":
+        rows = _wikibio_hub_rows(str(cfg["hf_id"]), str(cfg["split"]))
+        provenance = {"source": "hub", "hf_id": cfg["hf_id"], "split": cfg["split"]}
+        label = f"{cfg['hf_id']}:{cfg['split']}"
+    else:
+        raise DatasetConfigError(f"dataset.source must be auto, local or hub; got {source!r}")
+    passages = [wikibio_row_to_passage(row, i, label) for i, row in enumerate(rows)]
+    return passages, provenance
+
+
+def load_jsonl_passages(path: str | os.PathLike[str]) -> list[Passage]:
+    """Read a canonical-schema JSONL file; a bad record raises naming its id (or line) and field."""
+    passages = []
+    for line_number, raw in read_jsonl(path):
+        try:
+            passages.append(passage_from_dict(raw, position=line_number))
+        except RecordError as error:
+            raise RecordError(error.record_id, error.field_name, f"{error.problem} ({path}:{line_number})") from None
+    return passages
+
+
+def load_jsonl(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
+    path = Path(str(cfg["path"]))
+    if not path.is_absolute() and not path.exists() and data_root() is not None:
+        path = data_root() / path  # type: ignore[operator]
+    if not path.is_file():
+        raise DatasetConfigError(f"dataset.path: no such file {path}")
+    return load_jsonl_passages(path), {"source": "jsonl", "file": str(cfg["path"]), "sha256": file_sha256(path)}
+
+
+LOADERS: dict[str, Callable[[Mapping[str, Any]], tuple[list[Passage], dict[str, Any]]]] = {
+    "wikibio": load_wikibio,
+    "jsonl": load_jsonl,
+}
+
+
+def load_dataset(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
+    """Dispatch on ``cfg['loader']``; returns the passages and a provenance dict."""
+    loader = cfg.get("loader")
+    if loader not in LOADERS:
+        raise DatasetConfigError(f"dataset.loader must be one of {sorted(LOADERS)}; got {loader!r}")
+    passages, provenance = LOADERS[str(loader)](cfg)
+    check_unique_ids(passages)
+    limit = cfg.get("limit")
+    if limit is not None:
+        passages = passages[: int(limit)]
+    return passages, provenance
+
+
+def select_samples(passage: Passage, num_samples: int | None) -> Sequence[str]:
+    """The first N samples (the paper's N-ablation slices ``samples[:N]``); errors name the record."""
+    if num_samples is None:
+        return passage.samples
+    if num_samples < 0:
+        raise RecordError(passage.id, "samples", f"num_samples must be >= 0, got {num_samples}")
+    if len(passage.samples) < num_samples:
+        raise RecordError(
+            passage.id, "samples", f"has {len(passage.samples)} samples; {num_samples} were requested"
+        )
+    return passage.samples[:num_samples]

@@ -1,0 +1,198 @@
+"""The canonical passage record every loader produces and every stage consumes.
+
+One record per passage, whatever the source data set (DESIGN.md, "Data model"):
+an id, the prompt (or concept) that produced the response, the response text, its
+sentences, one label per sentence (0 = accurate, 0.5 = minor inaccurate, 1 = major
+inaccurate, as SelfCheckGPT §6 maps the WikiBio annotation), N stochastic samples,
+an optional reference text and the provenance of the record.
+
+Validation happens at the boundary: :func:`passage_from_dict` checks every field and
+raises :class:`RecordError` naming the record and the field, so a bad line in a
+10k-record JSONL file is found by its id, not by a stack trace three stages later.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+#: WikiBio annotation vocabulary -> numeric label (SelfCheckGPT §6, REFERENCE.md §1).
+LABEL_VALUES: dict[str, float] = {
+    "accurate": 0.0,
+    "minor_inaccurate": 0.5,
+    "major_inaccurate": 1.0,
+}
+
+SCHEMA_VERSION = 1
+
+
+class RecordError(ValueError):
+    """A record failed validation; names the record, the field and what was expected."""
+
+    def __init__(self, record_id: str, field_name: str, problem: str) -> None:
+        self.record_id = record_id
+        self.field_name = field_name
+        self.problem = problem
+        super().__init__(f"record {record_id!r}, field {field_name!r}: {problem}")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One LLM response with its sentences, labels and stochastic samples.
+
+    Attributes:
+        id: unique within the data set.
+        response: the main response R that is assessed.
+        sentences: R split into sentences r_1..r_I (the unit SelfCheckGPT scores).
+        samples: N stochastic samples S_1..S_N drawn from the same prompt.
+        labels: one label per sentence in [0, 1], or None when unlabelled.
+        prompt: the prompt or concept that produced R, when known.
+        reference: a reference text (e.g. the real Wikipedia passage), when known.
+        source: provenance, e.g. ``"potsawee/wiki_bio_gpt3_hallucination:evaluation[12]"``.
+        meta: further source fields kept verbatim (JSON-serialisable).
+    """
+
+    id: str
+    response: str
+    sentences: tuple[str, ...]
+    samples: tuple[str, ...] = ()
+    labels: tuple[float, ...] | None = None
+    prompt: str | None = None
+    reference: str | None = None
+    source: str = ""
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def passage_label(self) -> float | None:
+        """Passage-level label: the mean of the sentence labels (SelfCheckGPT §6)."""
+        if self.labels is None or not self.labels:
+            return None
+        return sum(self.labels) / len(self.labels)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict in the on-disk field order."""
+        return {
+            "id": self.id,
+            "prompt": self.prompt,
+            "response": self.response,
+            "sentences": list(self.sentences),
+            "labels": None if self.labels is None else list(self.labels),
+            "samples": list(self.samples),
+            "reference": self.reference,
+            "source": self.source,
+            "meta": dict(self.meta),
+        }
+
+
+def _require_str(raw: Mapping[str, Any], rid: str, name: str, *, allow_empty: bool) -> str:
+    if name not in raw:
+        raise RecordError(rid, name, "missing (required)")
+    value = raw[name]
+    if not isinstance(value, str):
+        raise RecordError(rid, name, f"expected a string, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise RecordError(rid, name, "is empty")
+    return value
+
+
+def _optional_str(raw: Mapping[str, Any], rid: str, name: str) -> str | None:
+    value = raw.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise RecordError(rid, name, f"expected a string or null, got {type(value).__name__}")
+    return value
+
+
+def _str_list(raw: Mapping[str, Any], rid: str, name: str, *, required: bool) -> tuple[str, ...]:
+    if name not in raw or raw[name] is None:
+        if required:
+            raise RecordError(rid, name, "missing (required)")
+        return ()
+    value = raw[name]
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise RecordError(rid, name, f"expected a list of strings, got {type(value).__name__}")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise RecordError(rid, f"{name}[{i}]", f"expected a string, got {type(item).__name__}")
+    return tuple(value)
+
+
+def parse_label(value: Any, rid: str, where: str) -> float:
+    """Map a label (number in [0, 1] or a WikiBio annotation string) to a float."""
+    if isinstance(value, bool):
+        raise RecordError(rid, where, "expected a number in [0, 1] or a label name, got a bool")
+    if isinstance(value, str):
+        if value not in LABEL_VALUES:
+            raise RecordError(rid, where, f"unknown label {value!r}; expected one of {sorted(LABEL_VALUES)}")
+        return LABEL_VALUES[value]
+    if isinstance(value, int | float):
+        number = float(value)
+        if math.isnan(number) or not 0.0 <= number <= 1.0:
+            raise RecordError(rid, where, f"label {value!r} is outside [0, 1]")
+        return number
+    raise RecordError(rid, where, f"expected a number or label name, got {type(value).__name__}")
+
+
+def passage_from_dict(raw: Mapping[str, Any], *, position: int | None = None) -> Passage:
+    """Validate one raw record and build a :class:`Passage`.
+
+    ``position`` (the line or row number) names the record when it has no usable id.
+    """
+    if not isinstance(raw, Mapping):
+        where = f"#{position}" if position is not None else "?"
+        raise RecordError(where, "<record>", f"expected an object, got {type(raw).__name__}")
+    rid_value = raw.get("id")
+    fallback = f"#{position}" if position is not None else "?"
+    if not isinstance(rid_value, str | int) or isinstance(rid_value, bool) or str(rid_value) == "":
+        raise RecordError(fallback, "id", "missing or not a non-empty string/integer")
+    rid = str(rid_value)
+
+    response = _require_str(raw, rid, "response", allow_empty=False)
+    sentences = _str_list(raw, rid, "sentences", required=True)
+    if not sentences:
+        raise RecordError(rid, "sentences", "is empty; a passage needs at least one sentence")
+    samples = _str_list(raw, rid, "samples", required=False)
+
+    labels: tuple[float, ...] | None = None
+    raw_labels = raw.get("labels")
+    if raw_labels is not None:
+        if isinstance(raw_labels, str) or not isinstance(raw_labels, Sequence):
+            raise RecordError(rid, "labels", f"expected a list, got {type(raw_labels).__name__}")
+        if len(raw_labels) != len(sentences):
+            raise RecordError(
+                rid,
+                "labels",
+                f"has {len(raw_labels)} labels for {len(sentences)} sentences; need one per sentence",
+            )
+        labels = tuple(parse_label(v, rid, f"labels[{i}]") for i, v in enumerate(raw_labels))
+
+    meta = raw.get("meta") or {}
+    if not isinstance(meta, Mapping):
+        raise RecordError(rid, "meta", f"expected an object, got {type(meta).__name__}")
+    source = raw.get("source") or ""
+    if not isinstance(source, str):
+        raise RecordError(rid, "source", f"expected a string, got {type(source).__name__}")
+
+    return Passage(
+        id=rid,
+        response=response,
+        sentences=sentences,
+        samples=samples,
+        labels=labels,
+        prompt=_optional_str(raw, rid, "prompt"),
+        reference=_optional_str(raw, rid, "reference"),
+        source=source,
+        meta=dict(meta),
+    )
+
+
+def check_unique_ids(passages: Sequence[Passage]) -> None:
+    """Raise :class:`RecordError` on the first repeated id."""
+    seen: set[str] = set()
+    for passage in passages:
+        if passage.id in seen:
+            raise RecordError(passage.id, "id", "duplicated; ids must be unique in a data set")
+        seen.add(passage.id)

@@ -1,0 +1,1 @@
+"""Evaluation: ranking metrics, the SelfCheckGPT protocol, the CI metric gate."""

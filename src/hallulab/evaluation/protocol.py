@@ -1,0 +1,211 @@
+"""The SelfCheckGPT evaluation protocol (§6-7, REFERENCE.md §1 "Evaluation").
+
+Sentence level (sentences pooled over passages), AUC-PR by the trapezoid rule:
+  * NonFact:  positive = label > 0.499 (minor and major inaccurate), score = s.
+  * NonFact*: only passages whose mean label is < 0.99 (total-hallucination passages
+    dropped; 206 passages / 1632 sentences on WikiBio), positive = label > 0.99
+    (major inaccurate only; minor counts as negative), score = s.
+  * Factual:  positive = label < 0.499, score = -s (the reference uses 1 - s; the ranking
+    and so the PR curve are the same, and -s also works for unbounded scores).
+Passage level: Pearson and Spearman between the passage score and the mean label.
+Also ROC-AUC and average precision, both on the NonFact task.
+All values are reported in percent, like the papers.
+
+Confidence intervals: a percentile bootstrap over *passages* (sentences of one passage
+are not independent), ``bootstrap_samples`` resamples, fixed seed.
+
+Unbounded scores: +inf (an n-gram never seen) ranks above every finite score; for the
+ranking metrics and correlations it is replaced by (largest finite score + 1), which
+keeps the order (ties among infinities stay ties).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hallulab.data.schema import Passage
+from hallulab.evaluation.metrics import (
+    PRCurve,
+    aucpr_trapezoid,
+    average_precision,
+    pearson,
+    pr_curve,
+    roc_auc,
+    spearman,
+)
+from hallulab.scores import VariantScores
+
+METRIC_KEYS = (
+    "nonfact_aucpr",
+    "nonfact_star_aucpr",
+    "factual_aucpr",
+    "passage_pearson",
+    "passage_spearman",
+    "roc_auc",
+    "avg_precision",
+)
+TASKS = ("nonfact", "nonfact_star", "factual")
+
+
+@dataclass(frozen=True)
+class ProtocolConfig:
+    """Thresholds of the protocol (defaults: the SelfCheckGPT notebooks)."""
+
+    nonfact_threshold: float = 0.499
+    factual_threshold: float = 0.499
+    nonfact_star_passage_below: float = 0.99
+    nonfact_star_positive_above: float = 0.99
+    bootstrap_samples: int = 1000
+    ci_level: float = 0.95
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class LabelledScores:
+    """Flat arrays for one variant: per sentence (label, score, passage index) and per passage."""
+
+    sentence_labels: np.ndarray
+    sentence_scores: np.ndarray
+    sentence_passage: np.ndarray
+    passage_labels: np.ndarray
+    passage_scores: np.ndarray
+
+
+def finite_for_ranking(values: np.ndarray) -> np.ndarray:
+    """Replace +/-inf by just beyond the finite range, keeping the order."""
+    values = np.asarray(values, dtype=np.float64)
+    if np.isfinite(values).all():
+        return values
+    finite = values[np.isfinite(values)]
+    high = (finite.max() if finite.size else 0.0) + 1.0
+    low = (finite.min() if finite.size else 0.0) - 1.0
+    return np.where(values == np.inf, high, np.where(values == -np.inf, low, values))
+
+
+def align(passages: Sequence[Passage], scores: VariantScores) -> LabelledScores:
+    """Join labelled passages with a variant's scores; errors name the passage and field."""
+    labels, values, owner, passage_labels, passage_values = [], [], [], [], []
+    for index, passage in enumerate(passages):
+        if passage.labels is None:
+            raise ValueError(f"record {passage.id!r}, field 'labels': evaluation needs labelled passages")
+        if passage.id not in scores.sentence_scores:
+            raise ValueError(f"record {passage.id!r}: no sentence scores for variant {scores.variant!r}")
+        sentence_scores = scores.sentence_scores[passage.id]
+        if len(sentence_scores) != len(passage.labels):
+            raise ValueError(
+                f"record {passage.id!r}, field 'sentences': {len(sentence_scores)} scores "
+                f"for {len(passage.labels)} labelled sentences in variant {scores.variant!r}"
+            )
+        labels.extend(passage.labels)
+        values.extend(sentence_scores)
+        owner.extend([index] * len(sentence_scores))
+        passage_labels.append(passage.passage_label)
+        passage_values.append(scores.passage_scores[passage.id])
+    return LabelledScores(
+        sentence_labels=np.asarray(labels, dtype=np.float64),
+        sentence_scores=finite_for_ranking(np.asarray(values, dtype=np.float64)),
+        sentence_passage=np.asarray(owner, dtype=np.int64),
+        passage_labels=np.asarray(passage_labels, dtype=np.float64),
+        passage_scores=finite_for_ranking(np.asarray(passage_values, dtype=np.float64)),
+    )
+
+
+def task_arrays(data: LabelledScores, task: str, cfg: ProtocolConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(binary targets, scores) of one sentence-level task."""
+    labels, scores = data.sentence_labels, data.sentence_scores
+    if task == "nonfact":
+        return labels > cfg.nonfact_threshold, scores
+    if task == "factual":
+        return labels < cfg.factual_threshold, -scores
+    if task == "nonfact_star":
+        keep = data.passage_labels[data.sentence_passage] < cfg.nonfact_star_passage_below
+        return labels[keep] > cfg.nonfact_star_positive_above, scores[keep]
+    raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
+
+
+def _safe(metric: Callable[[np.ndarray, np.ndarray], float], y: np.ndarray, s: np.ndarray) -> float:
+    """A metric that is undefined on this (re)sample (one class only) is NaN."""
+    if y.size == 0 or y.all() or not y.any():
+        return float("nan")
+    return metric(y, s)
+
+
+def compute_metrics(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, float]:
+    """All seven metrics, in percent."""
+    out: dict[str, float] = {}
+    for task in TASKS:
+        y, s = task_arrays(data, task, cfg)
+        out[f"{task}_aucpr"] = 100.0 * _safe(aucpr_trapezoid, y, s)
+    out["passage_pearson"] = 100.0 * pearson(data.passage_scores, data.passage_labels)
+    out["passage_spearman"] = 100.0 * spearman(data.passage_scores, data.passage_labels)
+    y, s = task_arrays(data, "nonfact", cfg)
+    out["roc_auc"] = 100.0 * _safe(roc_auc, y, s)
+    out["avg_precision"] = 100.0 * _safe(average_precision, y, s)
+    return {key: out[key] for key in METRIC_KEYS}
+
+
+def resample(data: LabelledScores, passage_indices: np.ndarray) -> LabelledScores:
+    """The data of the passages ``passage_indices`` (with repeats), renumbered."""
+    counts = np.bincount(data.sentence_passage, minlength=len(data.passage_labels))
+    starts = np.r_[0, np.cumsum(counts)[:-1]]
+    pieces = [np.arange(starts[p], starts[p] + counts[p]) for p in passage_indices]
+    sentence_index = np.concatenate(pieces)
+    new_owner = np.repeat(np.arange(len(passage_indices)), counts[passage_indices])
+    return LabelledScores(
+        sentence_labels=data.sentence_labels[sentence_index],
+        sentence_scores=data.sentence_scores[sentence_index],
+        sentence_passage=new_owner,
+        passage_labels=data.passage_labels[passage_indices],
+        passage_scores=data.passage_scores[passage_indices],
+    )
+
+
+def bootstrap_intervals(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, list[float]]:
+    """Percentile bootstrap CI of every metric, resampling passages with replacement."""
+    rng = np.random.default_rng(cfg.seed)
+    n_passages = len(data.passage_labels)
+    draws: dict[str, list[float]] = {key: [] for key in METRIC_KEYS}
+    for _ in range(cfg.bootstrap_samples):
+        sample = resample(data, rng.integers(0, n_passages, n_passages))
+        for key, value in compute_metrics(sample, cfg).items():
+            draws[key].append(value)
+    alpha = (1.0 - cfg.ci_level) / 2.0
+    intervals = {}
+    for key, values in draws.items():
+        finite = np.asarray(values)[~np.isnan(values)]
+        if finite.size == 0:
+            intervals[key] = [float("nan"), float("nan")]
+        else:
+            intervals[key] = [float(np.quantile(finite, alpha)), float(np.quantile(finite, 1 - alpha))]
+    return intervals
+
+
+def pr_curves(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, PRCurve]:
+    """The PR curve of each sentence-level task (for plots)."""
+    curves = {}
+    for task in TASKS:
+        y, s = task_arrays(data, task, cfg)
+        if y.any() and not y.all():
+            curves[task] = pr_curve(y, s)
+    return curves
+
+
+def random_baseline(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, float]:
+    """AUC-PR of a random scorer = the positive rate of each task (Table 2's "Random" row)."""
+    return {f"{task}_aucpr": 100.0 * float(task_arrays(data, task, cfg)[0].mean()) for task in TASKS}
+
+
+def evaluate_variants(
+    passages: Sequence[Passage], variants: Mapping[str, VariantScores], cfg: ProtocolConfig
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, list[float]]], dict[str, dict[str, PRCurve]]]:
+    """Metrics, bootstrap intervals and PR curves of every variant."""
+    metrics, intervals, curves = {}, {}, {}
+    for name, scores in variants.items():
+        data = align(passages, scores)
+        metrics[name] = compute_metrics(data, cfg)
+        intervals[name] = bootstrap_intervals(data, cfg) if cfg.bootstrap_samples > 0 else {}
+        curves[name] = pr_curves(data, cfg)
+    return metrics, intervals, curves

@@ -1,0 +1,70 @@
+"""Atomic file writes and JSON / JSONL helpers used by every stage.
+
+A write goes to a temporary file in the destination folder, is flushed and fsynced,
+and is renamed over the target, so a killed run never leaves a half-written output
+that DVC (or the next stage) would mistake for a finished one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+
+@contextmanager
+def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
+    """Open a temporary sibling of ``path`` for writing; rename it over ``path`` on success."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        binary = "b" in mode
+        with os.fdopen(fd, mode, **({} if binary else {"encoding": "utf-8"})) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        if os.path.exists(tmp_name):
+            os.unlink(tmp_name)
+        raise
+
+
+def write_json(path: str | os.PathLike[str], payload: Any, *, indent: int | None = 2) -> None:
+    """Atomically write ``payload`` as UTF-8 JSON (keys kept in insertion order)."""
+    with atomic_open(path) as handle:
+        json.dump(payload, handle, indent=indent, ensure_ascii=False, allow_nan=False)
+        handle.write("\n")
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> int:
+    """Atomically write one JSON object per line; returns the number of rows."""
+    count = 0
+    with atomic_open(path) as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False, allow_nan=False))
+            handle.write("\n")
+            count += 1
+    return count
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, object)``; a malformed line raises naming the file and line."""
+    with open(path, encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield line_number, json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{line_number}: not valid JSON ({error.msg})") from error

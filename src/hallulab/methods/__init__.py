@@ -1,0 +1,1 @@
+"""Hallucination-detection methods: pure functions from in-memory records to scores."""

@@ -1,0 +1,1 @@
+"""Text processing shared by methods: spaCy sentences and tokens."""

