@@ -154,6 +154,9 @@ def passage_from_dict(raw: Mapping[str, Any], *, position: int | None = None) ->
     sentences = _str_list(raw, rid, "sentences", required=True)
     if not sentences:
         raise RecordError(rid, "sentences", "is empty; a passage needs at least one sentence")
+    for i, sentence in enumerate(sentences):
+        if not sentence.strip():
+            raise RecordError(rid, f"sentences[{i}]", "is blank; every scored sentence needs text")
     samples = _str_list(raw, rid, "samples", required=False)
 
     labels: tuple[float, ...] | None = None

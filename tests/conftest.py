@@ -1,0 +1,55 @@
+"""Shared fixtures: the toy set, the WikiBio local copy, a throwaway cache."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from hallulab.data.loaders import DATA_ROOT_ENV, load_dataset, load_jsonl_passages
+from hallulab.data.schema import Passage
+
+REPO = Path(__file__).resolve().parents[1]
+TOY = REPO / "data" / "toy" / "passages.jsonl"
+WIKIBIO_CFG = {
+    "name": "wikibio",
+    "loader": "wikibio",
+    "source": "local",
+    "hf_id": "potsawee/wiki_bio_gpt3_hallucination",
+    "split": "evaluation",
+    "local_file": "wikibio_gpt3_hallucination/wiki_bio_gpt3_hallucination.evaluation.json",
+    "limit": None,
+}
+
+
+@pytest.fixture(autouse=True)
+def _isolated_call_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never touch the user's call cache; one cache per test session."""
+    if "HALLULAB_CACHE_DIR" not in os.environ:
+        monkeypatch.setenv("HALLULAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "call-cache"))
+
+
+@pytest.fixture(scope="session")
+def toy_passages() -> list[Passage]:
+    return load_jsonl_passages(TOY)
+
+
+def wikibio_available() -> bool:
+    root = os.environ.get(DATA_ROOT_ENV)
+    return bool(root) and (Path(root) / str(WIKIBIO_CFG["local_file"])).is_file()
+
+
+#: Skipped on a developer machine without the data; never skipped in CI (CI=true), where a
+#: missing data root must fail loudly instead of passing by skipping the reproduction.
+requires_wikibio = pytest.mark.skipif(
+    not wikibio_available() and not os.environ.get("CI"),
+    reason=f"set {DATA_ROOT_ENV} to the folder holding the WikiBio local copy",
+)
+
+
+@pytest.fixture(scope="session")
+def wikibio_passages() -> list[Passage]:
+    if not wikibio_available() and not os.environ.get("CI"):
+        pytest.skip(f"{DATA_ROOT_ENV} not set")
+    return load_dataset(WIKIBIO_CFG)[0]

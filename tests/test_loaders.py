@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from hallulab.data.loaders import (
+    DATA_ROOT_ENV,
+    DatasetConfigError,
+    load_dataset,
+    select_samples,
+)
+from hallulab.data.schema import RecordError
+from tests.conftest import TOY, WIKIBIO_CFG, requires_wikibio
+
+
+@requires_wikibio
+def test_wikibio_local_copy_has_the_documented_counts(wikibio_passages) -> None:
+    assert len(wikibio_passages) == 238
+    assert sum(len(p.sentences) for p in wikibio_passages) == 1908
+    labels = Counter(label for p in wikibio_passages for label in p.labels)
+    assert labels == {1.0: 761, 0.5: 631, 0.0: 516}
+    assert {len(p.samples) for p in wikibio_passages} == {20}
+    assert sum(p.passage_label == 1.0 for p in wikibio_passages) == 32
+    assert sum(p.passage_label == 0.0 for p in wikibio_passages) == 12
+
+
+def test_local_source_without_data_root_says_which_variable(monkeypatch) -> None:
+    monkeypatch.delenv(DATA_ROOT_ENV, raising=False)
+    with pytest.raises(DatasetConfigError, match=DATA_ROOT_ENV):
+        load_dataset({**WIKIBIO_CFG, "source": "local"})
+
+
+def test_missing_local_file_names_the_path(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv(DATA_ROOT_ENV, str(tmp_path))
+    with pytest.raises(DatasetConfigError, match="not found"):
+        load_dataset({**WIKIBIO_CFG, "source": "local"})
+
+
+def test_wikibio_row_missing_a_field_names_row_and_field(monkeypatch, tmp_path) -> None:
+    (tmp_path / "wb.json").write_text('{"evaluation": [{"gpt3_text": "x"}]}')
+    monkeypatch.setenv(DATA_ROOT_ENV, str(tmp_path))
+    with pytest.raises(RecordError, match=r"'wikibio-000', field 'wiki_bio_text'"):
+        load_dataset({**WIKIBIO_CFG, "source": "local", "local_file": "wb.json"})
+
+
+def test_unknown_loader_is_rejected() -> None:
+    with pytest.raises(DatasetConfigError, match="dataset.loader"):
+        load_dataset({"loader": "csv"})
+
+
+def test_limit_keeps_the_first_records() -> None:
+    passages, provenance = load_dataset({"loader": "jsonl", "path": str(TOY), "limit": 2})
+    assert [p.id for p in passages] == ["toy-curie", "toy-turing"]
+    assert provenance["source"] == "jsonl" and len(provenance["sha256"]) == 64
+
+
+def test_select_samples_slices_and_names_short_records(toy_passages) -> None:
+    passage = toy_passages[0]
+    assert select_samples(passage, 2) == passage.samples[:2]
+    assert select_samples(passage, None) == passage.samples
+    with pytest.raises(RecordError, match="toy-curie"):
+        select_samples(passage, 50)
