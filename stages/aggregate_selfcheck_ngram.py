@@ -40,7 +40,10 @@ def main() -> None:
     write_json(args.out, scores.to_dict(), indent=None)
     log.info(
         "%d variants x %d passages in %.2fs; unseen n-gram tokens: %s",
-        len(scores.variants), len(corpora), time.perf_counter() - started, scores.diagnostics["unseen_tokens"],
+        len(scores.variants),
+        len(corpora),
+        time.perf_counter() - started,
+        scores.diagnostics["unseen_tokens"],
     )
 
 

@@ -40,7 +40,10 @@ def main() -> None:
     write_json(args.out, payload, indent=None)
     log.info(
         "tokenised %d passages in %.1fs; cache %s (%s)",
-        len(corpora), time.perf_counter() - started, stats, cache.path,
+        len(corpora),
+        time.perf_counter() - started,
+        stats,
+        cache.path,
     )
 
 

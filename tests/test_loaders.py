@@ -45,7 +45,7 @@ def test_wikibio_row_missing_a_field_names_row_and_field(monkeypatch, tmp_path) 
 
 
 def test_unknown_loader_is_rejected() -> None:
-    with pytest.raises(DatasetConfigError, match="dataset.loader"):
+    with pytest.raises(DatasetConfigError, match=r"dataset\.loader"):
         load_dataset({"loader": "csv"})
 
 

@@ -57,8 +57,13 @@ def test_metrics_are_percent_and_passage_level_uses_mean_labels() -> None:
     assert data.passage_labels.tolist() == pytest.approx([0.5, 1.0, 0.375])
     metrics = compute_metrics(data, CFG)
     assert set(metrics) == {
-        "nonfact_aucpr", "nonfact_star_aucpr", "factual_aucpr",
-        "passage_pearson", "passage_spearman", "roc_auc", "avg_precision",
+        "nonfact_aucpr",
+        "nonfact_star_aucpr",
+        "factual_aucpr",
+        "passage_pearson",
+        "passage_spearman",
+        "roc_auc",
+        "avg_precision",
     }
     assert 0.0 <= metrics["nonfact_aucpr"] <= 100.0
     assert metrics["passage_spearman"] == pytest.approx(100.0)  # same order as the mean labels

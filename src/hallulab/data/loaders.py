@@ -83,7 +83,7 @@ def _wikibio_local_rows(path: Path) -> list[Mapping[str, Any]]:
 
 def _wikibio_hub_rows(hf_id: str, split: str) -> list[Mapping[str, Any]]:
     try:
-        import datasets  # noqa: PLC0415 - optional dependency, imported only on the hub path
+        import datasets
     except ImportError as error:
         raise DatasetConfigError(
             f"loading {hf_id!r} from the Hugging Face hub needs the 'hub' extra "
@@ -167,7 +167,5 @@ def select_samples(passage: Passage, num_samples: int | None) -> Sequence[str]:
     if num_samples < 0:
         raise RecordError(passage.id, "samples", f"num_samples must be >= 0, got {num_samples}")
     if len(passage.samples) < num_samples:
-        raise RecordError(
-            passage.id, "samples", f"has {len(passage.samples)} samples; {num_samples} were requested"
-        )
+        raise RecordError(passage.id, "samples", f"has {len(passage.samples)} samples; {num_samples} were requested")
     return passage.samples[:num_samples]

@@ -87,7 +87,11 @@ def finite_for_ranking(values: np.ndarray) -> np.ndarray:
 
 def align(passages: Sequence[Passage], scores: VariantScores) -> LabelledScores:
     """Join labelled passages with a variant's scores; errors name the passage and field."""
-    labels, values, owner, passage_labels, passage_values = [], [], [], [], []
+    labels: list[float] = []
+    values: list[float] = []
+    owner: list[int] = []
+    passage_labels: list[float | None] = []
+    passage_values: list[float] = []
     for index, passage in enumerate(passages):
         if passage.labels is None:
             raise ValueError(f"record {passage.id!r}, field 'labels': evaluation needs labelled passages")

@@ -21,9 +21,7 @@ def differences(
     return {v: {m: ours[v][m] - paper[v][m] for m in PAPER_METRICS} for v in paper if v in ours}
 
 
-def comparison_table(
-    ours: Mapping[str, Mapping[str, float]], paper: Mapping[str, Mapping[str, float]]
-) -> str:
+def comparison_table(ours: Mapping[str, Mapping[str, float]], paper: Mapping[str, Mapping[str, float]]) -> str:
     """One row per variant: ours / paper / difference for each of the five metrics."""
     lines = [
         "| variant | " + " | ".join(f"{h} ours / paper (Δ)" for h in HEADERS) + " |",
@@ -33,9 +31,7 @@ def comparison_table(
     for variant in paper:
         if variant not in ours:
             continue
-        cells = [
-            f"{ours[variant][m]:.2f} / {paper[variant][m]:.2f} ({diffs[variant][m]:+.2f})" for m in PAPER_METRICS
-        ]
+        cells = [f"{ours[variant][m]:.2f} / {paper[variant][m]:.2f} ({diffs[variant][m]:+.2f})" for m in PAPER_METRICS]
         lines.append(f"| {variant} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -91,9 +91,7 @@ def _ngram_rows(sentences: Sequence[np.ndarray], n: int) -> np.ndarray:
         return np.empty((0, n), dtype=np.int64)
     pad = np.zeros(n - 1, dtype=np.int64)
     sequence = np.concatenate([part for s in sentences for part in (pad, s)])
-    is_token = np.concatenate(
-        [part for s in sentences for part in (np.zeros(n - 1, bool), np.ones(len(s), bool))]
-    )
+    is_token = np.concatenate([part for s in sentences for part in (np.zeros(n - 1, bool), np.ones(len(s), bool))])
     windows = sliding_window_view(sequence, n)
     return windows[is_token[n - 1 :]]
 
@@ -103,11 +101,11 @@ def _row_keys(rows: np.ndarray, base: int) -> np.ndarray:
     n = rows.shape[1]
     if n == 1:
         return rows[:, 0]
-    if base ** n < 2**62:
+    if base**n < 2**62:
         weights = base ** np.arange(n - 1, -1, -1, dtype=np.int64)
         return rows @ weights
     contiguous = np.ascontiguousarray(rows)
-    return contiguous.view(np.dtype((np.void, contiguous.dtype.itemsize * n))).ravel()  # type: ignore[no-any-return]
+    return contiguous.view(np.dtype((np.void, contiguous.dtype.itemsize * n))).ravel()
 
 
 def _score_order(
@@ -116,10 +114,14 @@ def _score_order(
     train_keys = _row_keys(_ngram_rows(train, n), base)
     eval_keys = _row_keys(_ngram_rows(evaluated, n), base)
     distinct, counts = np.unique(train_keys, return_counts=True)
-    position = np.searchsorted(distinct, eval_keys)
-    clipped = np.minimum(position, max(len(distinct) - 1, 0))
-    seen = (position < len(distinct)) & (distinct[clipped] == eval_keys) if len(distinct) else np.zeros(len(eval_keys), bool)
-    eval_counts = np.where(seen, counts[clipped] if len(distinct) else 0, 0).astype(np.float64)
+    if len(distinct):
+        position = np.searchsorted(distinct, eval_keys)
+        clipped = np.minimum(position, len(distinct) - 1)
+        seen = (position < len(distinct)) & (distinct[clipped] == eval_keys)
+        eval_counts = np.where(seen, counts[clipped], 0).astype(np.float64)
+    else:  # nothing to train on: every n-gram is unseen
+        seen = np.zeros(len(eval_keys), dtype=bool)
+        eval_counts = np.zeros(len(eval_keys), dtype=np.float64)
     total = float(len(train_keys))
     denominator = total + k * (len(distinct) + 1)  # +1: the reference's '<unk>' entry
     with np.errstate(divide="ignore"):
@@ -173,9 +175,7 @@ def selfcheck_ngram(
     smoothing_k: float = 0.0,
 ) -> NgramPassageScores:
     """Score one passage with one n-gram order (see the module docstring)."""
-    return selfcheck_ngram_orders(
-        corpus, [n], num_samples=num_samples, lowercase=lowercase, smoothing_k=smoothing_k
-    )[n]
+    return selfcheck_ngram_orders(corpus, [n], num_samples=num_samples, lowercase=lowercase, smoothing_k=smoothing_k)[n]
 
 
 def score_corpora(

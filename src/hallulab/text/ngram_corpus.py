@@ -59,10 +59,7 @@ def build_ngram_corpora(
 
 
 def corpora_to_dict(corpora: Mapping[str, NgramCorpus]) -> dict[str, Any]:
-    return {
-        pid: {"sentences": c.sentences, "response": c.response, "samples": c.samples}
-        for pid, c in corpora.items()
-    }
+    return {pid: {"sentences": c.sentences, "response": c.response, "samples": c.samples} for pid, c in corpora.items()}
 
 
 def corpora_from_dict(raw: Mapping[str, Any]) -> dict[str, NgramCorpus]:

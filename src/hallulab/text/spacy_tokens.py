@@ -74,9 +74,7 @@ class SpacyTokenizer:
     def _tokenize_uncached(self, texts: list[str]) -> list[list[str]]:
         return [[t.text for t in doc] for doc in self.nlp.tokenizer.pipe(texts, batch_size=self.batch_size)]
 
-    def _cached(
-        self, kind: str, texts: Sequence[str], compute: Callable[[list[str]], list[Any]]
-    ) -> list[Any]:
+    def _cached(self, kind: str, texts: Sequence[str], compute: Callable[[list[str]], list[Any]]) -> list[Any]:
         if self.cache is None:
             unique = list(dict.fromkeys(texts))
             values = dict(zip(unique, compute(unique), strict=True))

@@ -1,0 +1,129 @@
+"""End to end through DVC: the toy DAG, exact invalidation, a -S override and a queued sweep."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hallulab.evaluation.gate import check
+from hallulab.evaluation.protocol import METRIC_KEYS
+from tests.conftest import REPO
+from tests.workspace import copy_workspace, dvc, git
+
+pytestmark = pytest.mark.slow
+STAGES = {"prepare", "score_selfcheck_ngram", "aggregate_selfcheck_ngram", "evaluate@selfcheck_ngram"}
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = copy_workspace(tmp_path_factory.mktemp("dag"))
+    dvc(root, "repro")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "reproduced")
+    return root
+
+
+def _changed_stages(root: Path) -> set[str]:
+    status = json.loads(dvc(root, "status", "--json"))
+    return set(status)
+
+
+def _edit_params(root: Path, section: str, key: str, value: object) -> None:
+    path = root / "params.yaml"
+    params = yaml.safe_load(path.read_text())
+    params[section][key] = value
+    path.write_text(yaml.safe_dump(params, sort_keys=False))
+
+
+def test_toy_dag_writes_every_metric_for_every_variant(workspace: Path) -> None:
+    metrics = json.loads((workspace / "metrics/toy/selfcheck_ngram.json").read_text())
+    assert set(metrics) == {f"ngram_n{n}_{a}" for n in range(1, 6) for a in ("avg", "max")}
+    for values in metrics.values():
+        assert list(values) == list(METRIC_KEYS)
+        assert all(isinstance(v, float) and math.isfinite(v) for v in values.values())
+    intervals = json.loads((workspace / "metrics/toy/selfcheck_ngram.ci.json").read_text())
+    assert intervals["ngram_n1_max"]["roc_auc"][0] <= metrics["ngram_n1_max"]["roc_auc"]
+    header = (workspace / "metrics/toy/pr/selfcheck_ngram_nonfact.csv").read_text().splitlines()[0]
+    assert header == "variant,recall,precision"
+    assert _changed_stages(workspace) == set()
+
+
+def test_toy_metrics_pass_the_ci_gate(workspace: Path) -> None:
+    metrics = json.loads((workspace / "metrics/toy/selfcheck_ngram.json").read_text())
+    baseline = json.loads((REPO / "tests/baselines/toy/selfcheck_ngram.json").read_text())
+    assert not check(metrics, baseline)
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "expected"),
+    [
+        ("selfcheck_ngram", "n", [2], {"aggregate_selfcheck_ngram"}),
+        ("selfcheck", "num_samples", 3, {"aggregate_selfcheck_ngram"}),
+        ("evaluate", "bootstrap_samples", 10, {"evaluate@selfcheck_ngram"}),
+        ("spacy", "batch_size", 8, {"score_selfcheck_ngram"}),
+        ("selfcheck_ngram", "response_split", "spacy", {"score_selfcheck_ngram"}),
+        ("dataset", "limit", 3, {"prepare"}),
+    ],
+)
+def test_a_param_edit_invalidates_exactly_the_stages_that_read_it(
+    workspace: Path, section: str, key: str, value: object, expected: set[str]
+) -> None:
+    try:
+        _edit_params(workspace, section, key, value)
+        # the first stage that reads the knob is invalid; its downstream stages become
+        # invalid only if that stage's outputs then change (DVC compares output hashes)
+        assert _changed_stages(workspace) == expected
+    finally:
+        git(workspace, "checkout", "params.yaml")
+
+
+def test_a_code_edit_invalidates_only_the_stages_that_import_it(workspace: Path) -> None:
+    path = workspace / "src/hallulab/evaluation/metrics.py"
+    original = path.read_text()
+    try:
+        path.write_text(original + "\n# edited\n")
+        assert _changed_stages(workspace) == {"evaluate@selfcheck_ngram"}
+    finally:
+        path.write_text(original)
+
+
+def test_exp_run_override_reruns_only_stages_reading_the_knob(workspace: Path) -> None:
+    try:
+        log = dvc(workspace, "exp", "run", "-S", "selfcheck_ngram.n=2")
+        assert "Stage 'score_selfcheck_ngram' didn't change, skipping" in log
+        assert "Running stage 'aggregate_selfcheck_ngram'" in log
+        metrics = json.loads((workspace / "metrics/toy/selfcheck_ngram.json").read_text())
+        assert set(metrics) == {"ngram_n2_avg", "ngram_n2_max"}
+    finally:
+        git(workspace, "checkout", "--", ".")
+        dvc(workspace, "checkout", "--force")
+
+
+def test_queued_sweep_over_n_runs_offline_without_rescoring(workspace: Path) -> None:
+    dvc(workspace, "exp", "run", "--queue", "-S", "selfcheck_ngram.n=range(1,3)")
+    dvc(workspace, "queue", "start", "-j", "1")
+    deadline = time.time() + 600
+    try:
+        while time.time() < deadline:
+            status = dvc(workspace, "queue", "status")
+            if "Queued" not in status and "Running" not in status:
+                break
+            time.sleep(3)
+        assert status.count("Success") >= 2, status
+        names = [line.split()[1] for line in status.splitlines() if "Success" in line]
+        for name in names:
+            log = dvc(workspace, "queue", "logs", name)
+            assert "Stage 'score_selfcheck_ngram' didn't change, skipping" in log
+            assert "Running stage 'score_selfcheck_ngram'" not in log
+            # aggregate either ran or came back from DVC's run-cache (n=2 ran above)
+            assert re.search(r"(Running stage|Stage) 'aggregate_selfcheck_ngram'( is cached)?", log)
+        table = dvc(workspace, "exp", "show", "--json")
+        assert "ngram_n1_max" in table and "ngram_n2_max" in table
+    finally:
+        dvc(workspace, "queue", "stop")

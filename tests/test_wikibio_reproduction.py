@@ -1,0 +1,93 @@
+"""SelfCheckGPT n-gram on the full WikiBio set through the real DAG, against the paper
+(Table 2 "w/ Unigram (max)", Table 7) and against the committed CI baseline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hallulab.data.loaders import load_jsonl_passages
+from hallulab.evaluation.gate import check
+from hallulab.evaluation.paper_tables import (
+    PAPER_METRICS,
+    SELFCHECK_TABLE2_RANDOM,
+    SELFCHECK_TABLE2_UNIGRAM_MAX,
+    SELFCHECK_TABLE7,
+)
+from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
+from hallulab.methods.selfcheck_ngram import score_corpora
+from hallulab.text.ngram_corpus import corpora_from_dict
+from tests.conftest import REPO, requires_wikibio
+from tests.workspace import copy_workspace, dvc
+
+pytestmark = [pytest.mark.slow, requires_wikibio]
+
+#: Cells whose distance to Table 7 exceeds 0.1, with the bound we hold them to. Cause
+#: (README, "Reproduction"): the reference splits every sample into sentences with the spaCy
+#: parser and pads n-grams at sentence starts, so its counts depend on the parser version
+#: (2023's en_core_web_sm vs 3.8.0 here); swapping only the segmenter moves cells by up to 0.41.
+DOCUMENTED_DEVIATIONS = {
+    ("ngram_n5_avg", "nonfact_star_aucpr"): 0.2,
+    ("ngram_n4_max", "passage_pearson"): 0.35,
+    ("ngram_n5_max", "passage_pearson"): 0.35,
+}
+TOLERANCE = 0.1 + 1e-9  # "within 0.1" of the published value, compared at its 2 decimals
+
+
+@pytest.fixture(scope="module")
+def wikibio_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = copy_workspace(tmp_path_factory.mktemp("wikibio"))
+    dvc(root, "exp", "run", "-S", "dataset=wikibio")
+    return root
+
+
+def _metrics(root: Path) -> dict[str, dict[str, float]]:
+    return json.loads((root / "metrics/wikibio/selfcheck_ngram.json").read_text())
+
+
+def test_table7_every_cell_within_tolerance_of_the_paper(wikibio_run: Path) -> None:
+    ours = _metrics(wikibio_run)
+    failures = []
+    for variant, paper in SELFCHECK_TABLE7.items():
+        for metric in PAPER_METRICS:
+            bound = DOCUMENTED_DEVIATIONS.get((variant, metric), TOLERANCE)
+            difference = round(ours[variant][metric], 2) - paper[metric]  # the paper prints 2 decimals
+            if abs(difference) > bound:
+                failures.append(f"{variant}.{metric}: {ours[variant][metric]:.2f} vs {paper[metric]:.2f}")
+    assert not failures, failures
+
+
+def test_table2_unigram_max_row_within_0_1(wikibio_run: Path) -> None:
+    ours = _metrics(wikibio_run)["ngram_n1_max"]
+    for metric, value in SELFCHECK_TABLE2_UNIGRAM_MAX.items():
+        assert round(ours[metric], 2) == pytest.approx(value, abs=TOLERANCE), metric
+
+
+def test_random_baseline_and_counts_match_the_paper(wikibio_run: Path) -> None:
+    info = json.loads((wikibio_run / "metrics/wikibio/selfcheck_ngram.info.json").read_text())
+    assert info["passages"] == 238 and info["sentences"] == 1908
+    for metric, value in SELFCHECK_TABLE2_RANDOM.items():
+        assert round(info["random_baseline"][metric], 2) == value
+    assert all(count == 0 for count in info["diagnostics"]["unseen_tokens"].values())
+
+
+def test_ci_metric_gate_against_committed_baseline(wikibio_run: Path) -> None:
+    baseline = json.loads((REPO / "tests/baselines/wikibio/selfcheck_ngram.json").read_text())
+    violations = check(_metrics(wikibio_run), baseline)
+    assert not violations, "\n".join(map(str, violations))
+
+
+def test_ci_metric_gate_catches_a_planted_scoring_change(wikibio_run: Path) -> None:
+    """Plant a realistic bug (n-grams counted case-sensitively, as if ``lower()`` were dropped):
+    the re-scored, re-evaluated metrics must fail the gate."""
+    passages = load_jsonl_passages(wikibio_run / "data/prepared/wikibio/passages.jsonl")
+    tokens = json.loads((wikibio_run / "data/scores/wikibio/selfcheck_ngram_tokens.json").read_text())
+    planted = score_corpora(corpora_from_dict(tokens["corpora"]), [1], ["max"], lowercase=False)
+    config = ProtocolConfig(bootstrap_samples=0)
+    metrics = {name: compute_metrics(align(passages, v), config) for name, v in planted.variants.items()}
+    baseline = json.loads((REPO / "tests/baselines/wikibio/selfcheck_ngram.json").read_text())
+    baseline["metrics"] = {"ngram_n1_max": baseline["metrics"]["ngram_n1_max"]}
+    violations = check(metrics, baseline)
+    assert violations, "the gate let a planted scoring change through"

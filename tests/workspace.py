@@ -1,0 +1,62 @@
+"""A throwaway copy of this repository (working tree as it is) in which DVC may run."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def copy_workspace(destination: Path) -> Path:
+    """Copy tracked and untracked-but-not-ignored files, then make a one-commit git repo."""
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
+    for relative in filter(None, listed):
+        source = REPO / relative
+        if source.is_file():
+            target = destination / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    git(destination, "init", "-q")
+    git(destination, "add", "-A")
+    git(destination, "commit", "-qm", "workspace")
+    return destination
+
+
+def environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["DVC_NO_ANALYTICS"] = "1"
+    env.setdefault("GIT_AUTHOR_NAME", "hallulab-test")
+    env.setdefault("GIT_AUTHOR_EMAIL", "test@hallulab")
+    env.setdefault("GIT_COMMITTER_NAME", "hallulab-test")
+    env.setdefault("GIT_COMMITTER_EMAIL", "test@hallulab")
+    return env
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=environment()).stdout
+
+
+def dvc(cwd: Path, *args: str, timeout: float = 900) -> str:
+    """Run dvc; on failure raise with its output (stdout + stderr)."""
+    done = subprocess.run(
+        [str(BIN / "dvc"), *args], cwd=cwd, capture_output=True, text=True, env=environment(), timeout=timeout
+    )
+    output = done.stdout + done.stderr
+    if done.returncode != 0:
+        raise AssertionError(f"dvc {' '.join(args)} failed ({done.returncode}):\n{output}")
+    return output
