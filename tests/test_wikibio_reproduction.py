@@ -82,7 +82,7 @@ def test_ci_metric_gate_against_committed_baseline(wikibio_run: Path) -> None:
 def test_ci_metric_gate_catches_a_planted_scoring_change(wikibio_run: Path) -> None:
     """Plant a realistic bug (n-grams counted case-sensitively, as if ``lower()`` were dropped):
     the re-scored, re-evaluated metrics must fail the gate."""
-    passages = load_jsonl_passages(wikibio_run / "data/prepared/wikibio/passages.jsonl")
+    passages = load_jsonl_passages(wikibio_run / "data/generated/wikibio/passages.jsonl")
     tokens = json.loads((wikibio_run / "data/scores/wikibio/selfcheck_ngram_tokens.json").read_text())
     planted = score_corpora(corpora_from_dict(tokens["corpora"]), [1], ["max"], lowercase=False)
     config = ProtocolConfig(bootstrap_samples=0)

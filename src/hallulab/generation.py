@@ -1,0 +1,116 @@
+"""Sample generation: the main response and N_max stochastic samples per record.
+
+Modes (``generate.mode``):
+  * ``keep``: records pass through unchanged (WikiBio keeps its GPT-3 samples);
+  * ``auto``: records without samples get ``num_samples`` of them; the others pass through;
+  * ``samples``: every record's samples are regenerated from its prompt;
+  * ``all``: the main response is regenerated greedily (with per-token log-probabilities,
+    entropies and top-K alternatives, written for the white-box methods) and split into
+    sentences with spaCy; samples are regenerated; labels no longer apply and are dropped.
+
+Seeds: sample k of record r is drawn with seed ``sha256(f"{seed}:{r}:{k}")`` mod 2^31, so it
+does not depend on batching, order, or which other records are in the run, and every
+draw is a separate entry in the call cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hallulab.data.schema import Passage, RecordError
+from hallulab.llm.base import DecodingParams, Generation
+from hallulab.llm.cached import CachedLLM
+
+MODES = ("keep", "auto", "samples", "all")
+
+
+@dataclass(frozen=True)
+class GenerateConfig:
+    mode: str = "auto"
+    num_samples: int = 20
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_new_tokens: int = 256
+    main_max_new_tokens: int = 256
+    top_k_alternatives: int = 10
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"generate.mode must be one of {MODES}, got {self.mode!r}")
+
+
+def sample_seed(base: int, record_id: str, index: int) -> int:
+    digest = hashlib.sha256(f"{base}:{record_id}:{index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % (2**31)
+
+
+def _needs_samples(passage: Passage, cfg: GenerateConfig) -> bool:
+    return cfg.mode in ("samples", "all") or (cfg.mode == "auto" and not passage.samples)
+
+
+def _require_prompt(passage: Passage) -> str:
+    if not passage.prompt:
+        raise RecordError(passage.id, "prompt", "is needed to generate, but is missing")
+    return passage.prompt
+
+
+@dataclass
+class GenerationReport:
+    main_generated: int = 0
+    samples_generated: int = 0
+    records_kept: int = 0
+    labels_dropped: int = 0
+    empty_samples: int = 0
+
+
+def generate_passages(
+    passages: Sequence[Passage],
+    llm: CachedLLM,
+    cfg: GenerateConfig,
+    split_sentences: Callable[[list[str]], list[list[str]]],
+) -> tuple[list[Passage], list[dict[str, Any]], GenerationReport]:
+    """New passages, white-box records of regenerated main responses, and counts."""
+    report = GenerationReport()
+    passages = list(passages)
+    main_records: list[dict[str, Any]] = []
+    if cfg.mode == "all":
+        prompts = [_require_prompt(p) for p in passages]
+        greedy = DecodingParams(
+            max_new_tokens=cfg.main_max_new_tokens, temperature=0.0, top_k_alternatives=cfg.top_k_alternatives
+        )
+        mains = llm.generate(prompts, greedy, [None] * len(prompts))
+        sentence_lists = split_sentences([g.text for g in mains])
+        rebuilt = []
+        for passage, main, sentences in zip(passages, mains, sentence_lists, strict=True):
+            if not sentences:
+                raise RecordError(passage.id, "response", "the regenerated main response is empty")
+            report.labels_dropped += passage.labels is not None
+            rebuilt.append(dataclasses.replace(passage, response=main.text, sentences=tuple(sentences), labels=None))
+            main_records.append({"id": passage.id, **main.to_dict()})
+        passages = rebuilt
+        report.main_generated = len(passages)
+
+    targets = [p for p in passages if _needs_samples(p, cfg)]
+    report.records_kept = len(passages) - len(targets)
+    if targets and cfg.num_samples > 0:
+        sampling = DecodingParams(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p)
+        prompts, seeds = [], []
+        for passage in targets:
+            prompt = _require_prompt(passage)
+            for k in range(cfg.num_samples):
+                prompts.append(prompt)
+                seeds.append(sample_seed(cfg.seed, passage.id, k))
+        outputs: list[Generation] = llm.generate(prompts, sampling, seeds)
+        by_id: dict[str, tuple[str, ...]] = {}
+        for i, passage in enumerate(targets):
+            texts = tuple(g.text.strip() for g in outputs[i * cfg.num_samples : (i + 1) * cfg.num_samples])
+            report.empty_samples += sum(not t for t in texts)
+            by_id[passage.id] = texts
+        passages = [dataclasses.replace(p, samples=by_id[p.id]) if p.id in by_id else p for p in passages]
+        report.samples_generated = len(outputs)
+    return passages, main_records, report

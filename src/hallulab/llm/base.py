@@ -1,0 +1,151 @@
+"""The LLM interface every backend implements, and the records it returns.
+
+What a method may ask of an LLM:
+  * :meth:`LLM.generate`: batched generation, greedy or sampled (temperature, top-p,
+    per-request seed). White-box backends also return, for every generated token, its
+    log-probability, the entropy of the full next-token distribution and the top-K
+    alternatives with their log-probabilities.
+  * :meth:`LLM.score`: teacher-forced scoring of a given continuation after a given
+    prefix: the same per-token statistics, for text the model did not write (the
+    SelfCheckGPT "proxy LLM" baselines, CCP on pre-generated responses).
+
+A backend declares what it can do with :attr:`LLM.capabilities`; methods check it and
+fail early with a clear message instead of producing NaNs.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: A prompt is plain text, or chat messages [{"role": ..., "content": ...}, ...].
+Prompt = str | Sequence[Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class DecodingParams:
+    """How to decode. ``temperature == 0`` means greedy (``top_p`` and ``seed`` unused)."""
+
+    max_new_tokens: int = 128
+    temperature: float = 0.0
+    top_p: float = 1.0
+    top_k_alternatives: int = 0
+    stop: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0.0
+
+    def as_key(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class TokenStats:
+    """One token position: the token, its log-probability, the entropy of the whole
+    next-token distribution at that position (nats), and the top-K alternatives."""
+
+    token: str
+    logprob: float
+    entropy: float | None = None
+    token_id: int | None = None
+    top: tuple[tuple[str, float], ...] = ()
+    offset: int | None = None  # character offset in the scored / generated text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "token": self.token,
+            "logprob": self.logprob,
+            "entropy": self.entropy,
+            "token_id": self.token_id,
+            "top": [list(t) for t in self.top],
+            "offset": self.offset,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> TokenStats:
+        return cls(
+            token=raw["token"],
+            logprob=float(raw["logprob"]),
+            entropy=None if raw.get("entropy") is None else float(raw["entropy"]),
+            token_id=raw.get("token_id"),
+            top=tuple((str(t), float(lp)) for t, lp in raw.get("top", [])),
+            offset=raw.get("offset"),
+        )
+
+
+@dataclass(frozen=True)
+class Generation:
+    """A generated text and, from white-box backends, its per-token statistics."""
+
+    text: str
+    tokens: tuple[TokenStats, ...] = ()
+    finish_reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "finish_reason": self.finish_reason, "tokens": [t.to_dict() for t in self.tokens]}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Generation:
+        return cls(
+            text=raw["text"],
+            finish_reason=raw.get("finish_reason", ""),
+            tokens=tuple(TokenStats.from_dict(t) for t in raw.get("tokens", [])),
+        )
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend (as configured) can return."""
+
+    token_logprobs: bool = False
+    full_entropy: bool = False
+    top_k_alternatives: bool = False
+    teacher_forcing: bool = False
+    chat: bool = True
+
+
+@dataclass
+class LLMIdentity:
+    """Everything about the model that changes its outputs (the cache key's model part)."""
+
+    backend: str
+    model: str
+    revision: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_key(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class LLM(ABC):
+    """A language model behind one of the backends."""
+
+    capabilities: Capabilities
+
+    @abstractmethod
+    def identity(self) -> LLMIdentity:
+        """Model identity for cache keys (backend, model id, revision or file hash, dtype...)."""
+
+    @abstractmethod
+    def generate(
+        self, prompts: Sequence[Prompt], params: DecodingParams, seeds: Sequence[int | None]
+    ) -> list[Generation]:
+        """One generation per prompt; ``seeds[i]`` seeds request i when sampling."""
+
+    def score(self, prefixes: Sequence[Prompt], continuations: Sequence[str], top_k: int = 0) -> list[list[TokenStats]]:
+        """Teacher-forced statistics of each continuation after its prefix."""
+        raise NotImplementedError(f"{type(self).__name__} cannot teacher-force text (no white-box access)")
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (connections, GPU memory)."""

@@ -1,0 +1,78 @@
+"""Every LLM call goes through the content-addressed call cache.
+
+Key: ("llm.generate" | "llm.score", model identity (backend, model id, revision or
+weights hash, dtype...), decoding parameters, seed (None when greedy), input). A hit is
+free; a killed run resumes from the last committed batch; DVC queue workers share hits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hallulab.cache import CallCache, cache_key
+from hallulab.llm.base import LLM, DecodingParams, Generation, Prompt, TokenStats
+
+
+class CachedLLM:
+    """Wraps an :class:`LLM`; same ``generate`` / ``score`` signatures, cached."""
+
+    def __init__(self, llm: LLM, cache: CallCache, *, batch_size: int = 32, progress: str | None = None) -> None:
+        self.llm = llm
+        self.cache = cache
+        self.batch_size = batch_size
+        self.progress = progress
+
+    def _map(self, keys: list[str], inputs: list[Any], compute: Any) -> list[Any]:
+        """cache.map with a progress bar over the calls that actually run."""
+        if self.progress is None:
+            return self.cache.map(keys, inputs, compute, batch_size=self.batch_size)
+        from tqdm.auto import tqdm
+
+        bar = tqdm(desc=self.progress, unit="call", disable=None)
+
+        def start(hits: int, misses: int) -> None:
+            bar.reset(total=misses)
+            bar.set_postfix(cached=hits)
+
+        try:
+            return self.cache.map(
+                keys, inputs, compute, batch_size=self.batch_size, on_batch=bar.update, on_start=start
+            )
+        finally:
+            bar.close()
+
+    @property
+    def capabilities(self) -> Any:
+        return self.llm.capabilities
+
+    def generate(
+        self, prompts: Sequence[Prompt], params: DecodingParams, seeds: Sequence[int | None] | None = None
+    ) -> list[Generation]:
+        seeds = list(seeds) if seeds is not None else [None] * len(prompts)
+        identity = self.llm.identity().as_key()
+        keys = [
+            cache_key("llm.generate", identity, params.as_key(), None if params.greedy else seed, prompt)
+            for prompt, seed in zip(prompts, seeds, strict=True)
+        ]
+
+        def compute(items: list[tuple[Prompt, int | None]]) -> list[dict[str, Any]]:
+            outputs = self.llm.generate([p for p, _ in items], params, [s for _, s in items])
+            return [g.to_dict() for g in outputs]
+
+        values = self._map(keys, list(zip(prompts, seeds, strict=True)), compute)
+        return [Generation.from_dict(v) for v in values]
+
+    def score(self, prefixes: Sequence[Prompt], continuations: Sequence[str], top_k: int = 0) -> list[list[TokenStats]]:
+        identity = self.llm.identity().as_key()
+        keys = [
+            cache_key("llm.score", identity, {"top_k": top_k}, prefix, continuation)
+            for prefix, continuation in zip(prefixes, continuations, strict=True)
+        ]
+
+        def compute(items: list[tuple[Prompt, str]]) -> list[list[dict[str, Any]]]:
+            outputs = self.llm.score([p for p, _ in items], [c for _, c in items], top_k)
+            return [[t.to_dict() for t in row] for row in outputs]
+
+        values = self._map(keys, list(zip(prefixes, continuations, strict=True)), compute)
+        return [[TokenStats.from_dict(t) for t in row] for row in values]

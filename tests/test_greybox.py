@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from hallulab.data.schema import Passage, RecordError
+from hallulab.llm.base import TokenStats
+from hallulab.methods.greybox import assign_tokens, locate_sentences, passage_scores, score_passages
+
+RESPONSE = "Ada wrote notes.  She died young."
+PASSAGE = Passage(id="p", response=RESPONSE, sentences=("Ada wrote notes.", "She died young."), labels=(0.0, 1.0))
+
+
+def _tokens() -> list[TokenStats]:
+    pieces = ["Ada", " wrote", " notes", ".", " ", " She", " died", " young", "."]
+    logprobs = [-1.0, -2.0, -3.0, -0.5, -9.0, -0.1, -4.0, -1.0, -0.2]
+    entropies = [2.0, 1.0, 3.0, 0.5, 9.0, 1.5, 2.5, 0.5, 0.1]
+    out, offset = [], 0
+    for piece, logprob, entropy in zip(pieces, logprobs, entropies, strict=True):
+        out.append(TokenStats(token=piece, logprob=logprob, entropy=entropy, offset=offset))
+        offset += len(piece)
+    return out
+
+
+def test_sentences_are_located_in_order() -> None:
+    spans = locate_sentences(PASSAGE)
+    assert spans.starts == (0, 18)
+    assert RESPONSE[spans.starts[1] : spans.ends[1]] == "She died young."
+
+
+def test_tokens_between_sentences_belong_to_none() -> None:
+    owners = assign_tokens(locate_sentences(PASSAGE), _tokens())
+    assert owners == [0, 0, 0, 0, -1, 1, 1, 1, 1]
+
+
+def test_formulas_avg_max_of_neglogp_and_entropy() -> None:
+    scores = passage_scores(PASSAGE, _tokens())
+    avg, passage_avg = scores["avg_neglogp"]
+    assert avg == pytest.approx([6.5 / 4, 5.3 / 4])
+    assert passage_avg == pytest.approx(11.8 / 8)  # all tokens inside sentences
+    mx, passage_max = scores["max_neglogp"]
+    assert mx == pytest.approx([3.0, 4.0]) and passage_max == pytest.approx(3.5)
+    assert scores["max_entropy"][0] == pytest.approx([3.0, 2.5])
+
+
+def test_backends_without_entropy_yield_only_logprob_variants() -> None:
+    tokens = [TokenStats(t.token, t.logprob, None, offset=t.offset) for t in _tokens()]
+    scores = score_passages([PASSAGE], {"p": tokens})
+    assert list(scores.variants) == ["avg_neglogp", "max_neglogp"]
+    assert scores.diagnostics["tokens_between_sentences"] == 1
+
+
+def test_sentence_missing_from_response_names_record_and_field() -> None:
+    bad = Passage(id="q", response="Something else.", sentences=("Not there.",))
+    with pytest.raises(RecordError, match=r"'q', field 'sentences\[0\]'"):
+        locate_sentences(bad)
+
+
+def test_passage_scores_are_finite() -> None:
+    scores = score_passages([PASSAGE], {"p": _tokens()})
+    assert all(math.isfinite(v) for v in scores.variants["avg_entropy"].passage_scores.values())

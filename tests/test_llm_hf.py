@@ -1,0 +1,87 @@
+"""The hf backend on the real packaged SmolLM2-135M-Instruct (short generations)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hallulab.cache import CallCache
+from hallulab.config import compose
+from hallulab.llm import build_llm
+from hallulab.llm.base import DecodingParams
+from hallulab.llm.cached import CachedLLM
+from hallulab.llm.hf import HFLLM
+
+pytestmark = pytest.mark.model
+PROMPTS = ["Name a colour.", "What is the capital of France?", "Write one word about the sea."]
+
+
+@pytest.fixture(scope="module")
+def smollm() -> HFLLM:
+    cfg = compose()["llm"]
+    llm = build_llm({**cfg, "num_threads": 1})
+    assert isinstance(llm, HFLLM)
+    return llm
+
+
+def test_default_llm_is_the_packaged_gguf(smollm: HFLLM) -> None:
+    identity = smollm.identity()
+    assert identity.backend == "hf" and identity.model.endswith(".gguf")
+    assert len(identity.revision) == 64  # sha256 of the weights file
+
+
+def test_greedy_generation_returns_white_box_stats(smollm: HFLLM) -> None:
+    params = DecodingParams(max_new_tokens=8, top_k_alternatives=3)
+    (output,) = smollm.generate(PROMPTS[:1], params, [None])
+    assert output.text and 1 <= len(output.tokens) <= 8
+    for token in output.tokens:
+        assert token.logprob <= 0 and token.entropy is not None and token.entropy >= 0
+        assert len(token.top) == 3 and token.top[0][1] >= token.top[1][1] >= token.top[2][1]
+        assert token.logprob == pytest.approx(token.top[0][1], abs=1e-5)  # greedy picks the argmax
+    assert "".join(t.token for t in output.tokens).startswith(output.text[:5])
+
+
+def test_batched_generation_equals_one_at_a_time(smollm: HFLLM) -> None:
+    params = DecodingParams(max_new_tokens=6)
+    batched = smollm.generate(PROMPTS, params, [None] * 3)
+    single = [smollm.generate([p], params, [None])[0] for p in PROMPTS]
+    assert [g.text for g in batched] == [g.text for g in single]
+
+
+def test_per_request_seed_does_not_depend_on_the_batch(smollm: HFLLM) -> None:
+    params = DecodingParams(max_new_tokens=6, temperature=1.0)
+    together = smollm.generate([PROMPTS[0], PROMPTS[0]], params, [11, 12])
+    alone = smollm.generate([PROMPTS[0]], params, [12])
+    assert together[1].text == alone[0].text
+    again = smollm.generate([PROMPTS[0]], params, [11])
+    assert again[0].text == together[0].text
+
+
+def test_teacher_forcing_reproduces_generation_logprobs(smollm: HFLLM) -> None:
+    (output,) = smollm.generate(PROMPTS[1:2], DecodingParams(max_new_tokens=6), [None])
+    (scored,) = smollm.score(PROMPTS[1:2], [output.text])
+    generated = [t.logprob for t in output.tokens]
+    assert [t.token for t in scored] == [t.token for t in output.tokens]
+    assert [t.logprob for t in scored] == pytest.approx(generated, abs=1e-3)
+
+
+def test_score_with_empty_prefix_gives_offsets_into_the_text(smollm: HFLLM) -> None:
+    text = "Marie Curie was a physicist."
+    (scored,) = smollm.score([""], [text], top_k=2)
+    assert scored[0].offset == 0
+    assert all(text[t.offset :].startswith(t.token) for t in scored)  # offsets include a leading space
+    assert all(len(t.top) == 2 for t in scored)
+
+
+def test_cached_llm_hits_and_misses(smollm: HFLLM, tmp_path: Path) -> None:
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        cached = CachedLLM(smollm, cache)
+        params = DecodingParams(max_new_tokens=4, temperature=1.0)
+        first = cached.generate(PROMPTS[:2], params, [1, 2])
+        second = cached.generate(PROMPTS[:2], params, [1, 2])
+        assert [g.to_dict() for g in first] == [g.to_dict() for g in second]
+        assert cache.stats.hits == 2 and cache.stats.misses == 2
+        cached.generate(PROMPTS[:1], params, [3])  # another seed: a miss
+        cached.generate(PROMPTS[:1], DecodingParams(max_new_tokens=4, temperature=0.7), [1])  # another temperature
+        assert cache.stats.misses == 4
