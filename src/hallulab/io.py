@@ -7,6 +7,7 @@ that DVC (or the next stage) would mistake for a finished one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -68,3 +69,12 @@ def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
                 yield line_number, json.loads(line)
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path}:{line_number}: not valid JSON ({error.msg})") from error
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a file's bytes (provenance of inputs, identity of model weights)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -12,7 +12,6 @@ particular machine's copy appears in code or committed config.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hallulab.data.schema import Passage, RecordError, check_unique_ids, passage_from_dict
-from hallulab.io import read_jsonl
+from hallulab.io import file_sha256, read_jsonl
 
 DATA_ROOT_ENV = "HALLULAB_DATA_ROOT"
 
@@ -42,14 +41,6 @@ def data_root() -> Path | None:
     """The local data root from the environment, or None when unset."""
     value = os.environ.get(DATA_ROOT_ENV, "").strip()
     return Path(value) if value else None
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def wikibio_row_to_passage(row: Mapping[str, Any], position: int, source: str) -> Passage:

@@ -32,3 +32,38 @@ SELFCHECK_TABLE7 = _rows(
 #: Table 2: the "w/ Unigram (max)" row (identical to Table 7's 1-gram Max row) and Random.
 SELFCHECK_TABLE2_UNIGRAM_MAX = SELFCHECK_TABLE7["ngram_n1_max"]
 SELFCHECK_TABLE2_RANDOM = {"nonfact_aucpr": 72.96, "nonfact_star_aucpr": 29.72, "factual_aucpr": 27.04}
+
+#: Table 2 / Table 8: proxy-LLM grey-box baselines (teacher-forced GPT-3 text), per proxy
+#: model. OPT-125m is the published model closest in size to the embedded SmolLM2-135M.
+SELFCHECK_TABLE8 = {
+    "llama-30b": _rows(
+        {
+            "avg_neglogp": (75.43, 30.32, 41.29, 21.72, 20.20),
+            "avg_entropy": (80.80, 39.01, 42.97, 33.80, 39.49),
+            "max_neglogp": (74.01, 27.14, 31.08, -22.83, -22.71),
+            "max_entropy": (80.92, 37.32, 37.90, 35.57, 38.94),
+        }
+    ),
+    "llama-7b": _rows(
+        {
+            "avg_neglogp": (71.69, 27.87, 31.30, -2.71, -2.59),
+            "avg_entropy": (78.67, 37.22, 33.81, 19.44, 21.79),
+            "max_neglogp": (69.57, 25.91, 26.54, -42.57, -38.24),
+            "max_entropy": (79.65, 35.57, 31.32, 22.10, 22.53),
+        }
+    ),
+    "opt-125m": _rows(
+        {
+            "avg_neglogp": (66.63, 25.31, 23.07, -30.38, -37.54),
+            "avg_entropy": (71.51, 30.88, 25.36, -14.16, -13.76),
+            "max_neglogp": (69.23, 27.66, 24.14, -39.22, -37.18),
+            "max_entropy": (71.32, 31.65, 25.36, -18.05, -17.37),
+        }
+    ),
+}
+
+#: Named tables for the report CLI.
+TABLES = {
+    "table7": SELFCHECK_TABLE7,
+    **{f"table8-{model}": rows for model, rows in SELFCHECK_TABLE8.items()},
+}

@@ -1,6 +1,7 @@
 """Markdown tables that put our metrics beside a paper's (for the README and the note).
 
-``python -m hallulab.evaluation.report metrics/wikibio/selfcheck_ngram.json``
+``python -m hallulab.evaluation.report metrics/wikibio/selfcheck_ngram.json [--table table7]``
+``python -m hallulab.evaluation.report metrics/wikibio/greybox.json --table table8-opt-125m``
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 
-from hallulab.evaluation.paper_tables import PAPER_METRICS, SELFCHECK_TABLE7
+from hallulab.evaluation.paper_tables import PAPER_METRICS, TABLES
 from hallulab.io import read_json
 
 HEADERS = ("NonFact", "NonFact*", "Factual", "Pearson", "Spearman")
@@ -39,8 +40,9 @@ def comparison_table(ours: Mapping[str, Mapping[str, float]], paper: Mapping[str
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("metrics")
+    parser.add_argument("--table", default="table7", choices=sorted(TABLES))
     args = parser.parse_args()
-    print(comparison_table(read_json(args.metrics), SELFCHECK_TABLE7))
+    print(comparison_table(read_json(args.metrics), TABLES[args.table]))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ first load saves a safetensors copy under the cache folder, which later loads in
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import logging
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from hallulab.cache import default_cache_path
+from hallulab.io import file_sha256
 from hallulab.llm.base import (
     LLM,
     Capabilities,
@@ -79,14 +79,6 @@ def find_package_file(package: str, pattern: str) -> Path:
     if not matches:
         raise FileNotFoundError(f"no file matching {pattern!r} in package {package!r} at {folder}")
     return matches[0]
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def resolve_device(name: str) -> str:

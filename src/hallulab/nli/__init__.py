@@ -1,0 +1,1 @@
+"""NLI: corpora readers and the offline cross-encoder."""

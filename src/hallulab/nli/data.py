@@ -1,0 +1,139 @@
+"""Readers for the NLI corpora under ``$HALLULAB_DATA_ROOT/nli`` (see that folder's README).
+
+Every reader yields :class:`NLIPair` (premise, hypothesis, label in
+``entailment`` / ``neutral`` / ``contradiction``, source). Training sources (the offline
+NLI model): MNLI pairs with gold labels (TaxiNLI), SNLI dev, SICK train, FEVER claims with
+their gold evidence (supports -> entailment, refutes -> contradiction; FEVER has no
+neutral pairs). Held-out sources: ANLI R1-R3 test, XNLI-en dev, SNLI test (e-SNLI copy).
+A malformed row raises naming the file, the row and the field.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import gzip
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+LABELS = ("entailment", "neutral", "contradiction")
+_PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}", "``": '"', "''": '"'}
+
+
+@dataclass(frozen=True)
+class NLIPair:
+    premise: str
+    hypothesis: str
+    label: str
+    source: str
+
+
+class NLIDataError(ValueError):
+    """A row of an NLI file could not be read; names the file, row and field."""
+
+
+def _pair(premise: str, hypothesis: str, label: str, source: str, where: str) -> NLIPair:
+    label = label.strip().lower()
+    if label not in LABELS:
+        raise NLIDataError(f"{where}, field 'label': {label!r} is not one of {LABELS}")
+    if not premise.strip() or not hypothesis.strip():
+        raise NLIDataError(f"{where}: empty premise or hypothesis")
+    return NLIPair(premise.strip(), hypothesis.strip(), label, source)
+
+
+def detokenize_ptb(text: str) -> str:
+    """Undo FEVER's PTB escapes and spacing around punctuation (``-LRB- 2008 -RRB-`` -> ``(2008)``)."""
+    words = [_PTB.get(w, w) for w in text.split()]
+    out = " ".join(words)
+    for before, after in ((" ,", ","), (" .", "."), (" ;", ";"), (" :", ":"), ("( ", "("), (" )", ")"), (" 's", "'s")):
+        out = out.replace(before, after)
+    return out
+
+
+def read_mnli_taxinli(path: Path) -> Iterator[NLIPair]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        for row_number, row in enumerate(csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), start=2):
+            yield _pair(row["prem"], row["hyp"], row["label"], "mnli", f"{path}:{row_number}")
+
+
+def read_snli_csv(path: Path) -> Iterator[NLIPair]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        for row_number, row in enumerate(csv.DictReader(handle), start=2):
+            yield _pair(row["premise"], row["hypothesis"], row["label"], "snli_dev", f"{path}:{row_number}")
+
+
+def read_sick(path: Path, split: str) -> Iterator[NLIPair]:
+    """SICK rows whose ``SemEval_set`` is ``split`` (TRAIN / TRIAL / TEST)."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        for row_number, row in enumerate(csv.DictReader(handle, delimiter="\t"), start=2):
+            if row["SemEval_set"].strip() == split:
+                yield _pair(row["sentence_A"], row["sentence_B"], row["entailment_label"], f"sick_{split.lower()}",
+                            f"{path}:{row_number}")
+
+
+def read_fever(folder: Path) -> Iterator[NLIPair]:
+    """FEVER train claims with gold evidence: SUPPORTS / REFUTES rows with evidence only."""
+    mapping = {"SUPPORTS": "entailment", "REFUTES": "contradiction"}
+    for chunk in sorted(folder.glob("split_wiki_data_*.csv.gz"), key=lambda p: int(p.name.split("_")[-1].split(".")[0])):
+        with gzip.open(chunk, "rt", encoding="utf-8", newline="") as handle:
+            for row_number, row in enumerate(csv.DictReader(handle), start=2):
+                if row["label"] not in mapping:
+                    continue
+                try:
+                    evidence = ast.literal_eval(row["evidence"])
+                except (ValueError, SyntaxError) as error:
+                    raise NLIDataError(f"{chunk}:{row_number}, field 'evidence': not a Python list literal") from error
+                if not evidence:
+                    continue
+                premise = " ".join(detokenize_ptb(e) for e in evidence)
+                yield _pair(premise, row["claim"], mapping[row["label"]], "fever", f"{chunk}:{row_number}")
+
+
+def read_anli(path: Path, source: str) -> Iterator[NLIPair]:
+    short = {"e": "entailment", "n": "neutral", "c": "contradiction"}
+    with open(path, encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            row = json.loads(line)
+            label = short.get(row["label"], row["label"])
+            yield _pair(row["context"], row["hypothesis"], label, source, f"{path}:{line_number}")
+
+
+def read_xnli_tsv(path: Path) -> Iterator[NLIPair]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        for row_number, row in enumerate(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), start=1):
+            if len(row) != 3:
+                raise NLIDataError(f"{path}:{row_number}: expected 3 columns, got {len(row)}")
+            yield _pair(row[0], row[1], row[2], "xnli_en_dev", f"{path}:{row_number}")
+
+
+def read_esnli_test(folder: Path) -> Iterator[NLIPair]:
+    premises = (folder / "s1.test").read_text(encoding="utf-8").splitlines()
+    hypotheses = (folder / "s2.test").read_text(encoding="utf-8").splitlines()
+    labels = (folder / "labels.test").read_text(encoding="utf-8").splitlines()
+    if not len(premises) == len(hypotheses) == len(labels):
+        raise NLIDataError(f"{folder}: s1/s2/labels have {len(premises)}/{len(hypotheses)}/{len(labels)} lines")
+    for i, (premise, hypothesis, label) in enumerate(zip(premises, hypotheses, labels, strict=True), start=1):
+        yield _pair(premise, hypothesis, label, "snli_test", f"{folder}/labels.test:{i}")
+
+
+def training_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
+    nli = root / "nli"
+    return {
+        "mnli": lambda: read_mnli_taxinli(nli / "mnli_taxinli" / "taxinli10k.tsv"),
+        "snli_dev": lambda: read_snli_csv(nli / "snli" / "dev.csv"),
+        "sick_train": lambda: read_sick(nli / "sick" / "SICK.txt", "TRAIN"),
+        "fever": lambda: read_fever(nli / "fever_vanilla"),
+    }
+
+
+def heldout_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
+    nli = root / "nli"
+    sources: dict[str, Callable[[], Iterator[NLIPair]]] = {
+        f"anli_r{r}_test": (lambda r=r: read_anli(nli / "anli_v1.0" / f"R{r}" / "test.jsonl", f"anli_r{r}_test"))
+        for r in (1, 2, 3)
+    }
+    sources["xnli_en_dev"] = lambda: read_xnli_tsv(nli / "xnli_en" / "dev-en.tsv")
+    sources["snli_test"] = lambda: read_esnli_test(nli / "snli" / "esnli_test")
+    return sources

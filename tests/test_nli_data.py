@@ -1,0 +1,44 @@
+"""The NLI corpora readers reproduce the counts documented in the data README."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from hallulab.data.loaders import data_root
+from hallulab.nli.data import NLIDataError, detokenize_ptb, heldout_sources, read_xnli_tsv, training_sources
+from tests.conftest import requires_wikibio
+
+EXPECTED = {
+    "mnli": {"entailment": 3495, "contradiction": 3375, "neutral": 3201},
+    "snli_dev": {"entailment": 3325, "contradiction": 3275, "neutral": 3231},
+    "sick_train": {"neutral": 2524, "entailment": 1274, "contradiction": 641},
+    # FEVER train minus NEI and minus the 484 / 191 rows without evidence
+    "fever": {"entailment": 80035 - 484, "contradiction": 29775 - 191},
+    "anli_r1_test": {"entailment": 334, "neutral": 333, "contradiction": 333},
+    "anli_r3_test": {"entailment": 402, "neutral": 402, "contradiction": 396},
+    "xnli_en_dev": {"entailment": 830, "neutral": 830, "contradiction": 830},
+    "snli_test": {"entailment": 3368, "contradiction": 3237, "neutral": 3219},
+}
+
+
+@requires_wikibio  # same data root
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_reader_counts_match_the_data_readme(name: str) -> None:
+    root = data_root()
+    assert root is not None
+    sources = {**training_sources(root), **heldout_sources(root)}
+    assert Counter(p.label for p in sources[name]()) == EXPECTED[name]
+
+
+def test_ptb_escapes_are_undone() -> None:
+    assert detokenize_ptb("Fox -LRB- 2008 -RRB- , a series .") == "Fox (2008), a series."
+
+
+def test_bad_label_names_file_row_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "x.tsv"
+    path.write_text("a premise\ta hypothesis\tmaybe\n")
+    with pytest.raises(NLIDataError, match=r"x.tsv:1, field 'label'"):
+        list(read_xnli_tsv(path))
