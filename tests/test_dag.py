@@ -53,9 +53,10 @@ def test_toy_dag_writes_every_metric_for_every_variant(workspace: Path) -> None:
     assert _changed_stages(workspace) == set()
 
 
-def test_toy_metrics_pass_the_ci_gate(workspace: Path) -> None:
-    metrics = json.loads((workspace / "metrics/toy/selfcheck_ngram.json").read_text())
-    baseline = json.loads((REPO / "tests/baselines/toy/selfcheck_ngram.json").read_text())
+@pytest.mark.parametrize("method", ["selfcheck_ngram", "greybox"])
+def test_toy_metrics_pass_the_ci_gate(workspace: Path, method: str) -> None:
+    metrics = json.loads((workspace / f"metrics/toy/{method}.json").read_text())
+    baseline = json.loads((REPO / f"tests/baselines/toy/{method}.json").read_text())
     assert not check(metrics, baseline)
 
 
@@ -89,7 +90,7 @@ def test_a_code_edit_invalidates_only_the_stages_that_import_it(workspace: Path)
     original = path.read_text()
     try:
         path.write_text(original + "\n# edited\n")
-        assert _changed_stages(workspace) == {"evaluate@selfcheck_ngram"}
+        assert _changed_stages(workspace) == {"evaluate@selfcheck_ngram", "evaluate@greybox"}
     finally:
         path.write_text(original)
 

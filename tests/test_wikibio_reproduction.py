@@ -1,5 +1,6 @@
-"""SelfCheckGPT n-gram on the full WikiBio set through the real DAG, against the paper
-(Table 2 "w/ Unigram (max)", Table 7) and against the committed CI baseline."""
+"""The full WikiBio set through the real DAG: SelfCheckGPT n-gram against the paper
+(Table 2 "w/ Unigram (max)", Table 7), and n-gram and the grey-box proxy baselines
+against the committed CI baselines."""
 
 from __future__ import annotations
 
@@ -73,10 +74,18 @@ def test_random_baseline_and_counts_match_the_paper(wikibio_run: Path) -> None:
     assert all(count == 0 for count in info["diagnostics"]["unseen_tokens"].values())
 
 
-def test_ci_metric_gate_against_committed_baseline(wikibio_run: Path) -> None:
-    baseline = json.loads((REPO / "tests/baselines/wikibio/selfcheck_ngram.json").read_text())
-    violations = check(_metrics(wikibio_run), baseline)
+@pytest.mark.parametrize("method", ["selfcheck_ngram", "greybox"])
+def test_ci_metric_gate_against_committed_baseline(wikibio_run: Path, method: str) -> None:
+    baseline = json.loads((REPO / f"tests/baselines/wikibio/{method}.json").read_text())
+    metrics = json.loads((wikibio_run / f"metrics/wikibio/{method}.json").read_text())
+    violations = check(metrics, baseline)
     assert not violations, "\n".join(map(str, violations))
+
+
+def test_greybox_proxy_scores_every_wikibio_sentence_with_the_embedded_model(wikibio_run: Path) -> None:
+    info = json.loads((wikibio_run / "metrics/wikibio/greybox.info.json").read_text())
+    assert info["diagnostics"]["variants"] == ["avg_neglogp", "max_neglogp", "avg_entropy", "max_entropy"]
+    assert info["diagnostics"]["llm"]["model"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def test_ci_metric_gate_catches_a_planted_scoring_change(wikibio_run: Path) -> None:

@@ -69,14 +69,20 @@ def read_sick(path: Path, split: str) -> Iterator[NLIPair]:
     with open(path, encoding="utf-8", newline="") as handle:
         for row_number, row in enumerate(csv.DictReader(handle, delimiter="\t"), start=2):
             if row["SemEval_set"].strip() == split:
-                yield _pair(row["sentence_A"], row["sentence_B"], row["entailment_label"], f"sick_{split.lower()}",
-                            f"{path}:{row_number}")
+                yield _pair(
+                    row["sentence_A"],
+                    row["sentence_B"],
+                    row["entailment_label"],
+                    f"sick_{split.lower()}",
+                    f"{path}:{row_number}",
+                )
 
 
 def read_fever(folder: Path) -> Iterator[NLIPair]:
     """FEVER train claims with gold evidence: SUPPORTS / REFUTES rows with evidence only."""
     mapping = {"SUPPORTS": "entailment", "REFUTES": "contradiction"}
-    for chunk in sorted(folder.glob("split_wiki_data_*.csv.gz"), key=lambda p: int(p.name.split("_")[-1].split(".")[0])):
+    chunks = sorted(folder.glob("split_wiki_data_*.csv.gz"), key=lambda p: int(p.name.split("_")[-1].split(".")[0]))
+    for chunk in chunks:
         with gzip.open(chunk, "rt", encoding="utf-8", newline="") as handle:
             for row_number, row in enumerate(csv.DictReader(handle), start=2):
                 if row["label"] not in mapping:
@@ -130,10 +136,12 @@ def training_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
 
 def heldout_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
     nli = root / "nli"
-    sources: dict[str, Callable[[], Iterator[NLIPair]]] = {
-        f"anli_r{r}_test": (lambda r=r: read_anli(nli / "anli_v1.0" / f"R{r}" / "test.jsonl", f"anli_r{r}_test"))
-        for r in (1, 2, 3)
-    }
+
+    def anli(round_number: int) -> Callable[[], Iterator[NLIPair]]:
+        path = nli / "anli_v1.0" / f"R{round_number}" / "test.jsonl"
+        return lambda: read_anli(path, f"anli_r{round_number}_test")
+
+    sources = {f"anli_r{r}_test": anli(r) for r in (1, 2, 3)}
     sources["xnli_en_dev"] = lambda: read_xnli_tsv(nli / "xnli_en" / "dev-en.tsv")
     sources["snli_test"] = lambda: read_esnli_test(nli / "snli" / "esnli_test")
     return sources

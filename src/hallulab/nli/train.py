@@ -16,6 +16,7 @@ label order from it, never assuming one.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -103,8 +104,12 @@ def train_cross_encoder(pairs: Sequence[NLIPair], cfg: TrainConfig, out_dir: Pat
         rng.shuffle(order)
         for step, batch in enumerate(_batches(order, cfg.batch_size)):
             encoded = tokenizer(
-                [p.premise for p in batch], [p.hypothesis for p in batch],
-                truncation=True, max_length=cfg.max_length, padding=True, return_tensors="pt",
+                [p.premise for p in batch],
+                [p.hypothesis for p in batch],
+                truncation=True,
+                max_length=cfg.max_length,
+                padding=True,
+                return_tensors="pt",
             )
             labels = torch.tensor([label2id[p.label] for p in batch])
             loss = model(**encoded, labels=labels).loss
@@ -113,7 +118,7 @@ def train_cross_encoder(pairs: Sequence[NLIPair], cfg: TrainConfig, out_dir: Pat
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad()
-            losses.append(float(loss))
+            losses.append(float(loss.detach()))
             if step % 100 == 0:
                 log.info("epoch %d step %d/%d loss %.4f", epoch, step, steps // cfg.epochs, losses[-1])
     model.eval()
@@ -134,8 +139,12 @@ def accuracy(model_dir: Path, pairs: Sequence[NLIPair], batch_size: int = 64, ma
     with torch.inference_mode():
         for batch in _batches(pairs, batch_size):
             encoded = tokenizer(
-                [p.premise for p in batch], [p.hypothesis for p in batch],
-                truncation=True, max_length=max_length, padding=True, return_tensors="pt",
+                [p.premise for p in batch],
+                [p.hypothesis for p in batch],
+                truncation=True,
+                max_length=max_length,
+                padding=True,
+                return_tensors="pt",
             )
             predicted = model(**encoded).logits.argmax(-1).tolist()
             correct += sum(id2label[i] == p.label for i, p in zip(predicted, batch, strict=True))

@@ -1,0 +1,39 @@
+"""The offline NLI cross-encoder trains from the packaged MiniLM and saves a standard NLI model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hallulab.nli.data import LABELS, NLIPair
+from hallulab.nli.train import TrainConfig, accuracy, sample_pairs, train_cross_encoder
+
+pytestmark = pytest.mark.model
+
+PAIRS = [
+    NLIPair("A man is playing a guitar.", "A man plays an instrument.", "entailment", "t"),
+    NLIPair("A man is playing a guitar.", "A man is sleeping.", "contradiction", "t"),
+    NLIPair("A man is playing a guitar.", "The man is a famous singer.", "neutral", "t"),
+    NLIPair("Two dogs run on the beach.", "Animals are outside.", "entailment", "t"),
+    NLIPair("Two dogs run on the beach.", "The dogs are asleep indoors.", "contradiction", "t"),
+    NLIPair("Two dogs run on the beach.", "The dogs belong to a child.", "neutral", "t"),
+] * 4
+
+
+def test_training_saves_a_model_whose_config_names_the_labels(tmp_path: Path) -> None:
+    cfg = TrainConfig(epochs=1, batch_size=8, num_threads=1, learning_rate=1e-4)
+    stats = train_cross_encoder(PAIRS, cfg, tmp_path / "nli")
+    assert stats["steps"] == 3 and stats["pairs"] == len(PAIRS)
+    config = json.loads((tmp_path / "nli" / "config.json").read_text())
+    assert [config["id2label"][str(i)] for i in range(3)] == list(LABELS)
+    assert 0.0 <= accuracy(tmp_path / "nli", PAIRS) <= 1.0
+
+
+def test_sample_pairs_is_seeded_and_limits_each_source() -> None:
+    sources = {"a": lambda: iter(PAIRS[:6]), "b": lambda: iter(PAIRS[6:12])}
+    first = sample_pairs(sources, {"a": 2, "b": None}, seed=3)
+    assert len(first) == 8 and first == sample_pairs(sources, {"a": 2, "b": None}, seed=3)
+    with pytest.raises(KeyError, match="unknown NLI source"):
+        sample_pairs(sources, {"c": 1}, seed=0)
