@@ -64,7 +64,7 @@ run: $(STAMP) .git/HEAD
 test: $(STAMP) $(LLAMACPP_STAMP)
 	$(BIN)/ruff check src stages tests benchmarks
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=15
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow"

@@ -65,7 +65,7 @@ def test_toy_metrics_pass_the_ci_gate(workspace: Path, method: str) -> None:
     [
         ("selfcheck_ngram", "n", [2], {"aggregate_selfcheck_ngram"}),
         ("selfcheck", "num_samples", 3, {"aggregate_selfcheck_ngram"}),
-        ("evaluate", "bootstrap_samples", 10, {"evaluate@selfcheck_ngram"}),
+        ("evaluate", "bootstrap_samples", 10, {"evaluate@selfcheck_ngram", "evaluate@greybox"}),
         ("spacy", "batch_size", 8, {"generate", "score_selfcheck_ngram"}),
         ("greybox", "prefix", "Biography:", {"score_greybox"}),
         ("generate", "num_samples", 3, {"generate"}),
