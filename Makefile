@@ -16,6 +16,8 @@ ifneq ($(wildcard ../shared/data),)
 export HALLULAB_DATA_ROOT ?= $(abspath ../shared/data)
 endif
 export DVC_NO_ANALYTICS := 1
+# dvc.yaml commands call `python`: make it the project's interpreter.
+export PATH := $(abspath $(BIN)):$(PATH)
 export TOKENIZERS_PARALLELISM := false
 
 .PHONY: install llamacpp run test test-fast lint params plots bench clean-venv

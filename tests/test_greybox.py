@@ -35,7 +35,9 @@ def test_tokens_between_sentences_belong_to_none() -> None:
 
 
 def test_formulas_avg_max_of_neglogp_and_entropy() -> None:
-    scores = passage_scores(PASSAGE, _tokens())
+    result = passage_scores(PASSAGE, _tokens())
+    assert result.tokens_between_sentences == 1
+    scores = result.variants
     avg, passage_avg = scores["avg_neglogp"]
     assert avg == pytest.approx([6.5 / 4, 5.3 / 4])
     assert passage_avg == pytest.approx(11.8 / 8)  # all tokens inside sentences

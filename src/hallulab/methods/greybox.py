@@ -64,7 +64,16 @@ def assign_tokens(spans: SentenceSpans, tokens: Sequence[TokenStats]) -> list[in
     return owners
 
 
-def passage_scores(passage: Passage, tokens: Sequence[TokenStats]) -> dict[str, tuple[list[float], float]]:
+@dataclass(frozen=True)
+class PassageGreybox:
+    """One passage's result: variant -> (sentence scores, passage score), and the count of
+    tokens that fell between sentences."""
+
+    variants: dict[str, tuple[list[float], float]]
+    tokens_between_sentences: int
+
+
+def passage_scores(passage: Passage, tokens: Sequence[TokenStats]) -> PassageGreybox:
     """Sentence scores and the passage score of each variant, for one passage."""
     owners = np.asarray(assign_tokens(locate_sentences(passage), tokens))
     neglogp = -np.asarray([t.logprob for t in tokens], dtype=np.float64)
@@ -84,7 +93,7 @@ def passage_scores(passage: Passage, tokens: Sequence[TokenStats]) -> dict[str, 
         inside = values[owners >= 0]
         out[f"avg_{name}"] = (avg, float(inside.mean()))
         out[f"max_{name}"] = (mx, float(np.mean(mx)))
-    return out
+    return PassageGreybox(variants=out, tokens_between_sentences=int((owners < 0).sum()))
 
 
 def score_passages(
@@ -92,18 +101,16 @@ def score_passages(
 ) -> MethodScores:
     """All four variants (two when the backend gives no entropy) over a data set."""
     per_passage = {p.id: passage_scores(p, token_stats[p.id]) for p in passages}
-    names = [v for v in VARIANTS if all(v in s for s in per_passage.values())]
+    names = [v for v in VARIANTS if all(v in s.variants for s in per_passage.values())]
     variants = {
         name: VariantScores(
             variant=name,
-            sentence_scores={pid: s[name][0] for pid, s in per_passage.items()},
-            passage_scores={pid: s[name][1] for pid, s in per_passage.items()},
+            sentence_scores={pid: s.variants[name][0] for pid, s in per_passage.items()},
+            passage_scores={pid: s.variants[name][1] for pid, s in per_passage.items()},
         )
         for name in names
     }
-    tokens_outside = sum(
-        int((np.asarray(assign_tokens(locate_sentences(p), token_stats[p.id])) < 0).sum()) for p in passages
-    )
+    tokens_outside = sum(s.tokens_between_sentences for s in per_passage.values())
     return MethodScores(
         method=method, variants=variants, diagnostics={"tokens_between_sentences": tokens_outside, "variants": names}
     )
