@@ -20,7 +20,7 @@ experiment reuses them.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from typing import Any
 
@@ -63,18 +63,19 @@ class SpacyTokenizer:
             "pipeline_version": str(meta.get("version")),
         }
 
-    def _split_uncached(self, texts: list[str]) -> list[SentenceTokens]:
+    def _segmented(self, texts: list[str]) -> Iterator[Any]:
+        """Docs with sentence boundaries, from the components that decide them only."""
         disabled = [name for name in NON_SEGMENTING_COMPONENTS if name in self.nlp.pipe_names]
+        return iter(self.nlp.pipe(texts, batch_size=self.batch_size, disable=disabled))
+
+    def _split_uncached(self, texts: list[str]) -> list[SentenceTokens]:
         tokenizer = self.nlp.tokenizer
-        out: list[SentenceTokens] = []
-        for doc in self.nlp.pipe(texts, batch_size=self.batch_size, disable=disabled):
-            out.append([[t.text for t in tokenizer(sent.text.strip())] for sent in doc.sents])
-        return out
+        return [
+            [[t.text for t in tokenizer(sent.text.strip())] for sent in doc.sents] for doc in self._segmented(texts)
+        ]
 
     def _sentences_uncached(self, texts: list[str]) -> list[list[str]]:
-        disabled = [name for name in NON_SEGMENTING_COMPONENTS if name in self.nlp.pipe_names]
-        docs = self.nlp.pipe(texts, batch_size=self.batch_size, disable=disabled)
-        return [[s.text.strip() for s in doc.sents if s.text.strip()] for doc in docs]
+        return [[s.text.strip() for s in doc.sents if s.text.strip()] for doc in self._segmented(texts)]
 
     def _tokenize_uncached(self, texts: list[str]) -> list[list[str]]:
         return [[t.text for t in doc] for doc in self.nlp.tokenizer.pipe(texts, batch_size=self.batch_size)]
