@@ -24,6 +24,11 @@ from typing import Any
 Prompt = str | Sequence[Mapping[str, str]]
 
 
+def prompt_text(prompt: Prompt) -> str:
+    """A prompt as plain text (messages' contents joined by newlines) for non-chat endpoints."""
+    return prompt if isinstance(prompt, str) else "\n".join(m["content"] for m in prompt)
+
+
 @dataclass(frozen=True)
 class DecodingParams:
     """How to decode. ``temperature == 0`` means greedy (``top_p`` and ``seed`` unused)."""

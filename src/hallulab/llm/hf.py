@@ -42,6 +42,7 @@ from hallulab.llm.base import (
     LLMIdentity,
     Prompt,
     TokenStats,
+    prompt_text,
 )
 
 log = logging.getLogger("hallulab.llm.hf")
@@ -192,9 +193,7 @@ class HFLLM(LLM):
     def render(self, prompt: Prompt) -> str:
         """Prompt -> model input text (the chat template when configured)."""
         if not self.config.chat_template or getattr(self.tokenizer, "chat_template", None) is None:
-            if isinstance(prompt, str):
-                return prompt
-            return "\n".join(m["content"] for m in prompt)
+            return prompt_text(prompt)
         messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
         return str(self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
 

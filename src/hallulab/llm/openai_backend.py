@@ -27,7 +27,16 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from hallulab.llm.base import LLM, Capabilities, DecodingParams, Generation, LLMIdentity, Prompt, TokenStats
+from hallulab.llm.base import (
+    LLM,
+    Capabilities,
+    DecodingParams,
+    Generation,
+    LLMIdentity,
+    Prompt,
+    TokenStats,
+    prompt_text,
+)
 
 SERVERS = ("openai", "vllm", "llamacpp")
 
@@ -114,10 +123,9 @@ class OpenAILLM(LLM):
         if params.stop:
             common["stop"] = list(params.stop)
         if self.config.mode == "chat":
-            if params.top_k_alternatives or self.capabilities.token_logprobs:
-                common["logprobs"] = True
-                if params.top_k_alternatives:
-                    common["top_logprobs"] = params.top_k_alternatives
+            common["logprobs"] = True
+            if params.top_k_alternatives:
+                common["top_logprobs"] = params.top_k_alternatives
             response = self.client.chat.completions.create(messages=self._messages(prompt), **common)
             choice = response.choices[0]
             return Generation(
@@ -125,7 +133,7 @@ class OpenAILLM(LLM):
                 tokens=_chat_token_stats(choice.logprobs),
                 finish_reason=choice.finish_reason or "",
             )
-        text = prompt if isinstance(prompt, str) else "\n".join(m["content"] for m in prompt)
+        text = prompt_text(prompt)
         common["logprobs"] = max(params.top_k_alternatives, 1)
         response = self.client.completions.create(prompt=text, **common)
         choice = response.choices[0]
@@ -147,7 +155,7 @@ class OpenAILLM(LLM):
             raise NotImplementedError(f"server {self.config.server!r} returns no prompt log-probabilities")
 
         def one(pair: tuple[Prompt, str]) -> list[TokenStats]:
-            prefix = pair[0] if isinstance(pair[0], str) else "\n".join(m["content"] for m in pair[0])
+            prefix = prompt_text(pair[0])
             response = self.client.completions.create(
                 model=self.config.model,
                 prompt=prefix + pair[1],

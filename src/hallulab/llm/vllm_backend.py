@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from hallulab.llm.base import LLM, Capabilities, DecodingParams, Generation, LLMIdentity, Prompt, TokenStats
+from hallulab.llm.base import (
+    LLM,
+    Capabilities,
+    DecodingParams,
+    Generation,
+    LLMIdentity,
+    Prompt,
+    TokenStats,
+    prompt_text,
+)
 
 
 @dataclass(frozen=True)
@@ -62,7 +71,7 @@ class VLLMLLM(LLM):
 
     def _render(self, prompt: Prompt) -> str:
         if not self.config.chat_template:
-            return prompt if isinstance(prompt, str) else "\n".join(m["content"] for m in prompt)
+            return prompt_text(prompt)
         tokenizer = self.engine.get_tokenizer()
         messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
         return str(tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
