@@ -39,3 +39,63 @@ def reference_ngram(n: int) -> Any:
     """An instance of the reference ``SelfCheckNgram`` (import deferred: it imports torch)."""
     module = importlib.import_module("selfcheckgpt.modeling_selfcheck")
     return module.SelfCheckNgram(n=n, lowercase=True)
+
+
+@contextmanager
+def nli_auto_classes() -> Iterator[None]:
+    """The reference ``SelfCheckNLI`` hard-codes the DeBERTa-v2 classes; while active, it
+    loads any sequence-classification model (ours is a BERT/MiniLM) through the Auto classes."""
+    module: Any = importlib.import_module("selfcheckgpt.modeling_selfcheck")
+    transformers: Any = importlib.import_module("transformers")
+    saved = module.DebertaV2Tokenizer, module.DebertaV2ForSequenceClassification
+    module.DebertaV2Tokenizer = transformers.AutoTokenizer
+    module.DebertaV2ForSequenceClassification = transformers.AutoModelForSequenceClassification
+    try:
+        yield
+    finally:
+        module.DebertaV2Tokenizer, module.DebertaV2ForSequenceClassification = saved
+
+
+class _BatchEncodePlus:
+    """transformers 5 dropped ``batch_encode_plus``, which the reference calls; this forwards
+    it to ``__call__`` with the pairs split into text / text_pair, as 4.x did."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+
+    def batch_encode_plus(self, batch_text_or_text_pairs: list[tuple[str, str]], **kwargs: Any) -> Any:
+        texts = [pair[0] for pair in batch_text_or_text_pairs]
+        text_pairs = [pair[1] for pair in batch_text_or_text_pairs]
+        return self.tokenizer(texts, text_pairs, **kwargs)
+
+
+def reference_nli(model: str) -> Any:
+    """The reference ``SelfCheckNLI`` on ``model`` (CPU), loaded through the Auto classes."""
+    module = importlib.import_module("selfcheckgpt.modeling_selfcheck")
+    with nli_auto_classes():
+        reference = module.SelfCheckNLI(nli_model=model)
+    if not hasattr(reference.tokenizer, "batch_encode_plus"):
+        reference.tokenizer = _BatchEncodePlus(reference.tokenizer)
+    return reference
+
+
+@contextmanager
+def bertscore_english_model(model: str, num_layers: int) -> Iterator[None]:
+    """The reference ``SelfCheckBERTScore`` asks bert-score for ``lang="en"`` (roberta-large,
+    not installable offline); while active, "en" means ``model`` at layer ``num_layers``."""
+    utils: Any = importlib.import_module("bert_score.utils")
+    saved_model = utils.lang2model["en"]
+    utils.lang2model["en"] = model
+    utils.model2layers[model] = num_layers
+    try:
+        yield
+    finally:
+        utils.lang2model["en"] = saved_model
+        utils.model2layers.pop(model, None)
+
+
+def reference_bertscore() -> Any:
+    """The reference ``SelfCheckBERTScore`` without baseline rescaling (no baseline file
+    exists for the offline encoder)."""
+    module = importlib.import_module("selfcheckgpt.modeling_selfcheck")
+    return module.SelfCheckBERTScore(default_model="en", rescale_with_baseline=False)

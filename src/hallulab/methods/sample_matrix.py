@@ -1,0 +1,108 @@
+"""Sentence x sample score matrices: the stored output of the expensive SelfCheckGPT variants.
+
+NLI, BERTScore and Prompt all score every sentence r_i of a response against every stored
+sample S_n, giving an I x N_max matrix per passage; the paper's sentence score is the mean
+over N samples of that row (§5.1 Eq. 2, §5.4 Eq. 10, §5.5), and the passage score is the
+mean of the sentence scores (§7.2). The score stages store the whole matrix once; the
+aggregate stage reads the sweep knobs (how many samples N, which ones, how to aggregate)
+and is pure arithmetic, so `-S selfcheck.num_samples=...` re-runs no model call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hallulab.scores import MethodScores, VariantScores
+
+SELECTIONS = ("first", "random")
+AGGREGATIONS = ("mean", "median", "max")
+
+
+@dataclass(frozen=True)
+class SampleMatrices:
+    """Per passage, an I x N_max matrix of per-sample sentence scores (higher = less supported)."""
+
+    method: str
+    variant: str
+    identity: Mapping[str, Any]
+    matrices: Mapping[str, np.ndarray]
+    diagnostics: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "variant": self.variant,
+            "identity": dict(self.identity),
+            "diagnostics": dict(self.diagnostics),
+            "matrices": {pid: matrix.tolist() for pid, matrix in self.matrices.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> SampleMatrices:
+        matrices = {}
+        for pid, rows in raw["matrices"].items():
+            matrix = np.asarray(rows, dtype=np.float64)
+            if matrix.ndim != 2:
+                matrix = matrix.reshape(len(rows), -1)
+            matrices[pid] = matrix
+        return cls(raw["method"], raw["variant"], raw["identity"], matrices, raw.get("diagnostics", {}))
+
+
+@dataclass(frozen=True)
+class SampleSelection:
+    """``selfcheck`` knobs read by the aggregate stage."""
+
+    num_samples: int | None = None  # N; None = every stored sample
+    selection: str = "first"  # first N samples, or a seeded random N per passage
+    aggregation: str = "mean"  # over the N samples; the paper uses the mean
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.selection not in SELECTIONS:
+            raise ValueError(f"selfcheck.sample_selection: {self.selection!r} is not one of {SELECTIONS}")
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"selfcheck.sample_aggregation: {self.aggregation!r} is not one of {AGGREGATIONS}")
+        if self.num_samples is not None and self.num_samples < 1:
+            raise ValueError(f"selfcheck.num_samples: must be >= 1, got {self.num_samples}")
+
+
+def selected_columns(passage_id: str, available: int, selection: SampleSelection) -> np.ndarray:
+    """Indices of the samples used for one passage."""
+    wanted = available if selection.num_samples is None else selection.num_samples
+    if wanted > available:
+        raise ValueError(f"passage {passage_id!r}: N={wanted} samples asked for, {available} stored")
+    if selection.selection == "first":
+        return np.arange(wanted)
+    seed = np.random.SeedSequence([selection.seed, *passage_id.encode("utf-8")])
+    return np.sort(np.random.default_rng(seed).choice(available, size=wanted, replace=False))
+
+
+def sentence_scores(matrix: np.ndarray, columns: np.ndarray, aggregation: str = "mean") -> np.ndarray:
+    """Aggregate each row over the chosen samples (paper: the mean)."""
+    chosen = matrix[:, columns]
+    if chosen.shape[1] == 0:
+        raise ValueError("at least one sample is needed")
+    if aggregation == "mean":
+        return chosen.mean(axis=1)
+    if aggregation == "median":
+        return np.median(chosen, axis=1)
+    return chosen.max(axis=1)
+
+
+def aggregate(stored: SampleMatrices, selection: SampleSelection) -> MethodScores:
+    """Sentence scores (row aggregate over N samples) and passage scores (mean over sentences)."""
+    sentence: dict[str, list[float]] = {}
+    passage: dict[str, float] = {}
+    for pid, matrix in stored.matrices.items():
+        if matrix.shape[0] == 0:
+            raise ValueError(f"passage {pid!r}: no sentences in the stored matrix")
+        scores = sentence_scores(matrix, selected_columns(pid, matrix.shape[1], selection), selection.aggregation)
+        sentence[pid] = scores.tolist()
+        passage[pid] = float(scores.mean())
+    variant = VariantScores(stored.variant, sentence, passage)
+    diagnostics = {**stored.diagnostics, "identity": dict(stored.identity), "selection": selection.__dict__}
+    return MethodScores(stored.method, {stored.variant: variant}, diagnostics)

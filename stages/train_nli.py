@@ -1,0 +1,69 @@
+"""DVC stage `train_nli`: fine-tune the offline NLI cross-encoder and measure held-out accuracy.
+
+Reads only the `nli_train` params (profile `full` by default, `ci` for the test suite);
+writes the model folder (a standard Hugging Face sequence-classification model whose
+config names its labels) and metrics/nli_model/heldout.json (accuracy per held-out set).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from hallulab.config import load_params, section
+from hallulab.data.loaders import DATA_ROOT_ENV
+from hallulab.io import write_json
+from hallulab.logs import stage_logger
+from hallulab.nli.data import heldout_sources, training_sources
+from hallulab.nli.train import TrainConfig, accuracy, sample_pairs, train_cross_encoder
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--params", default="params.yaml")
+    parser.add_argument("--out", required=True, help="model folder")
+    parser.add_argument("--metrics", required=True)
+    args = parser.parse_args()
+    log = stage_logger("train_nli")
+
+    raw = section(load_params(args.params), "nli_train")
+    profile = str(raw.pop("profile"))
+    heldout_limit = raw.get("heldout_max_pairs")
+    cfg = TrainConfig(**raw)
+    root_env = os.environ.get(DATA_ROOT_ENV)
+    if not root_env:
+        raise SystemExit(f"train_nli needs the NLI files: set {DATA_ROOT_ENV} (the folder holding nli/)")
+    root = Path(root_env)
+
+    pairs = sample_pairs(training_sources(root), dict(cfg.sources), cfg.seed)
+    counts: dict[str, int] = {}
+    for pair in pairs:
+        counts[pair.source] = counts.get(pair.source, 0) + 1
+    log.info("profile %s: training on %d pairs %s", profile, len(pairs), counts)
+    stats = train_cross_encoder(pairs, cfg, Path(args.out))
+    log.info("trained: %s", stats)
+
+    heldout: dict[str, float] = {}
+    started = time.perf_counter()
+    for name, source in heldout_sources(root).items():
+        test_pairs = sample_pairs({name: source}, {name: heldout_limit}, cfg.seed)
+        heldout[name] = round(100 * accuracy(Path(args.out), test_pairs, max_length=cfg.max_length), 2)
+        log.info("held-out %s: %d pairs, accuracy %.2f%%", name, len(test_pairs), heldout[name])
+    anli = [heldout[f"anli_r{r}_test"] for r in (1, 2, 3)]
+    write_json(
+        args.metrics,
+        {
+            "profile": profile,
+            "heldout_accuracy": heldout,
+            "anli_mean_accuracy": round(sum(anli) / len(anli), 2),
+            "heldout_pairs_per_set": heldout_limit,
+            "eval_seconds": round(time.perf_counter() - started, 1),
+            "train": {**stats, "by_source": counts},
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()
