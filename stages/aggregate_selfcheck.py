@@ -16,16 +16,6 @@ from hallulab.logs import stage_logger
 from hallulab.methods.sample_matrix import SampleMatrices, SampleSelection, aggregate
 
 
-def selection_from_params(cfg: dict[str, object]) -> SampleSelection:
-    num_samples = cfg.get("num_samples")
-    return SampleSelection(
-        num_samples=None if num_samples is None else int(str(num_samples)),
-        selection=str(cfg.get("sample_selection", "first")),
-        aggregation=str(cfg.get("sample_aggregation", "mean")),
-        seed=int(str(cfg.get("seed", 0))),
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--params", default="params.yaml")
@@ -34,7 +24,7 @@ def main() -> None:
     args = parser.parse_args()
     log = stage_logger("aggregate_selfcheck")
 
-    selection = selection_from_params(section(load_params(args.params), "selfcheck"))
+    selection = SampleSelection.from_params(section(load_params(args.params), "selfcheck"))
     started = time.perf_counter()
     stored = SampleMatrices.from_dict(read_json(args.matrices))
     scores = aggregate(stored, selection)

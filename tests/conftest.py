@@ -10,6 +10,7 @@ import pytest
 from hallulab.cache import default_cache_path
 from hallulab.data.loaders import DATA_ROOT_ENV, load_dataset, load_jsonl_passages
 from hallulab.data.schema import Passage
+from tests.workspace import SHARED_DVC_CACHE_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 TOY = REPO / "data" / "toy" / "passages.jsonl"
@@ -34,6 +35,7 @@ def _isolated_call_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
             "HALLULAB_MODEL_DIR", str(default_cache_path().parent / "models")
         )
         os.environ["HALLULAB_CACHE_DIR"] = str(tmp_path_factory.getbasetemp() / "call-cache")
+    os.environ.setdefault(SHARED_DVC_CACHE_ENV, str(tmp_path_factory.getbasetemp() / "dvc-cache"))
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,7 @@ from tests.conftest import REPO
 from tests.workspace import copy_workspace, dvc, git
 
 pytestmark = pytest.mark.slow
+EVALUATED_METHODS = ("selfcheck_ngram", "greybox", "selfcheck_nli", "selfcheck_bertscore", "selfcheck_prompt")
 
 
 @pytest.fixture(scope="module")
@@ -53,20 +54,29 @@ def test_toy_dag_writes_every_metric_for_every_variant(workspace: Path) -> None:
     assert _changed_stages(workspace) == set()
 
 
-@pytest.mark.parametrize("method", ["selfcheck_ngram", "greybox"])
+@pytest.mark.parametrize("method", EVALUATED_METHODS)
 def test_toy_metrics_pass_the_ci_gate(workspace: Path, method: str) -> None:
     metrics = json.loads((workspace / f"metrics/toy/{method}.json").read_text())
     baseline = json.loads((REPO / f"tests/baselines/toy/{method}.json").read_text())
     assert not check(metrics, baseline)
 
 
+MATRIX_AGGREGATES = {f"aggregate_selfcheck@{v}" for v in ("nli", "bertscore", "prompt")}
+EVALUATES = {f"evaluate@{m}" for m in EVALUATED_METHODS}
+
+
 @pytest.mark.parametrize(
     ("section", "key", "value", "expected"),
     [
         ("selfcheck_ngram", "n", [2], {"aggregate_selfcheck_ngram"}),
-        ("selfcheck", "num_samples", 3, {"aggregate_selfcheck_ngram"}),
-        ("evaluate", "bootstrap_samples", 10, {"evaluate@selfcheck_ngram", "evaluate@greybox"}),
-        ("spacy", "batch_size", 8, {"generate", "score_selfcheck_ngram"}),
+        ("selfcheck", "num_samples", 3, {"aggregate_selfcheck_ngram", *MATRIX_AGGREGATES}),
+        ("selfcheck", "sample_selection", "random", MATRIX_AGGREGATES),
+        ("evaluate", "bootstrap_samples", 10, EVALUATES),
+        ("spacy", "batch_size", 8, {"generate", "score_selfcheck_ngram", "score_selfcheck_bertscore"}),
+        ("nli", "batch_size", 8, {"score_selfcheck_nli"}),
+        ("nli_train", "epochs", 2, {"train_nli"}),
+        ("bertscore", "num_layers", 4, {"score_selfcheck_bertscore"}),
+        ("selfcheck_prompt", "max_new_tokens", 3, {"score_selfcheck_prompt"}),
         ("greybox", "prefix", "Biography:", {"score_greybox"}),
         ("generate", "num_samples", 3, {"generate"}),
         ("selfcheck_ngram", "response_split", "spacy", {"score_selfcheck_ngram"}),
@@ -90,7 +100,7 @@ def test_a_code_edit_invalidates_only_the_stages_that_import_it(workspace: Path)
     original = path.read_text()
     try:
         path.write_text(original + "\n# edited\n")
-        assert _changed_stages(workspace) == {"evaluate@selfcheck_ngram", "evaluate@greybox"}
+        assert _changed_stages(workspace) == EVALUATES
     finally:
         path.write_text(original)
 

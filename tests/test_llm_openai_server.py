@@ -17,8 +17,8 @@ import pytest
 from hallulab.cache import CallCache
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
-from hallulab.llm.hf import find_package_file
 from hallulab.llm.openai_backend import OpenAIConfig, OpenAILLM
+from hallulab.packages import find_package_file
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 

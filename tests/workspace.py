@@ -12,8 +12,17 @@ REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
 
-def copy_workspace(destination: Path) -> Path:
-    """Copy tracked and untracked-but-not-ignored files, then make a one-commit git repo."""
+#: Test workspaces train the offline NLI model with the small `ci` profile (conf/nli_train/ci.yaml)
+#: instead of the default `full` one (about 30 min on 2 cores).
+TEST_NLI_TRAIN_PROFILE = "ci"
+#: One DVC cache (and run-cache) shared by every test workspace of a session, so a stage
+#: that ran in one workspace (train_nli above all) is restored, not re-run, in the next.
+SHARED_DVC_CACHE_ENV = "HALLULAB_TEST_DVC_CACHE"
+
+
+def copy_workspace(destination: Path, *, nli_train_profile: str = TEST_NLI_TRAIN_PROFILE) -> Path:
+    """Copy tracked and untracked-but-not-ignored files, select the test NLI-training profile,
+    share the session's DVC cache, then make a one-commit git repo."""
     listed = (
         subprocess.run(
             ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -30,6 +39,25 @@ def copy_workspace(destination: Path) -> Path:
             target = destination / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
+    config = destination / "conf" / "config.yaml"
+    text = config.read_text()
+    if "- nli_train: full" not in text:
+        raise AssertionError("conf/config.yaml no longer selects `nli_train: full`; update tests/workspace.py")
+    config.write_text(text.replace("- nli_train: full", f"- nli_train: {nli_train_profile}"))
+    subprocess.run(
+        [
+            str(BIN / "python"),
+            "-c",
+            "import sys; from hallulab.config import write_params; "
+            "from pathlib import Path; write_params('params.yaml', [], Path('conf'))",
+        ],
+        cwd=destination,
+        check=True,
+        env=environment(),
+    )
+    shared_cache = os.environ.get(SHARED_DVC_CACHE_ENV)
+    if shared_cache:
+        (destination / ".dvc" / "config.local").write_text(f"[cache]\n    dir = {shared_cache}\n")
     git(destination, "init", "-q")
     git(destination, "add", "-A")
     git(destination, "commit", "-qm", "workspace")

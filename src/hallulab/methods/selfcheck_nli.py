@@ -35,8 +35,9 @@ from typing import Any
 import numpy as np
 
 from hallulab.cache import CallCache, cache_key
-from hallulab.data.schema import Passage, RecordError
-from hallulab.io import file_sha256
+from hallulab.data.schema import Passage
+from hallulab.methods.sample_matrix import sentence_sample_grid, unflatten
+from hallulab.packages import local_weights_digest
 
 log = logging.getLogger("hallulab.selfcheck_nli")
 
@@ -125,9 +126,7 @@ class NLIScorer:
             out[chunk] = torch.softmax(two, dim=-1)[:, 1].cpu().numpy()
         return out.tolist()
 
-    def pair_probs(
-        self, sentences: Sequence[str], samples: Sequence[str], *, progress: bool = False
-    ) -> np.ndarray:
+    def pair_probs(self, sentences: Sequence[str], samples: Sequence[str], *, progress: bool = False) -> np.ndarray:
         """P(contradict | sentence, sample) per pair, in the configured pair order."""
         if self.config.pair_order == "sentence_first":
             return self.contradiction_probs(sentences, samples, progress=progress)
@@ -164,15 +163,6 @@ class NLIScorer:
         return np.asarray([values[p] for p in pairs], dtype=np.float64)
 
 
-def local_weights_digest(model: str) -> str:
-    """sha256 of a local model folder's weight files ("" for a hub id)."""
-    folder = Path(model)
-    if not folder.is_dir():
-        return ""
-    files = sorted(p for p in folder.iterdir() if p.suffix in {".safetensors", ".bin"})
-    return cache_key(*(file_sha256(p) for p in files))
-
-
 class _Progress:
     def __init__(self, enabled: bool, label: str) -> None:
         self.enabled, self.label, self.bar = enabled, label, None
@@ -197,22 +187,8 @@ def passage_matrices(
     passages: Sequence[Passage], scorer: NLIScorer, *, progress: bool = False
 ) -> dict[str, np.ndarray]:
     """Every passage's I x N_max matrix, all pairs of all passages in one batched request."""
-    sentences: list[str] = []
-    samples: list[str] = []
-    for passage in passages:
-        if not passage.samples:
-            raise RecordError(passage.id, "samples", "SelfCheck-NLI needs at least one sample")
-        for sentence in passage.sentences:
-            samples.extend(passage.samples)
-            sentences.extend([sentence] * len(passage.samples))
-    flat = scorer.pair_probs(sentences, samples, progress=progress)
-    out: dict[str, np.ndarray] = {}
-    cursor = 0
-    for passage in passages:
-        size = len(passage.sentences) * len(passage.samples)
-        out[passage.id] = flat[cursor : cursor + size].reshape(len(passage.sentences), len(passage.samples))
-        cursor += size
-    return out
+    sentences, samples = sentence_sample_grid(passages, "SelfCheck-NLI")
+    return unflatten(passages, scorer.pair_probs(sentences, samples, progress=progress))
 
 
 def contradiction_matrix(sentences: Sequence[str], samples: Sequence[str], scorer: NLIScorer) -> np.ndarray:

@@ -77,6 +77,9 @@ class SpacyTokenizer:
     def _sentences_uncached(self, texts: list[str]) -> list[list[str]]:
         return [[s.text.strip() for s in doc.sents if s.text.strip()] for doc in self._segmented(texts)]
 
+    def _sentence_lengths_uncached(self, texts: list[str]) -> list[list[tuple[str, int]]]:
+        return [[(s.text.strip(), len(s)) for s in doc.sents] for doc in self._segmented(texts)]
+
     def _tokenize_uncached(self, texts: list[str]) -> list[list[str]]:
         return [[t.text for t in doc] for doc in self.nlp.tokenizer.pipe(texts, batch_size=self.batch_size)]
 
@@ -95,6 +98,14 @@ class SpacyTokenizer:
     def sentences(self, texts: Sequence[str]) -> list[list[str]]:
         """For each text: its non-empty sentences (spaCy parser), stripped."""
         return self._cached("spacy.sentences", texts, self._sentences_uncached)
+
+    def sentences_with_lengths(self, texts: Sequence[str]) -> list[list[tuple[str, int]]]:
+        """For each text: (stripped sentence, its number of spaCy tokens) for every sentence,
+        the length counted on the unstripped span, as ``len(sent)`` in the reference."""
+        return [
+            [(text, int(length)) for text, length in doc]
+            for doc in self._cached("spacy.sentence_lengths", texts, self._sentence_lengths_uncached)
+        ]
 
     def tokenize(self, texts: Sequence[str]) -> list[list[str]]:
         """For each text: its tokens (tokenizer only, no stripping)."""

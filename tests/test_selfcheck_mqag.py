@@ -1,0 +1,68 @@
+"""MQAG scoring equals the released rules; the LLM-substitute parsers handle every reply shape."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+from hallulab.llm.base import TokenStats
+from hallulab.methods.mqag_roles import (
+    first_token_distribution,
+    parse_distractors,
+    parse_question,
+    shuffled_options,
+)
+from hallulab.methods.selfcheck_mqag import MQAGQuestion, MQAGScoring, StoredMQAG, aggregate, question_score
+
+
+def _random_question(rng: np.random.Generator, samples: int) -> MQAGQuestion:
+    p = rng.dirichlet(np.ones(4), size=samples + 1)
+    u = rng.uniform(size=samples + 1)
+    return MQAGQuestion("q?", ("a", "b", "c", "d"), 0, p[0], float(u[0]), p[1:], u[1:])
+
+
+@pytest.mark.reference
+def test_scores_equal_the_reference_functions_on_random_questions() -> None:
+    reference = importlib.import_module("selfcheckgpt.modeling_selfcheck")
+    rng = np.random.default_rng(0)
+    scoring = MQAGScoring(beta1=0.8, beta2=0.7, answerability_threshold=0.4)
+    for _ in range(300):
+        samples = int(rng.integers(0, 8))
+        q = _random_question(rng, samples)
+        args = (q.p_response, q.u_response, q.p_samples, q.u_samples, samples)
+        assert question_score(q, "counting", scoring) == pytest.approx(reference.method_simple_counting(*args, AT=0.4))
+        assert question_score(q, "bayes", scoring) == pytest.approx(
+            reference.method_vanilla_bayes(*args, beta1=0.8, beta2=0.7, AT=0.4)
+        )
+        assert question_score(q, "bayes_with_alpha", scoring) == pytest.approx(
+            reference.method_bayes_with_alpha(*args, beta1=0.8, beta2=0.7)
+        )
+
+
+def test_sentence_is_the_mean_over_questions_and_n_restricts_samples() -> None:
+    rng = np.random.default_rng(1)
+    questions = [_random_question(rng, 6) for _ in range(3)]
+    stored = StoredMQAG({"roles": "test"}, {"p": [questions, []]})
+    scoring = MQAGScoring()
+    first_two = aggregate(stored, scoring, lambda pid, n: np.arange(2))
+    expected = np.mean([question_score(q.restricted(np.arange(2)), "bayes", scoring) for q in questions])
+    assert first_two.variants["mqag_bayes"].sentence_scores["p"] == pytest.approx([expected, 0.5])
+    assert first_two.diagnostics["sentences_without_questions"] == 1
+    round_trip = StoredMQAG.from_dict(stored.to_dict())
+    np.testing.assert_allclose(round_trip.questions["p"][0][1].p_samples, questions[1].p_samples)
+
+
+def test_parsers() -> None:
+    assert parse_question("Question: Where was she born?\nAnswer: Warsaw") == ("Where was she born?", "Warsaw")
+    assert parse_question("question - Who? answer - Me\nmore") == ("Who?", "Me")
+    assert parse_question("I cannot write a question.") is None
+    assert parse_distractors("1. Paris\n2) Warsaw\n- Vienna\n* Paris\n5. Rome", "warsaw") == ["Paris", "Vienna", "Rome"]
+    options, index = shuffled_options("Warsaw", ["Paris"], seed=3)
+    assert len(options) == 4 and options[index] == "Warsaw" and sorted(options).count("Paris") == 3
+    token = TokenStats("B", -0.1, top=(("B", -0.1), (" A", -2.0), ("b.", -3.0), ("Hello", -1.0)))
+    distribution = first_token_distribution([token], ("A", "B", "C", "D"))
+    assert distribution is not None and distribution.argmax() == 1 and distribution[2] == 0.0
+    assert distribution.sum() == pytest.approx(1.0)
+    assert first_token_distribution([TokenStats("Hi", -0.1, top=(("Hi", -0.1),))], ("yes", "no")) is None
