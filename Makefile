@@ -88,6 +88,7 @@ plots: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ngram.py
 	$(BIN)/python benchmarks/bench_llm.py
+	$(BIN)/python benchmarks/bench_nli.py
 
 clean-venv:
 	rm -rf $(VENV)

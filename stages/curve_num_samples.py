@@ -26,7 +26,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--params", default="params.yaml")
     parser.add_argument("--passages", required=True)
-    parser.add_argument("--matrices", nargs="+", required=True)
+    parser.add_argument("--matrices", nargs="+", required=True, help="stored matrix file(s)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     log = stage_logger("curve_num_samples")

@@ -95,7 +95,8 @@ def parse_question(reply: str) -> tuple[str, str] | None:
     match = _QA.search(reply)
     if not match:
         return None
-    question, answer = match.group("q").strip(), match.group("a").strip()
+    question = match.group("q").strip().splitlines()[0].strip()
+    answer = match.group("a").strip()
     return (question, answer) if question and answer else None
 
 

@@ -1,0 +1,83 @@
+"""Benchmark: SelfCheck-NLI pairs per second, hallulab vs the reference selfcheckgpt 0.1.7.
+
+Same model, same (sentence, sample) pairs, CPU, one process. The model is the offline
+cross-encoder (models/nli_minilm from `dvc repro train_nli`, or --model) exported with its
+neutral row removed, the 2-label shape the reference's ``softmax(logits)[1]`` expects;
+the reference is loaded through the Auto classes (it hard-codes DeBERTa-v2).
+
+  reference - SelfCheckNLI.predict per passage: one forward pass per pair;
+  cold      - NLIScorer with an empty call cache: distinct pairs, length-sorted batches;
+  warm      - the same request again (what a re-run or an N sweep pays).
+
+Prints pairs/s for each and the ratios, and checks the two agree to 1e-4. Usage:
+
+    python benchmarks/bench_nli.py [--passages 4] [--samples 20] [--threads 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from hallulab.cache import CallCache
+from hallulab.data.loaders import load_dataset
+from hallulab.methods.selfcheck_nli import NLIConfig, NLIScorer, passage_matrices
+from hallulab.nli.train import export_two_label
+from hallulab.reference import reference_nli
+
+WIKIBIO = {
+    "loader": "wikibio",
+    "source": "auto",
+    "hf_id": "potsawee/wiki_bio_gpt3_hallucination",
+    "split": "evaluation",
+    "local_file": "wikibio_gpt3_hallucination/wiki_bio_gpt3_hallucination.evaluation.json",
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="models/nli_minilm")
+    parser.add_argument("--passages", type=int, default=4)
+    parser.add_argument("--samples", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=32)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+
+    passages = [
+        p.__class__(**{**p.__dict__, "samples": p.samples[: args.samples]})
+        for p in load_dataset({**WIKIBIO, "limit": args.passages})
+    ]
+    pairs = sum(len(p.sentences) * len(p.samples) for p in passages)
+    with tempfile.TemporaryDirectory() as tmp:
+        two = export_two_label(Path(args.model), Path(tmp) / "two")
+        reference = reference_nli(str(two))
+        started = time.perf_counter()
+        theirs = {p.id: reference.predict(list(p.sentences), list(p.samples)) for p in passages}
+        t_reference = time.perf_counter() - started
+
+        with CallCache(Path(tmp) / "calls.sqlite") as cache:
+            scorer = NLIScorer(NLIConfig(model=str(two), batch_size=args.batch_size), cache=cache)
+            scorer.identity  # noqa: B018 - load the model outside the timed region, as the reference did
+            started = time.perf_counter()
+            ours = passage_matrices(passages, scorer)
+            t_cold = time.perf_counter() - started
+            started = time.perf_counter()
+            passage_matrices(passages, scorer)
+            t_warm = time.perf_counter() - started
+
+    worst = max(float(np.abs(ours[p.id].mean(axis=1) - theirs[p.id]).max()) for p in passages)
+    print(f"{len(passages)} WikiBio passages, {pairs} (sentence, sample) pairs, {args.threads} torch threads")
+    print(f"reference SelfCheckNLI: {t_reference:8.2f} s  {pairs / t_reference:9.1f} pairs/s")
+    print(f"hallulab cold         : {t_cold:8.2f} s  {pairs / t_cold:9.1f} pairs/s  ({t_reference / t_cold:.1f}x)")
+    print(f"hallulab warm (cache) : {t_warm:8.2f} s  {pairs / t_warm:9.1f} pairs/s  ({t_reference / t_warm:.0f}x)")
+    print(f"max |difference| of sentence scores: {worst:.2e}")
+
+
+if __name__ == "__main__":
+    main()

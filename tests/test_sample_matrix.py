@@ -1,0 +1,52 @@
+"""The cheap half of the matrix variants: N, selection and aggregation over stored matrices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hallulab.methods.sample_matrix import (
+    SampleMatrices,
+    SampleSelection,
+    aggregate,
+    selected_columns,
+    sentence_sample_grid,
+    unflatten,
+)
+
+
+def _stored() -> SampleMatrices:
+    matrices = {"a": np.arange(12, dtype=float).reshape(3, 4) / 12, "b": np.array([[0.0, 1.0, 1.0, 1.0]])}
+    return SampleMatrices("selfcheck_nli", "nli", {"model": "m"}, matrices, {"pairs": 16})
+
+
+def test_mean_over_the_first_n_samples_and_passage_mean() -> None:
+    scores = aggregate(_stored(), SampleSelection(num_samples=2))
+    variant = scores.variants["nli"]
+    assert variant.sentence_scores["b"] == [0.5]
+    np.testing.assert_allclose(variant.sentence_scores["a"], [0.5 / 12, 4.5 / 12, 8.5 / 12])
+    assert variant.passage_scores["a"] == pytest.approx(4.5 / 12)
+    assert scores.diagnostics["pairs"] == 16
+
+
+def test_random_selection_is_seeded_per_passage_and_n_is_checked() -> None:
+    pick = SampleSelection(num_samples=2, selection="random", seed=7)
+    first = selected_columns("a", 4, pick)
+    assert len(first) == 2 and np.array_equal(first, selected_columns("a", 4, pick))
+    with pytest.raises(ValueError, match="N=5 samples asked for, 4 stored"):
+        selected_columns("a", 4, SampleSelection(num_samples=5))
+    with pytest.raises(ValueError, match="sample_aggregation"):
+        SampleSelection(aggregation="mode")
+    assert aggregate(_stored(), SampleSelection(aggregation="max")).variants["nli"].sentence_scores["b"] == [1.0]
+
+
+def test_round_trip_and_grid(toy_passages) -> None:
+    stored = _stored()
+    again = SampleMatrices.from_dict(stored.to_dict())
+    np.testing.assert_array_equal(again.matrices["a"], stored.matrices["a"])
+    sentences, samples = sentence_sample_grid(toy_passages, "test")
+    assert len(sentences) == sum(len(p.sentences) * len(p.samples) for p in toy_passages)
+    matrices = unflatten(toy_passages, np.arange(len(sentences), dtype=float))
+    first = toy_passages[0]
+    assert matrices[first.id].shape == (len(first.sentences), len(first.samples))
+    assert sentences[len(first.samples)] == first.sentences[1] and samples[1] == first.samples[1]
