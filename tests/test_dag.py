@@ -13,10 +13,19 @@ import yaml
 
 from hallulab.evaluation.gate import check
 from hallulab.evaluation.protocol import METRIC_KEYS
+from hallulab.nli.train import export_two_label
 from tests.conftest import REPO
 from tests.workspace import copy_workspace, dvc, git
 
 pytestmark = pytest.mark.slow
+SCORE_STAGES = (
+    "score_selfcheck_ngram",
+    "score_greybox",
+    "score_selfcheck_nli",
+    "score_selfcheck_bertscore",
+    "score_selfcheck_prompt",
+    "score_selfcheck_mqag",
+)
 EVALUATED_METHODS = ("selfcheck_ngram", "greybox", "selfcheck_nli", "selfcheck_bertscore", "selfcheck_prompt")
 
 
@@ -118,7 +127,7 @@ def test_exp_run_override_reruns_only_stages_reading_the_knob(workspace: Path) -
 
 
 def test_queued_sweep_over_n_runs_offline_without_rescoring(workspace: Path) -> None:
-    dvc(workspace, "exp", "run", "--queue", "-S", "selfcheck_ngram.n=range(1,3)")
+    dvc(workspace, "exp", "run", "--queue", "-S", "selfcheck.num_samples=range(2,4)")
     dvc(workspace, "queue", "start", "-j", "1")
     deadline = time.time() + 600
     try:
@@ -131,11 +140,28 @@ def test_queued_sweep_over_n_runs_offline_without_rescoring(workspace: Path) -> 
         names = [line.split()[1] for line in status.splitlines() if "Success" in line]
         for name in names:
             log = dvc(workspace, "queue", "logs", name)
-            assert "Stage 'score_selfcheck_ngram' didn't change, skipping" in log
-            assert "Running stage 'score_selfcheck_ngram'" not in log
-            # aggregate either ran or came back from DVC's run-cache (n=2 ran above)
-            assert re.search(r"(Running stage|Stage) 'aggregate_selfcheck_ngram'( is cached)?", log)
+            for stage in SCORE_STAGES:  # no model call, no spaCy: every expensive stage is skipped
+                assert f"Stage '{stage}' didn't change, skipping" in log, stage
+                assert f"Running stage '{stage}'" not in log
+            # the cheap stages either ran or came back from DVC's run-cache
+            for stage in ("aggregate_selfcheck_ngram", "aggregate_selfcheck@nli", "aggregate_selfcheck_mqag"):
+                assert re.search(rf"(Running stage|Stage) '{re.escape(stage)}'( is cached)?", log), stage
         table = dvc(workspace, "exp", "show", "--json")
-        assert "ngram_n1_max" in table and "ngram_n2_max" in table
+        assert re.search(r'"num_samples": *2\b', table) and re.search(r'"num_samples": *3\b', table)
     finally:
         dvc(workspace, "queue", "stop")
+
+
+def test_nli_model_sweep_returns_to_a_scored_model_without_recomputing(workspace: Path, tmp_path: Path) -> None:
+    """Swap the NLI model (the 2-label export of the offline one) and come back: the return
+    is a DVC run-cache restore or an all-hit call cache, never a re-scoring."""
+    other = export_two_label(workspace / "models/nli_minilm", tmp_path / "two_label")
+    try:
+        log = dvc(workspace, "exp", "run", "-S", f"nli.model={other}", "-S", "nli.name=two_label")
+        assert "Running stage 'score_selfcheck_nli'" in log
+        assert "Stage 'score_selfcheck_bertscore' didn't change, skipping" in log
+        back = dvc(workspace, "exp", "run", "-S", "nli=minilm_offline")
+        assert "Stage 'score_selfcheck_nli' is cached - skipping run" in back or ", 0 to compute" in back, back
+    finally:
+        git(workspace, "checkout", "--", ".")
+        dvc(workspace, "checkout", "--force")

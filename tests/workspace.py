@@ -44,6 +44,13 @@ def copy_workspace(destination: Path, *, nli_train_profile: str = TEST_NLI_TRAIN
     if "- nli_train: full" not in text:
         raise AssertionError("conf/config.yaml no longer selects `nli_train: full`; update tests/workspace.py")
     config.write_text(text.replace("- nli_train: full", f"- nli_train: {nli_train_profile}"))
+    # MQAG through the embedded LLM costs ~12 LLM calls per question on CPU: one question
+    # per sentence in test workspaces (the default is the paper's 5).
+    mqag = destination / "conf" / "method" / "selfcheck_mqag.yaml"
+    mqag_text = mqag.read_text()
+    if "num_questions_per_sentence: 5" not in mqag_text:
+        raise AssertionError("conf/method/selfcheck_mqag.yaml changed; update tests/workspace.py")
+    mqag.write_text(mqag_text.replace("num_questions_per_sentence: 5", "num_questions_per_sentence: 1"))
     subprocess.run(
         [
             str(BIN / "python"),

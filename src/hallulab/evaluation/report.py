@@ -2,6 +2,7 @@
 
 ``python -m hallulab.evaluation.report metrics/wikibio/selfcheck_ngram.json [--table table7]``
 ``python -m hallulab.evaluation.report metrics/wikibio/greybox.json --table table8-opt-125m``
+``python -m hallulab.evaluation.report metrics/wikibio/selfcheck_*.json --table table2``
 """
 
 from __future__ import annotations
@@ -39,10 +40,13 @@ def comparison_table(ours: Mapping[str, Mapping[str, float]], paper: Mapping[str
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("metrics")
+    parser.add_argument("metrics", nargs="+", help="one or more metrics/<dataset>/<method>.json files")
     parser.add_argument("--table", default="table7", choices=sorted(TABLES))
     args = parser.parse_args()
-    print(comparison_table(read_json(args.metrics), TABLES[args.table]))
+    ours: dict[str, Mapping[str, float]] = {}
+    for path in args.metrics:
+        ours.update(read_json(path))
+    print(comparison_table(ours, TABLES[args.table]))
 
 
 if __name__ == "__main__":
