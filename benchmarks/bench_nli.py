@@ -7,7 +7,8 @@ the reference is loaded through the Auto classes (it hard-codes DeBERTa-v2).
 
   reference - SelfCheckNLI.predict per passage: one forward pass per pair;
   cold      - NLIScorer with an empty call cache: distinct pairs, length-sorted batches;
-  warm      - the same request again (what a re-run or an N sweep pays).
+  warm      - the same request again (what a re-run or an N sweep pays);
+  bf16      - cold again with ``nli.dtype: bfloat16`` (AVX512-BF16 here; not the parity setting).
 
 Prints pairs/s for each and the ratios, and checks the two agree to 1e-4. Usage:
 
@@ -70,13 +71,20 @@ def main() -> None:
             started = time.perf_counter()
             passage_matrices(passages, scorer)
             t_warm = time.perf_counter() - started
+            half = NLIScorer(NLIConfig(model=str(two), batch_size=args.batch_size, dtype="bfloat16"), cache=cache)
+            half.identity  # noqa: B018
+            started = time.perf_counter()
+            ours_bf16 = passage_matrices(passages, half)
+            t_bf16 = time.perf_counter() - started
 
     worst = max(float(np.abs(ours[p.id].mean(axis=1) - theirs[p.id]).max()) for p in passages)
+    worst_bf16 = max(float(np.abs(ours_bf16[p.id].mean(axis=1) - theirs[p.id]).max()) for p in passages)
     print(f"{len(passages)} WikiBio passages, {pairs} (sentence, sample) pairs, {args.threads} torch threads")
     print(f"reference SelfCheckNLI: {t_reference:8.2f} s  {pairs / t_reference:9.1f} pairs/s")
     print(f"hallulab cold         : {t_cold:8.2f} s  {pairs / t_cold:9.1f} pairs/s  ({t_reference / t_cold:.1f}x)")
     print(f"hallulab warm (cache) : {t_warm:8.2f} s  {pairs / t_warm:9.1f} pairs/s  ({t_reference / t_warm:.0f}x)")
-    print(f"max |difference| of sentence scores: {worst:.2e}")
+    print(f"hallulab cold, bf16   : {t_bf16:8.2f} s  {pairs / t_bf16:9.1f} pairs/s  ({t_reference / t_bf16:.1f}x)")
+    print(f"max |difference| of sentence scores vs reference: float32 {worst:.2e}, bfloat16 {worst_bf16:.2e}")
 
 
 if __name__ == "__main__":

@@ -63,6 +63,7 @@ class NLIConfig:
     pair_order: str = "sentence_first"  # or sample_first; see the module docstring
     revision: str | None = None
     device: str = "auto"
+    dtype: str = "float32"  # bfloat16: faster on GPUs and on CPUs with AVX512-BF16; scores move ~1e-3
     batch_size: int = 32
     max_length: int = 512
 
@@ -89,20 +90,26 @@ class NLIScorer:
             )
         tokenizer = transformers.AutoTokenizer.from_pretrained(self.config.model, **kwargs)
         model = transformers.AutoModelForSequenceClassification.from_pretrained(self.config.model, **kwargs)
-        return tokenizer, model.to(device).eval(), device
+        dtype = getattr(torch, self.config.dtype, None)
+        if not isinstance(dtype, torch.dtype):
+            raise ValueError(f"nli.dtype: {self.config.dtype!r} is not a torch dtype (float32, bfloat16, float16)")
+        return tokenizer, model.to(device=device, dtype=dtype).eval(), device
 
     @cached_property
     def identity(self) -> dict[str, Any]:
         """What the cache key holds: hub id + revision, or a local folder's weight hashes
         (a retrained offline model at the same path is a different model)."""
         model = self._loaded[1]
-        return {
+        identity: dict[str, Any] = {
             "model": self.config.model,
             "revision": self.config.revision or getattr(model.config, "_commit_hash", None) or "",
             "weights": local_weights_digest(self.config.model),
             "labels": list(label_indices(model.config)),
             "max_length": self.config.max_length,
         }
+        if self.config.dtype != "float32":  # float32 keys stay as they were before the knob existed
+            identity["dtype"] = self.config.dtype
+        return identity
 
     def _compute(self, pairs: list[tuple[str, str]]) -> list[float]:
         torch = importlib.import_module("torch")
