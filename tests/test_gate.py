@@ -32,3 +32,10 @@ def test_gate_cli_exit_code_and_update(tmp_path: Path) -> None:
     assert main([str(metrics), str(baseline), "--update"]) == 0
     assert main([str(metrics), str(baseline)]) == 0
     assert json.loads(baseline.read_text())["tolerance"] == 0.05
+
+
+def test_an_undefined_baseline_metric_must_stay_undefined() -> None:
+    baseline = {"tolerance": 0.01, "metrics": {"prompt": {"passage_pearson": None, "roc_auc": 50.0}}}
+    assert not check({"prompt": {"passage_pearson": None, "roc_auc": 50.0}}, baseline)
+    moved = check({"prompt": {"passage_pearson": 12.5, "roc_auc": 50.0}}, baseline)
+    assert [(v.variant, v.metric) for v in moved] == [("prompt", "passage_pearson")]

@@ -49,7 +49,11 @@ def check(metrics: Mapping[str, Mapping[str, Any]], baseline: Mapping[str, Any])
         observed_variant = metrics.get(variant, {})
         for metric, value in expected.items():
             observed = observed_variant.get(metric)
-            if observed is None or (isinstance(observed, float) and math.isnan(observed)):
+            undefined = observed is None or (isinstance(observed, float) and math.isnan(observed))
+            if value is None:  # undefined in the baseline (a correlation of constant scores): must stay so
+                if not undefined:
+                    violations.append(Violation(variant, metric, math.nan, float(observed), tolerance))
+            elif undefined:
                 violations.append(Violation(variant, metric, float(value), None, tolerance))
             elif abs(float(observed) - float(value)) > tolerance:
                 violations.append(Violation(variant, metric, float(value), float(observed), tolerance))
