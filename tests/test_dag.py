@@ -26,7 +26,14 @@ SCORE_STAGES = (
     "score_selfcheck_prompt",
     "score_selfcheck_mqag",
 )
-EVALUATED_METHODS = ("selfcheck_ngram", "greybox", "selfcheck_nli", "selfcheck_bertscore", "selfcheck_prompt")
+EVALUATED_METHODS = (
+    "selfcheck_ngram",
+    "greybox",
+    "selfcheck_nli",
+    "selfcheck_bertscore",
+    "selfcheck_prompt",
+    "selfcheck_mqag",
+)
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +85,14 @@ EVALUATES = {f"evaluate@{m}" for m in EVALUATED_METHODS}
     ("section", "key", "value", "expected"),
     [
         ("selfcheck_ngram", "n", [2], {"aggregate_selfcheck_ngram"}),
-        ("selfcheck", "num_samples", 3, {"aggregate_selfcheck_ngram", *MATRIX_AGGREGATES}),
-        ("selfcheck", "sample_selection", "random", MATRIX_AGGREGATES),
+        ("selfcheck", "num_samples", 3, {"aggregate_selfcheck_ngram", "aggregate_selfcheck_mqag", *MATRIX_AGGREGATES}),
+        ("selfcheck", "sample_selection", "random", {"aggregate_selfcheck_mqag", *MATRIX_AGGREGATES}),
+        (
+            "selfcheck_mqag",
+            "score",
+            {"methods": ["bayes"], "beta1": 0.7, "beta2": 0.8, "answerability_threshold": 0.5},
+            {"aggregate_selfcheck_mqag"},
+        ),
         ("evaluate", "bootstrap_samples", 10, EVALUATES),
         ("spacy", "batch_size", 8, {"generate", "score_selfcheck_ngram", "score_selfcheck_bertscore"}),
         ("nli", "batch_size", 8, {"score_selfcheck_nli"}),
