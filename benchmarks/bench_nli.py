@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -50,10 +51,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    passages = [
-        p.__class__(**{**p.__dict__, "samples": p.samples[: args.samples]})
-        for p in load_dataset({**WIKIBIO, "limit": args.passages})
-    ]
+    passages = [replace(p, samples=p.samples[: args.samples]) for p in load_dataset(WIKIBIO)[0][: args.passages]]
     pairs = sum(len(p.sentences) * len(p.samples) for p in passages)
     with tempfile.TemporaryDirectory() as tmp:
         two = export_two_label(Path(args.model), Path(tmp) / "two")
