@@ -41,6 +41,14 @@ class Violation:
         )
 
 
+def _defined(value: Any) -> float | None:
+    """A metric value as a float, or None when it is missing or NaN."""
+    if value is None:
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
 def check(metrics: Mapping[str, Mapping[str, Any]], baseline: Mapping[str, Any]) -> list[Violation]:
     """All violations of ``baseline`` by ``metrics`` (empty list: the gate passes)."""
     tolerance = float(baseline["tolerance"])
@@ -48,15 +56,15 @@ def check(metrics: Mapping[str, Mapping[str, Any]], baseline: Mapping[str, Any])
     for variant, expected in baseline["metrics"].items():
         observed_variant = metrics.get(variant, {})
         for metric, value in expected.items():
-            observed = observed_variant.get(metric)
-            undefined = observed is None or (isinstance(observed, float) and math.isnan(observed))
-            if value is None:  # undefined in the baseline (a correlation of constant scores): must stay so
-                if not undefined:
-                    violations.append(Violation(variant, metric, math.nan, float(observed), tolerance))
-            elif undefined:
-                violations.append(Violation(variant, metric, float(value), None, tolerance))
-            elif abs(float(observed) - float(value)) > tolerance:
-                violations.append(Violation(variant, metric, float(value), float(observed), tolerance))
+            observed = _defined(observed_variant.get(metric))
+            wanted = _defined(value)
+            if wanted is None:  # undefined in the baseline (a correlation of constant scores): must stay so
+                if observed is not None:
+                    violations.append(Violation(variant, metric, math.nan, observed, tolerance))
+            elif observed is None:
+                violations.append(Violation(variant, metric, wanted, None, tolerance))
+            elif abs(observed - wanted) > tolerance:
+                violations.append(Violation(variant, metric, wanted, observed, tolerance))
     return violations
 
 
