@@ -27,4 +27,6 @@ def test_offline_plots_page_loads_vega_from_local_copies(tmp_path: Path) -> None
     assert sources == ["vendor/vega.min.js", "vendor/vega-lite.min.js", "vendor/vega-embed.min.js"]
     assert "http" not in "".join(sources)
     assert all((page.parent / s).stat().st_size > 10_000 for s in sources)
-    assert html.count("vegaEmbed(") == 6  # NonFact, NonFact*, Factual PR curves of n-gram and grey-box
+    # NonFact, NonFact*, Factual PR curves of the six evaluated methods + three N-curves (Figure 7/8)
+    assert html.count("vegaEmbed(") == 6 * 3 + 3
+    assert "metrics_toy_n_curve_selfcheck_bertscore_csv" in html
