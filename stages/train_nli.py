@@ -17,7 +17,7 @@ from hallulab.data.loaders import DATA_ROOT_ENV
 from hallulab.io import write_json
 from hallulab.logs import stage_logger
 from hallulab.nli.data import heldout_sources, training_sources
-from hallulab.nli.train import TrainConfig, accuracy, sample_pairs, train_cross_encoder
+from hallulab.nli.train import TrainConfig, accuracies, sample_pairs, train_cross_encoder
 
 
 def main() -> None:
@@ -45,12 +45,15 @@ def main() -> None:
     stats = train_cross_encoder(pairs, cfg, Path(args.out))
     log.info("trained: %s", stats)
 
-    heldout: dict[str, float] = {}
     started = time.perf_counter()
-    for name, source in heldout_sources(root).items():
-        test_pairs = sample_pairs({name: source}, {name: heldout_limit}, cfg.seed)
-        heldout[name] = round(100 * accuracy(Path(args.out), test_pairs, max_length=cfg.max_length), 2)
-        log.info("held-out %s: %d pairs, accuracy %.2f%%", name, len(test_pairs), heldout[name])
+    sets = {
+        name: sample_pairs({name: source}, {name: heldout_limit}, cfg.seed)
+        for name, source in heldout_sources(root).items()
+    }
+    scored = accuracies(Path(args.out), sets, max_length=cfg.max_length)
+    heldout = {name: round(100 * value, 2) for name, value in scored.items()}
+    for name, value in heldout.items():
+        log.info("held-out %s: %d pairs, accuracy %.2f%%", name, len(sets[name]), value)
     anli = [heldout[f"anli_r{r}_test"] for r in (1, 2, 3)]
     write_json(
         args.metrics,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import time
@@ -26,6 +27,19 @@ from pathlib import Path
 from typing import Any
 
 CACHE_DIR_ENV = "HALLULAB_CACHE_DIR"
+log = logging.getLogger("hallulab.cache")
+
+
+def _progress_bar(label: str | None, *, hits: int, misses: int) -> Any:
+    """Log a labelled request's hits and misses; a tqdm bar over the misses (None: no bar)."""
+    if label is None:
+        return None
+    log.info("%s: %d cached, %d to compute", label, hits, misses)
+    if not misses:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=misses, desc=label, unit="call", mininterval=10)
 
 
 def default_cache_path() -> Path:
@@ -130,15 +144,15 @@ class CallCache:
         compute: Callable[[list[Any]], list[Any]],
         *,
         batch_size: int = 64,
-        on_batch: Callable[[int], None] | None = None,
-        on_start: Callable[[int, int], None] | None = None,
+        progress: str | None = None,
     ) -> list[Any]:
         """Values for ``inputs``, computing only the misses, ``batch_size`` at a time.
 
         ``compute`` receives a list of distinct missing inputs and returns their values in
         order. Each batch is committed before the next starts, so a killed run loses at most
-        one batch. Duplicate keys are computed once. ``on_start(hits, misses)`` and
-        ``on_batch(done)`` report progress.
+        one batch. Duplicate keys are computed once. With a ``progress`` label, the counts
+        of hits and misses are logged and a progress bar (stderr, also in DVC's logs) runs
+        over the misses.
         """
         if len(keys) != len(inputs):
             raise ValueError("keys and inputs must have the same length")
@@ -148,8 +162,7 @@ class CallCache:
             if key not in results and key not in missing:
                 missing[key] = item
         pending = list(missing.items())
-        if on_start is not None:
-            on_start(len(keys) - len(pending), len(pending))
+        bar = _progress_bar(progress, hits=len(keys) - len(pending), misses=len(pending))
         for start in range(0, len(pending), batch_size):
             batch = pending[start : start + batch_size]
             began = time.perf_counter()
@@ -159,6 +172,8 @@ class CallCache:
             per_item = (time.perf_counter() - began) / max(len(batch), 1)
             self.put_many((key, value, per_item) for (key, _), value in zip(batch, values, strict=True))
             results.update({key: value for (key, _), value in zip(batch, values, strict=True)})
-            if on_batch is not None:
-                on_batch(len(batch))
+            if bar is not None:
+                bar.update(len(batch))
+        if bar is not None:
+            bar.close()
         return [results[key] for key in keys]

@@ -24,23 +24,7 @@ class CachedLLM:
         self.progress = progress
 
     def _map(self, keys: list[str], inputs: list[Any], compute: Any) -> list[Any]:
-        """cache.map with a progress bar over the calls that actually run."""
-        if self.progress is None:
-            return self.cache.map(keys, inputs, compute, batch_size=self.batch_size)
-        from tqdm.auto import tqdm
-
-        bar = tqdm(desc=self.progress, unit="call", disable=None)
-
-        def start(hits: int, misses: int) -> None:
-            bar.reset(total=misses)
-            bar.set_postfix(cached=hits)
-
-        try:
-            return self.cache.map(
-                keys, inputs, compute, batch_size=self.batch_size, on_batch=bar.update, on_start=start
-            )
-        finally:
-            bar.close()
+        return self.cache.map(keys, inputs, compute, batch_size=self.batch_size, progress=self.progress)
 
     @property
     def capabilities(self) -> Any:

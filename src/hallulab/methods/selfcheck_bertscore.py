@@ -25,7 +25,6 @@ A sample with no sentence longer than 3 tokens cannot support anything: its term
 from __future__ import annotations
 
 import importlib
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -38,8 +37,6 @@ from hallulab.data.schema import Passage
 from hallulab.methods.sample_matrix import sentence_sample_grid, unflatten
 from hallulab.packages import find_package_file, local_weights_digest
 from hallulab.text.spacy_tokens import SpacyTokenizer
-
-log = logging.getLogger("hallulab.selfcheck_bertscore")
 
 
 @dataclass(frozen=True)
@@ -146,7 +143,7 @@ class BERTScoreSupport:
                 unique,
                 self._compute,
                 batch_size=2000,
-                on_start=lambda hits, misses: log.info("BERTScore pairs: %d cached, %d to compute", hits, misses),
+                progress="BERTScore pairs",
             )
             values = dict(zip(unique, computed, strict=True))
         return np.asarray([values[p] for p in pairs], dtype=np.float64)

@@ -25,7 +25,6 @@ the full I x N_max matrix; the number of samples N is applied later (:func:`sent
 from __future__ import annotations
 
 import importlib
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -37,9 +36,8 @@ import numpy as np
 from hallulab.cache import CallCache, cache_key
 from hallulab.data.schema import Passage
 from hallulab.methods.sample_matrix import sentence_sample_grid, unflatten
+from hallulab.nli.inference import pair_logits
 from hallulab.packages import local_weights_digest
-
-log = logging.getLogger("hallulab.selfcheck_nli")
 
 
 def label_indices(config: Any) -> tuple[int, int]:
@@ -115,23 +113,17 @@ class NLIScorer:
         torch = importlib.import_module("torch")
         tokenizer, model, device = self._loaded
         entail, contra = label_indices(model.config)
-        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
-        out = np.empty(len(pairs), dtype=np.float64)
-        for start in range(0, len(order), self.config.batch_size):
-            chunk = order[start : start + self.config.batch_size]
-            encoded = tokenizer(
-                [pairs[i][0] for i in chunk],
-                [pairs[i][1] for i in chunk],
-                truncation=True,
-                max_length=self.config.max_length,
-                padding=True,
-                return_tensors="pt",
-            ).to(device)
-            with torch.inference_mode():
-                logits = model(**encoded).logits.float()
-            two = torch.stack([logits[:, entail], logits[:, contra]], dim=-1)
-            out[chunk] = torch.softmax(two, dim=-1)[:, 1].cpu().numpy()
-        return out.tolist()
+        logits = pair_logits(
+            tokenizer,
+            model,
+            [p[0] for p in pairs],
+            [p[1] for p in pairs],
+            batch_size=self.config.batch_size,
+            max_length=self.config.max_length,
+            device=device,
+        )
+        two = torch.stack([logits[:, entail], logits[:, contra]], dim=-1)
+        return [float(x) for x in torch.softmax(two, dim=-1)[:, 1]]
 
     def pair_probs(self, sentences: Sequence[str], samples: Sequence[str], *, progress: bool = False) -> np.ndarray:
         """P(contradict | sentence, sample) per pair, in the configured pair order."""
@@ -156,38 +148,15 @@ class NLIScorer:
             values = dict(zip(unique, self._compute(unique), strict=True))
         else:
             keys = [cache_key("nli.contradiction", self.identity, p, h) for p, h in unique]
-            bar = _Progress(progress, "NLI pairs")
             computed = self.cache.map(
                 keys,
                 unique,
                 self._compute,
                 batch_size=max(256, self.config.batch_size),
-                on_start=bar.start,
-                on_batch=bar.update,
+                progress="NLI pairs" if progress else None,
             )
-            bar.close()
             values = dict(zip(unique, computed, strict=True))
         return np.asarray([values[p] for p in pairs], dtype=np.float64)
-
-
-class _Progress:
-    def __init__(self, enabled: bool, label: str) -> None:
-        self.enabled, self.label, self.bar = enabled, label, None
-
-    def start(self, hits: int, misses: int) -> None:
-        log.info("%s: %d cached, %d to compute", self.label, hits, misses)
-        if self.enabled and misses:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=misses, desc=self.label, mininterval=10)
-
-    def update(self, done: int) -> None:
-        if self.bar is not None:
-            self.bar.update(done)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
 
 def passage_matrices(

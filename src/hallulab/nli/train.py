@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from hallulab.nli.data import LABELS, NLIPair
+from hallulab.nli.inference import pair_logits
 
 log = logging.getLogger("hallulab.nli.train")
 
@@ -74,11 +75,6 @@ def sample_pairs(
         chosen.extend(pairs)
     rng.shuffle(chosen)
     return chosen
-
-
-def _batches(pairs: Sequence[NLIPair], size: int) -> Iterator[Sequence[NLIPair]]:
-    for start in range(0, len(pairs), size):
-        yield pairs[start : start + size]
 
 
 def _pair_length(pair: NLIPair) -> int:
@@ -156,28 +152,36 @@ def train_cross_encoder(pairs: Sequence[NLIPair], cfg: TrainConfig, out_dir: Pat
     }
 
 
-def accuracy(model_dir: Path, pairs: Sequence[NLIPair], batch_size: int = 64, max_length: int = 128) -> float:
-    """3-way accuracy of a saved model, label order read from its config."""
-    torch = importlib.import_module("torch")
+def accuracies(
+    model_dir: Path, sets: Mapping[str, Sequence[NLIPair]], batch_size: int = 64, max_length: int = 128
+) -> dict[str, float]:
+    """3-way accuracy of a saved model on each named set (model loaded once), label order
+    read from its config."""
     transformers = importlib.import_module("transformers")
     tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
     model = transformers.AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
     id2label = {int(k): v.lower() for k, v in model.config.id2label.items()}
-    correct = 0
-    ordered = sorted(pairs, key=_pair_length)
-    with torch.inference_mode():
-        for batch in _batches(ordered, batch_size):
-            encoded = tokenizer(
-                [p.premise for p in batch],
-                [p.hypothesis for p in batch],
-                truncation=True,
-                max_length=max_length,
-                padding=True,
-                return_tensors="pt",
-            )
-            predicted = model(**encoded).logits.argmax(-1).tolist()
-            correct += sum(id2label[i] == p.label for i, p in zip(predicted, batch, strict=True))
-    return correct / len(pairs) if pairs else float("nan")
+    out: dict[str, float] = {}
+    for name, pairs in sets.items():
+        if not pairs:
+            out[name] = float("nan")
+            continue
+        logits = pair_logits(
+            tokenizer,
+            model,
+            [p.premise for p in pairs],
+            [p.hypothesis for p in pairs],
+            batch_size=batch_size,
+            max_length=max_length,
+        )
+        predicted = logits.argmax(-1).tolist()
+        out[name] = sum(id2label[i] == p.label for i, p in zip(predicted, pairs, strict=True)) / len(pairs)
+    return out
+
+
+def accuracy(model_dir: Path, pairs: Sequence[NLIPair], batch_size: int = 64, max_length: int = 128) -> float:
+    """3-way accuracy of a saved model on one set."""
+    return accuracies(model_dir, {"pairs": pairs}, batch_size, max_length)["pairs"]
 
 
 def export_two_label(model_dir: Path, out_dir: Path) -> Path:

@@ -1,0 +1,40 @@
+"""Batched NLI inference shared by the SelfCheck-NLI scorer and held-out evaluation.
+
+Pairs are sorted by length and run in batches (little padding), under
+``torch.inference_mode``; the logits come back in the input order.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Any
+
+
+def pair_logits(
+    tokenizer: Any,
+    model: Any,
+    texts: Sequence[str],
+    text_pairs: Sequence[str],
+    *,
+    batch_size: int,
+    max_length: int,
+    device: str = "cpu",
+) -> Any:
+    """(n, num_labels) float32 CPU tensor of logits for the (text, text_pair) pairs."""
+    torch = importlib.import_module("torch")
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]) + len(text_pairs[i]))
+    out = torch.empty((len(texts), model.config.num_labels), dtype=torch.float32)
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        encoded = tokenizer(
+            [texts[i] for i in chunk],
+            [text_pairs[i] for i in chunk],
+            truncation=True,
+            max_length=max_length,
+            padding=True,
+            return_tensors="pt",
+        ).to(device)
+        with torch.inference_mode():
+            out[chunk] = model(**encoded).logits.float().cpu()
+    return out
