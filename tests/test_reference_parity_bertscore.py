@@ -7,6 +7,8 @@ installed repackaging. Rescaling is off on both sides (no baseline exists for Mi
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -37,5 +39,5 @@ def test_bertscore_parity_on_the_toy_set(toy_passages) -> None:
 
 @requires_wikibio
 def test_bertscore_parity_on_wikibio_passages(wikibio_passages) -> None:
-    trimmed = [p.__class__(**{**p.__dict__, "samples": p.samples[:6]}) for p in wikibio_passages[:3]]
+    trimmed = [replace(p, samples=p.samples[:6]) for p in wikibio_passages[:3]]
     _compare(trimmed)

@@ -10,6 +10,7 @@ original (Eq. 9 is the same number).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -52,5 +53,5 @@ def test_nli_parity_on_the_toy_set(toy_passages, models) -> None:
 
 @requires_wikibio
 def test_nli_parity_on_wikibio_passages(wikibio_passages, models) -> None:
-    trimmed = [p.__class__(**{**p.__dict__, "samples": p.samples[:8]}) for p in wikibio_passages[:3]]
+    trimmed = [replace(p, samples=p.samples[:8]) for p in wikibio_passages[:3]]
     _compare(trimmed, models)

@@ -119,11 +119,6 @@ def shuffled_options(answer: str, distractors: Sequence[str], seed: int) -> tupl
     return shuffled, int(np.where(order == 0)[0][0])
 
 
-def _logsumexp(values: Sequence[float]) -> float:
-    top = max(values)
-    return top + math.log(sum(math.exp(v - top) for v in values))
-
-
 def first_token_distribution(tokens: Sequence[TokenStats], labels: Sequence[str]) -> np.ndarray | None:
     """Distribution over ``labels`` from the first generated token's top-K log-probs
     (case-insensitive, stripped of spaces and punctuation); None when none is in the top-K."""
@@ -136,7 +131,7 @@ def first_token_distribution(tokens: Sequence[TokenStats], labels: Sequence[str]
         key = token.strip().strip(".:)(").lower()
         if key in grouped:
             grouped[key].append(logprob)
-    present = {k: _logsumexp(v) for k, v in grouped.items() if v}
+    present = {k: float(np.logaddexp.reduce(v)) for k, v in grouped.items() if v}
     if not present:
         return None
     top = max(present.values())
