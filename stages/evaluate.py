@@ -1,10 +1,13 @@
-"""DVC stage `evaluate@<method>`: metrics, bootstrap intervals and PR-curve data.
+"""DVC stage `evaluate@<method>`: metrics at every labelled level, bootstrap intervals, PR curves.
 
-Writes, for one method on one data set:
-  metrics/<dataset>/<method>.json       variant -> metric -> value (percent)
+    python stages/evaluate.py --method NAME --dataset NAME [--params params.yaml]
+
+Writes, for one method on one data set (:mod:`hallulab.evaluation.levels`):
+  metrics/<dataset>/<method>.json       variant -> metric -> value (percent; null = undefined)
   metrics/<dataset>/<method>.ci.json    variant -> metric -> [low, high] (bootstrap CI)
-  metrics/<dataset>/<method>.info.json  counts, random baseline, the method's diagnostics
-  metrics/<dataset>/pr/<method>_<task>.csv   PR curves of every variant (DVC plots)
+  metrics/<dataset>/<method>.info.json  counts per level, random baselines, the method's diagnostics
+  metrics/<dataset>/pr/<method>.csv     PR curves (task, variant, recall, precision) for DVC plots
+A data set without labels at any level the method scores gives empty files ({} and a header).
 """
 
 from __future__ import annotations
@@ -12,20 +15,17 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-from pathlib import Path
 
-from hallulab.config import load_params, section
+import pandas as pd
+
+from hallulab.config import load_params
 from hallulab.data.loaders import load_jsonl_passages
-from hallulab.evaluation.protocol import (
-    TASKS,
-    ProtocolConfig,
-    align,
-    evaluate_variants,
-    random_baseline,
-)
+from hallulab.evaluation.levels import evaluate_levels
+from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.io import atomic_open, read_json, write_json
-from hallulab.logs import stage_logger
-from hallulab.scores import MethodScores
+from hallulab.pipeline import paths, registry
+from hallulab.pipeline.params import ParamsView
+from hallulab.pipeline.runner import run_stage, stage_logger
 
 
 def _rounded(value: float) -> float | None:
@@ -34,49 +34,58 @@ def _rounded(value: float) -> float | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--method", required=True)
+    parser.add_argument("--dataset", required=True)
     parser.add_argument("--params", default="params.yaml")
-    parser.add_argument("--passages", required=True)
-    parser.add_argument("--scores", required=True)
-    parser.add_argument("--out-dir", required=True, help="metrics/<dataset>")
     args = parser.parse_args()
-    log = stage_logger("evaluate")
+    log = stage_logger(f"evaluate_{args.method}")
+    spec = registry.method(args.method)
+    cfg = ParamsView(load_params(args.params), ("evaluate",), "evaluate").typed(ProtocolConfig, "evaluate")
+    passages = load_jsonl_passages(paths.passages(args.dataset))
+    frame = pd.read_parquet(paths.unit_scores(args.method, args.dataset))
+    diagnostics = read_json(paths.diagnostics(args.method, args.dataset))
+    results = evaluate_levels(passages, frame, cfg, thresholds=diagnostics.get("thresholds"))
 
-    cfg = ProtocolConfig(**section(load_params(args.params), "evaluate"))
-    passages = load_jsonl_passages(args.passages)
-    scores = MethodScores.from_dict(read_json(args.scores))
-    metrics, intervals, curves = evaluate_variants(passages, scores.variants, cfg)
-
-    out = Path(args.out_dir)
-    method = scores.method
-    write_json(out / f"{method}.json", {v: {k: _rounded(x) for k, x in m.items()} for v, m in metrics.items()})
+    metrics: dict[str, dict[str, float | None]] = {}
+    intervals: dict[str, dict[str, list[float | None]]] = {}
+    for result in results.values():
+        for variant, values in result.metrics.items():
+            metrics.setdefault(variant, {}).update({k: _rounded(v) for k, v in values.items()})
+        for variant, ranges in result.intervals.items():
+            intervals.setdefault(variant, {}).update(
+                {k: [_rounded(lo), _rounded(hi)] for k, (lo, hi) in ranges.items()}
+            )
+    write_json(paths.metrics(args.method, "", args.dataset), metrics)
+    write_json(paths.metrics(args.method, "ci", args.dataset), intervals)
+    sentence = results.get("sentence")
     write_json(
-        out / f"{method}.ci.json",
-        {v: {k: [_rounded(lo), _rounded(hi)] for k, (lo, hi) in m.items()} for v, m in intervals.items()},
-    )
-    any_variant = next(iter(scores.variants.values()))
-    write_json(
-        out / f"{method}.info.json",
+        paths.metrics(args.method, "info", args.dataset),
         {
+            "method": {"name": spec.name, "title": spec.title, "paper": spec.paper, "section": spec.section},
             "passages": len(passages),
             "sentences": sum(len(p.sentences) for p in passages),
-            "random_baseline": random_baseline(align(passages, any_variant), cfg),
+            "levels": {level: r.counts for level, r in results.items()},
+            "random_baseline": sentence.random_baseline if sentence else {},
+            "random_baselines": {level: r.random_baseline for level, r in results.items()},
             "bootstrap": {"samples": cfg.bootstrap_samples, "ci_level": cfg.ci_level, "seed": cfg.seed},
-            "diagnostics": dict(scores.diagnostics),
+            "diagnostics": diagnostics,
         },
     )
-    for task in TASKS:
-        with atomic_open(out / "pr" / f"{method}_{task}.csv") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["variant", "recall", "precision"])
-            for variant, by_task in curves.items():
-                if task in by_task:
-                    curve = by_task[task]
+    with atomic_open(paths.pr_curves(args.method, args.dataset)) as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["task", "variant", "recall", "precision"])
+        for result in results.values():
+            for variant, by_task in result.curves.items():
+                for task, curve in by_task.items():
                     writer.writerows(
-                        (variant, f"{r:.6f}", f"{p:.6f}") for r, p in zip(curve.recall, curve.precision, strict=True)
+                        (task, variant, f"{r:.6f}", f"{p:.6f}")
+                        for r, p in zip(curve.recall, curve.precision, strict=True)
                     )
+    if not results:
+        log.warning("%s: the data set labels none of the units this method scores; metric files are empty", args.method)
     for variant, values in metrics.items():
-        log.info("%s %s", variant, {k: _rounded(x) for k, x in values.items()})
+        log.info("%s %s", variant, values)
 
 
 if __name__ == "__main__":
-    main()
+    run_stage("evaluate", main)

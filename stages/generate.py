@@ -1,8 +1,8 @@
-"""DVC stage `generate`: main responses and N_max samples from the configured LLM.
+"""DVC stage `generate`: main responses and N_max samples from the ``generator`` LLM role.
 
 Passes records through when the data set already carries samples (generate.mode=auto or
-keep; WikiBio keeps its GPT-3 samples). Writes the passages every later stage reads, the
-white-box records of regenerated main responses, and a report with the cache hit rate.
+keep; WikiBio keeps its GPT-3 samples) and says what it did. Writes the passages every
+later stage reads, the white-box records of regenerated main responses, and a report.
 """
 
 from __future__ import annotations
@@ -12,41 +12,41 @@ import dataclasses
 import time
 
 from hallulab.cache import CallCache
-from hallulab.config import load_params, section
+from hallulab.config import load_params
 from hallulab.data.loaders import load_jsonl_passages
-from hallulab.generation import GenerateConfig, generate_passages
+from hallulab.generation import GENERATE_INPUTS, GenerateConfig, generate_passages
 from hallulab.io import write_json, write_jsonl
-from hallulab.llm import build_llm
-from hallulab.llm.cached import CachedLLM
-from hallulab.logs import stage_logger
-from hallulab.text.spacy_tokens import SpacyTokenizer
+from hallulab.pipeline import paths
+from hallulab.pipeline.params import ParamsView
+from hallulab.pipeline.resources import Resources
+from hallulab.pipeline.runner import run_stage, stage_logger, write_run_log
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dataset", required=True)
     parser.add_argument("--params", default="params.yaml")
-    parser.add_argument("--passages", required=True)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--main-tokens", required=True)
-    parser.add_argument("--report", required=True)
     args = parser.parse_args()
     log = stage_logger("generate")
-
-    params = load_params(args.params)
-    cfg = GenerateConfig(**section(params, "generate"))
-    spacy_cfg = section(params, "spacy")
-    passages = load_jsonl_passages(args.passages)
+    view = ParamsView(load_params(args.params), GENERATE_INPUTS.param_keys(), "generate")
+    cfg = view.typed(GenerateConfig, "generate")
+    passages = load_jsonl_passages(paths.prepared(args.dataset))
     started = time.perf_counter()
     with CallCache() as cache:
-        llm = CachedLLM(build_llm(section(params, "llm")), cache, progress="generate")
-        tokenizer = SpacyTokenizer(spacy_cfg["model"], batch_size=int(spacy_cfg["batch_size"]), cache=cache)
-        generated, mains, report = generate_passages(passages, llm, cfg, tokenizer.sentences)
+        resources = Resources(view, cache)
+        try:
+            llm = resources.llm("generator")
+            generated, mains, report = generate_passages(passages, llm, cfg, resources.spacy.sentences)
+        finally:
+            resources.close()
         stats = cache.stats.as_dict()
-    write_jsonl(args.out, (p.to_dict() for p in generated))
-    write_jsonl(args.main_tokens, mains)
-    write_json(args.report, {**dataclasses.asdict(report), "cache": stats, "seconds": time.perf_counter() - started})
-    log.info("%s; cache %s", dataclasses.asdict(report), stats)
+    write_jsonl(paths.passages(args.dataset), (p.to_dict() for p in generated))
+    write_jsonl(paths.main_tokens(args.dataset), mains)
+    write_json(paths.generate_report(args.dataset), dataclasses.asdict(report))
+    log.info("%s", report.summary(cfg))
+    seconds = time.perf_counter() - started
+    write_run_log("generate", args.dataset, {"seconds": seconds, "cache": stats})
 
 
 if __name__ == "__main__":
-    main()
+    run_stage("generate", main)

@@ -12,12 +12,13 @@ import os
 import time
 from pathlib import Path
 
-from hallulab.config import load_params, section
+from hallulab.config import load_params
 from hallulab.data.loaders import DATA_ROOT_ENV
 from hallulab.io import write_json
-from hallulab.logs import stage_logger
 from hallulab.nli.data import heldout_sources, training_sources
 from hallulab.nli.train import TrainConfig, accuracies, sample_pairs, train_cross_encoder
+from hallulab.pipeline.params import ParamsView
+from hallulab.pipeline.runner import run_stage, stage_logger
 
 
 def main() -> None:
@@ -28,13 +29,13 @@ def main() -> None:
     args = parser.parse_args()
     log = stage_logger("train_nli")
 
-    raw = section(load_params(args.params), "nli_train")
+    raw = ParamsView(load_params(args.params), ("nli_train",), "train_nli").get("nli_train")
     profile = str(raw.pop("profile"))
     heldout_limit = raw.get("heldout_max_pairs")
     cfg = TrainConfig(**raw)
     root_env = os.environ.get(DATA_ROOT_ENV)
     if not root_env:
-        raise SystemExit(f"train_nli needs the NLI files: set {DATA_ROOT_ENV} (the folder holding nli/)")
+        raise FileNotFoundError(f"train_nli needs the NLI files: set {DATA_ROOT_ENV} (the folder holding nli/)")
     root = Path(root_env)
 
     pairs = sample_pairs(training_sources(root), dict(cfg.sources), cfg.seed)
@@ -69,4 +70,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_stage("train_nli", main)

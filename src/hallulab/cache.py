@@ -42,6 +42,18 @@ def _progress_bar(label: str | None, *, hits: int, misses: int) -> Any:
     return tqdm(total=misses, desc=label, unit="call", mininterval=10)
 
 
+class PartialResults(RuntimeError):
+    """Some items of a batch failed. ``results`` maps positions in the batch to the values that
+    came back; :meth:`CallCache.map` stores those before re-raising, so a paid reply is never
+    lost and a re-run asks only for what is missing."""
+
+    def __init__(self, results: dict[int, Any], errors: dict[int, BaseException], message: str) -> None:
+        self.results = results
+        self.errors = errors
+        first = next(iter(errors.values()), None)
+        super().__init__(f"{message}; first error: {first}" if first is not None else message)
+
+
 def default_cache_path() -> Path:
     root = os.environ.get(CACHE_DIR_ENV)
     if root:
@@ -166,7 +178,14 @@ class CallCache:
         for start in range(0, len(pending), batch_size):
             batch = pending[start : start + batch_size]
             began = time.perf_counter()
-            values = compute([item for _, item in batch])
+            try:
+                values = compute([item for _, item in batch])
+            except PartialResults as partial:
+                per_item = (time.perf_counter() - began) / max(len(batch), 1)
+                self.put_many((batch[i][0], value, per_item) for i, value in partial.results.items())
+                if bar is not None:
+                    bar.close()
+                raise
             if len(values) != len(batch):
                 raise RuntimeError(f"compute returned {len(values)} values for {len(batch)} inputs")
             per_item = (time.perf_counter() - began) / max(len(batch), 1)

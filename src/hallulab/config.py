@@ -7,11 +7,20 @@ OmegaConf and never call ``@hydra.main`` (the DVC Hydra guide's advice).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import collections.abc
+import dataclasses
+import math
+import types
+import typing
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from omegaconf import DictConfig, OmegaConf
+
+from hallulab.errors import UserFacingError
+
+T = TypeVar("T")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONF_DIR = REPO_ROOT / "conf"
@@ -82,3 +91,152 @@ if __name__ == "__main__":  # python -m hallulab.config [overrides...] -> params
     import sys
 
     write_params("params.yaml", sys.argv[1:])
+
+
+class ConfigError(ValueError, UserFacingError):
+    """A setting has a value the code cannot use; the message names the setting."""
+
+
+def setting(
+    default: Any = dataclasses.MISSING,
+    *,
+    default_factory: Any = dataclasses.MISSING,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    above: float | None = None,
+    choices: Sequence[Any] | None = None,
+    scalar_ok: bool = False,
+    doc: str = "",
+) -> Any:
+    """A dataclass field with the checks :func:`typed` applies: ``minimum`` / ``maximum``
+    (inclusive), ``above`` (exclusive), ``choices``; ``scalar_ok`` lets a sequence setting
+    take one value (a sweep point, e.g. ``-S selfcheck_ngram.n=2``)."""
+    metadata = {
+        "minimum": minimum,
+        "maximum": maximum,
+        "above": above,
+        "choices": None if choices is None else tuple(choices),
+        "scalar_ok": scalar_ok,
+        "doc": doc,
+    }
+    if default_factory is not dataclasses.MISSING:
+        return dataclasses.field(default_factory=default_factory, metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def _describe(value: Any) -> str:
+    return f"{value!r} ({type(value).__name__})"
+
+
+def _coerce(value: Any, hint: Any, name: str, meta: Mapping[str, Any]) -> Any:
+    """Check ``value`` against the type ``hint``; returns the value in its canonical form."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if hint is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for option in (a for a in args if a is not type(None)):
+            try:
+                return _coerce(value, option, name, meta)
+            except ConfigError as error:
+                errors.append(str(error))
+        raise ConfigError(errors[0] if len(errors) == 1 else f"{name}: {_describe(value)} matches none of {args}")
+    if origin is typing.Literal:
+        if value not in args:
+            raise ConfigError(f"{name}: {value!r} is not one of {list(args)}")
+        return value
+    if origin in (tuple, list, Sequence, collections.abc.Sequence):
+        item_hint = args[0] if args else Any
+        if isinstance(value, str) or not isinstance(value, list | tuple):
+            if meta.get("scalar_ok") and value is not None:
+                value = [value]
+            else:
+                raise ConfigError(f"{name}: expected a list, got {_describe(value)}")
+        items = [_coerce(v, item_hint, f"{name}[{i}]", {}) for i, v in enumerate(value)]
+        return tuple(items) if origin is tuple else items
+    if origin in (dict, Mapping, collections.abc.Mapping):
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{name}: expected a mapping, got {_describe(value)}")
+        value_hint = args[1] if len(args) == 2 else Any
+        return {str(k): _coerce(v, value_hint, f"{name}.{k}", {}) for k, v in value.items()}
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        if isinstance(value, hint):
+            return value
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{name}: expected a mapping, got {_describe(value)}")
+        return typed(hint, value, name)
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{name}: expected true or false, got {_describe(value)}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{name}: expected an integer, got {_describe(value)}")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{name}: expected a number, got {_describe(value)}")
+        if math.isnan(float(value)):
+            raise ConfigError(f"{name}: NaN is not a usable value")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{name}: expected a string, got {_describe(value)}")
+        return value
+    if value is None and hint is type(None):
+        return None
+    raise ConfigError(f"{name}: cannot check a value against {hint!r}")
+
+
+def _check_bounds(value: Any, name: str, meta: Mapping[str, Any]) -> None:
+    numbers = value if isinstance(value, list | tuple) else [value]
+    for number in numbers:
+        if not isinstance(number, int | float) or isinstance(number, bool):
+            continue
+        if meta.get("minimum") is not None and number < meta["minimum"]:
+            raise ConfigError(f"{name}: must be >= {meta['minimum']}, got {number!r}")
+        if meta.get("maximum") is not None and number > meta["maximum"]:
+            raise ConfigError(f"{name}: must be <= {meta['maximum']}, got {number!r}")
+        if meta.get("above") is not None and number <= meta["above"]:
+            raise ConfigError(f"{name}: must be > {meta['above']}, got {number!r}")
+    choices = meta.get("choices")
+    if choices is not None:
+        for item in value if isinstance(value, list | tuple) else [value]:
+            if item not in choices:
+                raise ConfigError(f"{name}: {item!r} is not one of {list(choices)}")
+
+
+def typed(cls: type[T], raw: Mapping[str, Any] | None, name: str) -> T:
+    """Build the dataclass ``cls`` from a params section, checking every setting once.
+
+    Unknown keys, wrong types (``n: 2.7`` for an int, ``num_samples: abc``), values out of
+    range and invalid choices raise :class:`ConfigError` naming the setting as a user writes
+    it (``selfcheck_ngram.n: expected an integer, got 2.7 (float)``). A check in the
+    dataclass's ``__post_init__`` that raises ``ValueError`` is reported the same way.
+    """
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"{cls!r} is not a dataclass")
+    raw = {} if raw is None else raw
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{name}: expected a mapping, got {_describe(raw)}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = [k for k in raw if k not in fields]
+    if unknown:
+        raise ConfigError(f"{name}: unknown setting(s) {unknown}; known: {sorted(fields)}")
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        field_ = fields[key]
+        meta = field_.metadata or {}
+        checked = _coerce(value, hints[key], f"{name}.{key}", meta)
+        _check_bounds(checked, f"{name}.{key}", meta)
+        values[key] = checked
+    try:
+        return cls(**values)
+    except ConfigError:
+        raise
+    except (ValueError, TypeError) as error:
+        raise ConfigError(f"{name}: {error}") from error

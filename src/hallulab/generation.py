@@ -2,7 +2,8 @@
 
 Modes (``generate.mode``):
   * ``keep``: records pass through unchanged (WikiBio keeps its GPT-3 samples);
-  * ``auto``: records without samples get ``num_samples`` of them; the others pass through;
+  * ``auto``: records without samples get ``num_samples`` (N_max) of them; the others pass
+    through with their own samples (the report counts both and the sample counts found);
   * ``samples``: every record's samples are regenerated from its prompt;
   * ``all``: the main response is regenerated greedily (with per-token log-probabilities,
     entropies and top-K alternatives, written for the white-box methods) and split into
@@ -18,30 +19,34 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from hallulab.config import setting
 from hallulab.data.schema import Passage, RecordError
 from hallulab.llm.base import DecodingParams, Generation
 from hallulab.llm.cached import CachedLLM
+from hallulab.pipeline.spec import StepInputs
 
 MODES = ("keep", "auto", "samples", "all")
+
+#: What the generate stage reads: its section, spaCy (to split regenerated responses) and the
+#: ``generator`` LLM role.
+GENERATE_INPUTS = StepInputs(params=("generate", "spacy"), llm_roles=("generator",))
 
 
 @dataclass(frozen=True)
 class GenerateConfig:
-    mode: str = "auto"
-    num_samples: int = 20
-    temperature: float = 1.0
-    top_p: float = 1.0
-    max_new_tokens: int = 256
-    main_max_new_tokens: int = 256
-    top_k_alternatives: int = 10
-    seed: int = 0
+    """params ``generate``."""
 
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"generate.mode must be one of {MODES}, got {self.mode!r}")
+    mode: str = setting("auto", choices=MODES)
+    num_samples: int = setting(20, minimum=0, doc="N_max: samples drawn for a record that has none")
+    temperature: float = setting(1.0, minimum=0.0)
+    top_p: float = setting(1.0, above=0.0, maximum=1.0)
+    max_new_tokens: int = setting(256, minimum=1)
+    main_max_new_tokens: int = setting(256, minimum=1)
+    top_k_alternatives: int = setting(10, minimum=0, doc="white-box top-K stored with a regenerated main response")
+    seed: int = 0
 
 
 def sample_seed(base: int, record_id: str, index: int) -> int:
@@ -50,6 +55,8 @@ def sample_seed(base: int, record_id: str, index: int) -> int:
 
 
 def _needs_samples(passage: Passage, cfg: GenerateConfig) -> bool:
+    if passage.response is None:  # a prompt-only record: nothing to check samples against
+        return False
     return cfg.mode in ("samples", "all") or (cfg.mode == "auto" and not passage.samples)
 
 
@@ -64,8 +71,19 @@ class GenerationReport:
     main_generated: int = 0
     samples_generated: int = 0
     records_kept: int = 0
+    records_given_samples: int = 0
     labels_dropped: int = 0
     empty_samples: int = 0
+    prompt_only_records: int = 0
+    sample_counts: dict[int, int] = field(default_factory=dict)  # samples per record -> records, after the stage
+
+    def summary(self, cfg: GenerateConfig) -> str:
+        counts = ", ".join(f"{n} samples: {k} records" for n, k in sorted(self.sample_counts.items()))
+        return (
+            f"mode {cfg.mode}: {self.records_given_samples} record(s) got N_max={cfg.num_samples} new samples, "
+            f"{self.records_kept} kept their own; {self.main_generated} main responses regenerated; "
+            f"{self.prompt_only_records} prompt-only record(s) left as they are; now {counts or 'no samples'}"
+        )
 
 
 def generate_passages(
@@ -95,8 +113,10 @@ def generate_passages(
         passages = rebuilt
         report.main_generated = len(passages)
 
+    report.prompt_only_records = sum(p.response is None for p in passages)
     targets = [p for p in passages if _needs_samples(p, cfg)]
-    report.records_kept = len(passages) - len(targets)
+    report.records_kept = len(passages) - len(targets) - report.prompt_only_records
+    report.records_given_samples = len(targets) if cfg.num_samples > 0 else 0
     if targets and cfg.num_samples > 0:
         sampling = DecodingParams(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p)
         prompts, seeds = [], []
@@ -113,4 +133,7 @@ def generate_passages(
             by_id[passage.id] = texts
         passages = [dataclasses.replace(p, samples=by_id[p.id]) if p.id in by_id else p for p in passages]
         report.samples_generated = len(outputs)
+    for passage in passages:
+        if passage.response is not None:
+            report.sample_counts[len(passage.samples)] = report.sample_counts.get(len(passage.samples), 0) + 1
     return passages, main_records, report

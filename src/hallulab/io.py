@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from hallulab.errors import UserFacingError
+
 
 @contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
@@ -43,11 +45,6 @@ def write_json(path: str | os.PathLike[str], payload: Any, *, indent: int | None
         handle.write("\n")
 
 
-def read_json(path: str | os.PathLike[str]) -> Any:
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
-
-
 def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> int:
     """Atomically write one JSON object per line; returns the number of rows."""
     count = 0
@@ -59,16 +56,39 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> int:
     return count
 
 
+class InputFileError(ValueError, UserFacingError):
+    """A data file cannot be read as what it should be; names the file and line."""
+
+
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, object)``; a malformed line raises naming the file and line."""
-    with open(path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
+    """Yield ``(line_number, object)``; a malformed or non-UTF-8 line raises naming the file
+    and line (:class:`InputFileError`)."""
+    with open(path, "rb") as handle:
+        for line_number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise InputFileError(
+                    f"{path}:{line_number}: not UTF-8 (byte {raw[error.start]:#04x} at column {error.start + 1}); "
+                    "re-encode the file as UTF-8"
+                ) from None
             if not line.strip():
                 continue
             try:
                 yield line_number, json.loads(line)
             except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{line_number}: not valid JSON ({error.msg})") from error
+                raise InputFileError(f"{path}:{line_number}: not valid JSON ({error.msg})") from error
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """A whole JSON file; malformed JSON or non-UTF-8 bytes raise naming the file."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except UnicodeDecodeError as error:
+        raise InputFileError(f"{path}: not UTF-8 (byte offset {error.start}); re-encode the file as UTF-8") from None
+    except json.JSONDecodeError as error:
+        raise InputFileError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from error
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:

@@ -12,14 +12,14 @@ particular machine's copy appears in code or committed config.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from hallulab.data.schema import Passage, RecordError, check_unique_ids, passage_from_dict
-from hallulab.io import file_sha256, read_jsonl
+from hallulab.errors import UserFacingError
+from hallulab.io import file_sha256, read_json, read_jsonl
 
 DATA_ROOT_ENV = "HALLULAB_DATA_ROOT"
 
@@ -33,7 +33,7 @@ WIKIBIO_FIELDS = (
 )
 
 
-class DatasetConfigError(ValueError):
+class DatasetConfigError(ValueError, UserFacingError):
     """The dataset section of the config cannot be satisfied (missing file, bad source...)."""
 
 
@@ -64,8 +64,7 @@ def wikibio_row_to_passage(row: Mapping[str, Any], position: int, source: str) -
 
 
 def _wikibio_local_rows(path: Path) -> list[Mapping[str, Any]]:
-    with open(path, encoding="utf-8") as handle:
-        payload = json.load(handle)
+    payload = read_json(path)
     rows = payload["evaluation"] if isinstance(payload, Mapping) else payload
     if not isinstance(rows, list):
         raise DatasetConfigError(f"{path}: expected a list of rows or {{'evaluation': [...]}}")
@@ -113,22 +112,36 @@ def load_wikibio(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]
 
 
 def load_jsonl_passages(path: str | os.PathLike[str]) -> list[Passage]:
-    """Read a canonical-schema JSONL file; a bad record raises naming its id (or line) and field."""
+    """Read a canonical-schema JSONL file; a bad record raises naming its id (or line) and
+    field; a repeated id names both lines."""
     passages = []
+    lines: dict[str, int] = {}
     for line_number, raw in read_jsonl(path):
         try:
-            passages.append(passage_from_dict(raw, position=line_number))
+            passage = passage_from_dict(raw, position=line_number)
         except RecordError as error:
             raise RecordError(error.record_id, error.field_name, f"{error.problem} ({path}:{line_number})") from None
+        if passage.id in lines:
+            raise RecordError(
+                passage.id, "id", f"duplicated ({path}:{lines[passage.id]} and line {line_number}); ids must be unique"
+            )
+        lines[passage.id] = line_number
+        passages.append(passage)
     return passages
 
 
-def load_jsonl(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
+def jsonl_path(cfg: Mapping[str, Any]) -> Path:
+    """``dataset.path``: relative to the repository, else to the data root."""
     path = Path(str(cfg["path"]))
     if not path.is_absolute() and not path.exists() and data_root() is not None:
         path = data_root() / path  # type: ignore[operator]
     if not path.is_file():
         raise DatasetConfigError(f"dataset.path: no such file {path}")
+    return path
+
+
+def load_jsonl(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
+    path = jsonl_path(cfg)
     return load_jsonl_passages(path), {"source": "jsonl", "file": str(cfg["path"]), "sha256": file_sha256(path)}
 
 
@@ -138,6 +151,37 @@ LOADERS: dict[str, Callable[[Mapping[str, Any]], tuple[list[Passage], dict[str, 
 }
 
 
+def source_files(cfg: Mapping[str, Any]) -> list[Path]:
+    """The local files a data set config reads (empty for a hub data set)."""
+    loader = cfg.get("loader")
+    if loader == "jsonl":
+        return [jsonl_path(cfg)]
+    source = cfg.get("source", "auto")
+    root = data_root()
+    if source == "local" or (source == "auto" and root is not None):
+        if root is None:
+            raise DatasetConfigError(f"dataset.source=local needs {DATA_ROOT_ENV} to be set")
+        files = cfg.get("local_files") or [cfg.get("local_file")]
+        return [root / str(name) for name in files if name]
+    return []
+
+
+def source_fingerprint(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """What identifies the data a config reads: every local file's sha256, or the hub id,
+    split and revision. The ``source`` stage writes it so that ``prepare`` re-runs exactly
+    when the data changes, wherever it lives."""
+    files = source_files(cfg)
+    for path in files:
+        if not path.is_file():
+            raise DatasetConfigError(f"dataset {cfg.get('name')!r}: source file not found: {path}")
+    return {
+        "dataset": cfg.get("name"),
+        "loader": cfg.get("loader"),
+        "files": {path.name: file_sha256(path) for path in files},
+        "hub": None if files else {"id": cfg.get("hf_id"), "split": cfg.get("split"), "revision": cfg.get("revision")},
+    }
+
+
 def load_dataset(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
     """Dispatch on ``cfg['loader']``; returns the passages and a provenance dict."""
     loader = cfg.get("loader")
@@ -145,9 +189,13 @@ def load_dataset(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]
         raise DatasetConfigError(f"dataset.loader must be one of {sorted(LOADERS)}; got {loader!r}")
     passages, provenance = LOADERS[str(loader)](cfg)
     check_unique_ids(passages)
+    if not passages:
+        raise DatasetConfigError(f"dataset {cfg.get('name')!r}: the source holds no records ({provenance})")
     limit = cfg.get("limit")
     if limit is not None:
-        passages = passages[: int(limit)]
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise DatasetConfigError(f"dataset.limit: expected a positive integer or null, got {limit!r}")
+        passages = passages[:limit]
     return passages, provenance
 
 

@@ -1,10 +1,13 @@
 """The canonical passage record every loader produces and every stage consumes.
 
-One record per passage, whatever the source data set (DESIGN.md, "Data model"):
-an id, the prompt (or concept) that produced the response, the response text, its
-sentences, one label per sentence (0 = accurate, 0.5 = minor inaccurate, 1 = major
-inaccurate, as SelfCheckGPT §6 maps the WikiBio annotation), N stochastic samples,
-an optional reference text and the provenance of the record.
+One record per passage, whatever the source data set: an id, the prompt (or concept)
+that produced the response, the response text, its sentences, one label per sentence
+(0 = accurate, 0.5 = minor inaccurate, 1 = major inaccurate, as SelfCheckGPT §6 maps the
+WikiBio annotation), N stochastic samples, an optional reference text and the provenance
+of the record. Labels at the other levels a paper evaluates are optional fields: claims
+given by the data set with their labels (FactualBio), a label of the whole response (the
+SAC3 QA sets: was the answer wrong?) and a label of the prompt (Concept-7: should the model
+refuse?). A prompt-only record (no response yet: Self-Familiarity) has ``response = None``.
 
 Validation happens at the boundary: :func:`passage_from_dict` checks every field and
 raises :class:`RecordError` naming the record and the field, so a bad line in a
@@ -18,17 +21,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-#: WikiBio annotation vocabulary -> numeric label (SelfCheckGPT §6, REFERENCE.md §1).
+from hallulab.errors import UserFacingError
+
+#: WikiBio annotation vocabulary -> numeric label (SelfCheckGPT §6 and its notebooks).
 LABEL_VALUES: dict[str, float] = {
     "accurate": 0.0,
     "minor_inaccurate": 0.5,
     "major_inaccurate": 1.0,
 }
 
-SCHEMA_VERSION = 1
+#: Response-level and prompt-level label names -> numbers (1 = the positive class).
+RESPONSE_LABEL_VALUES: dict[str, float] = {"correct": 0.0, "hallucinated": 1.0}
+PROMPT_LABEL_VALUES: dict[str, float] = {"familiar": 0.0, "unfamiliar": 1.0}
+
+SCHEMA_VERSION = 2
 
 
-class RecordError(ValueError):
+class RecordError(ValueError, UserFacingError):
     """A record failed validation; names the record, the field and what was expected."""
 
     def __init__(self, record_id: str, field_name: str, problem: str) -> None:
@@ -36,6 +45,21 @@ class RecordError(ValueError):
         self.field_name = field_name
         self.problem = problem
         super().__init__(f"record {record_id!r}, field {field_name!r}: {problem}")
+
+
+@dataclass(frozen=True)
+class GivenClaim:
+    """An atomic claim the data set provides with the response (e.g. FactualBio's facts).
+
+    ``label``: 0 = true, 0.5 = minor false, 1 = major false (None = unlabelled);
+    ``sentence_index``: the sentence that states it, when the data set says so."""
+
+    text: str
+    label: float | None = None
+    sentence_index: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "label": self.label, "sentence_index": self.sentence_index}
 
 
 @dataclass(frozen=True)
@@ -48,6 +72,9 @@ class Passage:
         sentences: R split into sentences r_1..r_I (the unit SelfCheckGPT scores).
         samples: N stochastic samples S_1..S_N drawn from the same prompt.
         labels: one label per sentence in [0, 1], or None when unlabelled.
+        claims: atomic claims given by the data set, with their labels.
+        response_label: 1 = the response is hallucinated / wrong, 0 = correct, None = unknown.
+        prompt_label: 1 = the model should refuse (unfamiliar concepts), 0 = familiar.
         prompt: the prompt or concept that produced R, when known.
         reference: a reference text (e.g. the real Wikipedia passage), when known.
         source: provenance, e.g. ``"potsawee/wiki_bio_gpt3_hallucination:evaluation[12]"``.
@@ -55,7 +82,7 @@ class Passage:
     """
 
     id: str
-    response: str
+    response: str | None
     sentences: tuple[str, ...]
     samples: tuple[str, ...] = ()
     labels: tuple[float, ...] | None = None
@@ -63,6 +90,9 @@ class Passage:
     reference: str | None = None
     source: str = ""
     meta: Mapping[str, Any] = field(default_factory=dict)
+    claims: tuple[GivenClaim, ...] = ()
+    response_label: float | None = None
+    prompt_label: float | None = None
 
     @property
     def passage_label(self) -> float | None:
@@ -83,6 +113,9 @@ class Passage:
             "reference": self.reference,
             "source": self.source,
             "meta": dict(self.meta),
+            "claims": [c.to_dict() for c in self.claims],
+            "response_label": self.response_label,
+            "prompt_label": self.prompt_label,
         }
 
 
@@ -150,10 +183,16 @@ def passage_from_dict(raw: Mapping[str, Any], *, position: int | None = None) ->
         raise RecordError(fallback, "id", "missing or not a non-empty string/integer")
     rid = str(rid_value)
 
-    response = _require_str(raw, rid, "response", allow_empty=False)
-    sentences = _str_list(raw, rid, "sentences", required=True)
-    if not sentences:
+    response: str | None
+    if raw.get("response") is None and "response" in raw and raw.get("prompt"):
+        response = None  # a prompt-only record
+    else:
+        response = _require_str(raw, rid, "response", allow_empty=False)
+    sentences = _str_list(raw, rid, "sentences", required=response is not None)
+    if response is not None and not sentences:
         raise RecordError(rid, "sentences", "is empty; a passage needs at least one sentence")
+    if response is None and sentences:
+        raise RecordError(rid, "sentences", "given without a response")
     for i, sentence in enumerate(sentences):
         if not sentence.strip():
             raise RecordError(rid, f"sentences[{i}]", "is blank; every scored sentence needs text")
@@ -189,7 +228,55 @@ def passage_from_dict(raw: Mapping[str, Any], *, position: int | None = None) ->
         reference=_optional_str(raw, rid, "reference"),
         source=source,
         meta=dict(meta),
+        claims=_claims(raw, rid, len(sentences)),
+        response_label=_named_label(raw.get("response_label"), rid, "response_label", RESPONSE_LABEL_VALUES),
+        prompt_label=_named_label(raw.get("prompt_label"), rid, "prompt_label", PROMPT_LABEL_VALUES),
     )
+
+
+def _named_label(value: Any, rid: str, where: str, names: Mapping[str, float]) -> float | None:
+    """A record-level label: a number in [0, 1] or one of ``names``; None when absent."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value not in names:
+            raise RecordError(
+                rid, where, f"unknown label {value!r}; expected a number in [0, 1] or one of {sorted(names)}"
+            )
+        return names[value]
+    return parse_label(value, rid, where)
+
+
+def _claims(raw: Mapping[str, Any], rid: str, sentence_count: int) -> tuple[GivenClaim, ...]:
+    value = raw.get("claims")
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise RecordError(rid, "claims", f"expected a list of claims, got {type(value).__name__}")
+    claims = []
+    for i, item in enumerate(value):
+        where = f"claims[{i}]"
+        if not isinstance(item, Mapping):
+            raise RecordError(rid, where, f"expected an object with 'text', got {type(item).__name__}")
+        text = item.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise RecordError(rid, f"{where}.text", "missing or blank")
+        label = item.get("label")
+        sentence_index = item.get("sentence_index")
+        if sentence_index is not None and (
+            isinstance(sentence_index, bool)
+            or not isinstance(sentence_index, int)
+            or not 0 <= sentence_index < max(sentence_count, 1)
+        ):
+            raise RecordError(rid, f"{where}.sentence_index", f"{sentence_index!r} is not a sentence index")
+        claims.append(
+            GivenClaim(
+                text=text,
+                label=None if label is None else parse_label(label, rid, f"{where}.label"),
+                sentence_index=sentence_index,
+            )
+        )
+    return tuple(claims)
 
 
 def check_unique_ids(passages: Sequence[Passage]) -> None:

@@ -3,7 +3,7 @@
 * :func:`pr_curve` / :func:`aucpr_trapezoid` reproduce scikit-learn's
   ``precision_recall_curve`` followed by ``auc(recall, precision)`` (the trapezoid rule),
   which is how SelfCheckGPT's and FactSelfCheck's notebooks compute AUC-PR
-  (REFERENCE.md §1, §3). This is *not* average precision.
+  (selfcheckgpt and FactSelfCheck). This is *not* average precision.
 * :func:`average_precision` reproduces ``average_precision_score``
   (sum over thresholds of (R_k - R_{k-1}) P_k), the "PR-AUC" of lm-polygraph.
 * :func:`roc_auc` is the Mann-Whitney statistic with mid-ranks for ties, equal to
@@ -96,3 +96,45 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float:
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
     """Spearman's rho: Pearson correlation of mid-ranks (``scipy.stats.spearmanr``)."""
     return pearson(rankdata(x), rankdata(y))
+
+
+def rejection_area(uncertainty: np.ndarray, quality: np.ndarray) -> float:
+    """Area under the prediction-rejection curve: mean quality of the kept items after
+    rejecting the k most uncertain ones, averaged over k = 0 .. n - 1 (lm-polygraph's
+    ``PredictionRejectionArea`` with ``max_rejection = 1``). Tied uncertainties are broken at
+    random in expectation (each item of a tie group counts its group's mean quality), so a
+    constant score gets the random area exactly."""
+    values = np.asarray(uncertainty, dtype=np.float64)
+    order = np.argsort(values, kind="mergesort")
+    sorted_values = values[order]
+    sorted_quality = np.asarray(quality, dtype=np.float64)[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(sorted_values)) + 1] if len(values) else np.empty(0, np.int64)
+    sums = np.add.reduceat(sorted_quality, starts) if len(values) else np.empty(0)
+    sizes = np.diff(np.r_[starts, len(values)])
+    expected = np.repeat(sums / np.maximum(sizes, 1), sizes)
+    kept_means = np.cumsum(expected) / np.arange(1, len(expected) + 1)
+    return float(kept_means.mean())
+
+
+def prediction_rejection_ratio(y_true: np.ndarray, scores: np.ndarray) -> float:
+    """PRR = (A_score - A_random) / (A_oracle - A_random) with quality = 1 - label
+    (a hallucinated unit has quality 0): 1 for a perfect ranking, 0 for a random one."""
+    y, s = _check(y_true, scores)
+    quality = 1.0 - y.astype(np.float64)
+    random_area = float(quality.mean())
+    oracle_area = rejection_area(y.astype(np.float64), quality)
+    if oracle_area == random_area:
+        return float("nan")
+    return (rejection_area(s, quality) - random_area) / (oracle_area - random_area)
+
+
+def accuracy_f1(y_true: np.ndarray, scores: np.ndarray, threshold: float) -> tuple[float, float]:
+    """Accuracy and F1 of the decision ``score > threshold`` (positive class = label 1)."""
+    y, s = _check(y_true, scores)
+    predicted = s > threshold
+    tp = float((predicted & y).sum())
+    fp = float((predicted & ~y).sum())
+    fn = float((~predicted & y).sum())
+    accuracy = float((predicted == y).mean()) if len(y) else float("nan")
+    f1 = 2 * tp / (2 * tp + fp + fn) if (2 * tp + fp + fn) > 0 else float("nan")
+    return accuracy, f1

@@ -6,6 +6,8 @@ Metric order: NonFact, NonFact*, Factual AUC-PR; passage Pearson, Spearman.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 PAPER_METRICS = ("nonfact_aucpr", "nonfact_star_aucpr", "factual_aucpr", "passage_pearson", "passage_spearman")
 
 
@@ -89,4 +91,32 @@ TABLES = {
     "table5": SELFCHECK_TABLE5,
     "table7": SELFCHECK_TABLE7,
     **{f"table8-{model}": rows for model, rows in SELFCHECK_TABLE8.items()},
+}
+
+
+@dataclass(frozen=True)
+class PaperReference:
+    """Published numbers of one method: the data set they are on, where they come from, and
+    variant -> metric -> value (percent)."""
+
+    dataset: str
+    label: str
+    rows: dict[str, dict[str, float]]
+
+
+#: A method spec's ``paper_table`` key -> its published numbers. The summary shows them beside
+#: the pipeline's numbers on the same data set only.
+PAPER_REFERENCE: dict[str, PaperReference] = {
+    "table7": PaperReference("wikibio", "SelfCheckGPT Table 7", SELFCHECK_TABLE7),
+    "table5": PaperReference("wikibio", "SelfCheckGPT Table 5 (T5 + Longformer)", SELFCHECK_TABLE5),
+    "table2-nli": PaperReference(
+        "wikibio", "SelfCheckGPT Table 2 (DeBERTa-v3-large)", {"nli": SELFCHECK_TABLE2["nli"]}
+    ),
+    "table2-bertscore": PaperReference(
+        "wikibio", "SelfCheckGPT Table 2 (RoBERTa-large)", {"bertscore": SELFCHECK_TABLE2["bertscore"]}
+    ),
+    "table2-prompt": PaperReference(
+        "wikibio", "SelfCheckGPT Table 2 (GPT-3.5)", {"prompt": SELFCHECK_TABLE2["prompt"]}
+    ),
+    "table8-opt-125m": PaperReference("wikibio", "SelfCheckGPT Table 8 (OPT-125m proxy)", SELFCHECK_TABLE8["opt-125m"]),
 }

@@ -1,4 +1,4 @@
-"""The SelfCheckGPT evaluation protocol (§6-7, REFERENCE.md §1 "Evaluation").
+"""The SelfCheckGPT evaluation protocol (§6-7; the released notebooks of selfcheckgpt).
 
 Sentence level (sentences pooled over passages), AUC-PR by the trapezoid rule:
   * NonFact:  positive = label > 0.499 (minor and major inaccurate), score = s.
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hallulab.data.schema import Passage
+from hallulab.evaluation import bootstrap
 from hallulab.evaluation.metrics import (
     PRCurve,
     aucpr_trapezoid,
@@ -36,7 +37,6 @@ from hallulab.evaluation.metrics import (
     roc_auc,
     spearman,
 )
-from hallulab.scores import VariantScores
 
 METRIC_KEYS = (
     "nonfact_aucpr",
@@ -85,29 +85,40 @@ def finite_for_ranking(values: np.ndarray) -> np.ndarray:
     return np.where(values == np.inf, high, np.where(values == -np.inf, low, values))
 
 
-def align(passages: Sequence[Passage], scores: VariantScores) -> LabelledScores:
-    """Join labelled passages with a variant's scores; errors name the passage and field."""
+def align(
+    passages: Sequence[Passage],
+    sentence_scores: Mapping[str, Sequence[float]],
+    passage_scores: Mapping[str, float],
+    variant: str = "",
+) -> LabelledScores:
+    """Join the sentence-labelled passages with a variant's scores; errors name the passage.
+
+    Passages without sentence labels are left out (they are scored but not evaluated); a
+    labelled passage without scores, or with a score count that differs from its label
+    count, is an error."""
     labels: list[float] = []
     values: list[float] = []
     owner: list[int] = []
     passage_labels: list[float | None] = []
     passage_values: list[float] = []
-    for index, passage in enumerate(passages):
-        if passage.labels is None:
-            raise ValueError(f"record {passage.id!r}, field 'labels': evaluation needs labelled passages")
-        if passage.id not in scores.sentence_scores:
-            raise ValueError(f"record {passage.id!r}: no sentence scores for variant {scores.variant!r}")
-        sentence_scores = scores.sentence_scores[passage.id]
-        if len(sentence_scores) != len(passage.labels):
+    for passage in (p for p in passages if p.labels is not None):
+        assert passage.labels is not None
+        if passage.id not in sentence_scores:
+            raise ValueError(f"record {passage.id!r}: no sentence scores for variant {variant!r}")
+        scores = sentence_scores[passage.id]
+        if len(scores) != len(passage.labels):
             raise ValueError(
-                f"record {passage.id!r}, field 'sentences': {len(sentence_scores)} scores "
-                f"for {len(passage.labels)} labelled sentences in variant {scores.variant!r}"
+                f"record {passage.id!r}, field 'sentences': {len(scores)} scores "
+                f"for {len(passage.labels)} labelled sentences in variant {variant!r}"
             )
+        if passage.id not in passage_scores:
+            raise ValueError(f"record {passage.id!r}: no passage (response) score for variant {variant!r}")
+        index = len(passage_labels)
         labels.extend(passage.labels)
-        values.extend(sentence_scores)
-        owner.extend([index] * len(sentence_scores))
+        values.extend(scores)
+        owner.extend([index] * len(scores))
         passage_labels.append(passage.passage_label)
-        passage_values.append(scores.passage_scores[passage.id])
+        passage_values.append(passage_scores[passage.id])
     return LabelledScores(
         sentence_labels=np.asarray(labels, dtype=np.float64),
         sentence_scores=finite_for_ranking(np.asarray(values, dtype=np.float64)),
@@ -117,17 +128,24 @@ def align(passages: Sequence[Passage], scores: VariantScores) -> LabelledScores:
     )
 
 
+def task_mask(data: LabelledScores, task: str, cfg: ProtocolConfig) -> np.ndarray:
+    """Which sentences a task evaluates (NonFact* drops the total-hallucination passages)."""
+    if task == "nonfact_star":
+        return data.passage_labels[data.sentence_passage] < cfg.nonfact_star_passage_below
+    if task in TASKS:
+        return np.ones(len(data.sentence_labels), dtype=bool)
+    raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
+
+
 def task_arrays(data: LabelledScores, task: str, cfg: ProtocolConfig) -> tuple[np.ndarray, np.ndarray]:
     """(binary targets, scores) of one sentence-level task."""
-    labels, scores = data.sentence_labels, data.sentence_scores
+    keep = task_mask(data, task, cfg)
+    labels, scores = data.sentence_labels[keep], data.sentence_scores[keep]
     if task == "nonfact":
         return labels > cfg.nonfact_threshold, scores
     if task == "factual":
         return labels < cfg.factual_threshold, -scores
-    if task == "nonfact_star":
-        keep = data.passage_labels[data.sentence_passage] < cfg.nonfact_star_passage_below
-        return labels[keep] > cfg.nonfact_star_positive_above, scores[keep]
-    raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
+    return labels > cfg.nonfact_star_positive_above, scores
 
 
 def _safe(metric: Callable[[np.ndarray, np.ndarray], float], y: np.ndarray, s: np.ndarray) -> float:
@@ -151,40 +169,25 @@ def compute_metrics(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, floa
     return {key: out[key] for key in METRIC_KEYS}
 
 
-def resample(data: LabelledScores, passage_indices: np.ndarray) -> LabelledScores:
-    """The data of the passages ``passage_indices`` (with repeats), renumbered."""
-    counts = np.bincount(data.sentence_passage, minlength=len(data.passage_labels))
-    starts = np.r_[0, np.cumsum(counts)[:-1]]
-    pieces = [np.arange(starts[p], starts[p] + counts[p]) for p in passage_indices]
-    sentence_index = np.concatenate(pieces)
-    new_owner = np.repeat(np.arange(len(passage_indices)), counts[passage_indices])
-    return LabelledScores(
-        sentence_labels=data.sentence_labels[sentence_index],
-        sentence_scores=data.sentence_scores[sentence_index],
-        sentence_passage=new_owner,
-        passage_labels=data.passage_labels[passage_indices],
-        passage_scores=data.passage_scores[passage_indices],
-    )
-
-
 def bootstrap_intervals(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, list[float]]:
-    """Percentile bootstrap CI of every metric, resampling passages with replacement."""
-    rng = np.random.default_rng(cfg.seed)
+    """Percentile bootstrap CI of every metric, resampling passages with replacement.
+
+    All ``cfg.bootstrap_samples`` resamples at once (:mod:`hallulab.evaluation.bootstrap`):
+    a resample is a multiplicity per passage, every metric a weighted one."""
     n_passages = len(data.passage_labels)
-    draws: dict[str, list[float]] = {key: [] for key in METRIC_KEYS}
-    for _ in range(cfg.bootstrap_samples):
-        sample = resample(data, rng.integers(0, n_passages, n_passages))
-        for key, value in compute_metrics(sample, cfg).items():
-            draws[key].append(value)
-    alpha = (1.0 - cfg.ci_level) / 2.0
-    intervals = {}
-    for key, values in draws.items():
-        finite = np.asarray(values)[~np.isnan(values)]
-        if finite.size == 0:
-            intervals[key] = [float("nan"), float("nan")]
-        else:
-            intervals[key] = [float(np.quantile(finite, alpha)), float(np.quantile(finite, 1 - alpha))]
-    return intervals
+    weights = bootstrap.resample_weights(n_passages, cfg.bootstrap_samples, cfg.seed)
+    sentence_weights = weights[:, data.sentence_passage]
+    draws: dict[str, np.ndarray] = {}
+    for task in TASKS:
+        y, s = task_arrays(data, task, cfg)
+        keep = task_mask(data, task, cfg)
+        draws[f"{task}_aucpr"] = 100.0 * bootstrap.aucpr_trapezoid(y, s, sentence_weights[:, keep])
+    draws["passage_pearson"] = 100.0 * bootstrap.weighted_pearson(data.passage_scores, data.passage_labels, weights)
+    draws["passage_spearman"] = 100.0 * bootstrap.weighted_spearman(data.passage_scores, data.passage_labels, weights)
+    y, s = task_arrays(data, "nonfact", cfg)
+    draws["roc_auc"] = 100.0 * bootstrap.roc_auc(y, s, sentence_weights)
+    draws["avg_precision"] = 100.0 * bootstrap.average_precision(y, s, sentence_weights)
+    return {key: list(bootstrap.percentile_interval(draws[key], cfg.ci_level)) for key in METRIC_KEYS}
 
 
 def pr_curves(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, PRCurve]:
@@ -203,12 +206,15 @@ def random_baseline(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, floa
 
 
 def evaluate_variants(
-    passages: Sequence[Passage], variants: Mapping[str, VariantScores], cfg: ProtocolConfig
+    passages: Sequence[Passage],
+    variants: Mapping[str, tuple[Mapping[str, Sequence[float]], Mapping[str, float]]],
+    cfg: ProtocolConfig,
 ) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, list[float]]], dict[str, dict[str, PRCurve]]]:
-    """Metrics, bootstrap intervals and PR curves of every variant."""
+    """Metrics, bootstrap intervals and PR curves of every variant, given as
+    variant -> (sentence scores by record, passage score by record)."""
     metrics, intervals, curves = {}, {}, {}
-    for name, scores in variants.items():
-        data = align(passages, scores)
+    for name, (sentence_scores, passage_scores) in variants.items():
+        data = align(passages, sentence_scores, passage_scores, name)
         metrics[name] = compute_metrics(data, cfg)
         intervals[name] = bootstrap_intervals(data, cfg) if cfg.bootstrap_samples > 0 else {}
         curves[name] = pr_curves(data, cfg)

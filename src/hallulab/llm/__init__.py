@@ -1,4 +1,4 @@
-"""LLM backends (hf, openai, vllm) behind one interface, and the cached wrapper."""
+"""LLM backends (hf, openai, vllm, langchain) behind one interface, and the cached wrapper."""
 
 from __future__ import annotations
 
@@ -10,20 +10,30 @@ from hallulab.llm.base import LLM, Capabilities, DecodingParams, Generation, LLM
 __all__ = ["LLM", "Capabilities", "DecodingParams", "Generation", "LLMIdentity", "TokenStats", "build_llm"]
 
 
-def build_llm(cfg: Mapping[str, Any]) -> LLM:
-    """The backend named by ``cfg['backend']``, configured by the rest (imports lazily)."""
+BACKENDS = ("hf", "openai", "vllm", "langchain")
+
+
+def build_llm(cfg: Mapping[str, Any], where: str = "llm") -> LLM:
+    """The backend named by ``cfg['backend']``, configured by the rest (imports lazily); every
+    setting is checked, and an error names it as ``<where>.<setting>``."""
+    from hallulab.config import ConfigError, typed
+
     backend = cfg.get("backend")
     options = {k: v for k, v in cfg.items() if k not in ("backend", "name")}
     if backend == "hf":
         from hallulab.llm.hf import HFLLM, HFConfig
 
-        return HFLLM(HFConfig(**options))
+        return HFLLM(typed(HFConfig, options, where))
     if backend == "openai":
         from hallulab.llm.openai_backend import OpenAIConfig, OpenAILLM
 
-        return OpenAILLM(OpenAIConfig(**options))
+        return OpenAILLM(typed(OpenAIConfig, options, where))
     if backend == "vllm":
         from hallulab.llm.vllm_backend import VLLMLLM, VLLMConfig
 
-        return VLLMLLM(VLLMConfig(**options))
-    raise ValueError(f"llm.backend must be hf, openai or vllm; got {backend!r}")
+        return VLLMLLM(typed(VLLMConfig, options, where))
+    if backend == "langchain":
+        from hallulab.llm.langchain_backend import LangChainConfig, LangChainLLM
+
+        return LangChainLLM(typed(LangChainConfig, options, where))
+    raise ConfigError(f"{where}.backend: must be one of {list(BACKENDS)}, got {backend!r}")

@@ -20,6 +20,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from hallulab.cache import PartialResults
+from hallulab.tokens import TokenStats
+
+
+class PartialBatchError(PartialResults):
+    """A backend got replies for part of a batch (``results``: position -> Generation) and
+    errors for the rest; the cached wrapper stores the replies before re-raising."""
+
+
 #: A prompt is plain text, or chat messages [{"role": ..., "content": ...}, ...].
 Prompt = str | Sequence[Mapping[str, str]]
 
@@ -53,40 +62,6 @@ class DecodingParams:
 
     def as_key(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class TokenStats:
-    """One token position: the token, its log-probability, the entropy of the whole
-    next-token distribution at that position (nats), and the top-K alternatives."""
-
-    token: str
-    logprob: float
-    entropy: float | None = None
-    token_id: int | None = None
-    top: tuple[tuple[str, float], ...] = ()
-    offset: int | None = None  # character offset in the scored / generated text
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "token": self.token,
-            "logprob": self.logprob,
-            "entropy": self.entropy,
-            "token_id": self.token_id,
-            "top": [list(t) for t in self.top],
-            "offset": self.offset,
-        }
-
-    @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> TokenStats:
-        return cls(
-            token=raw["token"],
-            logprob=float(raw["logprob"]),
-            entropy=None if raw.get("entropy") is None else float(raw["entropy"]),
-            token_id=raw.get("token_id"),
-            top=tuple((str(t), float(lp)) for t, lp in raw.get("top", [])),
-            offset=raw.get("offset"),
-        )
 
 
 @dataclass(frozen=True)

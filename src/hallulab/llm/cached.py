@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hallulab.cache import CallCache, cache_key
+from hallulab.cache import CallCache, PartialResults, cache_key
 from hallulab.llm.base import LLM, DecodingParams, Generation, Prompt, TokenStats
 
 
@@ -41,7 +41,11 @@ class CachedLLM:
         ]
 
         def compute(items: list[tuple[Prompt, int | None]]) -> list[dict[str, Any]]:
-            outputs = self.llm.generate([p for p, _ in items], params, [s for _, s in items])
+            try:
+                outputs = self.llm.generate([p for p, _ in items], params, [s for _, s in items])
+            except PartialResults as partial:  # keep every reply that arrived
+                converted = {i: g.to_dict() for i, g in partial.results.items()}
+                raise PartialResults(converted, partial.errors, str(partial)) from partial
             return [g.to_dict() for g in outputs]
 
         values = self._map(keys, list(zip(prompts, seeds, strict=True)), compute)

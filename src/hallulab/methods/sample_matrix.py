@@ -15,9 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from hallulab.config import setting, typed
 from hallulab.data.schema import Passage, RecordError
-from hallulab.scores import MethodScores, VariantScores
+from hallulab.pipeline.context import AggregateContext, Aggregated
+from hallulab.pipeline.params import ParamsView
+from hallulab.units import ScoreTable, concat
 
 SELECTIONS = ("first", "random")
 AGGREGATIONS = ("mean", "median", "max")
@@ -55,31 +59,26 @@ class SampleMatrices:
 
 @dataclass(frozen=True)
 class SampleSelection:
-    """``selfcheck`` knobs read by the aggregate stage."""
+    """``selfcheck`` knobs read by the cheap aggregate stages."""
 
-    num_samples: int | None = None  # N; None = every stored sample
-    selection: str = "first"  # first N samples, or a seeded random N per passage
-    aggregation: str = "mean"  # over the N samples; the paper uses the mean
+    num_samples: int | None = setting(None, minimum=1, doc="N; null = every stored sample")
+    sample_selection: str = setting("first", choices=SELECTIONS, doc="the first N samples, or a seeded random N")
+    sample_aggregation: str = setting("mean", choices=AGGREGATIONS, doc="over the N samples; the paper: mean")
     seed: int = 0
 
-    @classmethod
-    def from_params(cls, cfg: Mapping[str, Any]) -> SampleSelection:
-        """From the ``selfcheck`` params section."""
-        num_samples = cfg.get("num_samples")
-        return cls(
-            num_samples=None if num_samples is None else int(num_samples),
-            selection=str(cfg.get("sample_selection", "first")),
-            aggregation=str(cfg.get("sample_aggregation", "mean")),
-            seed=int(cfg.get("seed", 0)),
-        )
+    @property
+    def selection(self) -> str:
+        return self.sample_selection
 
-    def __post_init__(self) -> None:
-        if self.selection not in SELECTIONS:
-            raise ValueError(f"selfcheck.sample_selection: {self.selection!r} is not one of {SELECTIONS}")
-        if self.aggregation not in AGGREGATIONS:
-            raise ValueError(f"selfcheck.sample_aggregation: {self.aggregation!r} is not one of {AGGREGATIONS}")
-        if self.num_samples is not None and self.num_samples < 1:
-            raise ValueError(f"selfcheck.num_samples: must be >= 1, got {self.num_samples}")
+    @property
+    def aggregation(self) -> str:
+        return self.sample_aggregation
+
+
+#: The params keys of :class:`SampleSelection` (what an aggregate step over samples declares).
+SELECTION_PARAMS = tuple(
+    f"selfcheck.{name}" for name in ("num_samples", "sample_selection", "sample_aggregation", "seed")
+)
 
 
 def selected_columns(passage_id: str, available: int, selection: SampleSelection) -> np.ndarray:
@@ -105,19 +104,27 @@ def sentence_scores(matrix: np.ndarray, columns: np.ndarray, aggregation: str = 
     return chosen.max(axis=1)
 
 
-def aggregate(stored: SampleMatrices, selection: SampleSelection) -> MethodScores:
-    """Sentence scores (row aggregate over N samples) and passage scores (mean over sentences)."""
-    sentence: dict[str, list[float]] = {}
-    passage: dict[str, float] = {}
+def aggregate(stored: SampleMatrices, selection: SampleSelection) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Sentence scores (row aggregate over N samples) and response scores (mean over the
+    sentences, §7.2) as unit-score rows, and the diagnostics."""
+    table = ScoreTable()
     for pid, matrix in stored.matrices.items():
         if matrix.shape[0] == 0:
             raise ValueError(f"passage {pid!r}: no sentences in the stored matrix")
         scores = sentence_scores(matrix, selected_columns(pid, matrix.shape[1], selection), selection.aggregation)
-        sentence[pid] = scores.tolist()
-        passage[pid] = float(scores.mean())
-    variant = VariantScores(stored.variant, sentence, passage)
-    diagnostics = {**stored.diagnostics, "identity": dict(stored.identity), "selection": selection.__dict__}
-    return MethodScores(stored.method, {stored.variant: variant}, diagnostics)
+        table.add_sentences(stored.variant, pid, scores.tolist())
+        table.add_response(stored.variant, pid, float(scores.mean()))
+    diagnostics = {
+        **stored.diagnostics,
+        "identity": dict(stored.identity),
+        "selection": {
+            "num_samples": selection.num_samples,
+            "selection": selection.selection,
+            "aggregation": selection.aggregation,
+            "seed": selection.seed,
+        },
+    }
+    return table.frame(), diagnostics
 
 
 def sentence_sample_grid(passages: Sequence[Passage], method: str) -> tuple[list[str], list[str]]:
@@ -145,3 +152,36 @@ def unflatten(passages: Sequence[Passage], flat: np.ndarray) -> dict[str, np.nda
     if cursor != len(flat):
         raise ValueError(f"{len(flat)} scores for {cursor} (sentence, sample) pairs")
     return out
+
+
+def selection_from(params: ParamsView) -> SampleSelection:
+    """The ``selfcheck`` sweep knobs, checked (:data:`SELECTION_PARAMS` must be declared)."""
+    values = {key.split(".", 1)[1]: params.get(key) for key in SELECTION_PARAMS}
+    return typed(SampleSelection, values, "selfcheck")
+
+
+def scorable(passages: Sequence[Passage]) -> tuple[list[Passage], int]:
+    """The records a sample-based method can score (a response and at least one sample), and
+    how many others were left out (prompt-only records, records without samples)."""
+    chosen = [p for p in passages if p.response is not None and p.samples]
+    return chosen, len(passages) - len(chosen)
+
+
+def stored_matrices(raw: Mapping[str, Any]) -> list[SampleMatrices]:
+    """The matrix sets a score step stored: one (``SampleMatrices.to_dict()``) or several
+    (``{"variants": [...]}``, e.g. SelfCheck-Prompt's verdicts and probabilities)."""
+    if "variants" in raw:
+        return [SampleMatrices.from_dict(v) for v in raw["variants"]]
+    return [SampleMatrices.from_dict(raw)]
+
+
+def aggregate_step(ctx: AggregateContext) -> Aggregated:
+    """The aggregate step of every sample-matrix variant (NLI, BERTScore, Prompt)."""
+    assert ctx.raw is not None
+    selection = selection_from(ctx.params)
+    frames, diagnostics = [], {}
+    for stored in stored_matrices(ctx.raw):
+        frame, found = aggregate(stored, selection)
+        frames.append(frame)
+        diagnostics = {**found, **diagnostics} if diagnostics else found
+    return Aggregated(concat(frames), diagnostics)

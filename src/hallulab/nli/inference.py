@@ -20,11 +20,18 @@ def pair_logits(
     batch_size: int,
     max_length: int,
     device: str = "cpu",
+    progress: str | None = None,
 ) -> Any:
-    """(n, num_labels) float32 CPU tensor of logits for the (text, text_pair) pairs."""
+    """(n, num_labels) float32 CPU tensor of logits for the (text, text_pair) pairs; with a
+    ``progress`` label, a progress bar with an ETA over the pairs (stderr)."""
     torch = importlib.import_module("torch")
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]) + len(text_pairs[i]))
     out = torch.empty((len(texts), model.config.num_labels), dtype=torch.float32)
+    bar = None
+    if progress is not None:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(order), desc=progress, unit="pair", mininterval=5)
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
         encoded = tokenizer(
@@ -37,4 +44,8 @@ def pair_logits(
         ).to(device)
         with torch.inference_mode():
             out[chunk] = model(**encoded).logits.float().cpu()
+        if bar is not None:
+            bar.update(len(chunk))
+    if bar is not None:
+        bar.close()
     return out

@@ -133,10 +133,17 @@ def train_cross_encoder(pairs: Sequence[NLIPair], cfg: TrainConfig, out_dir: Pat
             scheduler.step()
             optimizer.zero_grad()
             losses.append(float(loss.detach()))
-            if step % 100 == 0:
+            done = len(losses)
+            if done == 1 or done % 25 == 0 or done == steps:
                 elapsed = time.perf_counter() - started
                 log.info(
-                    "epoch %d step %d/%d loss %.4f (%.1f s)", epoch, step, steps // cfg.epochs, losses[-1], elapsed
+                    "epoch %d step %d/%d loss %.4f (%.0f s elapsed, about %.0f s left)",
+                    epoch,
+                    step + 1,
+                    steps // cfg.epochs,
+                    losses[-1],
+                    elapsed,
+                    elapsed / done * (steps - done),
                 )
     model.eval()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -173,6 +180,7 @@ def accuracies(
             [p.hypothesis for p in pairs],
             batch_size=batch_size,
             max_length=max_length,
+            progress=f"held-out {name}",
         )
         predicted = logits.argmax(-1).tolist()
         out[name] = sum(id2label[i] == p.label for i, p in zip(predicted, pairs, strict=True)) / len(pairs)

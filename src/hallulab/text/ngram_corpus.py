@@ -1,8 +1,8 @@
 """Build the token material SelfCheckGPT n-gram needs, once per data set.
 
 For each passage: the tokens of every scored sentence, the response R split into
-sentences and every sample split into sentences (REFERENCE.md §1; see
-:mod:`hallulab.methods.selfcheck_ngram`). All spaCy work for all n, N and aggregations
+sentences and every sample split into sentences (as selfcheckgpt 0.1.7 does; see
+:mod:`hallulab.methods.selfcheck_ngram.ngram`). All spaCy work for all n, N and aggregations
 happens here, once, in batches, through the call cache.
 """
 

@@ -1,6 +1,6 @@
 """spaCy sentence splitting and tokenisation, run once per text and cached.
 
-SelfCheckGPT's n-gram variant (REFERENCE.md §1, ``modeling_ngram.py``) tokenises a
+SelfCheckGPT's n-gram variant (selfcheckgpt 0.1.7 ``modeling_ngram.py``) tokenises a
 *training* text (the response and each sample) by splitting it into sentences with the
 spaCy pipeline, stripping each sentence's text and tokenising that string again; it
 tokenises an *evaluated* sentence directly. Tokens are ``token.text``; whitespace tokens

@@ -1,0 +1,54 @@
+"""Build the token-statistics artifact: generator tokens where the pipeline wrote the
+response, teacher forcing through the proxy LLM otherwise."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hallulab.config import setting
+from hallulab.pipeline.context import BuildContext
+
+
+@dataclass(frozen=True)
+class ResponseTokensConfig:
+    """params ``response_tokens``."""
+
+    top_k: int = setting(10, minimum=0, doc="K_max alternatives stored per token (CCP: 10)")
+    prefix: str = setting("", doc="text the response is conditioned on; '' = the model's start token only")
+
+
+def build(ctx: BuildContext) -> dict[str, Any]:
+    cfg = ctx.params.typed(ResponseTokensConfig, "response_tokens")
+    generated = {row["id"]: row for row in ctx.artifacts.get("main_tokens", [])}
+    passages = [p for p in ctx.passages if p.response is not None]
+    sources: dict[str, str] = {}
+    tokens: dict[str, list[dict[str, Any]]] = {}
+    external = []
+    for passage in passages:
+        row = generated.get(passage.id)
+        if row is not None and row.get("text") == passage.response:
+            sources[passage.id] = "generator"
+            tokens[passage.id] = [dict(t, top=t.get("top", [])[: cfg.top_k]) for t in row["tokens"]]
+        else:
+            external.append(passage)
+    identity: dict[str, Any] = {}
+    if external:
+        llm = ctx.resources.llm("proxy")
+        if not llm.capabilities.teacher_forcing:
+            raise ValueError(
+                f"llms.proxy ({ctx.resources.llm_name('proxy')}) cannot teacher-force text; "
+                "choose a white-box backend (hf, vllm, or a vLLM server)"
+            )
+        identity = llm.llm.identity().as_key()
+        scored = llm.score([cfg.prefix] * len(external), [p.response or "" for p in external], top_k=cfg.top_k)
+        for passage, stats in zip(external, scored, strict=True):
+            sources[passage.id] = "proxy"
+            tokens[passage.id] = [t.to_dict() for t in stats]
+    ctx.log.info(
+        "%d responses: %d from the generator, %d teacher-forced through the proxy LLM",
+        len(passages),
+        len(passages) - len(external),
+        len(external),
+    )
+    return {"top_k": cfg.top_k, "prefix": cfg.prefix, "llm": identity, "sources": sources, "tokens": tokens}

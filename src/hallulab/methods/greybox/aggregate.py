@@ -1,0 +1,20 @@
+"""Grey-box baselines: sentence and passage scores from the stored token statistics."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hallulab.artifacts.response_tokens import token_stats
+from hallulab.artifacts.sentences import spans_by_record
+from hallulab.methods.greybox.baselines import score_passages
+from hallulab.pipeline.context import AggregateContext, Aggregated
+
+
+def aggregate(ctx: AggregateContext) -> Aggregated:
+    raw_tokens = ctx.artifacts["response_tokens"]
+    tokens = token_stats(raw_tokens)
+    passages = [p for p in ctx.passages if p.id in tokens]
+    frame, diagnostics = score_passages(passages, spans_by_record(ctx.artifacts["sentences"]), tokens)
+    diagnostics["token_source"] = dict(Counter(raw_tokens["sources"].values()))
+    diagnostics["llm"] = raw_tokens.get("llm", {})
+    return Aggregated(frame, diagnostics)

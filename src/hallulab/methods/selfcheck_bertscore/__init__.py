@@ -1,0 +1,22 @@
+"""SelfCheckGPT with BERTScore (Manakul et al., 2023, §5.1, Eq. 2).
+
+``score`` stores, for every sentence r_i and stored sample S_n, 1 - max_k F1(r_i, s_k^n)
+over the sample's sentences (:mod:`hallulab.methods.selfcheck_bertscore.bertscore`);
+``aggregate`` averages over the chosen N samples.
+"""
+
+from hallulab.methods.sample_matrix import SELECTION_PARAMS
+from hallulab.pipeline.spec import MethodSpec, StepInputs
+
+SPEC = MethodSpec(
+    name="selfcheck_bertscore",
+    title="SelfCheckGPT BERTScore",
+    paper="Manakul et al., 2023 (SelfCheckGPT)",
+    section="§5.1, Eq. 2; Table 2",
+    level="sentence",
+    score=StepInputs(params=("bertscore", "spacy")),
+    aggregate=StepInputs(params=SELECTION_PARAMS),
+    sample_curve=True,
+    paper_table="table2-bertscore",
+    order=30,
+)

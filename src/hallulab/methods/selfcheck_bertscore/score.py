@@ -1,0 +1,29 @@
+"""SelfCheckGPT BERTScore, expensive step: the I x N_max matrix of 1 - max-F1 terms."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hallulab.methods.sample_matrix import SampleMatrices, scorable, sentence_sample_grid, unflatten
+from hallulab.methods.selfcheck_bertscore.bertscore import BERTScoreConfig, BERTScoreSupport
+from hallulab.pipeline.context import BuildContext
+
+
+def score(ctx: BuildContext) -> dict[str, Any]:
+    passages, skipped = scorable(ctx.passages)
+    config = ctx.params.typed(BERTScoreConfig, "bertscore")
+    support = BERTScoreSupport(config, ctx.resources.spacy, cache=ctx.resources.cache)
+    sentences, samples = sentence_sample_grid(passages, "SelfCheck-BERTScore")
+    matrices = unflatten(passages, support.support(sentences, samples))
+    stored = SampleMatrices(
+        method="selfcheck_bertscore",
+        variant="bertscore",
+        identity={"name": config.name, **support.identity},
+        matrices=matrices,
+        diagnostics={
+            "pairs": len(sentences),
+            "samples_without_long_sentence": support.empty_samples,
+            "skipped_records": skipped,
+        },
+    )
+    return stored.to_dict()

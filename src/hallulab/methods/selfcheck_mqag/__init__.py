@@ -1,0 +1,32 @@
+"""SelfCheckGPT with question answering, MQAG (Manakul et al., 2023, §5.2 and Appendix B).
+
+``score`` generates questions for every sentence (G1, G2) and answers them (A) and judges
+them answerable (U) against the response and every stored sample; ``aggregate`` applies the
+scoring rules (counting, Bayes, Bayes + alpha), beta1 / beta2, AT and N
+(:mod:`hallulab.methods.selfcheck_mqag.scoring` gives the formulas; the roles are in
+:mod:`hallulab.methods.selfcheck_mqag.roles`).
+"""
+
+from hallulab.methods.sample_matrix import SELECTION_PARAMS
+from hallulab.pipeline.spec import MethodSpec, StepInputs
+
+SPEC = MethodSpec(
+    name="selfcheck_mqag",
+    title="SelfCheckGPT QA (MQAG)",
+    paper="Manakul et al., 2023 (SelfCheckGPT)",
+    section="§5.2, App. B; Tables 2 and 5",
+    level="sentence",
+    score=StepInputs(
+        params=("selfcheck_mqag.roles", "selfcheck_mqag.hub", "selfcheck_mqag.generate"),
+        llm_roles=("qa",),
+        prompts=(
+            "selfcheck_mqag.prompts.g1",
+            "selfcheck_mqag.prompts.g2",
+            "selfcheck_mqag.prompts.answer",
+            "selfcheck_mqag.prompts.answerability",
+        ),
+    ),
+    aggregate=StepInputs(params=("selfcheck_mqag.score", *SELECTION_PARAMS)),
+    paper_table="table5",
+    order=50,
+)

@@ -1,0 +1,19 @@
+"""SelfCheckGPT MQAG, cheap step: counting / Bayes / Bayes + alpha over the chosen N samples."""
+
+from __future__ import annotations
+
+from hallulab.methods.sample_matrix import selected_columns, selection_from
+from hallulab.methods.selfcheck_mqag.scoring import MQAGScoring, StoredMQAG
+from hallulab.methods.selfcheck_mqag.scoring import aggregate as aggregate_questions
+from hallulab.pipeline.context import AggregateContext, Aggregated
+
+
+def aggregate(ctx: AggregateContext) -> Aggregated:
+    assert ctx.raw is not None
+    scoring = ctx.params.typed(MQAGScoring, "selfcheck_mqag.score")
+    selection = selection_from(ctx.params)
+    stored = StoredMQAG.from_dict(ctx.raw)
+    frame, diagnostics = aggregate_questions(
+        stored, scoring, lambda pid, available: selected_columns(pid, available, selection)
+    )
+    return Aggregated(frame, diagnostics)

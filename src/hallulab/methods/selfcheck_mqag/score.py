@@ -1,0 +1,64 @@
+"""SelfCheckGPT MQAG, expensive step: questions for every sentence, answered against the
+response and every stored sample (the paper's T5 / Longformer models, or the LLM substitute)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hallulab.config import setting
+from hallulab.methods.sample_matrix import scorable
+from hallulab.methods.selfcheck_mqag.roles import ROLE_PROMPTS, HubRoles, LLMRoles, MQAGRoles
+from hallulab.methods.selfcheck_mqag.scoring import build_questions
+from hallulab.pipeline.context import BuildContext
+
+
+@dataclass(frozen=True)
+class GenerateKnobs:
+    """params ``selfcheck_mqag.generate`` (read by the expensive step)."""
+
+    num_questions_per_sentence: int = setting(5, minimum=1, doc="paper: 5")
+    question_temperature: float = setting(1.0, above=0.0, doc="G1 samples its questions")
+    top_k: int = setting(20, minimum=1, doc="top-K log-probabilities read for the A / U answers")
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class HubModels:
+    """params ``selfcheck_mqag.hub``: the paper's models by hub id."""
+
+    g1: str = "potsawee/t5-large-generation-squad-QuestionAnswer"
+    g2: str = "potsawee/t5-large-generation-race-Distractor"
+    answering: str = "potsawee/longformer-large-4096-answering-race"
+    answerability: str = "potsawee/longformer-large-4096-answerable-squad2"
+
+
+def score(ctx: BuildContext) -> dict[str, Any]:
+    generate = ctx.params.typed(GenerateKnobs, "selfcheck_mqag.generate")
+    kind = ctx.params.get("selfcheck_mqag.roles")
+    roles: MQAGRoles
+    if kind == "llm_substitute":
+        prompts = {role: ctx.resources.prompt(f"selfcheck_mqag.prompts.{role}") for role in ROLE_PROMPTS}
+        roles = LLMRoles(
+            ctx.resources.llm("qa"),
+            prompts,
+            top_k=generate.top_k,
+            question_temperature=generate.question_temperature,
+        )
+    elif kind == "hub":
+        hub = ctx.params.typed(HubModels, "selfcheck_mqag.hub")
+        roles = HubRoles(hub.g1, hub.g2, hub.answering, hub.answerability)
+    else:
+        raise ValueError(f"selfcheck_mqag.roles: {kind!r} is not llm_substitute or hub")
+    passages, skipped = scorable(ctx.passages)
+    stored = build_questions(
+        passages,
+        roles,
+        num_questions=generate.num_questions_per_sentence,
+        seed=generate.seed,
+        cache=ctx.resources.cache,
+    )
+    ctx.log.info("MQAG (%s): %s", kind, dict(stored.diagnostics))
+    raw = stored.to_dict()
+    raw["diagnostics"] = {**raw["diagnostics"], "skipped_records": skipped}
+    return raw

@@ -1,0 +1,274 @@
+"""SelfCheckGPT with question answering, MQAG (Manakul et al., 2023, §5.2 and Appendix B).
+
+For every sentence r_i of the response R, multiple-choice questions are generated (G1:
+question + answer from the sentence alone, sampled; G2: three distractors given the whole
+passage), then answered (A: a distribution over the 4 options) and judged answerable (U:
+P(answerable)) with R as context and with every sample S_n as context. Per question, with
+a_R = argmax P_A(o | q, R), a_n = argmax P_A(o | q, S_n), u_n = P_U(answerable | q, S_n):
+
+  counting:          if u_R < AT: 0.5; over samples with u_n >= AT ("good"):
+                     (good - match) / good, 0.5 if no sample is good
+  bayes:             if u_R < AT: 0.5; hard counts N_m = #match, N_n = #mismatch over good
+                     samples; S = gamma2^N_n / (gamma1^N_m + gamma2^N_n)
+  bayes_with_alpha:  soft counts N'_m = sum_n u_n [a_n = a_R], N'_n = sum_n u_n [a_n != a_R];
+                     S = gamma2^N'_n / (gamma1^N'_m + gamma2^N'_n)
+
+with gamma1 = beta2 / (1 - beta1), gamma2 = beta1 / (1 - beta2), beta1 = beta2 = 0.8 (the
+paper's default), and the sentence score the mean over its questions. These are the
+released code's rules (selfcheckgpt 0.1.7, tested equal). A sentence whose questions all
+failed to generate scores 0.5 and is counted (the reference would return NaN).
+
+The expensive stage stores, per question, P_A and u for R and every stored sample; the
+aggregate stage applies N, the scoring rule, beta1/beta2 and AT (cheap sweeps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hallulab.cache import CallCache, cache_key
+from hallulab.config import setting
+from hallulab.data.schema import Passage, RecordError
+from hallulab.methods.selfcheck_mqag.roles import GeneratedQuestion, MQAGRoles
+from hallulab.units import ScoreTable
+
+SCORINGS = ("counting", "bayes", "bayes_with_alpha")
+
+
+@dataclass(frozen=True)
+class MQAGQuestion:
+    """One generated question with its answer distributions and answerability scores."""
+
+    question: str
+    options: tuple[str, ...]
+    answer_index: int  # position of G1's answer among the options
+    p_response: np.ndarray  # (4,) P_A(o | q, R)
+    u_response: float  # P_U(answerable | q, R)
+    p_samples: np.ndarray  # (N_max, 4)
+    u_samples: np.ndarray  # (N_max,)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "options": list(self.options),
+            "answer_index": self.answer_index,
+            "p_response": self.p_response.tolist(),
+            "u_response": self.u_response,
+            "p_samples": self.p_samples.tolist(),
+            "u_samples": self.u_samples.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> MQAGQuestion:
+        return cls(
+            question=raw["question"],
+            options=tuple(raw["options"]),
+            answer_index=int(raw["answer_index"]),
+            p_response=np.asarray(raw["p_response"], dtype=np.float64),
+            u_response=float(raw["u_response"]),
+            p_samples=np.asarray(raw["p_samples"], dtype=np.float64).reshape(-1, len(raw["options"])),
+            u_samples=np.asarray(raw["u_samples"], dtype=np.float64),
+        )
+
+    def restricted(self, columns: np.ndarray) -> MQAGQuestion:
+        """The same question seen through a subset of the samples."""
+        return MQAGQuestion(
+            self.question,
+            self.options,
+            self.answer_index,
+            self.p_response,
+            self.u_response,
+            self.p_samples[columns],
+            self.u_samples[columns],
+        )
+
+
+@dataclass(frozen=True)
+class MQAGScoring:
+    """``selfcheck_mqag.score`` knobs (read by the cheap aggregate stage)."""
+
+    methods: tuple[str, ...] = setting(SCORINGS, choices=SCORINGS, scalar_ok=True)
+    beta1: float = setting(0.8, above=0.0, maximum=0.999999)
+    beta2: float = setting(0.8, above=0.0, maximum=0.999999)
+    answerability_threshold: float = setting(0.5, minimum=0.0, maximum=1.0, doc="AT (counting, bayes)")
+
+
+def _gammas(beta1: float, beta2: float) -> tuple[float, float]:
+    return beta2 / (1.0 - beta1), beta1 / (1.0 - beta2)
+
+
+def _bayes(match: float, mismatch: float, beta1: float, beta2: float) -> float:
+    gamma1, gamma2 = _gammas(beta1, beta2)
+    return float(gamma2**mismatch / (gamma1**match + gamma2**mismatch))
+
+
+def question_score(question: MQAGQuestion, method: str, scoring: MQAGScoring) -> float:
+    """One question's inconsistency score (higher = the samples disagree with R)."""
+    threshold = scoring.answerability_threshold
+    a_response = int(np.argmax(question.p_response))
+    matches = np.argmax(question.p_samples, axis=1) == a_response if len(question.u_samples) else np.zeros(0, bool)
+    if method == "bayes_with_alpha":
+        u = question.u_samples
+        return _bayes(float(u[matches].sum()), float(u[~matches].sum()), scoring.beta1, scoring.beta2)
+    if question.u_response < threshold:
+        return 0.5
+    good = question.u_samples >= threshold
+    match, mismatch = int((good & matches).sum()), int((good & ~matches).sum())
+    if method == "counting":
+        return 0.5 if match + mismatch == 0 else mismatch / (match + mismatch)
+    return _bayes(match, mismatch, scoring.beta1, scoring.beta2)
+
+
+@dataclass(frozen=True)
+class StoredMQAG:
+    """Per passage, per sentence, its questions; plus identity and diagnostics."""
+
+    identity: Mapping[str, Any]
+    questions: Mapping[str, list[list[MQAGQuestion]]]
+    diagnostics: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": "selfcheck_mqag",
+            "identity": dict(self.identity),
+            "diagnostics": dict(self.diagnostics),
+            "questions": {
+                pid: [[q.to_dict() for q in sentence] for sentence in sentences]
+                for pid, sentences in self.questions.items()
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> StoredMQAG:
+        questions = {
+            pid: [[MQAGQuestion.from_dict(q) for q in sentence] for sentence in sentences]
+            for pid, sentences in raw["questions"].items()
+        }
+        return cls(raw["identity"], questions, raw.get("diagnostics", {}))
+
+
+def aggregate(
+    stored: StoredMQAG, scoring: MQAGScoring, column_picker: Callable[[str, int], np.ndarray]
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Sentence = mean over its questions; passage = mean over sentences. ``column_picker``
+    (passage id, N_max) -> sample indices applies the N / selection knobs."""
+    sentence_scores: dict[str, dict[str, list[float]]] = {m: {} for m in scoring.methods}
+    no_question = 0
+    for pid, sentences in stored.questions.items():
+        for method in scoring.methods:
+            sentence_scores[method][pid] = []
+        for questions in sentences:
+            if not questions:
+                no_question += 1
+                for method in scoring.methods:
+                    sentence_scores[method][pid].append(0.5)
+                continue
+            columns = column_picker(pid, questions[0].u_samples.shape[0])
+            seen = [q.restricted(columns) for q in questions]
+            for method in scoring.methods:
+                values = [question_score(q, method, scoring) for q in seen]
+                sentence_scores[method][pid].append(float(np.mean(values)))
+    table = ScoreTable()
+    for method in scoring.methods:
+        name = f"mqag_{method}"
+        for pid, values in sentence_scores[method].items():
+            if not values:
+                continue
+            table.add_sentences(name, pid, values)
+            table.add_response(name, pid, float(np.mean(values)))
+    diagnostics = {
+        **stored.diagnostics,
+        "identity": dict(stored.identity),
+        "sentences_without_questions": no_question,
+        "scoring": {
+            "methods": list(scoring.methods),
+            "beta1": scoring.beta1,
+            "beta2": scoring.beta2,
+            "answerability_threshold": scoring.answerability_threshold,
+        },
+    }
+    return table.frame(), diagnostics
+
+
+def question_seed(seed: int, passage_id: str, sentence_index: int, question_index: int) -> int:
+    """A stable per-question seed (G1 sampling, option shuffling)."""
+    digest = np.random.SeedSequence([seed, sentence_index, question_index, *passage_id.encode("utf-8")])
+    return int(digest.generate_state(1)[0])
+
+
+def build_questions(
+    passages: Sequence[Passage],
+    roles: MQAGRoles,
+    *,
+    num_questions: int,
+    seed: int,
+    cache: CallCache | None = None,
+) -> StoredMQAG:
+    """G1/G2 for every sentence (``num_questions`` each), then A and U for every valid
+    question against R and every stored sample, each role in one batched request; A and U
+    results go through the call cache keyed on the roles' identity."""
+    slots: list[tuple[str, int]] = []
+    sentences: list[str] = []
+    contexts: list[str] = []
+    seeds: list[int] = []
+    for passage in passages:
+        if not passage.samples:
+            raise RecordError(passage.id, "samples", "SelfCheck-MQAG needs at least one sample")
+        for i, sentence in enumerate(passage.sentences):
+            for q in range(num_questions):
+                slots.append((passage.id, i))
+                sentences.append(sentence)
+                contexts.append(passage.response)
+                seeds.append(question_seed(seed, passage.id, i, q))
+    generated = roles.questions(sentences, contexts, seeds)
+
+    by_id = {p.id: p for p in passages}
+    pending = [(slot, g) for slot, g in zip(slots, generated, strict=True) if g is not None]
+    a_requests: list[tuple[GeneratedQuestion, str]] = []
+    for (pid, _), question in pending:
+        passage = by_id[pid]
+        a_requests.extend((question, context) for context in (passage.response, *passage.samples))
+    probabilities = _cached_role(cache, roles, "mqag.answer", a_requests, roles.answer)
+    answerable = _cached_role(cache, roles, "mqag.answerability", a_requests, roles.answerability)
+
+    questions: dict[str, list[list[MQAGQuestion]]] = {p.id: [[] for _ in p.sentences] for p in passages}
+    cursor = 0
+    for (pid, sentence_index), question in pending:
+        width = 1 + len(by_id[pid].samples)
+        p_rows = np.asarray(probabilities[cursor : cursor + width], dtype=np.float64)
+        u_rows = np.asarray(answerable[cursor : cursor + width], dtype=np.float64)
+        cursor += width
+        questions[pid][sentence_index].append(
+            MQAGQuestion(
+                question.question,
+                question.options,
+                question.answer_index,
+                p_rows[0],
+                float(u_rows[0]),
+                p_rows[1:],
+                u_rows[1:],
+            )
+        )
+    diagnostics = {"questions_asked": len(slots), "questions_valid": len(pending), **roles.counts.counts}
+    return StoredMQAG(roles.identity, questions, diagnostics)
+
+
+def _cached_role(
+    cache: CallCache | None,
+    roles: MQAGRoles,
+    kind: str,
+    requests: list[tuple[GeneratedQuestion, str]],
+    compute: Callable[[Sequence[GeneratedQuestion], Sequence[str]], np.ndarray],
+) -> list[Any]:
+    def run(batch: list[tuple[GeneratedQuestion, str]]) -> list[Any]:
+        return compute([q for q, _ in batch], [c for _, c in batch]).tolist()
+
+    if cache is None:
+        return run(requests) if requests else []
+    keys = [cache_key(kind, roles.identity, q.question, list(q.options), c) for q, c in requests]
+    return cache.map(keys, requests, run, batch_size=256)

@@ -1,0 +1,28 @@
+"""SelfCheckGPT with n-gram (Manakul et al., 2023, §5.3, Eq. 7-8; Tables 2 and 7).
+
+``score``: spaCy sentences and tokens of every response and sample (the expensive part;
+no sweep knob). ``aggregate``: n-gram counts and the Avg / Max scores for every n, N and
+aggregation (:mod:`hallulab.methods.selfcheck_ngram.ngram` gives the formulas).
+"""
+
+from hallulab.pipeline.spec import MethodSpec, StepInputs
+
+SPEC = MethodSpec(
+    name="selfcheck_ngram",
+    title="SelfCheckGPT n-gram",
+    paper="Manakul et al., 2023 (SelfCheckGPT)",
+    section="§5.3, Eq. 7-8; Tables 2 and 7",
+    level="sentence",
+    score=StepInputs(params=("spacy", "selfcheck_ngram.response_split")),
+    aggregate=StepInputs(
+        params=(
+            "selfcheck_ngram.n",
+            "selfcheck_ngram.aggregations",
+            "selfcheck_ngram.lowercase",
+            "selfcheck_ngram.smoothing_k",
+            "selfcheck.num_samples",
+        )
+    ),
+    paper_table="table7",
+    order=10,
+)

@@ -1,0 +1,28 @@
+"""SelfCheckGPT with LLM prompting (Manakul et al., 2023, §5.5).
+
+``score`` asks the ``evaluator`` LLM role, for every sentence and stored sample, whether the
+sample supports the sentence (prompt file ``conf/prompts/<selfcheck_prompt.prompt>.yaml``)
+and stores two I x N_max matrices: the parsed verdicts (Yes 0, No 1, other 0.5: variant
+``prompt``) and, with a white-box backend, P(No) / (P(Yes) + P(No)) of the first reply
+token (variant ``prompt_pno``, the reading that needs no reply format).
+"""
+
+from hallulab.methods.sample_matrix import SELECTION_PARAMS
+from hallulab.pipeline.spec import MethodSpec, StepInputs
+
+SPEC = MethodSpec(
+    name="selfcheck_prompt",
+    title="SelfCheckGPT Prompt",
+    paper="Manakul et al., 2023 (SelfCheckGPT)",
+    section="§5.5; Table 2",
+    level="sentence",
+    score=StepInputs(
+        params=("selfcheck_prompt.max_new_tokens", "selfcheck_prompt.top_k"),
+        llm_roles=("evaluator",),
+        prompts=("selfcheck_prompt.prompt",),
+    ),
+    aggregate=StepInputs(params=SELECTION_PARAMS),
+    sample_curve=True,
+    paper_table="table2-prompt",
+    order=40,
+)

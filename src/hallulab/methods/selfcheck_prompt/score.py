@@ -1,0 +1,42 @@
+"""SelfCheckGPT Prompt, expensive step: the evaluator's Yes / No for every (sentence, sample)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hallulab.config import typed
+from hallulab.methods.sample_matrix import SampleMatrices, scorable
+from hallulab.methods.selfcheck_prompt.prompting import PromptConfig, passage_matrices
+from hallulab.pipeline.context import BuildContext
+
+
+def score(ctx: BuildContext) -> dict[str, Any]:
+    config = typed(
+        PromptConfig,
+        {key: ctx.params.get(f"selfcheck_prompt.{key}") for key in ("prompt", "max_new_tokens", "top_k")},
+        "selfcheck_prompt",
+    )
+    passages, skipped = scorable(ctx.passages)
+    llm = ctx.resources.llm("evaluator")
+    template = ctx.resources.prompt("selfcheck_prompt.prompt")
+    found = passage_matrices(passages, llm, config, template)
+    identity = {
+        "llm": llm.llm.identity().as_key(),
+        "evaluator": ctx.resources.llm_name("evaluator"),
+        "prompt": template.name,
+    }
+    verdicts = found.counts.as_dict()
+    ctx.log.info(
+        "%s: %d replies (%d yes, %d no, %d neither -> 0.5)",
+        identity["evaluator"],
+        verdicts["replies"],
+        verdicts["yes"],
+        verdicts["no"],
+        verdicts["other"],
+    )
+    common = {"pairs": int(verdicts["replies"]), "skipped_records": skipped, "verdicts": verdicts}
+    stored = [SampleMatrices("selfcheck_prompt", "prompt", identity, found.verdicts, common)]
+    if found.probabilities is not None:
+        extra = {**common, "yes_no_not_in_top_k": found.probability_missing}
+        stored.append(SampleMatrices("selfcheck_prompt", "prompt_pno", identity, found.probabilities, extra))
+    return {"variants": [s.to_dict() for s in stored]}

@@ -1,0 +1,215 @@
+"""The NLI layer: any Hugging Face sequence-classification NLI model behind one scorer.
+
+Shared by SelfCheckGPT-NLI (P(contradict | sentence, sample), Eq. 9) and CCP (the NLI
+class of word pairs). The label order comes from the model's config, never assumed:
+``label2id`` / ``id2label`` matched case-insensitively (``potsawee/deberta-v3-large-mnli``
+has two labels, entailment and contradiction; ``microsoft/deberta-large-mnli`` three in
+another order). When ``label2id`` holds generic names (``LABEL_0`` ...) but ``id2label``
+names the classes, ``id2label`` is used.
+
+Speed: distinct pairs are scored once, sorted by length over the whole request and run in
+batches, on the GPU when present; every result goes through the call cache keyed on the
+model identity (hub id + revision, or a local folder's weights sha256), so returning to a
+model that was already scored is a cache hit and a killed run resumes from the last batch.
+Inputs longer than the model can take are truncated at the model's own limit (the smaller
+of ``max_length`` and the tokenizer's ``model_max_length`` / the model's position count),
+as the reference code's ``truncation=True`` does.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hallulab.cache import CallCache, cache_key
+from hallulab.config import setting
+from hallulab.nli.inference import pair_logits
+from hallulab.packages import local_weights_digest
+
+NLI_LABELS = ("entailment", "neutral", "contradiction")
+
+
+def _label_map(mapping: Mapping[Any, Any] | None, *, names_are_keys: bool) -> dict[str, int]:
+    if not mapping:
+        return {}
+    pairs = mapping.items() if names_are_keys else ((v, k) for k, v in mapping.items())
+    return {str(name).lower(): int(index) for name, index in pairs}
+
+
+def label_indices(config: Any) -> tuple[int, int]:
+    """(entailment index, contradiction index) from a transformers config.
+
+    ``label2id`` first; when it does not name both classes (generic ``LABEL_0`` keys),
+    ``id2label``. A model whose config names neither is an error, never a guess."""
+    candidates = [
+        _label_map(getattr(config, "label2id", None), names_are_keys=True),
+        _label_map(getattr(config, "id2label", None), names_are_keys=False),
+    ]
+    for labels in candidates:
+        if "entailment" in labels and "contradiction" in labels:
+            return labels["entailment"], labels["contradiction"]
+    seen = sorted({name for labels in candidates for name in labels})
+    raise ValueError(
+        f"the NLI model's config names no 'entailment' and 'contradiction' labels (label2id / id2label hold {seen}); "
+        "hallulab reads the label order from the config and will not guess it"
+    )
+
+
+def label_order(config: Any) -> dict[str, int]:
+    """Every NLI class the config names (entailment, neutral, contradiction) -> its index."""
+    entail, contra = label_indices(config)
+    found = {"entailment": entail, "contradiction": contra}
+    for labels in (
+        _label_map(getattr(config, "label2id", None), names_are_keys=True),
+        _label_map(getattr(config, "id2label", None), names_are_keys=False),
+    ):
+        if "neutral" in labels:
+            found["neutral"] = labels["neutral"]
+            break
+    return found
+
+
+@dataclass(frozen=True)
+class NLIConfig:
+    """``conf/nli/*.yaml`` (params section ``nli``)."""
+
+    model: str = setting("", doc="hub id or local folder")
+    name: str = ""
+    pair_order: str = setting("sentence_first", choices=("sentence_first", "sample_first"))
+    revision: str | None = None
+    device: str = "auto"
+    dtype: str = setting("float32", choices=("float32", "bfloat16", "float16"))
+    batch_size: int = setting(32, minimum=1)
+    max_length: int = setting(512, minimum=8)
+    depends_on: str = setting("", doc="a file the scoring stages depend on (the offline model's folder)")
+
+
+def model_max_length(tokenizer: Any, model: Any, configured: int) -> int:
+    """The longest input the model takes: ``configured`` capped by the tokenizer's
+    ``model_max_length`` and the model's position embeddings (minus the offset some
+    architectures reserve)."""
+    limits = [configured]
+    tokenizer_limit = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tokenizer_limit, int) and 0 < tokenizer_limit < 1_000_000:
+        limits.append(tokenizer_limit)
+    positions = getattr(model.config, "max_position_embeddings", None)
+    if isinstance(positions, int) and positions > 0:
+        offset = 2 if getattr(model.config, "model_type", "") in ("roberta", "xlm-roberta", "camembert") else 0
+        limits.append(positions - offset)
+    return min(limits)
+
+
+class NLIScorer:
+    """Class probabilities for (premise, hypothesis) pairs with any HF sequence-classification
+    NLI model (see the module docstring)."""
+
+    def __init__(self, config: NLIConfig, cache: CallCache | None = None) -> None:
+        self.config = config
+        self.cache = cache
+
+    @cached_property
+    def _loaded(self) -> tuple[Any, Any, str]:
+        torch = importlib.import_module("torch")
+        transformers = importlib.import_module("transformers")
+        kwargs = {"revision": self.config.revision} if self.config.revision else {}
+        device = self.config.device
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        if self.config.model.startswith(("models/", "./", "/")) and not Path(self.config.model).is_dir():
+            raise FileNotFoundError(
+                f"NLI model folder {self.config.model!r} does not exist; for the offline model run "
+                "`dvc repro train_nli` (or pick a hub model: -S nli=deberta_v3_large_mnli)"
+            )
+        tokenizer = transformers.AutoTokenizer.from_pretrained(self.config.model, **kwargs)
+        model = transformers.AutoModelForSequenceClassification.from_pretrained(self.config.model, **kwargs)
+        label_indices(model.config)  # fail early, naming the labels, when they are not usable
+        dtype = getattr(torch, self.config.dtype)
+        return tokenizer, model.to(device=device, dtype=dtype).eval(), device
+
+    @cached_property
+    def max_length(self) -> int:
+        tokenizer, model, _ = self._loaded
+        return model_max_length(tokenizer, model, self.config.max_length)
+
+    @cached_property
+    def identity(self) -> dict[str, Any]:
+        """What the cache key holds: hub id + revision, or a local folder's weight hashes
+        (a retrained offline model at the same path is a different model)."""
+        model = self._loaded[1]
+        identity: dict[str, Any] = {
+            "model": self.config.model,
+            "revision": self.config.revision or getattr(model.config, "_commit_hash", None) or "",
+            "weights": local_weights_digest(self.config.model),
+            "labels": list(label_indices(model.config)),
+            "max_length": self.max_length,
+        }
+        if self.config.dtype != "float32":  # float32 keys stay as they were before the knob existed
+            identity["dtype"] = self.config.dtype
+        return identity
+
+    def _logits(self, pairs: list[tuple[str, str]]) -> Any:
+        tokenizer, model, device = self._loaded
+        return pair_logits(
+            tokenizer,
+            model,
+            [p[0] for p in pairs],
+            [p[1] for p in pairs],
+            batch_size=self.config.batch_size,
+            max_length=self.max_length,
+            device=device,
+        )
+
+    def _contradiction(self, pairs: list[tuple[str, str]]) -> list[float]:
+        torch = importlib.import_module("torch")
+        entail, contra = label_indices(self._loaded[1].config)
+        logits = self._logits(pairs)
+        two = torch.stack([logits[:, entail], logits[:, contra]], dim=-1)
+        return [float(x) for x in torch.softmax(two, dim=-1)[:, 1]]
+
+    def _classes(self, pairs: list[tuple[str, str]]) -> list[list[float]]:
+        torch = importlib.import_module("torch")
+        order = label_order(self._loaded[1].config)
+        logits = self._logits(pairs)
+        probs = torch.softmax(logits, dim=-1)
+        columns = [order.get(name) for name in NLI_LABELS]
+        return [[float(row[c]) if c is not None else 0.0 for c in columns] for row in probs]
+
+    def _cached(self, kind: str, pairs: list[tuple[str, str]], compute: Any, progress: str | None) -> list[Any]:
+        unique = sorted(dict.fromkeys(pairs), key=lambda pair: len(pair[0]) + len(pair[1]))
+        if self.cache is None:
+            values = dict(zip(unique, compute(unique), strict=True))
+        else:
+            keys = [cache_key(kind, self.identity, p, h) for p, h in unique]
+            computed = self.cache.map(
+                keys, unique, compute, batch_size=max(256, self.config.batch_size), progress=progress
+            )
+            values = dict(zip(unique, computed, strict=True))
+        return [values[p] for p in pairs]
+
+    def pair_probs(self, sentences: Sequence[str], samples: Sequence[str], *, progress: bool = False) -> np.ndarray:
+        """P(contradict | sentence, sample) per pair, in the configured pair order."""
+        if self.config.pair_order == "sentence_first":
+            return self.contradiction_probs(sentences, samples, progress=progress)
+        return self.contradiction_probs(samples, sentences, progress=progress)
+
+    def contradiction_probs(
+        self, texts: Sequence[str], text_pairs: Sequence[str], *, progress: bool = False
+    ) -> np.ndarray:
+        """P(contradict) = softmax over the entailment and contradiction logits (SelfCheckGPT
+        Eq. 9) per (text, text_pair) as the tokenizer pairs them; duplicates scored once."""
+        pairs = list(zip(texts, text_pairs, strict=True))
+        values = self._cached("nli.contradiction", pairs, self._contradiction, "NLI pairs" if progress else None)
+        return np.asarray(values, dtype=np.float64)
+
+    def class_probs(self, premises: Sequence[str], hypotheses: Sequence[str], *, progress: bool = False) -> np.ndarray:
+        """(n, 3) softmax probabilities over (entailment, neutral, contradiction) for each pair;
+        a 2-label model gets 0 for neutral."""
+        pairs = list(zip(premises, hypotheses, strict=True))
+        values = self._cached("nli.classes", pairs, self._classes, "NLI pairs" if progress else None)
+        return np.asarray(values, dtype=np.float64).reshape(len(pairs), len(NLI_LABELS))

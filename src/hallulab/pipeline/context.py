@@ -1,0 +1,50 @@
+"""What a step receives and returns. Steps are pure: data in, data out; stages do the files."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from hallulab.data.schema import Passage
+from hallulab.pipeline.params import ParamsView
+
+if TYPE_CHECKING:  # the expensive steps' resources; cheap steps never import them
+    from hallulab.pipeline.resources import Resources
+
+
+@dataclass
+class BuildContext:
+    """Input of an artifact's ``build`` and a method's ``score`` step."""
+
+    dataset: str
+    passages: Sequence[Passage]
+    artifacts: Mapping[str, Any]
+    params: ParamsView
+    resources: Resources
+    log: logging.Logger = field(default_factory=lambda: logging.getLogger("hallulab.step"))
+
+
+@dataclass
+class AggregateContext:
+    """Input of a method's cheap ``aggregate`` step: the passages, the artifacts it requires,
+    what its ``score`` step stored (None for methods without one) and the sweep knobs."""
+
+    dataset: str
+    passages: Sequence[Passage]
+    artifacts: Mapping[str, Any]
+    raw: Mapping[str, Any] | None
+    params: ParamsView
+    log: logging.Logger = field(default_factory=lambda: logging.getLogger("hallulab.step"))
+
+
+@dataclass
+class Aggregated:
+    """Unit-level scores (:mod:`hallulab.units`) and the counts the paper's handling rules
+    produced (parse failures, fallbacks ...), reported beside the metrics."""
+
+    scores: pd.DataFrame
+    diagnostics: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,70 @@
+"""Where every stage reads and writes, per data set (one place; dvc.yaml is generated from it)."""
+
+from __future__ import annotations
+
+DS = "${dataset.name}"  # the DVC template of the data set's name
+
+
+def prepared(dataset: str = DS) -> str:
+    return f"data/prepared/{dataset}/passages.jsonl"
+
+
+def provenance(dataset: str = DS) -> str:
+    return f"data/prepared/{dataset}/provenance.json"
+
+
+def passages(dataset: str = DS) -> str:
+    """The passages every stage after ``generate`` reads."""
+    return f"data/generated/{dataset}/passages.jsonl"
+
+
+def main_tokens(dataset: str = DS) -> str:
+    return f"data/generated/{dataset}/main_tokens.jsonl"
+
+
+def generate_report(dataset: str = DS) -> str:
+    return f"data/generated/{dataset}/report.json"
+
+
+def artifact(name: str, suffix: str, dataset: str = DS) -> str:
+    return f"data/artifacts/{dataset}/{name}.{suffix}"
+
+
+def raw_scores(method: str, dataset: str = DS) -> str:
+    return f"data/scores/{dataset}/{method}.json"
+
+
+def unit_scores(method: str, dataset: str = DS) -> str:
+    """Unit-level scores (Parquet, :mod:`hallulab.units`)."""
+    return f"data/aggregated/{dataset}/{method}.parquet"
+
+
+def diagnostics(method: str, dataset: str = DS) -> str:
+    return f"data/aggregated/{dataset}/{method}.diagnostics.json"
+
+
+def metrics_dir(dataset: str = DS) -> str:
+    return f"metrics/{dataset}"
+
+
+def metrics(method: str, kind: str = "", dataset: str = DS) -> str:
+    """``metrics/<ds>/<method>.json`` (kind "") or ``.ci.json`` / ``.info.json``."""
+    return f"metrics/{dataset}/{method}{'.' + kind if kind else ''}.json"
+
+
+def pr_curves(method: str, dataset: str = DS) -> str:
+    """PR curves of every task / level and variant of a method (one CSV, faceted by task)."""
+    return f"metrics/{dataset}/pr/{method}.csv"
+
+
+def n_curve(method: str, dataset: str = DS) -> str:
+    return f"metrics/{dataset}/n_curve/{method}.csv"
+
+
+def summary(dataset: str = DS, suffix: str = "md") -> str:
+    return f"metrics/{dataset}/summary.{suffix}"
+
+
+def run_log(stage: str, dataset: str) -> str:
+    """Run statistics (seconds, cache hits) of a stage: not a DVC output, never read by a stage."""
+    return f"logs/{dataset}/{stage}.json"

@@ -1,0 +1,104 @@
+"""The stage skeleton: logging, one-line errors, run statistics, and the stage files.
+
+Every stage script is ``main()`` wrapped in :func:`run_stage`:
+
+* an error a person can act on (:class:`hallulab.errors.UserFacingError`: a bad record, a bad
+  setting, a missing data file; also a missing file or a model that cannot load) is printed
+  as one line ``hallulab <stage>: error: <what, where, what to do>`` and the stage exits with
+  status 2; ``HALLULAB_DEBUG=1`` shows the full traceback instead;
+* run statistics (seconds, call-cache hits and misses) go to the log and to
+  ``logs/<dataset>/<stage>.json``, which no stage reads and DVC does not track, so the same
+  inputs give byte-identical outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from hallulab.errors import UserFacingError
+from hallulab.io import atomic_open, read_json, read_jsonl, write_json
+from hallulab.pipeline import paths
+
+DEBUG_ENV = "HALLULAB_DEBUG"
+
+
+def stage_logger(name: str) -> logging.Logger:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    return logging.getLogger(f"hallulab.{name}")
+
+
+def _actionable(error: BaseException) -> bool:
+    if isinstance(error, UserFacingError):
+        return True
+    return isinstance(error, FileNotFoundError | UnicodeDecodeError | PermissionError)
+
+
+def run_stage(name: str, main: Callable[[], None]) -> None:
+    """Run a stage's ``main``; see the module docstring for the error contract."""
+    try:
+        main()
+    except KeyboardInterrupt:
+        print(
+            f"hallulab {name}: interrupted; finished batches are in the call cache, a re-run resumes", file=sys.stderr
+        )
+        raise SystemExit(130) from None
+    except Exception as error:
+        if os.environ.get(DEBUG_ENV) or not _actionable(error):
+            raise
+        print(f"hallulab {name}: error: {error}", file=sys.stderr)
+        print(f"(set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def write_run_log(stage: str, dataset: str, stats: Mapping[str, Any]) -> None:
+    """Run statistics beside the outputs, never read by a stage (see the module docstring)."""
+    try:
+        write_json(paths.run_log(stage, dataset), {"stage": stage, "finished": time.time(), **stats})
+    except OSError:  # a read-only workspace still runs
+        logging.getLogger("hallulab.runner").warning("could not write the run log of %s", stage)
+
+
+def read_artifact(name: str, suffix: str, dataset: str) -> Any:
+    """A shared artifact (JSON -> object, Parquet -> DataFrame); ``main_tokens`` is the
+    ``generate`` stage's white-box record of the responses it wrote (a list of dicts)."""
+    if name == "main_tokens":
+        path = Path(paths.main_tokens(dataset))
+        return [row for _, row in read_jsonl(path)] if path.is_file() else []
+    path = Path(paths.artifact(name, suffix, dataset))
+    return pd.read_parquet(path) if suffix == "parquet" else read_json(path)
+
+
+def read_artifacts(names: Sequence[str], dataset: str) -> dict[str, Any]:
+    """The named artifacts of a data set, loaded (see :func:`read_artifact`)."""
+    from hallulab.pipeline import registry
+
+    return {
+        name: read_artifact(name, "" if name == "main_tokens" else registry.artifact(name).suffix, dataset)
+        for name in names
+    }
+
+
+def write_table(path: str | os.PathLike[str], frame: pd.DataFrame) -> None:
+    """Atomically write a DataFrame as Parquet (deterministic bytes for equal content)."""
+    with atomic_open(path, "wb") as handle:
+        frame.to_parquet(handle, index=False)
+
+
+def write_artifact(value: Any, path: str) -> None:
+    if isinstance(value, pd.DataFrame):
+        write_table(path, value)
+    else:
+        write_json(path, value, indent=None)
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,78 @@
+"""What a method and a shared artifact declare: the contract between the library and the DAG.
+
+The shape follows lm-polygraph's calculators (which provide statistics) and estimators
+(which require them): a **shared artifact** (sentence units with spans, token statistics
+with top-K alternatives, claims, triples ...) is computed once by its own ``extract_<name>``
+stage and read by every method that requires it; a **method** has an expensive ``score``
+step (model calls; reads no sweep knob) and a cheap ``aggregate`` step (arithmetic over the
+stored scores; reads the sweep knobs) that returns unit-level scores (:mod:`hallulab.units`).
+
+Each declaration lists exactly the params each step reads (``section`` or
+``section.key``), the LLM roles it calls (params ``llms.<role>``), the prompt files it
+renders and any other file it needs, so that ``dvc.yaml`` (generated from these
+declarations by :mod:`hallulab.pipeline.dvcgen`) re-runs a stage exactly when something it
+reads changes. A step that reads an undeclared param fails (:class:`ParamsView`).
+
+Code layout of a method package ``hallulab.methods.<name>``: ``spec.py`` (the
+:class:`MethodSpec` named ``SPEC``, no heavy imports), ``score.py`` (``score(ctx) -> dict``)
+and ``aggregate.py`` (``aggregate(ctx) -> Aggregated``). An artifact module
+``hallulab.artifacts.<name>`` holds ``SPEC`` (an :class:`ArtifactSpec`) and
+``build(ctx) -> Any``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hallulab.units import LEVELS
+
+#: The level the paper evaluates a method's units at, and the data labels that make it possible.
+EVALUATION_LEVELS = ("sentence", "claim", "fact", "response", "prompt")
+
+
+@dataclass(frozen=True)
+class StepInputs:
+    """What one step reads besides the passages."""
+
+    params: tuple[str, ...] = ()  # params keys, e.g. "nli" or "selfcheck.num_samples"
+    llm_roles: tuple[str, ...] = ()  # roles whose config is params llms.<role>
+    prompts: tuple[str, ...] = ()  # params keys whose value names a prompt file conf/prompts/<value>.yaml
+    files: tuple[str, ...] = ()  # further file deps; may use ${...} params templates (DVC resolves them)
+
+    def param_keys(self) -> tuple[str, ...]:
+        """Params keys for DVC: a role depends on its name and on the catalogue entry it names
+        (DVC resolves the ``${...}`` template against params.yaml)."""
+        roles = [key for role in self.llm_roles for key in (f"llms.{role}", f"llm_catalogue.${{llms.{role}}}")]
+        return (*self.params, *roles, *self.prompts)
+
+
+@dataclass(frozen=True)
+class ArtifactSpec:
+    """A shared extraction artifact (one ``extract_<name>`` stage per data set)."""
+
+    name: str
+    description: str
+    inputs: StepInputs = field(default_factory=StepInputs)
+    requires: tuple[str, ...] = ()  # other artifacts it is built from
+    suffix: str = "json"  # file suffix of the artifact (json or parquet)
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A registered method (see the module docstring)."""
+
+    name: str
+    title: str
+    paper: str
+    section: str
+    level: str  # the level of the units it scores
+    requires: tuple[str, ...] = ()  # shared artifacts read by score and aggregate
+    score: StepInputs | None = field(default_factory=StepInputs)  # None: no expensive step of its own
+    aggregate: StepInputs = field(default_factory=StepInputs)
+    sample_curve: bool = False  # stores I x N_max sample matrices: the N-curve stage applies
+    paper_table: str | None = None  # key of its published numbers in hallulab.evaluation.paper_tables
+    order: int = 100  # position in listings (summary table, metrics), then by name
+
+    def __post_init__(self) -> None:
+        if self.level not in LEVELS:
+            raise ValueError(f"method {self.name!r}: level {self.level!r} is not one of {LEVELS}")

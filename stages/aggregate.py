@@ -1,0 +1,50 @@
+"""DVC stage `aggregate_<method>`: a method's cheap step (the sweep knobs; no model).
+
+    python stages/aggregate.py --method NAME --dataset NAME [--params params.yaml]
+
+Writes the unit-level scores (``data/aggregated/<dataset>/<method>.parquet``, see
+:mod:`hallulab.units`) and the method's diagnostics (``.diagnostics.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from hallulab.config import load_params
+from hallulab.data.loaders import load_jsonl_passages
+from hallulab.io import read_json, write_json
+from hallulab.pipeline import paths, registry
+from hallulab.pipeline.context import AggregateContext
+from hallulab.pipeline.params import ParamsView
+from hallulab.pipeline.runner import read_artifacts, run_stage, stage_logger, write_run_log, write_table
+from hallulab.units import score_frame
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--method", required=True)
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--params", default="params.yaml")
+    args = parser.parse_args()
+    stage = f"aggregate_{args.method}"
+    log = stage_logger(stage)
+    spec = registry.method(args.method)
+    view = ParamsView(load_params(args.params), spec.aggregate.param_keys(), stage)
+    passages = load_jsonl_passages(paths.passages(args.dataset))
+    artifacts = read_artifacts(spec.requires, args.dataset)
+    raw = read_json(paths.raw_scores(args.method, args.dataset)) if spec.score is not None else None
+    started = time.perf_counter()
+    aggregate = registry.step_function("method", args.method, "aggregate")
+    result = aggregate(AggregateContext(args.dataset, passages, artifacts, raw, view, log))
+    frame = score_frame(result.scores)
+    write_table(paths.unit_scores(args.method, args.dataset), frame)
+    write_json(paths.diagnostics(args.method, args.dataset), result.diagnostics)
+    seconds = time.perf_counter() - started
+    variants = list(dict.fromkeys(frame["variant"]))
+    log.info("%s: %d score rows, variants %s in %.2fs", args.method, len(frame), variants, seconds)
+    write_run_log(stage, args.dataset, {"seconds": seconds, "rows": len(frame)})
+
+
+if __name__ == "__main__":
+    run_stage("aggregate", main)

@@ -1,0 +1,49 @@
+"""DVC stage `extract_<artifact>`: build one shared artifact for the data set.
+
+python stages/extract.py --artifact NAME --dataset NAME [--params params.yaml]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from hallulab.cache import CallCache
+from hallulab.config import load_params
+from hallulab.data.loaders import load_jsonl_passages
+from hallulab.pipeline import paths, registry
+from hallulab.pipeline.context import BuildContext
+from hallulab.pipeline.params import ParamsView
+from hallulab.pipeline.resources import Resources
+from hallulab.pipeline.runner import read_artifacts, run_stage, stage_logger, write_artifact, write_run_log
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--artifact", required=True)
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--params", default="params.yaml")
+    args = parser.parse_args()
+    stage = f"extract_{args.artifact}"
+    log = stage_logger(stage)
+    spec = registry.artifact(args.artifact)
+    view = ParamsView(load_params(args.params), spec.inputs.param_keys(), stage)
+    passages = load_jsonl_passages(paths.passages(args.dataset))
+    inputs = read_artifacts(spec.requires, args.dataset)
+    started = time.perf_counter()
+    with CallCache() as cache:
+        resources = Resources(view, cache)
+        try:
+            build = registry.step_function("artifact", args.artifact, "build")
+            value = build(BuildContext(args.dataset, passages, inputs, view, resources, log))
+        finally:
+            resources.close()
+        stats = cache.stats.as_dict()
+    write_artifact(value, paths.artifact(args.artifact, spec.suffix, args.dataset))
+    seconds = time.perf_counter() - started
+    log.info("%s: %d records in %.1fs; cache %s", args.artifact, len(passages), seconds, stats)
+    write_run_log(stage, args.dataset, {"seconds": seconds, "cache": stats, "records": len(passages)})
+
+
+if __name__ == "__main__":
+    run_stage("extract", main)

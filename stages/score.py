@@ -1,0 +1,56 @@
+"""DVC stage `score_<method>`: a method's expensive step (model calls; no sweep knob).
+
+    python stages/score.py --method NAME --dataset NAME [--params params.yaml]
+
+Reads the passages and the artifacts the method requires, runs ``hallulab.methods.<NAME>.score``
+with the params the method declares (any other read fails), writes what it returns to
+``data/scores/<dataset>/<method>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from hallulab.cache import CallCache
+from hallulab.config import load_params
+from hallulab.data.loaders import load_jsonl_passages
+from hallulab.io import write_json
+from hallulab.pipeline import paths, registry
+from hallulab.pipeline.context import BuildContext
+from hallulab.pipeline.params import ParamsView
+from hallulab.pipeline.resources import Resources
+from hallulab.pipeline.runner import read_artifacts, run_stage, stage_logger, write_run_log
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--method", required=True)
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--params", default="params.yaml")
+    args = parser.parse_args()
+    stage = f"score_{args.method}"
+    log = stage_logger(stage)
+    spec = registry.method(args.method)
+    if spec.score is None:
+        raise SystemExit(f"method {args.method!r} has no score step")
+    view = ParamsView(load_params(args.params), spec.score.param_keys(), stage)
+    passages = load_jsonl_passages(paths.passages(args.dataset))
+    artifacts = read_artifacts(spec.requires, args.dataset)
+    started = time.perf_counter()
+    with CallCache() as cache:
+        resources = Resources(view, cache)
+        try:
+            score = registry.step_function("method", args.method, "score")
+            raw = score(BuildContext(args.dataset, passages, artifacts, view, resources, log))
+        finally:
+            resources.close()
+        stats = cache.stats.as_dict()
+    write_json(paths.raw_scores(args.method, args.dataset), raw, indent=None)
+    seconds = time.perf_counter() - started
+    log.info("%s: %d records in %.1fs; cache %s (%s)", args.method, len(passages), seconds, stats, cache.path)
+    write_run_log(stage, args.dataset, {"seconds": seconds, "cache": stats, "records": len(passages)})
+
+
+if __name__ == "__main__":
+    run_stage("score", main)
