@@ -20,7 +20,7 @@ export DVC_NO_ANALYTICS := 1
 export PATH := $(abspath $(BIN)):$(PATH)
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install llamacpp run test test-fast lint params plots bench clean-venv
+.PHONY: install llamacpp run wikibio test test-fast lint params dvcyaml plots bench clean-venv
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -56,17 +56,26 @@ llamacpp: $(LLAMACPP_STAMP)
 .git/HEAD:
 	git init -q && git add -A && git -c user.name=hallulab -c user.email=hallulab@localhost commit -qm "initial"
 
-## The main job: the whole DAG on the embedded offline default (the toy set).
+## The main job: the whole DAG on the embedded offline default (the toy set, quick profile),
+## then the offline plots page and the summary table.
 run: $(STAMP) .git/HEAD
 	$(BIN)/dvc repro
-	$(BIN)/dvc metrics show
 	$(MAKE) --no-print-directory plots
+	@$(BIN)/python -m hallulab.evaluation.summary --dataset toy
+
+## The SelfCheckGPT reproduction on WikiBio (papers' profile: trains the full offline NLI model,
+## about 30 min on 2 cores, then every variant; hours on a CPU for NLI / Prompt / MQAG).
+## `make wikibio TARGETS="evaluate@selfcheck_ngram evaluate@greybox"` runs a subset.
+TARGETS ?=
+wikibio: $(STAMP) .git/HEAD
+	$(BIN)/dvc exp run -S dataset=wikibio $(TARGETS)
+	@$(BIN)/python -m hallulab.evaluation.summary --dataset wikibio
 
 ## Every test: unit, stage, end-to-end DAG, WikiBio reproduction + the CI metric gate.
 test: $(STAMP) $(LLAMACPP_STAMP)
 	$(BIN)/ruff check src stages tests benchmarks
 	$(BIN)/mypy
-	$(BIN)/python -m pytest --durations=15
+	$(BIN)/python -m pytest --durations=20
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow"
@@ -79,6 +88,10 @@ lint: $(STAMP)
 ## Recompose params.yaml from conf/ (what `dvc exp run` does); commit both together.
 params: $(STAMP)
 	$(BIN)/python -m hallulab.config
+
+## Regenerate dvc.yaml from the registered methods and artifacts (tests/test_dvcgen.py checks it).
+dvcyaml: $(STAMP)
+	$(BIN)/python -m hallulab.pipeline.dvcgen
 
 ## Offline HTML of every DVC plot (vega from conf/plots/vendor, no CDN).
 plots: $(STAMP)

@@ -39,7 +39,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
 
-    cfg = {**compose()["llm"], "batch_size": args.batch_size, "num_threads": args.threads}
+    cfg = {**compose()["llm_catalogue"]["smollm2"], "batch_size": args.batch_size, "num_threads": args.threads}
     batched = build_llm(cfg)
     single = build_llm({**cfg, "batch_size": 1})
     assert isinstance(batched, HFLLM) and isinstance(single, HFLLM)

@@ -27,7 +27,7 @@ from pathlib import Path
 from hallulab.cache import CallCache
 from hallulab.config import dataset_config
 from hallulab.data.loaders import load_dataset
-from hallulab.methods.selfcheck_ngram import score_corpora
+from hallulab.methods.selfcheck_ngram.ngram import score_corpora
 from hallulab.reference import reference_ngram, spacy_name_alias
 from hallulab.text.ngram_corpus import build_ngram_corpora
 from hallulab.text.spacy_tokens import SpacyTokenizer

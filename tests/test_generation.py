@@ -20,7 +20,7 @@ pytestmark = pytest.mark.model
 
 @pytest.fixture(scope="module")
 def backend():  # type: ignore[no-untyped-def]
-    return build_llm({**compose()["llm"], "num_threads": 1})
+    return build_llm({**compose()["llm_catalogue"]["smollm2"], "num_threads": 1})
 
 
 @pytest.fixture

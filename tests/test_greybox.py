@@ -1,15 +1,21 @@
+"""Grey-box baselines (SelfCheckGPT §4): the formulas on hand-built tokens, token-to-sentence
+mapping through the shared sentence spans."""
+
 from __future__ import annotations
 
 import math
 
 import pytest
 
+from hallulab.artifacts.sentences import locate
 from hallulab.data.schema import Passage, RecordError
-from hallulab.llm.base import TokenStats
-from hallulab.methods.greybox import assign_tokens, locate_sentences, passage_scores, score_passages
+from hallulab.methods.greybox.baselines import SentenceSpans, assign_tokens, passage_scores, score_passages
+from hallulab.tokens import TokenStats
+from hallulab.units import record_scores, sentence_scores, variants
 
 RESPONSE = "Ada wrote notes.  She died young."
 PASSAGE = Passage(id="p", response=RESPONSE, sentences=("Ada wrote notes.", "She died young."), labels=(0.0, 1.0))
+SPANS = locate(RESPONSE, PASSAGE.sentences)
 
 
 def _tokens() -> list[TokenStats]:
@@ -24,18 +30,17 @@ def _tokens() -> list[TokenStats]:
 
 
 def test_sentences_are_located_in_order() -> None:
-    spans = locate_sentences(PASSAGE)
-    assert spans.starts == (0, 18)
-    assert RESPONSE[spans.starts[1] : spans.ends[1]] == "She died young."
+    assert SPANS == [(0, 16), (18, 33)]
+    assert RESPONSE[18:33] == "She died young."
 
 
 def test_tokens_between_sentences_belong_to_none() -> None:
-    owners = assign_tokens(locate_sentences(PASSAGE), _tokens())
+    owners = assign_tokens(SentenceSpans.of(PASSAGE, SPANS), _tokens())
     assert owners == [0, 0, 0, 0, -1, 1, 1, 1, 1]
 
 
 def test_formulas_avg_max_of_neglogp_and_entropy() -> None:
-    result = passage_scores(PASSAGE, _tokens())
+    result = passage_scores(PASSAGE, SPANS, _tokens())
     assert result.tokens_between_sentences == 1
     scores = result.variants
     avg, passage_avg = scores["avg_neglogp"]
@@ -48,17 +53,20 @@ def test_formulas_avg_max_of_neglogp_and_entropy() -> None:
 
 def test_backends_without_entropy_yield_only_logprob_variants() -> None:
     tokens = [TokenStats(t.token, t.logprob, None, offset=t.offset) for t in _tokens()]
-    scores = score_passages([PASSAGE], {"p": tokens})
-    assert list(scores.variants) == ["avg_neglogp", "max_neglogp"]
-    assert scores.diagnostics["tokens_between_sentences"] == 1
+    frame, diagnostics = score_passages([PASSAGE], {"p": SPANS}, {"p": tokens})
+    assert variants(frame) == ["avg_neglogp", "max_neglogp"]
+    assert diagnostics["tokens_between_sentences"] == 1
 
 
 def test_sentence_missing_from_response_names_record_and_field() -> None:
     bad = Passage(id="q", response="Something else.", sentences=("Not there.",))
     with pytest.raises(RecordError, match=r"'q', field 'sentences\[0\]'"):
-        locate_sentences(bad)
+        SentenceSpans.of(bad, locate("Something else.", bad.sentences))
 
 
-def test_passage_scores_are_finite() -> None:
-    scores = score_passages([PASSAGE], {"p": _tokens()})
-    assert all(math.isfinite(v) for v in scores.variants["avg_entropy"].passage_scores.values())
+def test_unit_rows_carry_spans_and_passage_scores_are_finite() -> None:
+    frame, _ = score_passages([PASSAGE], {"p": SPANS}, {"p": _tokens()})
+    rows = frame[(frame["variant"] == "avg_entropy") & (frame["level"] == "sentence")]
+    assert rows["start"].tolist() == [0, 18] and rows["end"].tolist() == [16, 33]
+    assert sentence_scores(frame, "avg_entropy")["p"] == pytest.approx([6.5 / 4, 4.6 / 4])
+    assert all(math.isfinite(v) for v in record_scores(frame, "avg_entropy").values())

@@ -19,7 +19,7 @@ PROMPTS = ["Name a colour.", "What is the capital of France?", "Write one word a
 
 @pytest.fixture(scope="module")
 def smollm() -> HFLLM:
-    cfg = compose()["llm"]
+    cfg = compose()["llm_catalogue"]["smollm2"]
     llm = build_llm({**cfg, "num_threads": 1})
     assert isinstance(llm, HFLLM)
     return llm

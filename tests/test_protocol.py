@@ -13,7 +13,6 @@ from hallulab.evaluation.protocol import (
     random_baseline,
     task_arrays,
 )
-from hallulab.scores import VariantScores
 
 
 def _passage(pid: str, labels: list[float]) -> Passage:
@@ -26,34 +25,31 @@ PASSAGES = [
     _passage("b", [1.0, 1.0]),  # total hallucination
     _passage("c", [0.0, 0.0, 1.0, 0.5]),
 ]
-SCORES = VariantScores(
-    variant="v",
-    sentence_scores={"a": [0.1, 0.9, 0.6], "b": [0.7, 0.8], "c": [0.2, 0.3, 0.95, 0.4]},
-    passage_scores={"a": 0.5, "b": 0.75, "c": 0.4},
-)
+SENTENCE_SCORES = {"a": [0.1, 0.9, 0.6], "b": [0.7, 0.8], "c": [0.2, 0.3, 0.95, 0.4]}
+PASSAGE_SCORES = {"a": 0.5, "b": 0.75, "c": 0.4}
 CFG = ProtocolConfig(bootstrap_samples=200)
 
 
 def test_nonfact_star_excludes_total_hallucination_passages() -> None:
-    y, s = task_arrays(align(PASSAGES, SCORES), "nonfact_star", CFG)
+    y, s = task_arrays(align(PASSAGES, SENTENCE_SCORES, PASSAGE_SCORES), "nonfact_star", CFG)
     assert len(y) == 7  # passages a and c only
     assert y.tolist() == [False, True, False, False, False, True, False]  # minor counts as negative
     assert s.tolist() == [0.1, 0.9, 0.6, 0.2, 0.3, 0.95, 0.4]
 
 
 def test_nonfact_counts_minor_and_major_as_positive() -> None:
-    y, _ = task_arrays(align(PASSAGES, SCORES), "nonfact", CFG)
+    y, _ = task_arrays(align(PASSAGES, SENTENCE_SCORES, PASSAGE_SCORES), "nonfact", CFG)
     assert y.tolist() == [False, True, True, True, True, False, False, True, True]
 
 
 def test_factual_task_scores_with_the_negated_score() -> None:
-    y, s = task_arrays(align(PASSAGES, SCORES), "factual", CFG)
+    y, s = task_arrays(align(PASSAGES, SENTENCE_SCORES, PASSAGE_SCORES), "factual", CFG)
     assert y.tolist() == [True, False, False, False, False, True, True, False, False]
     assert s[0] == -0.1
 
 
 def test_metrics_are_percent_and_passage_level_uses_mean_labels() -> None:
-    data = align(PASSAGES, SCORES)
+    data = align(PASSAGES, SENTENCE_SCORES, PASSAGE_SCORES)
     assert data.passage_labels.tolist() == pytest.approx([0.5, 1.0, 0.375])
     metrics = compute_metrics(data, CFG)
     assert set(metrics) == {
@@ -70,12 +66,12 @@ def test_metrics_are_percent_and_passage_level_uses_mean_labels() -> None:
 
 
 def test_random_baseline_is_the_positive_rate() -> None:
-    baseline = random_baseline(align(PASSAGES, SCORES), CFG)
+    baseline = random_baseline(align(PASSAGES, SENTENCE_SCORES, PASSAGE_SCORES), CFG)
     assert baseline["nonfact_aucpr"] == pytest.approx(100 * 6 / 9)
 
 
 def test_bootstrap_interval_brackets_the_estimate() -> None:
-    data = align(PASSAGES, SCORES)
+    data = align(PASSAGES, SENTENCE_SCORES, PASSAGE_SCORES)
     intervals = bootstrap_intervals(data, CFG)
     point = compute_metrics(data, CFG)
     for key in ("nonfact_aucpr", "roc_auc"):
@@ -90,12 +86,16 @@ def test_infinite_scores_rank_above_every_finite_one() -> None:
 
 
 def test_missing_scores_name_the_record() -> None:
-    partial = VariantScores("v", {"a": [0.1, 0.2, 0.3]}, {"a": 0.1})
     with pytest.raises(ValueError, match="'b'"):
-        align(PASSAGES, partial)
+        align(PASSAGES, {"a": [0.1, 0.2, 0.3]}, {"a": 0.1}, "v")
 
 
 def test_score_count_mismatch_names_record_and_field() -> None:
-    wrong = VariantScores("v", {**SCORES.sentence_scores, "a": [0.1]}, SCORES.passage_scores)
     with pytest.raises(ValueError, match=r"'a', field 'sentences'"):
-        align(PASSAGES, wrong)
+        align(PASSAGES, {**SENTENCE_SCORES, "a": [0.1]}, PASSAGE_SCORES, "v")
+
+
+def test_unlabelled_passages_are_scored_but_not_evaluated() -> None:
+    unlabelled = Passage(id="u", response="X.", sentences=("X.",))
+    data = align([*PASSAGES, unlabelled], {**SENTENCE_SCORES, "u": [0.3]}, {**PASSAGE_SCORES, "u": 0.3})
+    assert len(data.passage_labels) == 3 and len(data.sentence_labels) == 9

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from hallulab.methods.sample_matrix import SampleSelection, selected_columns, sentence_scores
-from hallulab.methods.selfcheck_nli import NLIConfig, NLIScorer, passage_matrices
+from hallulab.methods.selfcheck_nli.score import passage_matrices
+from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.nli.train import TrainConfig, export_two_label, train_cross_encoder
 from hallulab.reference import reference_nli
 from tests.conftest import requires_wikibio

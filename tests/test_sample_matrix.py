@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hallulab.config import ConfigError, typed
 from hallulab.methods.sample_matrix import (
     SampleMatrices,
     SampleSelection,
@@ -13,6 +14,7 @@ from hallulab.methods.sample_matrix import (
     sentence_sample_grid,
     unflatten,
 )
+from hallulab.units import record_scores, sentence_scores
 
 
 def _stored() -> SampleMatrices:
@@ -21,23 +23,38 @@ def _stored() -> SampleMatrices:
 
 
 def test_mean_over_the_first_n_samples_and_passage_mean() -> None:
-    scores = aggregate(_stored(), SampleSelection(num_samples=2))
-    variant = scores.variants["nli"]
-    assert variant.sentence_scores["b"] == [0.5]
-    np.testing.assert_allclose(variant.sentence_scores["a"], [0.5 / 12, 4.5 / 12, 8.5 / 12])
-    assert variant.passage_scores["a"] == pytest.approx(4.5 / 12)
-    assert scores.diagnostics["pairs"] == 16
+    frame, diagnostics = aggregate(_stored(), SampleSelection(num_samples=2))
+    by_record = sentence_scores(frame, "nli")
+    assert by_record["b"] == [0.5]
+    np.testing.assert_allclose(by_record["a"], [0.5 / 12, 4.5 / 12, 8.5 / 12])
+    assert record_scores(frame, "nli")["a"] == pytest.approx(4.5 / 12)
+    assert diagnostics["pairs"] == 16
 
 
 def test_random_selection_is_seeded_per_passage_and_n_is_checked() -> None:
-    pick = SampleSelection(num_samples=2, selection="random", seed=7)
+    pick = SampleSelection(num_samples=2, sample_selection="random", seed=7)
     first = selected_columns("a", 4, pick)
     assert len(first) == 2 and np.array_equal(first, selected_columns("a", 4, pick))
     with pytest.raises(ValueError, match="N=5 samples asked for, 4 stored"):
         selected_columns("a", 4, SampleSelection(num_samples=5))
     with pytest.raises(ValueError, match="sample_aggregation"):
-        SampleSelection(aggregation="mode")
-    assert aggregate(_stored(), SampleSelection(aggregation="max")).variants["nli"].sentence_scores["b"] == [1.0]
+        SampleSelection(sample_aggregation="mode")
+    frame, _ = aggregate(_stored(), SampleSelection(sample_aggregation="max"))
+    assert sentence_scores(frame, "nli")["b"] == [1.0]
+
+
+@pytest.mark.parametrize(
+    ("raw", "fragment"),
+    [
+        ({"num_samples": -1}, "selfcheck.num_samples: must be >= 1, got -1"),
+        ({"num_samples": "abc"}, "selfcheck.num_samples: expected an integer, got 'abc'"),
+        ({"num_samples": 2.5}, "selfcheck.num_samples: expected an integer, got 2.5"),
+        ({"sample_selection": "last"}, "selfcheck.sample_selection: 'last' is not one of"),
+    ],
+)
+def test_bad_sweep_knobs_name_the_setting(raw: dict[str, object], fragment: str) -> None:
+    with pytest.raises(ConfigError, match=fragment.replace("[", r"\[")):
+        typed(SampleSelection, raw, "selfcheck")
 
 
 def test_round_trip_and_grid(toy_passages) -> None:

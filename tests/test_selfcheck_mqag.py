@@ -7,14 +7,15 @@ import importlib
 import numpy as np
 import pytest
 
-from hallulab.llm.base import TokenStats
-from hallulab.methods.mqag_roles import (
+from hallulab.methods.selfcheck_mqag.roles import (
     first_token_distribution,
     parse_distractors,
     parse_question,
     shuffled_options,
 )
-from hallulab.methods.selfcheck_mqag import MQAGQuestion, MQAGScoring, StoredMQAG, aggregate, question_score
+from hallulab.methods.selfcheck_mqag.scoring import MQAGQuestion, MQAGScoring, StoredMQAG, aggregate, question_score
+from hallulab.tokens import TokenStats
+from hallulab.units import sentence_scores
 
 
 def _random_question(rng: np.random.Generator, samples: int) -> MQAGQuestion:
@@ -46,10 +47,10 @@ def test_sentence_is_the_mean_over_questions_and_n_restricts_samples() -> None:
     questions = [_random_question(rng, 6) for _ in range(3)]
     stored = StoredMQAG({"roles": "test"}, {"p": [questions, []]})
     scoring = MQAGScoring()
-    first_two = aggregate(stored, scoring, lambda pid, n: np.arange(2))
+    first_two, diagnostics = aggregate(stored, scoring, lambda pid, n: np.arange(2))
     expected = np.mean([question_score(q.restricted(np.arange(2)), "bayes", scoring) for q in questions])
-    assert first_two.variants["mqag_bayes"].sentence_scores["p"] == pytest.approx([expected, 0.5])
-    assert first_two.diagnostics["sentences_without_questions"] == 1
+    assert sentence_scores(first_two, "mqag_bayes")["p"] == pytest.approx([expected, 0.5])
+    assert diagnostics["sentences_without_questions"] == 1
     round_trip = StoredMQAG.from_dict(stored.to_dict())
     np.testing.assert_allclose(round_trip.questions["p"][0][1].p_samples, questions[1].p_samples)
 

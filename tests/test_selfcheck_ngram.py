@@ -6,8 +6,9 @@ import random
 import numpy as np
 import pytest
 
-from hallulab.methods.selfcheck_ngram import score_corpora, selfcheck_ngram, selfcheck_ngram_orders
+from hallulab.methods.selfcheck_ngram.ngram import score_corpora, selfcheck_ngram, selfcheck_ngram_orders
 from hallulab.text.ngram_corpus import NgramCorpus
+from hallulab.units import variants
 
 
 def _naive(corpus: NgramCorpus, n: int, k: float = 0.0) -> tuple[list[float], list[float], float, float]:
@@ -123,8 +124,9 @@ def test_invalid_inputs_raise() -> None:
 
 def test_score_corpora_names_variants_by_hyperparameters() -> None:
     corpora = {"p": _random_corpus(random.Random(1))}
-    scores = score_corpora(corpora, [1, 3], ["max"])
-    assert list(scores.variants) == ["ngram_n1_max", "ngram_n3_max"]
-    assert scores.diagnostics["unseen_tokens"] == {"ngram_n1_max": 0, "ngram_n3_max": 0}
+    frame, unseen = score_corpora(corpora, [1, 3], ["max"])
+    assert variants(frame) == ["ngram_n1_max", "ngram_n3_max"]
+    assert set(frame["level"]) == {"sentence", "response"}
+    assert unseen == {"ngram_n1_max": 0, "ngram_n3_max": 0}
     with pytest.raises(ValueError, match="'p', field 'samples'"):
         score_corpora(corpora, [1], num_samples=99)

@@ -11,13 +11,8 @@ import torch
 import transformers
 
 from hallulab.cache import CallCache
-from hallulab.methods.selfcheck_nli import (
-    NLIConfig,
-    NLIScorer,
-    contradiction_matrix,
-    label_indices,
-    sentence_scores,
-)
+from hallulab.methods.sample_matrix import SampleMatrices, SampleSelection, aggregate
+from hallulab.nli.scorer import NLIConfig, NLIScorer, label_indices, model_max_length
 from hallulab.nli.train import TrainConfig, train_cross_encoder
 from tests.test_nli_train import PAIRS
 
@@ -34,8 +29,23 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_label_order_is_read_from_the_config() -> None:
     assert label_indices(SimpleNamespace(label2id={"ENTAILMENT": 0, "NEUTRAL": 1, "CONTRADICTION": 2})) == (0, 2)
     assert label_indices(SimpleNamespace(label2id={}, id2label={0: "contradiction", 1: "entailment"})) == (1, 0)
-    with pytest.raises(ValueError, match="contradiction"):
-        label_indices(SimpleNamespace(label2id={"LABEL_0": 0, "LABEL_1": 1}))
+    # generic names in label2id, the classes named in id2label: id2label is used
+    generic = SimpleNamespace(
+        label2id={"LABEL_0": 0, "LABEL_1": 1, "LABEL_2": 2},
+        id2label={0: "contradiction", 1: "neutral", 2: "entailment"},
+    )
+    assert label_indices(generic) == (2, 0)
+    with pytest.raises(ValueError, match=r"names no 'entailment' and 'contradiction'.*label_0"):
+        label_indices(SimpleNamespace(label2id={"LABEL_0": 0, "LABEL_1": 1}, id2label={0: "LABEL_0", 1: "LABEL_1"}))
+
+
+def test_inputs_are_truncated_at_the_models_own_limit() -> None:
+    tokenizer = SimpleNamespace(model_max_length=128)
+    model = SimpleNamespace(config=SimpleNamespace(max_position_embeddings=128, model_type="bert"))
+    assert model_max_length(tokenizer, model, 512) == 128
+    roberta = SimpleNamespace(config=SimpleNamespace(max_position_embeddings=514, model_type="roberta"))
+    assert model_max_length(SimpleNamespace(model_max_length=int(1e30)), roberta, 1024) == 512
+    assert model_max_length(tokenizer, model, 64) == 64
 
 
 def test_probability_uses_only_entailment_and_contradiction_logits(model_dir: Path) -> None:
@@ -66,8 +76,20 @@ def test_batched_equals_one_pair_at_a_time_and_duplicates_are_scored_once(model_
 
 def test_sentence_score_is_the_mean_over_the_first_n_samples(model_dir: Path) -> None:
     scorer = NLIScorer(NLIConfig(model=str(model_dir)))
-    matrix = contradiction_matrix(["A man is sleeping.", "A man plays."], ["A man is playing a guitar."] * 3, scorer)
-    assert matrix.shape == (2, 3)
-    np.testing.assert_allclose(sentence_scores(matrix), matrix.mean(axis=1))
-    np.testing.assert_allclose(sentence_scores(matrix, 1), matrix[:, 0])
+    sentences, samples = ["A man is sleeping.", "A man plays."], ["A man is playing a guitar.", "A dog.", "Rain."]
+    flat = scorer.pair_probs([s for s in sentences for _ in samples], [x for _ in sentences for x in samples])
+    matrix = flat.reshape(2, 3)
     assert np.all((matrix >= 0) & (matrix <= 1))
+    stored = SampleMatrices("selfcheck_nli", "nli", {}, {"p": matrix})
+    all_samples, _ = aggregate(stored, SampleSelection())
+    first, _ = aggregate(stored, SampleSelection(num_samples=1))
+    rows = all_samples[all_samples["level"] == "sentence"]
+    np.testing.assert_allclose(rows["score"], matrix.mean(axis=1))
+    np.testing.assert_allclose(first[first["level"] == "sentence"]["score"], matrix[:, 0])
+
+
+def test_a_long_pair_is_truncated_not_a_tensor_size_error(model_dir: Path) -> None:
+    scorer = NLIScorer(NLIConfig(model=str(model_dir), max_length=100_000))
+    long_text = "The committee met again. " * 400  # far beyond the model's 512 positions
+    value = scorer.contradiction_probs([long_text], ["The committee met."])
+    assert 0.0 <= value[0] <= 1.0 and scorer.max_length <= 512

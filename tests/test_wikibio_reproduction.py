@@ -18,8 +18,9 @@ from hallulab.evaluation.paper_tables import (
     SELFCHECK_TABLE7,
 )
 from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
-from hallulab.methods.selfcheck_ngram import score_corpora
+from hallulab.methods.selfcheck_ngram.ngram import score_corpora
 from hallulab.text.ngram_corpus import corpora_from_dict
+from hallulab.units import record_scores, sentence_scores
 from tests.conftest import REPO, requires_wikibio
 from tests.workspace import copy_workspace, dvc
 
@@ -94,10 +95,11 @@ def test_ci_metric_gate_catches_a_planted_scoring_change(wikibio_run: Path) -> N
     """Plant a realistic bug (n-grams counted case-sensitively, as if ``lower()`` were dropped):
     the re-scored, re-evaluated metrics must fail the gate."""
     passages = load_jsonl_passages(wikibio_run / "data/generated/wikibio/passages.jsonl")
-    tokens = json.loads((wikibio_run / "data/scores/wikibio/selfcheck_ngram_tokens.json").read_text())
-    planted = score_corpora(corpora_from_dict(tokens["corpora"]), [1], ["max"], lowercase=False)
+    tokens = json.loads((wikibio_run / "data/scores/wikibio/selfcheck_ngram.json").read_text())
+    planted, _ = score_corpora(corpora_from_dict(tokens["corpora"]), [1], ["max"], lowercase=False)
     config = ProtocolConfig(bootstrap_samples=0)
-    metrics = {name: compute_metrics(align(passages, v), config) for name, v in planted.variants.items()}
+    data = align(passages, sentence_scores(planted, "ngram_n1_max"), record_scores(planted, "ngram_n1_max"))
+    metrics = {"ngram_n1_max": compute_metrics(data, config)}
     baseline = json.loads((REPO / "tests/baselines/wikibio/selfcheck_ngram.json").read_text())
     baseline["metrics"] = {"ngram_n1_max": baseline["metrics"]["ngram_n1_max"]}
     violations = check(metrics, baseline)

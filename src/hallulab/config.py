@@ -54,9 +54,7 @@ def dataset_config(name: str, conf_dir: Path = CONF_DIR) -> dict[str, Any]:
     path = conf_dir / "dataset" / f"{name}.yaml"
     if not path.is_file():
         raise FileNotFoundError(f"no data set config {path}")
-    loaded = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
-    assert isinstance(loaded, dict)
-    return {str(k): v for k, v in loaded.items()}
+    return dict(compose([f"dataset={name}"], conf_dir)["dataset"])
 
 
 def section(cfg: DictConfig, name: str) -> dict[str, Any]:

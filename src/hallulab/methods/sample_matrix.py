@@ -66,6 +66,16 @@ class SampleSelection:
     sample_aggregation: str = setting("mean", choices=AGGREGATIONS, doc="over the N samples; the paper: mean")
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        if self.sample_selection not in SELECTIONS:
+            raise ValueError(f"selfcheck.sample_selection: {self.sample_selection!r} is not one of {list(SELECTIONS)}")
+        if self.sample_aggregation not in AGGREGATIONS:
+            raise ValueError(
+                f"selfcheck.sample_aggregation: {self.sample_aggregation!r} is not one of {list(AGGREGATIONS)}"
+            )
+        if self.num_samples is not None and self.num_samples < 1:
+            raise ValueError(f"selfcheck.num_samples: must be >= 1, got {self.num_samples}")
+
     @property
     def selection(self) -> str:
         return self.sample_selection

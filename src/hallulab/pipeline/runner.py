@@ -29,6 +29,9 @@ from hallulab.io import atomic_open, read_json, read_jsonl, write_json
 from hallulab.pipeline import paths
 
 DEBUG_ENV = "HALLULAB_DEBUG"
+#: When set to a folder, every stage writes there the hallulab source files it actually ran
+#: (from ``sys.modules``), so a test can check dvc.yaml's code deps against the real imports.
+IMPORT_TRACE_ENV = "HALLULAB_IMPORT_TRACE"
 
 
 def stage_logger(name: str) -> logging.Logger:
@@ -42,10 +45,25 @@ def _actionable(error: BaseException) -> bool:
     return isinstance(error, FileNotFoundError | UnicodeDecodeError | PermissionError)
 
 
+def _trace_imports(name: str) -> None:
+    folder = os.environ.get(IMPORT_TRACE_ENV)
+    if not folder:
+        return
+    files = sorted(
+        str(Path(module.__file__).resolve())
+        for key, module in list(sys.modules.items())
+        if key.split(".")[0] == "hallulab" and getattr(module, "__file__", None)
+    )
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    target = Path(folder) / f"{name}-{os.getpid()}.json"
+    target.write_text(json.dumps({"argv": sys.argv, "files": files}), encoding="utf-8")
+
+
 def run_stage(name: str, main: Callable[[], None]) -> None:
     """Run a stage's ``main``; see the module docstring for the error contract."""
     try:
         main()
+        _trace_imports(name)
     except KeyboardInterrupt:
         print(
             f"hallulab {name}: interrupted; finished batches are in the call cache, a re-run resumes", file=sys.stderr

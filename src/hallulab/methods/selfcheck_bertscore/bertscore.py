@@ -34,6 +34,8 @@ import numpy as np
 
 from hallulab.cache import CallCache, cache_key
 from hallulab.config import setting
+from hallulab.data.schema import Passage
+from hallulab.methods.sample_matrix import sentence_sample_grid, unflatten
 from hallulab.packages import find_package_file, local_weights_digest
 from hallulab.text.spacy_tokens import SpacyTokenizer
 
@@ -146,3 +148,9 @@ class BERTScoreSupport:
             )
             values = dict(zip(unique, computed, strict=True))
         return np.asarray([values[p] for p in pairs], dtype=np.float64)
+
+
+def passage_matrices(passages: Sequence[Passage], scorer: BERTScoreSupport) -> dict[str, np.ndarray]:
+    """Every passage's I x N_max matrix of 1 - max-F1 terms."""
+    sentences, samples = sentence_sample_grid(passages, "SelfCheck-BERTScore")
+    return unflatten(passages, scorer.support(sentences, samples))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hallulab.methods.sample_matrix import SampleMatrices, scorable, sentence_sample_grid, unflatten
-from hallulab.methods.selfcheck_bertscore.bertscore import BERTScoreConfig, BERTScoreSupport
+from hallulab.methods.sample_matrix import SampleMatrices, scorable
+from hallulab.methods.selfcheck_bertscore.bertscore import BERTScoreConfig, BERTScoreSupport, passage_matrices
 from hallulab.pipeline.context import BuildContext
 
 
@@ -13,15 +13,14 @@ def score(ctx: BuildContext) -> dict[str, Any]:
     passages, skipped = scorable(ctx.passages)
     config = ctx.params.typed(BERTScoreConfig, "bertscore")
     support = BERTScoreSupport(config, ctx.resources.spacy, cache=ctx.resources.cache)
-    sentences, samples = sentence_sample_grid(passages, "SelfCheck-BERTScore")
-    matrices = unflatten(passages, support.support(sentences, samples))
+    matrices = passage_matrices(passages, support)
     stored = SampleMatrices(
         method="selfcheck_bertscore",
         variant="bertscore",
         identity={"name": config.name, **support.identity},
         matrices=matrices,
         diagnostics={
-            "pairs": len(sentences),
+            "pairs": sum(m.size for m in matrices.values()),
             "samples_without_long_sentence": support.empty_samples,
             "skipped_records": skipped,
         },

@@ -26,55 +26,22 @@ from __future__ import annotations
 import importlib
 import math
 import re
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import PromptTemplate
+from hallulab.methods.selfcheck_mqag.protocol import GeneratedQuestion, RoleCounts
 from hallulab.tokens import TokenStats
 
 LETTERS = ("A", "B", "C", "D")
 
 _QA = re.compile(r"question\s*[:\-]\s*(?P<q>.+?)\s*(?:\n|\s)answer\s*[:\-]\s*(?P<a>[^\n]+)", re.I | re.S)
 _LIST_MARK = re.compile(r"^\s*(?:[-*\u2022]|\(?\d+[.)]|[a-dA-D][.)])\s*")
-
-
-@dataclass(frozen=True)
-class GeneratedQuestion:
-    question: str
-    options: tuple[str, ...]
-    answer_index: int
-
-
-@dataclass
-class RoleCounts:
-    """How often each parsing rule fired (reported in the stage diagnostics)."""
-
-    counts: Counter[str] = field(default_factory=Counter)
-
-    def add(self, name: str, amount: int = 1) -> None:
-        self.counts[name] += amount
-
-
-class MQAGRoles(Protocol):
-    counts: RoleCounts
-
-    @property
-    def identity(self) -> dict[str, Any]: ...
-
-    def questions(
-        self, sentences: Sequence[str], passages: Sequence[str], seeds: Sequence[int]
-    ) -> list[GeneratedQuestion | None]: ...
-
-    def answer(self, questions: Sequence[GeneratedQuestion], contexts: Sequence[str]) -> np.ndarray: ...
-
-    def answerability(self, questions: Sequence[GeneratedQuestion], contexts: Sequence[str]) -> np.ndarray: ...
 
 
 def parse_question(reply: str) -> tuple[str, str] | None:

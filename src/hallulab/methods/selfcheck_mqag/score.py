@@ -8,8 +8,9 @@ from typing import Any
 
 from hallulab.config import setting
 from hallulab.methods.sample_matrix import scorable
-from hallulab.methods.selfcheck_mqag.roles import ROLE_PROMPTS, HubRoles, LLMRoles, MQAGRoles
-from hallulab.methods.selfcheck_mqag.scoring import build_questions
+from hallulab.methods.selfcheck_mqag.protocol import MQAGRoles
+from hallulab.methods.selfcheck_mqag.questions import build_questions
+from hallulab.methods.selfcheck_mqag.roles import ROLE_PROMPTS, HubRoles, LLMRoles
 from hallulab.pipeline.context import BuildContext
 
 

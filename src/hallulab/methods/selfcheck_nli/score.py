@@ -3,23 +3,34 @@ every stored sample, all pairs of the data set in one batched, cached request.""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from hallulab.data.schema import Passage
 from hallulab.methods.sample_matrix import SampleMatrices, scorable, sentence_sample_grid, unflatten
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.pipeline.context import BuildContext
 
 
+def passage_matrices(
+    passages: Sequence[Passage], scorer: NLIScorer, *, progress: bool = False
+) -> dict[str, np.ndarray]:
+    """Every passage's I x N_max matrix of P(contradict), all pairs in one batched request."""
+    sentences, samples = sentence_sample_grid(passages, "SelfCheck-NLI")
+    return unflatten(passages, scorer.pair_probs(sentences, samples, progress=progress))
+
+
 def score(ctx: BuildContext) -> dict[str, Any]:
     passages, skipped = scorable(ctx.passages)
     scorer = NLIScorer(ctx.params.typed(NLIConfig, "nli"), cache=ctx.resources.cache)
-    sentences, samples = sentence_sample_grid(passages, "SelfCheck-NLI")
-    matrices = unflatten(passages, scorer.pair_probs(sentences, samples, progress=True))
+    matrices = passage_matrices(passages, scorer, progress=True)
     stored = SampleMatrices(
         method="selfcheck_nli",
         variant="nli",
         identity={"name": scorer.config.name, **scorer.identity},
         matrices=matrices,
-        diagnostics={"pairs": len(sentences), "skipped_records": skipped},
+        diagnostics={"pairs": sum(m.size for m in matrices.values()), "skipped_records": skipped},
     )
     return stored.to_dict()

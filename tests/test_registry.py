@@ -1,0 +1,47 @@
+"""Every registered method and artifact declares what it reads, and what it declares exists."""
+
+from __future__ import annotations
+
+import pytest
+
+from hallulab.config import compose
+from hallulab.llm.prompts import prompt_path
+from hallulab.pipeline import registry
+from hallulab.pipeline.params import ParamsView
+from hallulab.pipeline.spec import ArtifactSpec, MethodSpec, StepInputs
+from hallulab.units import LEVELS
+
+METHODS = list(registry.methods().values())
+ARTIFACTS = list(registry.artifacts().values())
+CONFIG = compose()
+
+
+def _inputs(spec: MethodSpec | ArtifactSpec) -> list[StepInputs]:
+    if isinstance(spec, ArtifactSpec):
+        return [spec.inputs]
+    return [s for s in (spec.score, spec.aggregate) if s is not None]
+
+
+@pytest.mark.parametrize("spec", METHODS + ARTIFACTS, ids=lambda s: s.name)
+def test_declared_params_prompts_and_roles_exist_in_the_composed_config(spec: MethodSpec | ArtifactSpec) -> None:
+    for inputs in _inputs(spec):
+        view = ParamsView(CONFIG, inputs.param_keys(), spec.name)  # resolves llm_catalogue.${llms.<role>}
+        for key in view.declared:
+            assert view.has(key), f"{spec.name} declares {key!r}, absent from conf/"
+        for key in inputs.prompts:
+            assert prompt_path(str(view.get(key))).is_file(), f"{spec.name}: prompt {key} has no file"
+
+
+@pytest.mark.parametrize("spec", METHODS, ids=lambda s: s.name)
+def test_methods_name_their_paper_level_and_required_artifacts(spec: MethodSpec) -> None:
+    assert spec.level in LEVELS and spec.paper and spec.section
+    for name in spec.requires:
+        assert name in registry.artifacts(), f"{spec.name} requires unknown artifact {name}"
+    assert registry.step_function("method", spec.name, "aggregate")
+    if spec.score is not None:
+        assert registry.step_function("method", spec.name, "score")
+
+
+def test_an_unknown_method_is_named_with_the_registered_ones() -> None:
+    with pytest.raises(KeyError, match=r"registered: .*selfcheck_ngram"):
+        registry.method("no_such_method")
