@@ -23,7 +23,7 @@ from hallulab.data.loaders import load_jsonl_passages
 from hallulab.evaluation.levels import evaluate_levels
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.io import atomic_open, read_json, write_json
-from hallulab.pipeline import paths, registry
+from hallulab.pipeline import paths
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger
 
@@ -39,7 +39,6 @@ def main() -> None:
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args()
     log = stage_logger(f"evaluate_{args.method}")
-    spec = registry.method(args.method)
     cfg = ParamsView(load_params(args.params), ("evaluate",), "evaluate").typed(ProtocolConfig, "evaluate")
     passages = load_jsonl_passages(paths.passages(args.dataset))
     frame = pd.read_parquet(paths.unit_scores(args.method, args.dataset))
@@ -61,7 +60,7 @@ def main() -> None:
     write_json(
         paths.metrics(args.method, "info", args.dataset),
         {
-            "method": {"name": spec.name, "title": spec.title, "paper": spec.paper, "section": spec.section},
+            "method": args.method,
             "passages": len(passages),
             "sentences": sum(len(p.sentences) for p in passages),
             "levels": {level: r.counts for level, r in results.items()},
