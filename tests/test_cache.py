@@ -92,3 +92,70 @@ def test_two_concurrent_writers_share_one_cache(tmp_path: Path, overlap: int) ->
         items = [str(i) for i in range(100 - overlap)]
         found = cache.get_many([cache_key("double", x) for x in items])
         assert sorted(found.values()) == [2 * i for i in range(100 - overlap)]
+
+
+_OPENER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from hallulab.cache import CallCache
+    folder, start_at, count = Path(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+    failures = 0
+    for i in range(count):
+        while time.time() < start_at + 0.1 * i:  # both processes open file i at the same moment
+            time.sleep(0.0005)
+        try:
+            with CallCache(folder / f"c{i}.sqlite", timeout=30) as cache:
+                cache.put_many([(f"k{i}", i, 0.0)])
+        except Exception as error:
+            failures += 1
+            print(type(error).__name__, error, file=sys.stderr)
+    print(failures)
+    """
+)
+
+
+def test_two_processes_creating_the_same_new_cache_file_never_fail(tmp_path: Path) -> None:
+    """`dvc queue start -j 2` on an empty cache folder: both workers create calls.sqlite at once."""
+    import time
+
+    start_at = time.time() + 2.0
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", _OPENER, str(tmp_path), str(start_at), "60"], stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    failures = [int(p.communicate(timeout=300)[0].strip().splitlines()[-1]) for p in processes]
+    assert failures == [0, 0]
+    for i in range(60):
+        with CallCache(tmp_path / f"c{i}.sqlite") as cache:
+            assert len(cache) == 1
+
+
+def test_a_corrupt_cache_file_is_named_with_the_way_out(tmp_path: Path) -> None:
+    from hallulab.cache import CacheFileError
+
+    path = tmp_path / "calls.sqlite"
+    path.write_bytes(b"<html>not a database</html>" * 200)
+    with pytest.raises(CacheFileError, match=rf"{path}.*delete it.*HALLULAB_CACHE_DIR"):
+        CallCache(path)
+
+
+def test_partial_results_of_a_failed_batch_are_kept(tmp_path: Path) -> None:
+    from hallulab.cache import PartialResults
+
+    calls: list[list[str]] = []
+
+    def flaky(items: list[str]) -> list[str]:
+        calls.append(items)
+        if len(calls) == 1:
+            raise PartialResults({0: items[0].upper(), 2: items[2].upper()}, {1: TimeoutError("slow")}, "1 of 3 failed")
+        return [item.upper() for item in items]
+
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        keys = [cache_key("upper", x) for x in "abc"]
+        with pytest.raises(PartialResults, match="1 of 3 failed"):
+            cache.map(keys, list("abc"), flaky)
+        assert cache.map(keys, list("abc"), flaky) == ["A", "B", "C"]
+    assert calls[1] == ["b"]  # the re-run asked only for the reply that never came

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hallulab.errors import UserFacingError
+
 CACHE_DIR_ENV = "HALLULAB_CACHE_DIR"
 log = logging.getLogger("hallulab.cache")
 
@@ -42,7 +44,7 @@ def _progress_bar(label: str | None, *, hits: int, misses: int) -> Any:
     return tqdm(total=misses, desc=label, unit="call", mininterval=10)
 
 
-class PartialResults(RuntimeError):
+class PartialResults(RuntimeError, UserFacingError):
     """Some items of a batch failed. ``results`` maps positions in the batch to the values that
     came back; :meth:`CallCache.map` stores those before re-raising, so a paid reply is never
     lost and a re-run asks only for what is missing."""
@@ -93,20 +95,57 @@ class CacheStats:
         }
 
 
+class CacheFileError(RuntimeError, UserFacingError):
+    """The cache file cannot be used (corrupt, not SQLite, unwritable); names the file."""
+
+
 class CallCache:
-    """SQLite-backed key -> JSON value store with per-entry compute time."""
+    """SQLite-backed key -> JSON value store with per-entry compute time.
+
+    Opening is safe when several processes create the same new file at once (``dvc queue
+    start -j 2`` on an empty cache folder): the first open, which switches the file to WAL
+    mode and creates the table, runs under an inter-process file lock, and a ``database is
+    locked`` answer to it is retried until ``timeout``. A corrupt or foreign file is an error
+    that names the file and how to recover.
+    """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, timeout: float = 120.0) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS calls ("
-            " key TEXT PRIMARY KEY, value TEXT NOT NULL, seconds REAL NOT NULL, created REAL NOT NULL)"
-        )
+        self.timeout = timeout
+        try:
+            self._conn = self._open()
+        except sqlite3.DatabaseError as error:
+            raise CacheFileError(
+                f"call cache {self.path} cannot be used ({error}); delete it (only cached model calls are lost) "
+                f"or point {CACHE_DIR_ENV} at another folder"
+            ) from None
         self.stats = CacheStats()
+
+    def _open(self) -> sqlite3.Connection:
+        from filelock import FileLock
+
+        deadline = time.monotonic() + self.timeout
+        with FileLock(str(self.path) + ".lock", timeout=self.timeout):
+            while True:
+                conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+                try:
+                    conn.execute("PRAGMA journal_mode=WAL")
+                    conn.execute("PRAGMA synchronous=NORMAL")
+                    conn.execute(
+                        "CREATE TABLE IF NOT EXISTS calls ("
+                        " key TEXT PRIMARY KEY, value TEXT NOT NULL, seconds REAL NOT NULL, created REAL NOT NULL)"
+                    )
+                    conn.execute("SELECT COUNT(*) FROM calls LIMIT 1").fetchone()
+                    return conn
+                except sqlite3.OperationalError as error:
+                    conn.close()
+                    if "locked" not in str(error) or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
+                except BaseException:
+                    conn.close()
+                    raise
 
     def close(self) -> None:
         self._conn.close()

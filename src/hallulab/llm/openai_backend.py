@@ -3,10 +3,19 @@
 Works with ``vllm serve``, llama.cpp's ``llama-server`` / ``llama_cpp.server``, and hosted
 APIs. Chat or completions endpoints; ``logprobs`` / ``top_logprobs`` when the server
 returns them (white-box-lite: the chosen token's log-probability and the top-K, no full
-entropy). Requests run concurrently up to ``max_concurrency``; the client retries
-connection errors, 429 and 5xx with exponential backoff (``max_retries``). The API key is
-read only from the environment variable named by ``api_key_env``; local servers that need
-no key get a placeholder when the variable is unset and ``base_url`` is given.
+entropy). Requests run concurrently up to ``max_concurrency``. The API key is read only
+from the environment variable named by ``api_key_env``; local servers that need no key get
+a placeholder when the variable is unset and ``base_url`` is given.
+
+Every reply is checked before use: an HTTP 200 whose body is not JSON (an HTML error page
+from a proxy), JSON without ``choices``, an empty ``choices`` list or truncated JSON is a
+malformed reply. Transient failures (connection errors, timeouts, 429, 5xx, malformed
+replies) are retried with exponential backoff, at most ``max_retries`` times and within
+``request_budget`` seconds per request (each attempt limited to ``timeout``), so one hung
+request costs at most the budget. The final error names the URL, the model and what came
+back. Other errors (400, 401, 404: a wrong model name or key) fail at once. When some
+requests of a batch fail, the replies that did arrive are returned to the call cache
+(:class:`hallulab.llm.base.PartialBatchError`), so a re-run asks only for the missing ones.
 
 Server quirks handled (``server``):
   * ``llamacpp``: ignores ``max_completion_tokens`` -> we send ``max_tokens``; applies a
@@ -20,25 +29,44 @@ Server quirks handled (``server``):
 from __future__ import annotations
 
 import importlib
+import json
 import os
+import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from hallulab.config import setting
+from hallulab.errors import UserFacingError
 from hallulab.llm.base import (
     LLM,
     Capabilities,
     DecodingParams,
     Generation,
     LLMIdentity,
+    PartialBatchError,
     Prompt,
     TokenStats,
     prompt_text,
 )
 
 SERVERS = ("openai", "vllm", "llamacpp")
+MODES = ("chat", "completions")
+
+
+class ServerReplyError(RuntimeError, UserFacingError):
+    """An OpenAI-compatible server failed, or kept answering with malformed replies."""
+
+
+class _Malformed(Exception):
+    """A reply that is not what the API promises (retried: proxies and overloaded servers do this)."""
+
+    def __init__(self, what: str, body: str) -> None:
+        super().__init__(what)
+        self.what = what
+        self.body = body
 
 
 @dataclass(frozen=True)
@@ -48,13 +76,19 @@ class OpenAIConfig:
     model: str = ""
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
-    mode: str = "chat"
-    server: str = "openai"
-    max_concurrency: int = 8
-    max_retries: int = 5
-    timeout: float = 120.0
+    mode: str = setting("chat", choices=MODES)
+    server: str = setting("openai", choices=SERVERS)
+    max_concurrency: int = setting(8, minimum=1)
+    max_retries: int = setting(3, minimum=0, doc="retries of a transient failure, per request")
+    timeout: float = setting(60.0, above=0.0, doc="seconds per attempt")
+    request_budget: float = setting(300.0, above=0.0, doc="seconds for all attempts of one request, backoff included")
     revision: str = ""
     system_prompt: str | None = None
+
+
+def _snippet(text: str, limit: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit] + "..."
 
 
 class OpenAILLM(LLM):
@@ -63,7 +97,7 @@ class OpenAILLM(LLM):
     def __init__(self, config: OpenAIConfig) -> None:
         if config.server not in SERVERS:
             raise ValueError(f"llm.server must be one of {SERVERS}, got {config.server!r}")
-        if config.mode not in ("chat", "completions"):
+        if config.mode not in MODES:
             raise ValueError(f"llm.mode must be chat or completions, got {config.mode!r}")
         self.config = config
         self.capabilities = Capabilities(
@@ -82,17 +116,20 @@ class OpenAILLM(LLM):
             extra={"server": self.config.server, "mode": self.config.mode, "system": self.config.system_prompt},
         )
 
+    @property
+    def url(self) -> str:
+        return self.config.base_url or "https://api.openai.com/v1"
+
     @cached_property
     def client(self) -> Any:
         openai = importlib.import_module("openai")
         key = os.environ.get(self.config.api_key_env)
         if not key:
             if self.config.base_url is None:
-                raise RuntimeError(f"set {self.config.api_key_env} to call the hosted API")
+                raise ServerReplyError(f"set {self.config.api_key_env} to call the hosted API at {self.url}")
             key = "not-needed"
-        return openai.OpenAI(
-            api_key=key, base_url=self.config.base_url, max_retries=self.config.max_retries, timeout=self.config.timeout
-        )
+        # retries are ours (budgeted, with reply validation); the client makes one attempt
+        return openai.OpenAI(api_key=key, base_url=self.config.base_url, max_retries=0, timeout=self.config.timeout)
 
     def _limit_field(self) -> str:
         return "max_completion_tokens" if self.config.server == "openai" else "max_tokens"
@@ -110,6 +147,57 @@ class OpenAILLM(LLM):
             messages.insert(0, {"role": "system", "content": self.config.system_prompt})
         return messages
 
+    # ------------------------------------------------------------------ one request, budgeted
+    def _attempt(self, endpoint: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """One HTTP request; the parsed, validated JSON body (:class:`_Malformed` otherwise)."""
+        api = self.client.chat.completions if endpoint == "chat" else self.client.completions
+        raw = api.with_raw_response.create(**kwargs)
+        body = raw.http_response.text
+        try:
+            payload = json.loads(body)
+        except ValueError:
+            raise _Malformed("a body that is not JSON", body) from None
+        if not isinstance(payload, dict):
+            raise _Malformed("JSON that is not an object", body)
+        choices = payload.get("choices")
+        if not isinstance(choices, list):
+            raise _Malformed("JSON without 'choices'", body)
+        if not choices or not isinstance(choices[0], dict):
+            raise _Malformed("an empty 'choices' list", body)
+        if endpoint == "chat" and not isinstance(choices[0].get("message"), dict):
+            raise _Malformed("a choice without 'message'", body)
+        return payload
+
+    def _call(self, endpoint: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        openai = importlib.import_module("openai")
+        transient = (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError, _Malformed)
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return self._attempt(endpoint, kwargs)
+            except transient as error:
+                elapsed = time.monotonic() - started
+                wait = min(2.0 ** (attempt - 1), 30.0)
+                if attempt > self.config.max_retries or elapsed + wait >= self.config.request_budget:
+                    raise ServerReplyError(self._describe(error, attempt, elapsed)) from None
+                time.sleep(wait)
+            except openai.APIStatusError as error:  # 4xx other than 429: retrying cannot help
+                raise ServerReplyError(self._describe(error, attempt, time.monotonic() - started)) from None
+
+    def _describe(self, error: BaseException, attempts: int, seconds: float) -> str:
+        where = f"{self.url} (model {self.config.model!r})"
+        if isinstance(error, _Malformed):
+            got = f"a malformed reply: {error.what}: {_snippet(error.body)!r}"
+        elif hasattr(error, "status_code"):
+            body = getattr(getattr(error, "response", None), "text", "") or str(error)
+            got = f"HTTP {error.status_code}: {_snippet(body)!r}"
+        else:
+            got = f"{type(error).__name__}: {error} (is the server running at {self.url}?)"
+        return f"{where} gave {got}, after {attempts} attempt(s) in {seconds:.0f} s"
+
+    # ------------------------------------------------------------------ the interface
     def _request(self, prompt: Prompt, params: DecodingParams, seed: int | None) -> Generation:
         common: dict[str, Any] = {
             "model": self.config.model,
@@ -126,28 +214,43 @@ class OpenAILLM(LLM):
             common["logprobs"] = True
             if params.top_k_alternatives:
                 common["top_logprobs"] = params.top_k_alternatives
-            response = self.client.chat.completions.create(messages=self._messages(prompt), **common)
-            choice = response.choices[0]
+            choice = self._call("chat", {"messages": self._messages(prompt), **common})["choices"][0]
             return Generation(
-                text=choice.message.content or "",
-                tokens=_chat_token_stats(choice.logprobs),
-                finish_reason=choice.finish_reason or "",
+                text=choice["message"].get("content") or "",
+                tokens=_chat_token_stats(choice.get("logprobs")),
+                finish_reason=choice.get("finish_reason") or "",
             )
-        text = prompt_text(prompt)
         common["logprobs"] = max(params.top_k_alternatives, 1)
-        response = self.client.completions.create(prompt=text, **common)
-        choice = response.choices[0]
+        choice = self._call("completions", {"prompt": prompt_text(prompt), **common})["choices"][0]
         return Generation(
-            text=choice.text or "",
-            tokens=_completion_token_stats(choice.logprobs, 0),
-            finish_reason=choice.finish_reason or "",
+            text=choice.get("text") or "",
+            tokens=_completion_token_stats(choice.get("logprobs"), 0),
+            finish_reason=choice.get("finish_reason") or "",
         )
+
+    def _run_all(self, jobs: Sequence[Any], work: Any, label: str) -> list[Any]:
+        """Run ``work(job)`` concurrently; every success is kept even when others fail."""
+        results: dict[int, Any] = {}
+        errors: dict[int, BaseException] = {}
+        with ThreadPoolExecutor(max_workers=self.config.max_concurrency) as pool:
+            futures = {pool.submit(work, job): index for index, job in enumerate(jobs)}
+            for future in as_completed(futures):
+                index = futures[future]
+                try:
+                    results[index] = future.result()
+                except Exception as error:
+                    errors[index] = error
+        if errors and not results:  # nothing arrived: the first error says it all
+            raise next(iter(errors.values()))
+        if errors:
+            raise PartialBatchError(results, errors, f"{len(errors)} of {len(jobs)} {label} failed")
+        return [results[i] for i in range(len(jobs))]
 
     def generate(
         self, prompts: Sequence[Prompt], params: DecodingParams, seeds: Sequence[int | None]
     ) -> list[Generation]:
-        with ThreadPoolExecutor(max_workers=self.config.max_concurrency) as pool:
-            return list(pool.map(lambda a: self._request(a[0], params, a[1]), zip(prompts, seeds, strict=True)))
+        jobs = list(zip(prompts, seeds, strict=True))
+        return self._run_all(jobs, lambda job: self._request(job[0], params, job[1]), "requests to " + self.url)
 
     def score(self, prefixes: Sequence[Prompt], continuations: Sequence[str], top_k: int = 0) -> list[list[TokenStats]]:
         """Prompt log-probabilities via ``echo`` (vLLM's completions endpoint)."""
@@ -156,44 +259,41 @@ class OpenAILLM(LLM):
 
         def one(pair: tuple[Prompt, str]) -> list[TokenStats]:
             prefix = prompt_text(pair[0])
-            response = self.client.completions.create(
-                model=self.config.model,
-                prompt=prefix + pair[1],
-                max_tokens=1,
-                echo=True,
-                logprobs=max(top_k, 1),
-                temperature=0.0,
-            )
-            return list(_completion_token_stats(response.choices[0].logprobs, len(prefix)))
+            kwargs = {
+                "model": self.config.model,
+                "prompt": prefix + pair[1],
+                "max_tokens": 1,
+                "echo": True,
+                "logprobs": max(top_k, 1),
+                "temperature": 0.0,
+            }
+            choice = self._call("completions", kwargs)["choices"][0]
+            return list(_completion_token_stats(choice.get("logprobs"), len(prefix)))
 
-        with ThreadPoolExecutor(max_workers=self.config.max_concurrency) as pool:
-            return list(pool.map(one, zip(prefixes, continuations, strict=True)))
+        return self._run_all(list(zip(prefixes, continuations, strict=True)), one, "scoring requests to " + self.url)
 
 
 def _chat_token_stats(logprobs: Any) -> tuple[TokenStats, ...]:
-    if logprobs is None or not getattr(logprobs, "content", None):
+    if not isinstance(logprobs, dict) or not logprobs.get("content"):
         return ()
     stats, offset = [], 0
-    for item in logprobs.content:
-        top = tuple((t.token, float(t.logprob)) for t in (item.top_logprobs or []))
-        stats.append(TokenStats(token=item.token, logprob=float(item.logprob), top=top, offset=offset))
-        offset += len(item.token)
+    for item in logprobs["content"]:
+        top = tuple((str(t["token"]), float(t["logprob"])) for t in (item.get("top_logprobs") or []))
+        token = str(item["token"])
+        stats.append(TokenStats(token=token, logprob=float(item["logprob"]), top=top, offset=offset))
+        offset += len(token)
     return tuple(stats)
 
 
 def _completion_token_stats(logprobs: Any, start_offset: int) -> tuple[TokenStats, ...]:
     """Legacy completions logprobs; keeps tokens at or after ``start_offset`` (echoed prefix dropped)."""
-    if logprobs is None or not logprobs.tokens:
+    if not isinstance(logprobs, dict) or not logprobs.get("tokens"):
         return ()
-    offsets = logprobs.text_offset or [None] * len(logprobs.tokens)
+    tokens = logprobs["tokens"]
+    offsets = logprobs.get("text_offset") or [None] * len(tokens)
+    tops = logprobs.get("top_logprobs") or [None] * len(tokens)
     stats = []
-    for token, logprob, top, offset in zip(
-        logprobs.tokens,
-        logprobs.token_logprobs,
-        logprobs.top_logprobs or [None] * len(logprobs.tokens),
-        offsets,
-        strict=True,
-    ):
+    for token, logprob, top, offset in zip(tokens, logprobs["token_logprobs"], tops, offsets, strict=True):
         if logprob is None or (offset is not None and offset < start_offset):
             continue
         alternatives = tuple((t, float(v)) for t, v in (top or {}).items())
