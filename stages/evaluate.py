@@ -82,8 +82,8 @@ def main() -> None:
                     )
     if not results:
         log.warning("%s: the data set labels none of the units this method scores; metric files are empty", args.method)
-    for variant, values in metrics.items():
-        log.info("%s %s", variant, values)
+    for variant, rounded in metrics.items():
+        log.info("%s %s", variant, rounded)
 
 
 if __name__ == "__main__":

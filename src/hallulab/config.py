@@ -228,7 +228,7 @@ def typed(cls: type[T], raw: Mapping[str, Any] | None, name: str) -> T:
     values: dict[str, Any] = {}
     for key, value in raw.items():
         field_ = fields[key]
-        meta = field_.metadata or {}
+        meta: Mapping[str, Any] = field_.metadata or {}
         checked = _coerce(value, hints[key], f"{name}.{key}", meta)
         _check_bounds(checked, f"{name}.{key}", meta)
         values[key] = checked

@@ -189,7 +189,8 @@ def aggregate_step(ctx: AggregateContext) -> Aggregated:
     """The aggregate step of every sample-matrix variant (NLI, BERTScore, Prompt)."""
     assert ctx.raw is not None
     selection = selection_from(ctx.params)
-    frames, diagnostics = [], {}
+    frames: list[pd.DataFrame] = []
+    diagnostics: dict[str, Any] = {}
     for stored in stored_matrices(ctx.raw):
         frame, found = aggregate(stored, selection)
         frames.append(frame)

@@ -209,8 +209,8 @@ def summary_stage(methods: Sequence[str]) -> dict[str, Any]:
 
 def build() -> dict[str, Any]:
     stages: dict[str, Any] = {"train_nli": train_nli_stage(), **data_stages()}
-    for spec in registry.artifacts().values():
-        stages[f"extract_{spec.name}"] = artifact_stage(spec)
+    for artifact in registry.artifacts().values():
+        stages[f"extract_{artifact.name}"] = artifact_stage(artifact)
     methods = registry.methods()
     for spec in methods.values():
         stages.update(method_stages(spec))
@@ -227,7 +227,7 @@ class _Dumper(yaml.SafeDumper):
         return super().increase_indent(flow, False)
 
 
-class _Flow(list):  # type: ignore[type-arg]
+class _Flow(list[Any]):
     """A list written in flow style ([a, b, ...], wrapped at the line width): the code deps."""
 
 

@@ -67,11 +67,11 @@ def _one(package: str, name: str, kind: type) -> Any:
 
 
 def method(name: str) -> MethodSpec:
-    return _one(METHODS_PACKAGE, name, MethodSpec)  # type: ignore[no-any-return]
+    return _one(METHODS_PACKAGE, name, MethodSpec)
 
 
 def artifact(name: str) -> ArtifactSpec:
-    return _one(ARTIFACTS_PACKAGE, name, ArtifactSpec)  # type: ignore[no-any-return]
+    return _one(ARTIFACTS_PACKAGE, name, ArtifactSpec)
 
 
 def step_module(kind: str, name: str, step: str) -> ModuleType:

@@ -50,7 +50,7 @@ def _trace_imports(name: str) -> None:
     if not folder:
         return
     files = sorted(
-        str(Path(module.__file__).resolve())
+        str(Path(str(module.__file__)).resolve())
         for key, module in list(sys.modules.items())
         if key.split(".")[0] == "hallulab" and getattr(module, "__file__", None)
     )

@@ -45,7 +45,7 @@ def build_ngram_corpora(
         for field, text in [("response", p.response or ""), *((f"samples[{i}]", x) for i, x in enumerate(p.samples))]
     )
     sentence_tokens = iter(tokenizer.tokenize([s for p in passages for s in p.sentences]))
-    parsed_texts = [*(p.response for p in passages if response_split == "spacy")]
+    parsed_texts = [p.response or "" for p in passages if response_split == "spacy"]
     parsed_texts += [s for p in passages for s in p.samples]
     parsed = iter(tokenizer.split_sentences(parsed_texts))
     if response_split == "given":

@@ -42,7 +42,7 @@ def build_questions(
             for q in range(num_questions):
                 slots.append((passage.id, i))
                 sentences.append(sentence)
-                contexts.append(passage.response)
+                contexts.append(passage.response or "")
                 seeds.append(question_seed(seed, passage.id, i, q))
     generated = roles.questions(sentences, contexts, seeds)
 
@@ -51,7 +51,7 @@ def build_questions(
     a_requests: list[tuple[GeneratedQuestion, str]] = []
     for (pid, _), question in pending:
         passage = by_id[pid]
-        a_requests.extend((question, context) for context in (passage.response, *passage.samples))
+        a_requests.extend((question, context) for context in (passage.response or "", *passage.samples))
     probabilities = _cached_role(cache, roles, "mqag.answer", a_requests, roles.answer)
     answerable = _cached_role(cache, roles, "mqag.answerability", a_requests, roles.answerability)
 

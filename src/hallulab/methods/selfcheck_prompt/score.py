@@ -34,7 +34,7 @@ def score(ctx: BuildContext) -> dict[str, Any]:
         verdicts["no"],
         verdicts["other"],
     )
-    common = {"pairs": int(verdicts["replies"]), "skipped_records": skipped, "verdicts": verdicts}
+    common = {"pairs": verdicts["replies"], "skipped_records": skipped, "verdicts": verdicts}
     stored = [SampleMatrices("selfcheck_prompt", "prompt", identity, found.verdicts, common)]
     if found.probabilities is not None:
         extra = {**common, "yes_no_not_in_top_k": found.probability_missing}
