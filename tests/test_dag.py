@@ -114,7 +114,9 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
         ),
         ("evaluate", "bootstrap_samples", 10, EVALUATES | CURVES),
         ("spacy", "batch_size", 8, {"generate", "score_selfcheck_ngram", "score_selfcheck_bertscore"}),
-        ("nli", "batch_size", 8, {"score_selfcheck_nli"}),
+        ("nli", "batch_size", 8, {"score_selfcheck_nli", "score_ccp"}),
+        ("ccp", "aggregate", {"k": [3], "nli_context": ["no_context"]}, {"aggregate_ccp"}),
+        ("claims", "source", "llm", {"extract_claims"}),
         ("nli_train", "epochs", 2, {"train_nli"}),
         ("bertscore", "num_layers", 4, {"score_selfcheck_bertscore"}),
         ("selfcheck_prompt", "max_new_tokens", 3, {"score_selfcheck_prompt"}),
@@ -147,8 +149,10 @@ def test_an_llm_catalogue_edit_invalidates_only_the_stages_whose_role_uses_that_
         assert _changed_stages(workspace) == {
             "generate",
             "extract_response_tokens",
+            "extract_claims",
             "score_selfcheck_prompt",
             "score_selfcheck_mqag",
+            "score_ccp",
         }
     finally:
         git(workspace, "checkout", "params.yaml")

@@ -21,6 +21,7 @@ def test_offline_plots_page_loads_vega_from_local_copies(toy_run: ToyRun) -> Non
     assert all((page.parent / s).stat().st_size > 10_000 for s in sources)
     methods = registry.methods()
     curves = [name for name, spec in methods.items() if spec.sample_curve]
-    # one PR plot per method (faceted by task) + one N-curve per sample-matrix method
-    assert html.count("vegaEmbed(") == len(methods) + len(curves)
+    knob_curves = [name for name, spec in methods.items() if spec.knob_curve]
+    # one PR plot per method (faceted by task), an N-curve per sample-matrix method, a knob curve (CCP's K)
+    assert html.count("vegaEmbed(") == len(methods) + len(curves) + len(knob_curves)
     assert "metrics_toy_n_curve_selfcheck_bertscore_csv" in html

@@ -72,8 +72,12 @@ def rows_for(spec: MethodSpec, dataset: str, metrics_dir: Path) -> list[SummaryR
     intervals = read_json(intervals_path) if intervals_path.is_file() else {}
     reference = PAPER_REFERENCE.get(spec.paper_table or "")
     paper = reference.rows if reference is not None and reference.dataset == dataset else {}
+    info_path = metrics_dir / f"{spec.name}.info.json"
+    headline = read_json(info_path).get("diagnostics", {}).get("headline_variants") if info_path.is_file() else None
     rows = []
     for variant, values in metrics.items():
+        if headline and variant not in headline:
+            continue  # the method names its headline variants; the rest are in the metric files
         for level, ((key_1, title_1), (key_2, title_2)) in HEADLINES.items():
             if key_1 not in values and key_2 not in values:
                 continue

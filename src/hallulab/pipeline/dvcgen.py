@@ -196,6 +196,26 @@ def curve_stage(methods: Sequence[str]) -> dict[str, Any]:
     }
 
 
+def knob_curve_stage(method: str, knob: str) -> dict[str, Any]:
+    return _stage(
+        f"python stages/knob_curve.py --method {method} --dataset ${{dataset.name}} --knob {knob}",
+        [*code_deps(_script("knob_curve")), paths.metrics(method), paths.diagnostics(method)],
+        [],
+        [],
+        plots=[
+            {
+                paths.knob_curve(method): {
+                    "cache": False,
+                    "x": knob,
+                    "y": "value",
+                    "template": "conf/plots/knob_curve.json",
+                    "title": f"{method}: performance against {knob}",
+                }
+            }
+        ],
+    )
+
+
 def summary_stage(methods: Sequence[str]) -> dict[str, Any]:
     packages = [f"hallulab.methods.{name}" for name in methods]
     inputs = [paths.metrics(m, kind) for m in methods for kind in ("", "ci", "info")]
@@ -218,6 +238,9 @@ def build() -> dict[str, Any]:
     curves = [name for name, spec in methods.items() if spec.sample_curve]
     if curves:
         stages["curve"] = curve_stage(curves)
+    for name, spec in methods.items():
+        if spec.knob_curve:
+            stages[f"knob_curve_{name}"] = knob_curve_stage(name, spec.knob_curve)
     stages["summary"] = summary_stage(list(methods))
     return {"stages": stages}
 

@@ -61,6 +61,10 @@ def n_curve(method: str, dataset: str = DS) -> str:
     return f"metrics/{dataset}/n_curve/{method}.csv"
 
 
+def knob_curve(method: str, dataset: str = DS) -> str:
+    return f"metrics/{dataset}/knob_curve/{method}.csv"
+
+
 def summary(dataset: str = DS, suffix: str = "md") -> str:
     return f"metrics/{dataset}/summary.{suffix}"
 

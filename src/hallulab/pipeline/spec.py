@@ -70,6 +70,7 @@ class MethodSpec:
     score: StepInputs | None = field(default_factory=StepInputs)  # None: no expensive step of its own
     aggregate: StepInputs = field(default_factory=StepInputs)
     sample_curve: bool = False  # stores I x N_max sample matrices: the N-curve stage applies
+    knob_curve: str | None = None  # a knob whose values are variants (CCP's K): the knob-curve stage plots them
     paper_table: str | None = None  # key of its published numbers in hallulab.evaluation.paper_tables
     order: int = 100  # position in listings (summary table, metrics), then by name
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hallulab.config import setting
+from hallulab.data.schema import Passage
+from hallulab.llm.base import Prompt
 from hallulab.pipeline.context import BuildContext
 
 
@@ -15,7 +17,23 @@ class ResponseTokensConfig:
     """params ``response_tokens``."""
 
     top_k: int = setting(10, minimum=0, doc="K_max alternatives stored per token (CCP: 10)")
-    prefix: str = setting("", doc="text the response is conditioned on; '' = the model's start token only")
+    prefix: str = setting(
+        "", doc="what the response is conditioned on: '' = the start token only; '{prompt}' = the record's prompt"
+    )
+
+
+def prefix_for(template: str, passage: Passage) -> Prompt:
+    """The teacher-forcing prefix of one record: exactly ``{prompt}`` means the record's prompt
+    as a user turn (the chat template then opens the assistant turn the response fills);
+    another template with ``{prompt}`` is formatted as plain text; a record without a prompt
+    gets the start token only."""
+    if "{prompt}" not in template:
+        return template
+    if not passage.prompt:
+        return ""
+    if template == "{prompt}":
+        return [{"role": "user", "content": passage.prompt}]
+    return template.replace("{prompt}", passage.prompt)
 
 
 def build(ctx: BuildContext) -> dict[str, Any]:
@@ -41,7 +59,8 @@ def build(ctx: BuildContext) -> dict[str, Any]:
                 "choose a white-box backend (hf, vllm, or a vLLM server)"
             )
         identity = llm.llm.identity().as_key()
-        scored = llm.score([cfg.prefix] * len(external), [p.response or "" for p in external], top_k=cfg.top_k)
+        prefixes = [prefix_for(cfg.prefix, p) for p in external]
+        scored = llm.score(prefixes, [p.response or "" for p in external], top_k=cfg.top_k)
         for passage, stats in zip(external, scored, strict=True):
             sources[passage.id] = "proxy"
             tokens[passage.id] = [t.to_dict() for t in stats]

@@ -1,0 +1,196 @@
+"""CCP, cheap step: claim scores for every K <= K_max, NLI context, word unit, stop-word rule
+and claim aggregation from the stored NLI classes, and the §4.1 baselines from the token
+statistics. Emits claim rows, sentence rows (a sentence's most uncertain claim; 0.5 for a
+sentence without an aligned claim, counted) and response rows (the mean over claims)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hallulab.artifacts.claims import claims_by_record
+from hallulab.artifacts.response_tokens import token_stats
+from hallulab.config import setting
+from hallulab.methods.ccp.formula import (
+    AGGREGATIONS,
+    claim_ccp,
+    combine_nli,
+    max_entropy,
+    max_probability,
+    perplexity,
+    word_log_ccp,
+)
+from hallulab.methods.ccp.units import CONTEXT_NAMES, CONTEXTS, alternatives, strip_word
+from hallulab.pipeline.context import AggregateContext, Aggregated
+from hallulab.text.stopwords import is_stopword
+from hallulab.tokens import TokenStats
+from hallulab.units import ScoreTable
+
+STOPWORD_RULES = ("paper", "reference", "none")
+NO_CLAIM_SENTENCE_SCORE = 0.5
+
+
+@dataclass(frozen=True)
+class CCPKnobs:
+    """params ``ccp.aggregate`` (the sweep knobs; no model call)."""
+
+    k: tuple[int, ...] = setting((10,), minimum=1, scalar_ok=True, doc="alternatives per word (K <= K_max)")
+    nli_context: tuple[str, ...] = setting(("claim_prefix",), choices=CONTEXTS, scalar_ok=True)
+    word_merge: bool = True
+    stopwords: str = setting("paper", choices=STOPWORD_RULES)
+    claim_aggregation: tuple[str, ...] = setting(("prod",), choices=AGGREGATIONS, scalar_ok=True)
+    reference_compatible: bool = setting(True, doc="also emit lm-polygraph's mode (tokens, raw-token stop words)")
+
+
+def variant_name(k: int, context: str, *, merge: bool, stopwords: str, aggregation: str) -> str:
+    """``ccp_k10_claimpref`` for the paper's mode; suffixes name what differs from it."""
+    name = f"ccp_k{k}_{CONTEXT_NAMES[context]}"
+    if not merge and stopwords == "reference":
+        return name + "_ref"
+    if not merge:
+        name += "_tokens"
+    if stopwords != "paper":
+        name += f"_stop{stopwords}"
+    if aggregation != "prod":
+        name += f"_{aggregation}"
+    return name
+
+
+def unit_log_ccp(head: TokenStats, text: str, classes: str, k: int, stopwords: str, *, words: bool) -> float:
+    """log CCP of one word (or token): its alternatives up to K and their combined classes.
+
+    With ``words`` (the paper's mode) an alternative that is only spaces or punctuation (a
+    line break, a comma: a different continuation, not another value of the claim) counts as
+    neutral, whatever the NLI model said of the empty string it would have compared."""
+    options = alternatives(head, k)
+    if stopwords == "paper" and is_stopword(strip_word(text)):
+        return 0.0
+    # stopwords == "reference": lm-polygraph 0.7.0 calls its NLTK check with the token *id*
+    # (its alternatives hold ids), so no token is ever a stop word there; "none" is the same.
+    combined = ["e"] + [combine_nli(classes[2 * i], classes[2 * i + 1]) for i in range(len(options) - 1)]
+    if words:
+        combined = [c if i == 0 or strip_word(options[i][0]) else "n" for i, c in enumerate(combined)]
+    return word_log_ccp([lp for _, lp in options], combined)
+
+
+def aggregate(ctx: AggregateContext) -> Aggregated:
+    assert ctx.raw is not None
+    knobs = ctx.params.typed(CCPKnobs, "ccp.aggregate")
+    raw = ctx.raw
+    k_max = int(raw["k_max"])
+    too_large = [k for k in knobs.k if k > k_max]
+    if too_large:
+        raise ValueError(f"ccp.aggregate.k: {too_large} exceed K_max = {k_max} (response_tokens.top_k)")
+    missing = [c for c in knobs.nli_context if c not in raw["contexts"]]
+    if missing:
+        raise ValueError(f"ccp.aggregate.nli_context: {missing} were not scored (ccp.score.nli_contexts)")
+    tokens = token_stats(ctx.artifacts["response_tokens"])
+    claims = claims_by_record(ctx.artifacts["claims"])
+    passages = {p.id: p for p in ctx.passages}
+    k_top = max(knobs.k)
+    modes: list[tuple[int, str, bool, str, str]] = [
+        (k, c, knobs.word_merge, knobs.stopwords, "prod") for k in knobs.k for c in knobs.nli_context
+    ]
+    # Table 9 (claim aggregation) and Table 12 (stop words) at the largest K, first context
+    first = knobs.nli_context[0]
+    modes += [(k_top, first, knobs.word_merge, knobs.stopwords, a) for a in knobs.claim_aggregation if a != "prod"]
+    if knobs.stopwords != "none":
+        modes.append((k_top, first, knobs.word_merge, "none", "prod"))
+    if knobs.reference_compatible:
+        modes += [(k_top, c, False, "reference", "prod") for c in knobs.nli_context]
+    table = ScoreTable()
+    counts: Counter[str] = Counter()
+    claim_rows: dict[str, dict[str, list[tuple[int, int | None, float]]]] = {}
+    for rid, entries in raw["records"].items():
+        record_tokens = tokens[rid]
+        record_claims = {c.index: c for c in claims[rid]}
+        ptrue = (raw.get("ptrue", {}).get("values") or {}).get(rid)
+        for entry in entries:
+            claim = record_claims[entry["index"]]
+            if not claim.aligned or not entry["units"].get("token"):
+                continue
+            scores = claim_scores(entry, claim.index, record_tokens, modes, ptrue)
+            for variant, value in scores.items():
+                claim_rows.setdefault(variant, {}).setdefault(rid, []).append(
+                    (claim.index, claim.sentence_index, value)
+                )
+    for variant, by_record in claim_rows.items():
+        for rid, rows in by_record.items():
+            sentence_values: dict[int, list[float]] = {}
+            for index, sentence_index, value in rows:
+                table.add(variant, "claim", rid, index, value, sentence_index=sentence_index)
+                if sentence_index is not None:
+                    sentence_values.setdefault(sentence_index, []).append(value)
+            passage = passages.get(rid)
+            for s in range(len(passage.sentences) if passage else 0):
+                values = sentence_values.get(s)
+                if values is None:
+                    counts["sentences_without_claims"] += 1
+                table.add(
+                    variant, "sentence", rid, s, max(values) if values else NO_CLAIM_SENTENCE_SCORE, sentence_index=s
+                )
+            table.add_response(variant, rid, float(np.mean([v for _, _, v in rows])))
+    headline = [
+        variant_name(k_top, first, merge=knobs.word_merge, stopwords=knobs.stopwords, aggregation="prod"),
+        "maxprob",
+        "perplexity",
+        "max_entropy",
+        "ptrue",
+    ]
+    diagnostics: dict[str, Any] = {
+        **raw.get("diagnostics", {}),
+        **{f"aggregate_{k}": v for k, v in counts.items()},
+        "claims_source": ctx.artifacts["claims"].get("source"),
+        "claims_substitute": ctx.artifacts["claims"].get("substitute"),
+        "token_source": dict(Counter(ctx.artifacts["response_tokens"]["sources"].values())),
+        "proxy_llm": ctx.artifacts["response_tokens"].get("llm", {}),
+        "nli": raw.get("nli", {}),
+        "ptrue_llm": (raw.get("ptrue") or {}).get("llm"),
+        "headline_variants": [h for h in headline if h in claim_rows],
+        "knob_curve": {
+            variant_name(k, c, merge=knobs.word_merge, stopwords=knobs.stopwords, aggregation="prod"): {
+                "series": f"ccp_{CONTEXT_NAMES[c]}",
+                "k": k,
+            }
+            for k in knobs.k
+            for c in knobs.nli_context
+        },
+    }
+    return Aggregated(table.frame(), diagnostics)
+
+
+def claim_scores(
+    entry: Mapping[str, Any],
+    claim_index: int,
+    record_tokens: Sequence[TokenStats],
+    modes: Sequence[tuple[int, str, bool, str, str]],
+    ptrue: Sequence[float | None] | None,
+) -> dict[str, float]:
+    """Every variant's score of one stored claim: the baselines and each (K, context, word
+    unit, stop-word rule, aggregation) mode."""
+    out: dict[str, float] = {}
+    token_units = entry["units"]["token"]
+    claim_tokens = [record_tokens[i] for unit in token_units for i in unit]
+    logprobs = [t.logprob for t in claim_tokens]
+    out["maxprob"] = max_probability(logprobs)
+    out["perplexity"] = perplexity(logprobs)
+    if all(t.entropy is not None for t in claim_tokens):
+        out["max_entropy"] = max_entropy([float(t.entropy or 0.0) for t in claim_tokens])
+    if ptrue is not None and claim_index < len(ptrue) and ptrue[claim_index] is not None:
+        out["ptrue"] = 1.0 - float(ptrue[claim_index])  # type: ignore[arg-type]
+    for k, context, merge, stopwords, aggregation in modes:
+        kind = "word" if merge else "token"
+        units = entry["units"][kind]
+        classes = entry["classes"][context][kind]
+        log_ccps = []
+        for unit, unit_classes in zip(units, classes, strict=True):
+            head = record_tokens[unit[0]]
+            text = head.token if not merge else "".join(record_tokens[i].token for i in unit)
+            log_ccps.append(unit_log_ccp(head, text, unit_classes, k, stopwords, words=merge))
+        name = variant_name(k, context, merge=merge, stopwords=stopwords, aggregation=aggregation)
+        out[name] = claim_ccp(log_ccps, aggregation)
+    return out

@@ -1,0 +1,110 @@
+"""The words of a claim on the response's tokens, and the NLI texts CCP compares.
+
+A token's character span in the response runs from its offset to the next token's offset.
+A claim's tokens are those whose span overlaps the claim's character mask (the claims
+artifact). With ``word_merge`` (the paper's words), a token that continues a word (no
+leading space, glued to a letter or digit before it) joins the previous token's word; the
+word is judged once, at its first token, whose top-K alternatives are the word's
+alternatives, and its continuation tokens add no uncertainty. Without it (lm-polygraph's
+released code), every token is its own word.
+
+NLI contexts (Table 11): ``no_context`` compares the two words alone (stripped of spaces and
+punctuation, as lm-polygraph does); ``claim_prefix`` compares the claim's words up to the
+current one with the same prefix ending in the alternative (the paper's standard variant,
+lm-polygraph's ``fact_pref``); ``sentence_prefix`` does the same with the whole sentence
+before the word.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hallulab.artifacts.claims.alignment import Span, tokens_in_spans
+from hallulab.tokens import TokenStats
+
+CONTEXTS = ("no_context", "claim_prefix", "sentence_prefix")
+CONTEXT_NAMES = {"no_context": "nocontext", "claim_prefix": "claimpref", "sentence_prefix": "sentpref"}
+_STRIP = string.punctuation + " \n"
+
+
+def token_spans(tokens: Sequence[TokenStats], response: str) -> list[Span | None]:
+    """Character span of every token in the response (None when the offset is unknown)."""
+    spans: list[Span | None] = []
+    for i, token in enumerate(tokens):
+        if token.offset is None:
+            spans.append(None)
+            continue
+        following = next((t.offset for t in tokens[i + 1 :] if t.offset is not None), len(response))
+        spans.append((token.offset, max(token.offset, min(following, len(response)))))
+    return spans
+
+
+def starts_word(index: int, tokens: Sequence[TokenStats], response: str) -> bool:
+    token = tokens[index]
+    if index == 0 or token.offset is None or not token.token or not token.token[0].isalnum():
+        return True
+    before = response[token.offset - 1] if token.offset > 0 else " "
+    return not before.isalnum()
+
+
+@dataclass(frozen=True)
+class ClaimWord:
+    """One judged unit of a claim: its tokens (the first carries the alternatives) and text."""
+
+    tokens: tuple[int, ...]
+    text: str
+
+    @property
+    def head(self) -> int:
+        return self.tokens[0]
+
+
+def claim_words(
+    claim_spans: Sequence[Span], tokens: Sequence[TokenStats], response: str, *, word_merge: bool
+) -> list[ClaimWord]:
+    spans = token_spans(tokens, response)
+    indices = tokens_in_spans(spans, claim_spans)
+    groups: list[list[int]] = []
+    for index in indices:
+        glued = word_merge and groups and groups[-1][-1] == index - 1 and not starts_word(index, tokens, response)
+        if glued:
+            groups[-1].append(index)
+        else:
+            groups.append([index])
+    words = []
+    for group in groups:
+        first, last = spans[group[0]], spans[group[-1]]
+        text = response[first[0] : last[1]] if first and last else "".join(tokens[i].token for i in group)
+        words.append(ClaimWord(tuple(group), text))
+    return words
+
+
+def strip_word(text: str) -> str:
+    return text.strip(_STRIP)
+
+
+def alternatives(token: TokenStats, k: int) -> list[tuple[str, float]]:
+    """The word itself, then up to ``k`` other alternatives of its position (top-K order)."""
+    others = [(text, logprob) for text, logprob in token.top if text != token.token][:k]
+    return [(token.token, token.logprob), *others]
+
+
+def nli_pairs(
+    context: str,
+    word: ClaimWord,
+    previous: Sequence[ClaimWord],
+    greedy_text: str,
+    alternative: str,
+    sentence_before: str,
+) -> tuple[str, str]:
+    """(greedy text, alternative text) as the NLI model reads them in ``context``."""
+    if context == "no_context":
+        return strip_word(greedy_text), strip_word(alternative)
+    if context == "claim_prefix":
+        prefix = "".join(w.text for w in previous)
+        return prefix + greedy_text, prefix + alternative
+    if context == "sentence_prefix":
+        return sentence_before + greedy_text, sentence_before + alternative
+    raise ValueError(f"ccp.nli_contexts: {context!r} is not one of {list(CONTEXTS)}")

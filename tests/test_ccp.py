@@ -1,0 +1,158 @@
+"""CCP's formulas on hand-built words, alternatives and NLI classes (Fadeeva et al., §4)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from hallulab.artifacts.claims.alignment import align_claim, align_to_sentence, tokens_in_spans, words
+from hallulab.artifacts.claims.parsing import parse_claims
+from hallulab.methods.ccp.aggregate import unit_log_ccp, variant_name
+from hallulab.methods.ccp.formula import (
+    claim_ccp,
+    combine_nli,
+    max_entropy,
+    max_probability,
+    perplexity,
+    word_log_ccp,
+)
+from hallulab.methods.ccp.score import nli_class, p_true
+from hallulab.methods.ccp.units import claim_words, nli_pairs, token_spans
+from hallulab.tokens import TokenStats
+
+
+@pytest.mark.parametrize(
+    ("forward", "backward", "combined"),
+    [
+        ("e", "e", "e"),
+        ("c", "c", "c"),
+        ("e", "c", "n"),
+        ("c", "e", "n"),
+        ("e", "n", "e"),
+        ("n", "c", "c"),
+        ("n", "n", "n"),
+    ],
+)
+def test_two_directions_combine_as_lm_polygraph_does(forward: str, backward: str, combined: str) -> None:
+    assert combine_nli(forward, backward) == combined
+
+
+def test_word_ccp_is_entailed_mass_over_entailed_plus_contradicted_mass() -> None:
+    # P: word 0.5, a synonym (e) 0.2, a different value (c) 0.2, another claim type (n) 0.1
+    logprobs = [math.log(0.5), math.log(0.2), math.log(0.2), math.log(0.1)]
+    value = math.exp(word_log_ccp(logprobs, ["?", "e", "c", "n"]))
+    assert value == pytest.approx(0.7 / 0.9)
+    assert word_log_ccp([math.log(0.3), math.log(0.6)], ["?", "n"]) == 0.0  # nothing contradicts: CCP = 1
+
+
+def test_claim_aggregations_of_table_9() -> None:
+    logs = [math.log(0.9), math.log(0.5)]
+    assert claim_ccp(logs, "prod") == pytest.approx(1 - 0.45)
+    assert claim_ccp(logs, "len") == pytest.approx(1 - math.sqrt(0.45))
+    assert claim_ccp(logs, "min") == pytest.approx(0.5)
+    assert claim_ccp(logs, "mean") == pytest.approx(1 - 0.7)
+    with pytest.raises(ValueError, match="at least one word"):
+        claim_ccp([], "prod")
+
+
+def test_baselines_of_section_4_1() -> None:
+    logprobs = [math.log(0.5), math.log(0.25)]
+    assert max_probability(logprobs) == pytest.approx(1 - 0.125)
+    assert perplexity(logprobs) == pytest.approx(math.exp(-(math.log(0.5) + math.log(0.25)) / 2))
+    assert max_entropy([0.3, 2.0, 1.0]) == 2.0
+    first = TokenStats("True", math.log(0.6), top=(("True", math.log(0.6)), (" true", math.log(0.1)), ("False", -1)))
+    assert p_true([first]) == pytest.approx(0.7)
+    assert p_true([TokenStats("The", -0.1, top=(("The", -0.1),))]) == 0.0
+
+
+def test_function_words_are_certain_and_whitespace_alternatives_are_neutral_in_the_papers_mode() -> None:
+    head = TokenStats(
+        " the", math.log(0.4), top=((" the", math.log(0.4)), (" a", math.log(0.4)), ("\n", math.log(0.2)))
+    )
+    classes = "cccc"  # both alternatives contradict, both ways
+    assert unit_log_ccp(head, " the", classes, 10, "paper", words=True) == 0.0
+    assert unit_log_ccp(head, " the", classes, 10, "none", words=True) == pytest.approx(math.log(0.5))
+    # lm-polygraph's mode keeps the class the NLI model gave the empty string
+    assert unit_log_ccp(head, " the", classes, 10, "reference", words=False) == pytest.approx(math.log(0.4))
+    assert unit_log_ccp(head, " the", classes, 1, "none", words=True) == pytest.approx(math.log(0.5))  # K = 1
+
+
+def test_nli_argmax_ties_go_to_entailment_then_contradiction() -> None:
+    assert nli_class(np.array([0.4, 0.2, 0.4])) == "e"
+    assert nli_class(np.array([0.2, 0.4, 0.4])) == "c"
+    assert nli_class(np.array([0.1, 0.8, 0.1])) == "n"
+
+
+RESPONSE = "Marie Curie was born in Warsaw in 1867. She won two Nobel Prizes."
+
+
+def _tokens() -> list[TokenStats]:
+    pieces = ["Marie", " Cur", "ie", " was", " born", " in", " War", "saw", " in", " 1867", ".", " She", " won", " two"]
+    out, offset = [], 0
+    for piece in pieces:
+        out.append(TokenStats(piece, -0.5, top=((piece, -0.5), (" Paris", -1.0)), offset=offset))
+        offset += len(piece)
+    return out
+
+
+def test_claims_align_to_words_and_tokens_through_a_character_mask() -> None:
+    sentence = words(RESPONSE[:39])
+    alignment = align_to_sentence("Curie was born in 1867.", sentence)
+    assert alignment.aligned and alignment.unmatched_words == ()
+    assert [RESPONSE[a:b] for a, b in alignment.spans] == ["Curie", "was", "born", "in", "1867"]
+    spans = token_spans(_tokens(), RESPONSE)
+    assert tokens_in_spans(spans, alignment.spans) == [1, 2, 3, 4, 5, 9]
+    missing = align_to_sentence("The Eiffel Tower is tall.", sentence)
+    assert not missing.aligned and "Eiffel" in missing.unmatched_words
+    index, best = align_claim("She won two awards.", [words(RESPONSE[:39]), words(RESPONSE[40:], 40)], None)
+    assert index == 1 and best.unmatched_words == ("awards",)
+
+
+def test_sub_word_tokens_merge_into_one_word_only_in_the_papers_mode() -> None:
+    mask = align_to_sentence("Marie Curie was born in Warsaw", words(RESPONSE[:39])).spans
+    merged = claim_words(mask, _tokens(), RESPONSE, word_merge=True)
+    assert [w.text for w in merged] == ["Marie", " Curie", " was", " born", " in", " Warsaw"]
+    assert merged[1].tokens == (1, 2)
+    separate = claim_words(mask, _tokens(), RESPONSE, word_merge=False)
+    assert len(separate) == 8
+
+
+def test_nli_contexts_of_table_11() -> None:
+    words_ = claim_words(
+        align_to_sentence("Curie was born in Warsaw", words(RESPONSE[:39])).spans, _tokens(), RESPONSE, word_merge=True
+    )
+    last = words_[-1]
+    assert nli_pairs("no_context", last, words_[:-1], last.text, " Paris", "") == ("Warsaw", "Paris")
+    assert nli_pairs("claim_prefix", last, words_[:-1], last.text, " Paris", "") == (
+        " Curie was born in Warsaw",
+        " Curie was born in Paris",
+    )
+    before = RESPONSE[: _tokens()[6].offset]
+    assert (
+        nli_pairs("sentence_prefix", last, words_[:-1], last.text, " Paris", before)[1]
+        == "Marie Curie was born in Paris"
+    )
+
+
+def test_extractor_replies_are_parsed_and_failures_are_none() -> None:
+    assert parse_claims("- He was born in London.\n- He was raised there.") == [
+        "He was born in London.",
+        "He was raised there.",
+    ]
+    assert parse_claims("1. A claim\n2) Another") == ["A claim", "Another"]
+    assert parse_claims("- There aren't any claims in this sentence.") == []
+    assert parse_claims("I think the sentence is true.") is None
+
+
+def test_variant_names_encode_the_hyperparameters() -> None:
+    assert variant_name(10, "claim_prefix", merge=True, stopwords="paper", aggregation="prod") == "ccp_k10_claimpref"
+    assert (
+        variant_name(10, "no_context", merge=False, stopwords="reference", aggregation="prod")
+        == "ccp_k10_nocontext_ref"
+    )
+    assert (
+        variant_name(5, "sentence_prefix", merge=True, stopwords="none", aggregation="len")
+        == "ccp_k5_sentpref_stopnone_len"
+    )
