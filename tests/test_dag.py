@@ -113,7 +113,12 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
             {"aggregate_selfcheck_mqag"},
         ),
         ("evaluate", "bootstrap_samples", 10, EVALUATES | CURVES),
-        ("spacy", "batch_size", 8, {"generate", "score_selfcheck_ngram", "score_selfcheck_bertscore"}),
+        (
+            "spacy",
+            "batch_size",
+            8,
+            {"generate", "score_selfcheck_ngram", "score_selfcheck_bertscore", "extract_atomic_facts"},
+        ),
         ("nli", "batch_size", 8, {"score_selfcheck_nli", "score_ccp"}),
         ("ccp", "aggregate", {"k": [3], "nli_context": ["no_context"]}, {"aggregate_ccp"}),
         ("claims", "source", "llm", {"extract_claims"}),
@@ -153,6 +158,7 @@ def test_an_llm_catalogue_edit_invalidates_only_the_stages_whose_role_uses_that_
             "score_selfcheck_prompt",
             "score_selfcheck_mqag",
             "score_ccp",
+            "score_hallucheck",
         }
     finally:
         git(workspace, "checkout", "params.yaml")

@@ -7,7 +7,9 @@ Modes (``generate.mode``):
   * ``samples``: every record's samples are regenerated from its prompt;
   * ``all``: the main response is regenerated greedily (with per-token log-probabilities,
     entropies and top-K alternatives, written for the white-box methods) and split into
-    sentences with spaCy; samples are regenerated; labels no longer apply and are dropped.
+    sentences with spaCy; samples are regenerated; labels no longer apply and are dropped,
+    except that a record with gold answers (the QA sets) is labelled again: the new answer is
+    correct when a gold answer occurs in it after SQuAD normalisation (``relabel: containment``).
 
 Seeds: sample k of record r is drawn with seed ``sha256(f"{seed}:{r}:{k}")`` mod 2^31, so it
 does not depend on batching, order, or which other records are in the run, and every
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
+import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +51,25 @@ class GenerateConfig:
     main_max_new_tokens: int = setting(256, minimum=1)
     top_k_alternatives: int = setting(10, minimum=0, doc="white-box top-K stored with a regenerated main response")
     seed: int = 0
+    relabel: str = setting(
+        "containment", choices=("containment", "none"), doc="label regenerated answers against the gold answers"
+    )
+
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD's answer normalisation: lower case, no punctuation, no articles, single spaces."""
+    text = "".join(ch for ch in text.lower() if ch not in string.punctuation)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def contains_gold_answer(answer: str, gold_answers: Sequence[str]) -> bool:
+    """Normalised containment: some gold answer, normalised, occurs in the normalised answer
+    (how an answer the pipeline writes for a SAC3 question is labelled correct)."""
+    normalized = f" {normalize_answer(answer)} "
+    return any(f" {normalize_answer(g)} " in normalized for g in gold_answers if normalize_answer(g))
 
 
 def sample_seed(base: int, record_id: str, index: int) -> int:
@@ -73,6 +96,7 @@ class GenerationReport:
     records_kept: int = 0
     records_given_samples: int = 0
     labels_dropped: int = 0
+    relabelled: int = 0
     empty_samples: int = 0
     prompt_only_records: int = 0
     sample_counts: dict[int, int] = field(default_factory=dict)  # samples per record -> records, after the stage
@@ -110,7 +134,21 @@ def generate_passages(
             if not sentences:
                 raise RecordError(passage.id, "response", "the regenerated main response is empty")
             report.labels_dropped += passage.labels is not None
-            rebuilt.append(dataclasses.replace(passage, response=main.text, sentences=tuple(sentences), labels=None))
+            gold = passage.meta.get("gold_answers")
+            response_label = None
+            if cfg.relabel == "containment" and gold:
+                response_label = 0.0 if contains_gold_answer(main.text, gold) else 1.0
+                report.relabelled += 1
+            rebuilt.append(
+                dataclasses.replace(
+                    passage,
+                    response=main.text,
+                    sentences=tuple(sentences),
+                    labels=None,
+                    claims=(),
+                    response_label=response_label,
+                )
+            )
             main_records.append({"id": passage.id, **main.to_dict()})
         passages = rebuilt
         report.main_generated = len(passages)

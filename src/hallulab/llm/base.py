@@ -47,6 +47,7 @@ class DecodingParams:
     top_p: float = 1.0
     top_k_alternatives: int = 0
     stop: tuple[str, ...] = ()
+    num_beams: int = 1  # > 1: beam search (deterministic; backends that support it)
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -55,13 +56,18 @@ class DecodingParams:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if not 0 < self.top_p <= 1:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.num_beams < 1 or (self.num_beams > 1 and self.temperature > 0):
+            raise ValueError(f"num_beams must be >= 1 and beam search is greedy, got {self.num_beams}")
 
     @property
     def greedy(self) -> bool:
         return self.temperature == 0.0
 
     def as_key(self) -> dict[str, Any]:
-        return asdict(self)
+        key = asdict(self)
+        if self.num_beams == 1:  # keys of calls made before beam search existed stay valid
+            del key["num_beams"]
+        return key
 
 
 @dataclass(frozen=True)

@@ -203,6 +203,11 @@ class HFLLM(LLM):
         results: list[Generation | None] = [None] * len(texts)
         for start in range(0, len(order), self.config.batch_size):
             chunk = order[start : start + self.config.batch_size]
+            if params.num_beams > 1:
+                outputs = self._beam_batch([texts[i] for i in chunk], params)
+                for index, output in zip(chunk, outputs, strict=True):
+                    results[index] = output
+                continue
             outputs = self._generate_batch([texts[i] for i in chunk], params, [seeds[i] for i in chunk])
             for index, output in zip(chunk, outputs, strict=True):
                 results[index] = output
@@ -263,6 +268,53 @@ class HFLLM(LLM):
             self._finish(ids, row_stats, reason, params)
             for ids, row_stats, reason in zip(chosen, stats, finish, strict=True)
         ]
+
+    def _beam_batch(self, texts: list[str], params: DecodingParams) -> list[Generation]:
+        """Beam search (transformers' ``generate``), one best sequence per prompt, with the
+        per-step statistics of the beam that produced it (followed through ``beam_indices``,
+        so step t of row b reads the beam that the final sequence came from at step t)."""
+        torch = importlib.import_module("torch")
+        tokenizer, model = self.tokenizer, self.model
+        tokenizer.padding_side = "left"
+        encoded = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+        with torch.inference_mode():
+            out = model.generate(
+                **encoded,
+                num_beams=params.num_beams,
+                do_sample=False,
+                max_new_tokens=params.max_new_tokens,
+                output_scores=True,
+                return_dict_in_generate=True,
+                eos_token_id=sorted(self._stop_ids()),
+                pad_token_id=tokenizer.pad_token_id,
+            )
+        prompt_width = encoded["input_ids"].shape[1]
+        sequences = out.sequences[:, prompt_width:]
+        beam_indices = out.beam_indices
+        stop_ids = self._stop_ids()
+        generations = []
+        for row in range(len(texts)):
+            ids: list[int] = []
+            row_stats: list[tuple[float, float, tuple[tuple[int, float], ...]]] = []
+            reason = "length"
+            for step in range(min(sequences.shape[1], len(out.scores))):
+                token_id = int(sequences[row, step])
+                beam = int(beam_indices[row, step]) if beam_indices is not None else row * params.num_beams
+                if beam < 0 or token_id in stop_ids or token_id == tokenizer.pad_token_id:
+                    reason = "stop"
+                    break
+                logprobs = torch.log_softmax(out.scores[step][beam].float(), dim=-1)
+                entropy = float(-(logprobs.exp() * logprobs.nan_to_num(0.0)).sum())
+                alternatives: tuple[tuple[int, float], ...] = ()
+                if params.top_k_alternatives:
+                    top = logprobs.topk(params.top_k_alternatives)
+                    alternatives = tuple(
+                        (int(i), float(v)) for i, v in zip(top.indices.tolist(), top.values.tolist(), strict=True)
+                    )
+                ids.append(token_id)
+                row_stats.append((float(logprobs[token_id]), entropy, alternatives))
+            generations.append(self._finish(ids, row_stats, reason, params))
+        return generations
 
     @staticmethod
     def _choose(logits: Any, logprobs: Any, params: DecodingParams, generators: list[Any]) -> Any:

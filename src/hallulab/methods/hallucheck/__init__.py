@@ -1,0 +1,36 @@
+"""HalluCheck (the paper in papers/001; §3, Tables 2-4; released as ConFactCheck).
+
+Atomic facts of a response (the shared ``atomic_facts`` artifact: NER, POS or random spans)
+each get a question with their sentence as context (the ``question_generator`` LLM role, or
+the paper's T5 question generator by hub id); the LLM answers the question again (the
+``generator`` role, greedy or beam-5; the ``verifier`` role for the cross-evaluation); the
+regenerated answer must agree with the fact (fact alignment), and for an aligned fact the
+top-5 token probabilities of every generated step must not look uniform (a KS test)
+(:mod:`hallulab.methods.hallucheck.checks`). Response score = share of hallucinated facts.
+
+Deliberate differences from the released code (ConFactCheck): every fact is checked on its
+own (the released code stops at the first uniform step *of the response*, so later facts are
+never scored, and with beam search reads ``scores[i][j]`` as if the beam index j were the
+question index); the beam's per-step distribution is the one of the beam the answer came
+from (``beam_indices``); errors are counted, never swallowed by bare ``except``; the KS test
+compares with the uniform distribution on [min, max] (scipy's ``args`` are location and
+scale, so the released ``args=(min, max)`` tests [min, min + max]).
+"""
+
+from hallulab.pipeline.spec import MethodSpec, StepInputs
+
+SPEC = MethodSpec(
+    name="hallucheck",
+    title="HalluCheck (facts -> questions -> regenerated answers)",
+    paper="HalluCheck / ConFactCheck (EMNLP submission)",
+    section="§3, Algorithm 1; Tables 2-4",
+    level="response",
+    requires=("atomic_facts",),
+    score=StepInputs(
+        params=("hallucheck.score",),
+        llm_roles=("question_generator", "generator", "verifier", "judge"),
+        prompts=("hallucheck.question_prompt", "hallucheck.answer_prompt", "hallucheck.judge_prompt"),
+    ),
+    aggregate=StepInputs(params=("hallucheck.aggregate",)),
+    order=70,
+)

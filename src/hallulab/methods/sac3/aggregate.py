@@ -1,0 +1,39 @@
+"""SAC3 scores from the verifier verdicts stored in the records' ``meta``."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+from hallulab.pipeline.context import AggregateContext, Aggregated
+from hallulab.units import ScoreTable
+
+_GUESS = re.compile(r"guess\s*:\s*(yes|no)", re.I)
+
+
+def inconsistency(verdicts: Sequence[str]) -> tuple[float | None, int]:
+    """Share of "Guess: No" among the parseable verdicts, and how many were unparseable."""
+    parsed = [_GUESS.search(v or "") for v in verdicts]
+    values = [m.group(1).lower() == "no" for m in parsed if m]
+    return (float(np.mean(values)) if values else None), sum(m is None for m in parsed)
+
+
+def aggregate(ctx: AggregateContext) -> Aggregated:
+    table = ScoreTable()
+    counts: Counter[str] = Counter()
+    for passage in ctx.passages:
+        for variant, key in (("sac3_q", "perb_sc"), ("sac3_sc", "self_sc")):
+            verdicts = passage.meta.get(key)
+            if not verdicts:
+                counts[f"{variant}_records_without_verdicts"] += 1
+                continue
+            score, unparseable = inconsistency(verdicts)
+            counts[f"{variant}_unparseable_verdicts"] += unparseable
+            if score is None:
+                counts[f"{variant}_records_without_verdicts"] += 1
+                continue
+            table.add_response(variant, passage.id, score)
+    return Aggregated(table.frame(), {**dict(counts), "verifier": "gpt-3.5 (the verdicts shipped with the SAC3 sets)"})

@@ -1,0 +1,88 @@
+"""HalluCheck's checks, parsing and tagging on hand-built inputs; SAC3 scores from verdicts."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from scipy.stats import kstest
+
+from hallulab.artifacts.atomic_facts.tagging import TaggedToken, pos_spans, random_spans
+from hallulab.generation import contains_gold_answer, normalize_answer
+from hallulab.methods.hallucheck.aggregate import HalluCheckKnobs, fact_flag, variant_name
+from hallulab.methods.hallucheck.checks import contained, guessed, renormalised_top, step_is_uniform, token_f1
+from hallulab.methods.hallucheck.score import parse_question
+from hallulab.methods.sac3.aggregate import inconsistency
+
+
+def test_token_f1_and_containment_after_squad_normalisation() -> None:
+    assert token_f1("King James I", "James I") == pytest.approx(2 * (2 / 3) * 1 / (2 / 3 + 1))
+    assert token_f1("The answer", "") == 0.0
+    assert contained("James I", "It was King James I.") and not contained("James II", "It was King James I.")
+    assert normalize_answer("The U.S. Army!") == "us army"
+    assert contains_gold_answer("It was King James I.", ["James I"])
+
+
+def test_top5_probabilities_are_renormalised_and_tested_against_uniform() -> None:
+    p = renormalised_top([math.log(0.4), math.log(0.2), math.log(0.2), math.log(0.1), math.log(0.1)])
+    assert p.sum() == pytest.approx(1.0) and p[0] == pytest.approx(0.4)
+    flat = [math.log(x) for x in (0.21, 0.2, 0.2, 0.2, 0.19)]
+    peaked = [math.log(x) for x in (0.96, 0.01, 0.01, 0.01, 0.01)]
+    assert step_is_uniform(flat) and not step_is_uniform(peaked)
+    low, high = 0.01 / 1.0, 0.96 / 1.0
+    expected = kstest(renormalised_top(peaked), "uniform", args=(low, high - low)).pvalue
+    assert expected < 0.05
+    assert guessed([peaked, peaked, flat]) and not guessed([peaked, flat], max_steps=1)
+
+
+def test_a_fact_is_hallucinated_when_misaligned_or_aligned_but_guessed() -> None:
+    knobs = HalluCheckKnobs()
+    confident = [[math.log(0.96), *([math.log(0.01)] * 4)]]
+    guessing = [[math.log(0.2)] * 5]
+    entry = {
+        "text": "James I",
+        "question": "Who?",
+        "answers": {"generator/greedy": {"text": "James I", "top": confident}},
+    }
+    assert fact_flag(entry, "generator/greedy", knobs, probability_check=True) is False
+    entry["answers"]["generator/greedy"]["top"] = guessing
+    assert fact_flag(entry, "generator/greedy", knobs, probability_check=True) is True
+    assert fact_flag(entry, "generator/greedy", knobs, probability_check=False) is False  # alignment only
+    entry["answers"]["generator/greedy"] = {"text": "Elizabeth I", "top": confident}
+    assert fact_flag(entry, "generator/greedy", knobs, probability_check=False) is True
+    assert fact_flag({"text": "x", "question": None}, "generator/greedy", knobs, probability_check=True) is None
+    assert variant_name("ner", "verifier/greedy", probability_check=False) == "hallucheck_ner_greedy_crosseval_align"
+
+
+@pytest.mark.parametrize(
+    ("reply", "question"),
+    [
+        ("In which year did he start?", "In which year did he start?"),
+        ("Question: Who wrote it?\nAnswer: me", "Who wrote it?"),
+        ("I cannot form a question.", None),
+        ("", None),
+    ],
+)
+def test_questions_are_parsed_or_counted_as_not_formed(reply: str, question: str | None) -> None:
+    assert parse_question(reply) == question
+
+
+def _tokens(spec: str) -> list[TaggedToken]:
+    out, offset = [], 0
+    for item in spec.split():
+        text, tag = item.rsplit("/", 1)
+        out.append(TaggedToken(text, tag, offset, offset + len(text), tag in (",", "."), False))
+        offset += len(text) + 1
+    return out
+
+
+def test_pos_facts_join_proper_nouns_across_one_preposition() -> None:
+    tokens = _tokens("He/PRP taught/VBD at/IN University/NNP of/IN Hull/NNP in/IN 2010/CD ./.")
+    texts = ["He taught at University of Hull in 2010 ."[a:b] for a, b in pos_spans(tokens)]
+    assert texts == ["University of Hull in 2010"]
+    assert random_spans(tokens, 2, "s") == random_spans(tokens, 2, "s") and len(random_spans(tokens, 2, "s")) == 2
+
+
+def test_sac3_scores_are_the_share_of_inconsistent_verdicts() -> None:
+    verdicts = ["Guess: Yes\nProbability: 1.0", "Guess: No\nProbability: 0.9", "garbled", "guess: no"]
+    assert inconsistency(verdicts) == (pytest.approx(2 / 3), 1)
