@@ -94,6 +94,22 @@ TABLES = {
 }
 
 
+#: FactSelfCheck Table 6 (WikiBio, Llama-3.1-70B-Instruct): Hallucination (NonFact) and
+#: Factuality AUC-PR of the sentence-level scores.
+FACTSELFCHECK_TABLE6 = {
+    name: {"nonfact_aucpr": hallucination, "factual_aucpr": factuality}
+    for name, (hallucination, factuality) in {
+        "fsc_text_max": (92.45, 65.55),
+        "fsc_kg_llm_max": (91.82, 64.64),
+        "fsc_text_mean": (91.01, 63.77),
+        "fsc_kg_llm_mean": (90.24, 62.95),
+        "fsc_kg_freq_max": (88.48, 53.86),
+        "fsc_kg_freq_mean": (88.25, 55.27),
+        "fsc_random_fact_mean": (74.22, 29.74),
+    }.items()
+}
+
+
 @dataclass(frozen=True)
 class PaperReference:
     """Published numbers of one method: the data set they are on, where they come from, and
@@ -119,4 +135,5 @@ PAPER_REFERENCE: dict[str, PaperReference] = {
         "wikibio", "SelfCheckGPT Table 2 (GPT-3.5)", {"prompt": SELFCHECK_TABLE2["prompt"]}
     ),
     "table8-opt-125m": PaperReference("wikibio", "SelfCheckGPT Table 8 (OPT-125m proxy)", SELFCHECK_TABLE8["opt-125m"]),
+    "fsc-table1": PaperReference("wikibio", "FactSelfCheck Table 6 (Llama-3.1-70B)", FACTSELFCHECK_TABLE6),
 }

@@ -1,0 +1,106 @@
+"""Knowledge graphs of every response and sample for FactSelfCheck (Sawczyn et al., §3.3).
+
+Steps (Eq. 1-6): the entities E_p and the relation types R_p of the response p; the triples
+KG_u of each sentence u, with p as context and E_p, R_p as the allowed sets; the allowed sets
+of the samples, E_S = E_p plus every head and tail of the KG_u, R_S = R_p plus every relation
+of the KG_u (Eq. 4-5); the triples KG_s of each sample s, restricted to E_S and R_S.
+
+Extractors (params ``knowledge_graphs.extractor``):
+
+* ``llm``: the ``extractor`` LLM role with the paper's prompt style (files under
+  ``conf/prompts/``: entities and relation types as JSON, triples as ``subject;relation;object``
+  CSV lines). Every malformed reply, malformed line and triple outside the allowed sets is
+  counted; triples outside the sets are dropped (as the released code does);
+* ``spacy``: an offline **substitute** that needs no capable LLM: entities are spaCy's named
+  entities and noun chunks, relations the verb lemmas (with a particle or preposition), and
+  triples subject-verb-object patterns of the dependency parse (``nsubj`` / ``nsubjpass``
+  with ``dobj``, ``attr``, ``acomp`` or a prepositional object); a personal pronoun subject
+  stands for the response's first PERSON entity (no coreference model installs offline).
+
+Triples are normalised as the released code does (strip, lower case, spaces to ``_``), so the
+KG-frequency score (Eq. 7) is exact-match counting. Table 8's statistics (entities and
+relations per passage, facts per sentence, share of sentences without facts) are written in
+the diagnostics. Stored JSON: ``{"extractor", "records": {record: {"entities", "relations",
+"sentence_kgs": [[triple, ...] per sentence], "sample_kgs": [[triple, ...] per sample]}},
+"diagnostics", "table8", "llm_calls"}`` with a triple as ``[head, relation, tail]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hallulab.pipeline.spec import ArtifactSpec, StepInputs
+
+SPEC = ArtifactSpec(
+    name="knowledge_graphs",
+    description="knowledge-graph triples of every response sentence and every sample",
+    inputs=StepInputs(
+        params=("knowledge_graphs.extractor", "knowledge_graphs.max_new_tokens", "spacy"),
+        llm_roles=("extractor",),
+        prompts=(
+            "knowledge_graphs.prompts.entities",
+            "knowledge_graphs.prompts.relations",
+            "knowledge_graphs.prompts.sentence_triples",
+            "knowledge_graphs.prompts.sample_triples",
+        ),
+    ),
+    requires=("sentences",),
+)
+
+EXTRACTORS = ("llm", "spacy")
+
+
+def normalise(text: str) -> str:
+    """The released code's normalisation: strip, lower case, spaces to underscores."""
+    return "_".join(text.strip().lower().split())
+
+
+@dataclass(frozen=True, order=True)
+class Triple:
+    """A fact (head, relation, tail), normalised; a value, so sets and counts are one line."""
+
+    head: str
+    relation: str
+    tail: str
+
+    @classmethod
+    def of(cls, head: str, relation: str, tail: str) -> Triple:
+        return cls(normalise(head), normalise(relation), normalise(tail))
+
+    def to_list(self) -> list[str]:
+        return [self.head, self.relation, self.tail]
+
+    def text(self) -> str:
+        """As the prompts show a fact: (head, relation, tail) with spaces back."""
+        return f"({self.head.replace('_', ' ')}, {self.relation.replace('_', ' ')}, {self.tail.replace('_', ' ')})"
+
+
+@dataclass(frozen=True)
+class RecordGraphs:
+    entities: tuple[str, ...]
+    relations: tuple[str, ...]
+    sentence_kgs: tuple[tuple[Triple, ...], ...]
+    sample_kgs: tuple[tuple[Triple, ...], ...]
+
+    @property
+    def passage_kg(self) -> list[Triple]:
+        """KG_p: every sentence's triples, each once, in order of first appearance."""
+        return list(dict.fromkeys(t for kg in self.sentence_kgs for t in kg))
+
+
+def _triples(raw: Iterable[Iterable[str]]) -> tuple[Triple, ...]:
+    return tuple(Triple(*(str(x) for x in t)) for t in raw)
+
+
+def graphs_by_record(raw: Mapping[str, Any]) -> dict[str, RecordGraphs]:
+    return {
+        rid: RecordGraphs(
+            tuple(r["entities"]),
+            tuple(r["relations"]),
+            tuple(_triples(kg) for kg in r["sentence_kgs"]),
+            tuple(_triples(kg) for kg in r["sample_kgs"]),
+        )
+        for rid, r in raw["records"].items()
+    }

@@ -1,0 +1,39 @@
+"""FactSelfCheck (Sawczyn et al., "FactSelfCheck: Fact-Level Black-Box Hallucination Detection
+for LLMs", §3-4; Tables 1, 3, 5, 6, 8, 9).
+
+Facts are the triples of the response's knowledge graph (the shared ``knowledge_graphs``
+artifact, KG_u per sentence and KG_s per sample). Fact scores (higher = more likely
+hallucinated):
+
+    KG-frequency:  H(f) = 1 - (1/|S|) sum_s I{f in KG_s}                                  (Eq. 7)
+    KG-LLM:        H(f) = (1/|V_f|) sum_{s in V_f} Psi(f, KG_s)                             (Eq. 8)
+    Text-LLM:      H(f) = (1/|V_f|) sum_{s in V_f} Psi(f, s)                                 (Eq. 10)
+
+with Psi = 0 when the ``evaluator`` LLM role answers yes, 1 when it answers no (Eq. 9), and
+V_f the samples with a valid answer (the reply's words are searched for "yes", then "no",
+as the released code does; a reply with neither is left out of the mean and counted). A
+sentence's score is the max or the mean of its facts' scores (Eq. 11); a sentence without a
+fact scores 0.5 (§4.3). ``score`` stores the LLM's answer for every (fact, sample), so N,
+the aggregation and the variant are cheap downstream knobs; it asks only on the records the
+``llm_records`` knob selects (the LLM variants cost |KG_p| x |S| calls per passage).
+RandomFact (Table 1): a seeded random score per fact, aggregated by the mean.
+"""
+
+from hallulab.pipeline.spec import MethodSpec, StepInputs
+
+SPEC = MethodSpec(
+    name="factselfcheck",
+    title="FactSelfCheck (knowledge-graph facts)",
+    paper="Sawczyn et al., 2025 (FactSelfCheck)",
+    section="§3, Eq. 7-11; Tables 1, 6, 8, 9",
+    level="fact",
+    requires=("knowledge_graphs", "sentences"),
+    score=StepInputs(
+        params=("factselfcheck.score",),
+        llm_roles=("evaluator",),
+        prompts=("factselfcheck.kg_prompt", "factselfcheck.text_prompt"),
+    ),
+    aggregate=StepInputs(params=("factselfcheck.aggregate", "selfcheck.num_samples")),
+    paper_table="fsc-table1",
+    order=80,
+)

@@ -1,0 +1,95 @@
+"""FactSelfCheck, cheap step: fact scores for the chosen N samples and every variant, sentence
+scores by max / mean (0.5 without facts), response score = mean of the sentence scores."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hallulab.artifacts.knowledge_graphs import graphs_by_record
+from hallulab.config import setting, typed
+from hallulab.methods.factselfcheck.scoring import frequency_score, llm_score, sentence_score
+from hallulab.pipeline.context import AggregateContext, Aggregated
+from hallulab.units import ScoreTable
+
+AGGREGATIONS = ("max", "mean")
+
+
+@dataclass(frozen=True)
+class FactSelfCheckKnobs:
+    """params ``factselfcheck.aggregate`` (and N from ``selfcheck.num_samples``)."""
+
+    aggregations: tuple[str, ...] = setting(AGGREGATIONS, choices=AGGREGATIONS, scalar_ok=True)
+    random_seed: int = 0
+
+
+def aggregate(ctx: AggregateContext) -> Aggregated:
+    assert ctx.raw is not None
+    knobs = ctx.params.typed(FactSelfCheckKnobs, "factselfcheck.aggregate")
+    num_samples = typed(_N, {"num_samples": ctx.params.get("selfcheck.num_samples")}, "selfcheck").num_samples
+    graphs = graphs_by_record(ctx.artifacts["knowledge_graphs"])
+    passages = [p for p in ctx.passages if p.id in graphs and p.samples]
+    table = ScoreTable()
+    counts: Counter[str] = Counter()
+    for passage in passages:
+        record = graphs[passage.id]
+        n = len(passage.samples) if num_samples is None else num_samples
+        if n > len(record.sample_kgs):
+            raise ValueError(f"record {passage.id!r}: N={n} samples asked for, {len(record.sample_kgs)} stored")
+        facts = record.passage_kg
+        per_variant: dict[str, list[float | None]] = {
+            "fsc_kg_freq": [frequency_score(f, record.sample_kgs[:n]) for f in facts],
+            "fsc_random_fact": [
+                random.Random(f"{knobs.random_seed}:{passage.id}:{i}").random() for i in range(len(facts))
+            ],
+        }
+        for variant in ctx.raw["llm_variants"]:
+            stored = ctx.raw["answers"].get(variant, {}).get(passage.id)
+            if stored is None:
+                continue
+            name = "fsc_kg_llm" if variant == "kg" else "fsc_text"
+            per_variant[name] = [llm_score(row[:n]) for row in stored]
+            counts[f"{name}_facts_without_valid_answers"] += sum(v is None for v in per_variant[name])
+        index = {f: i for i, f in enumerate(facts)}
+        for base, scores in per_variant.items():
+            occurrence = 0  # a fact row per (sentence, triple): a triple may occur in two sentences
+            for s_index, kg in enumerate(record.sentence_kgs):
+                for fact in kg:
+                    value = scores[index[fact]]
+                    if value is not None:
+                        table.add(base, "fact", passage.id, occurrence, float(value), sentence_index=s_index)
+                    occurrence += 1
+            aggregations = ("mean",) if base == "fsc_random_fact" else knobs.aggregations
+            for aggregation in aggregations:
+                name = f"{base}_{aggregation}"
+                sentence_values = []
+                for s_index, kg in enumerate(record.sentence_kgs):
+                    fact_scores = [float(v) for v in (scores[index[f]] for f in kg) if v is not None]
+                    counts[f"{name}_sentences_without_facts"] += not fact_scores
+                    value = sentence_score(fact_scores, aggregation)
+                    sentence_values.append(value)
+                    table.add(name, "sentence", passage.id, s_index, value, sentence_index=s_index)
+                table.add_response(name, passage.id, float(np.mean(sentence_values)) if sentence_values else 0.5)
+    artifact = ctx.artifacts["knowledge_graphs"]
+    diagnostics: dict[str, Any] = {
+        **ctx.raw.get("diagnostics", {}),
+        **dict(counts),
+        "extractor": artifact.get("extractor"),
+        "extractor_substitute": artifact.get("substitute"),
+        "extractor_llm": artifact.get("extractor_llm"),
+        "evaluator": ctx.raw.get("evaluator"),
+        "llm_records": len(ctx.raw.get("llm_records", [])),
+        "table8": artifact.get("table8"),
+        "table9_llm_calls": {**artifact.get("llm_calls", {}), **ctx.raw.get("llm_calls", {})},
+        "headline_variants": ["fsc_kg_freq_max", "fsc_kg_llm_max", "fsc_text_max", "fsc_random_fact_mean"],
+    }
+    return Aggregated(table.frame(), diagnostics)
+
+
+@dataclass(frozen=True)
+class _N:
+    num_samples: int | None = setting(None, minimum=1)

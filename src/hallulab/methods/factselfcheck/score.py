@@ -1,0 +1,69 @@
+"""FactSelfCheck, expensive step: the evaluator's yes / no for every fact of the response and
+every stored sample, against the sample's knowledge graph (KG-LLM) and its text (Text-LLM)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from hallulab.artifacts.knowledge_graphs import graphs_by_record
+from hallulab.config import setting
+from hallulab.llm.base import DecodingParams
+from hallulab.methods.factselfcheck.scoring import graph_text, psi
+from hallulab.pipeline.context import BuildContext
+
+LLM_VARIANTS = ("kg", "text")
+
+
+@dataclass(frozen=True)
+class FactSelfCheckScoreKnobs:
+    """params ``factselfcheck.score``."""
+
+    llm_variants: tuple[str, ...] = setting(LLM_VARIANTS, choices=LLM_VARIANTS, scalar_ok=True)
+    llm_records: int | None = setting(
+        None, minimum=0, doc="ask the LLM on the first N records only (null: all); the same subset for both variants"
+    )
+    max_new_tokens: int = setting(4, minimum=1)
+
+
+def score(ctx: BuildContext) -> dict[str, Any]:
+    knobs = ctx.params.typed(FactSelfCheckScoreKnobs, "factselfcheck.score")
+    graphs = graphs_by_record(ctx.artifacts["knowledge_graphs"])
+    passages = [p for p in ctx.passages if p.id in graphs and p.samples]
+    subset = passages if knobs.llm_records is None else passages[: knobs.llm_records]
+    counts: Counter[str] = Counter()
+    answers: dict[str, dict[str, list[list[float | None]]]] = {}
+    calls: Counter[str] = Counter()
+    if knobs.llm_variants and subset:
+        llm = ctx.resources.llm("evaluator")
+        params = DecodingParams(max_new_tokens=knobs.max_new_tokens, temperature=0.0)
+        for variant in knobs.llm_variants:
+            template = ctx.resources.prompt(f"factselfcheck.{variant}_prompt")
+            prompts, slots = [], []
+            for passage in subset:
+                record = graphs[passage.id]
+                facts = record.passage_kg
+                for f_index, fact in enumerate(facts):
+                    for s_index, sample in enumerate(passage.samples):
+                        context = graph_text(record.sample_kgs[s_index]) if variant == "kg" else sample
+                        key = "knowledge_graph" if variant == "kg" else "text"
+                        prompts.append(template.messages(fact=fact.text(), **{key: context}))
+                        slots.append((passage.id, f_index, s_index, len(facts), len(passage.samples)))
+            calls[f"{variant}_llm"] = len(prompts)
+            replies = llm.generate(prompts, params) if prompts else []
+            for (rid, f_index, s_index, n_facts, n_samples), reply in zip(slots, replies, strict=True):
+                table = answers.setdefault(variant, {}).setdefault(rid, [[None] * n_samples for _ in range(n_facts)])
+                value = psi(reply.text)
+                counts[f"{variant}_answers_invalid"] += value is None
+                counts[f"{variant}_answers"] += 1
+                table[f_index][s_index] = value
+    ctx.log.info("FactSelfCheck: %s on %d of %d records", dict(counts), len(subset), len(passages))
+    return {
+        "llm_variants": list(knobs.llm_variants),
+        "llm_records": [p.id for p in subset],
+        "evaluator": ctx.resources.llm_name("evaluator") if knobs.llm_variants and subset else None,
+        "answers": answers,
+        "llm_calls": dict(calls),
+        "diagnostics": dict(counts),
+    }
