@@ -67,7 +67,7 @@ class LevelResult:
     metrics: dict[str, dict[str, float]] = field(default_factory=dict)
     intervals: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     curves: dict[str, dict[str, PRCurve]] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)
     random_baseline: dict[str, float] = field(default_factory=dict)
 
 
@@ -206,23 +206,36 @@ def evaluate_sentence_level(
     rows = frame[frame["level"] == "sentence"]
     if not labelled or rows.empty:
         return None
-    given: dict[str, tuple[dict[str, list[float]], dict[str, float]]] = {}
+    result = LevelResult("sentence")
+    scored: dict[str, int] = {}
+    first: tuple[list[Passage], dict[str, list[float]], dict[str, float]] | None = None
     for variant in variants(rows):
         by_record = sentence_scores(frame, variant)
         passage_level = record_scores(frame, variant, "response")
         if not passage_level:
             passage_level = {rid: float(np.mean(v)) for rid, v in by_record.items() if v}
-        given[variant] = (by_record, passage_level)
-    metrics, intervals, curves = evaluate_variants(labelled, given, cfg)
-    first = next(iter(given.values()))
-    result = LevelResult("sentence", metrics, intervals, curves)
+        # a variant may score a subset of the records (an LLM variant on a stated subset):
+        # it is evaluated on the labelled records it scored, and the count says so
+        covered = [p for p in labelled if p.id in by_record]
+        scored[variant] = len(covered)
+        if not covered:
+            continue
+        metrics, intervals, curves = evaluate_variants(covered, {variant: (by_record, passage_level)}, cfg)
+        result.metrics.update(metrics)
+        result.intervals.update(intervals)
+        result.curves.update(curves)
+        if first is None or len(covered) > len(first[0]):
+            first = (covered, by_record, passage_level)
+    if first is None:
+        return None
     result.counts = {
         "labelled_passages": len(labelled),
         "labelled_sentences": sum(len(p.sentences) for p in labelled),
         "unlabelled_passages": len(passages) - len(labelled),
         "records": len(passages),
+        "scored_labelled_passages": scored,
     }
-    result.random_baseline = random_baseline(align(labelled, first[0], first[1]), cfg)
+    result.random_baseline = random_baseline(align(*first), cfg)
     return result
 
 
