@@ -220,12 +220,37 @@ def paper_notes(specs: Sequence[MethodSpec], dataset: str) -> list[str]:
     return ["Paper columns: " + "; ".join(labels) + "."]
 
 
+def correction_section(path: Path) -> list[str]:
+    """FactSelfCheck's Table 3 as measured, when the correct stage ran."""
+    if not path.is_file():
+        return []
+    result = read_json(path)
+    lines = [
+        f"## correction (FactSelfCheck Table 3): {result.get('test_passages')} test passages, "
+        f"corrector {result.get('corrector')}, judge {result.get('judge')}",
+        "",
+        f"| {'level':<10} | {'factual':>16} | {'non-factual':>16} | {'refused':>16} |",
+        f"|{'-' * 12}|{'-' * 18}|{'-' * 18}|{'-' * 18}|",
+    ]
+    for level, row in result.get("table3", {}).items():
+        cells = []
+        for verdict in ("factual", "non-factual", "refused"):
+            share, change = row.get(verdict), row.get(f"{verdict}_change_percent")
+            text = "n/a" if share is None else f"{share:.2f}" + (f" ({change:+.1f}%)" if change is not None else "")
+            cells.append(f"{text:>16}")
+        lines.append(f"| {level:<10} | " + " | ".join(cells) + " |")
+    thresholds = result.get("thresholds", {})
+    lines += ["", f"Thresholds chosen on {result.get('dev_passages')} dev passages: {thresholds}", ""]
+    return lines
+
+
 def summarise(specs: Sequence[MethodSpec], dataset: str, model_notes: Sequence[str]) -> tuple[str, pd.DataFrame]:
     metrics_dir = Path(paths.metrics_dir(dataset))
     rows = [row for spec in specs for row in rows_for(spec, dataset, metrics_dir)]
     notes = [*model_notes, *paper_notes(specs, dataset), "Plots: `make plots`, then open dvc_plots/index.html."]
     text = render(rows, dataset, notes, level_counts(specs, metrics_dir))
-    return text, frame(rows)
+    extra = correction_section(Path(paths.correction_metrics(dataset)))
+    return (text + "\n" + "\n".join(extra)).rstrip() + "\n", frame(rows)
 
 
 def main(argv: list[str] | None = None) -> None:

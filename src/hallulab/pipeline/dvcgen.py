@@ -216,9 +216,29 @@ def knob_curve_stage(method: str, knob: str) -> dict[str, Any]:
     )
 
 
-def summary_stage(methods: Sequence[str]) -> dict[str, Any]:
+def correct_stage() -> dict[str, Any]:
+    from hallulab.correction.run import CORRECTION_INPUTS
+
+    inputs = [
+        paths.passages(),
+        paths.artifact("knowledge_graphs", registry.artifact("knowledge_graphs").suffix),
+        "data/aggregated/${dataset.name}/${correction.sentence_method}.parquet",
+        "data/aggregated/${dataset.name}/${correction.fact_method}.parquet",
+    ]
+    return _stage(
+        "python stages/correct.py --dataset ${dataset.name}",
+        [*code_deps(_script("correct")), *_prompt_deps(CORRECTION_INPUTS), *inputs],
+        CORRECTION_INPUTS.param_keys(),
+        [paths.corrections()],
+        metrics=[_no_cache(paths.correction_metrics())],
+    )
+
+
+def summary_stage(methods: Sequence[str], correction: bool) -> dict[str, Any]:
     packages = [f"hallulab.methods.{name}" for name in methods]
     inputs = [paths.metrics(m, kind) for m in methods for kind in ("", "ci", "info")]
+    if correction:
+        inputs.append(paths.correction_metrics())
     return _stage(
         "python stages/summary.py --dataset ${dataset.name}",
         [*code_deps(_script("summary"), *packages), *inputs],
@@ -241,7 +261,10 @@ def build() -> dict[str, Any]:
     for name, spec in methods.items():
         if spec.knob_curve:
             stages[f"knob_curve_{name}"] = knob_curve_stage(name, spec.knob_curve)
-    stages["summary"] = summary_stage(list(methods))
+    correction = "factselfcheck" in methods and "knowledge_graphs" in registry.artifacts()
+    if correction:
+        stages["correct"] = correct_stage()
+    stages["summary"] = summary_stage(list(methods), correction)
     return {"stages": stages}
 
 

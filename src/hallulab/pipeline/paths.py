@@ -65,6 +65,14 @@ def knob_curve(method: str, dataset: str = DS) -> str:
     return f"metrics/{dataset}/knob_curve/{method}.csv"
 
 
+def corrections(dataset: str = DS) -> str:
+    return f"data/corrected/{dataset}/corrections.json"
+
+
+def correction_metrics(dataset: str = DS) -> str:
+    return f"metrics/{dataset}/correction.json"
+
+
 def summary(dataset: str = DS, suffix: str = "md") -> str:
     return f"metrics/{dataset}/summary.{suffix}"
 

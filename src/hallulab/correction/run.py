@@ -1,0 +1,181 @@
+"""Correction of the test passages at three levels and the judge's labels (see the package docstring)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from hallulab.artifacts.knowledge_graphs import RecordGraphs
+from hallulab.config import setting
+from hallulab.correction.parsing import VERDICTS, parse_numbered, parse_verdict
+from hallulab.correction.selection import f1_threshold, in_dev_split
+from hallulab.data.schema import Passage
+from hallulab.llm.base import DecodingParams
+from hallulab.llm.cached import CachedLLM
+from hallulab.llm.prompts import PromptTemplate
+from hallulab.pipeline.spec import StepInputs
+from hallulab.units import level_rows, sentence_scores
+
+LEVELS = ("baseline", "sentence", "fact")
+
+#: What the correct stage reads: its section, the corrector and judge roles, the prompt files.
+CORRECTION_INPUTS = StepInputs(
+    params=("correction",),
+    llm_roles=("corrector", "judge"),
+    prompts=tuple(f"correction.prompts.{name}" for name in ("baseline", "sentence", "fact", "judge")),
+)
+POSITIVE_ABOVE = 0.499
+
+
+@dataclass(frozen=True)
+class CorrectionConfig:
+    """params ``correction`` (without the prompts, which are files)."""
+
+    fact_method: str = "factselfcheck"
+    fact_variant: str = setting("fsc_kg_freq", doc="the FactSelfCheck variant whose fact scores flag facts")
+    sentence_method: str = "selfcheck_prompt"
+    sentence_variant: str = setting("prompt", doc="the sentence-level detector (the paper: SelfCheckGPT-Prompt)")
+    dev_fraction: float = setting(0.5, above=0.0, maximum=0.95)
+    seed: int = 0
+    max_records: int | None = setting(None, minimum=1, doc="test passages corrected (null: all)")
+    temperature: float = setting(0.5, minimum=0.0, doc="the paper: 0.5")
+    max_new_tokens: int = setting(384, minimum=16)
+
+
+@dataclass
+class Correction:
+    record_id: str
+    level: str
+    flagged: list[str]
+    sentences: list[str]
+    verdicts: list[str | None] = field(default_factory=list)
+
+
+def _fact_rows(
+    frame: pd.DataFrame, variant: str, graphs: Mapping[str, RecordGraphs]
+) -> dict[str, list[tuple[int, str, float]]]:
+    """record -> (sentence index, triple text, score) of every scored fact occurrence."""
+    rows = level_rows(frame, variant, "fact")
+    out: dict[str, list[tuple[int, str, float]]] = {}
+    for rid, group in rows.groupby("record_id", sort=False):
+        record = graphs[str(rid)]
+        occurrences = [(s, t) for s, kg in enumerate(record.sentence_kgs) for t in kg]
+        for index, score in zip(group["unit_index"], group["score"], strict=True):
+            sentence_index, triple = occurrences[int(index)]
+            out.setdefault(str(rid), []).append((sentence_index, triple.text(), float(score)))
+    return out
+
+
+def thresholds(
+    dev: Sequence[Passage],
+    sentence_frame: pd.DataFrame,
+    cfg: CorrectionConfig,
+    facts: Mapping[str, Sequence[tuple[int, str, float]]],
+) -> dict[str, float]:
+    """F1-maximising thresholds on the development passages (sentence labels)."""
+    by_record = sentence_scores(sentence_frame, cfg.sentence_variant)
+    scores, fact_max, positive = [], [], []
+    for passage in dev:
+        if passage.labels is None or passage.id not in by_record:
+            continue
+        for index, label in enumerate(passage.labels):
+            scores.append(by_record[passage.id][index])
+            fact_scores = [s for i, _, s in facts.get(passage.id, []) if i == index]
+            fact_max.append(max(fact_scores) if fact_scores else float("-inf"))
+            positive.append(label > POSITIVE_ABOVE)
+    sentence_t, sentence_f1 = f1_threshold(scores, positive)
+    finite = [x for x in fact_max if x != float("-inf")]
+    fact_t, fact_f1 = f1_threshold([x if x != float("-inf") else min(finite or [0.0]) - 1 for x in fact_max], positive)
+    return {"sentence": sentence_t, "sentence_dev_f1": sentence_f1, "fact": fact_t, "fact_dev_f1": fact_f1}
+
+
+def correct(
+    passages: Sequence[Passage],
+    sentence_frame: pd.DataFrame,
+    fact_frame: pd.DataFrame,
+    graphs: Mapping[str, RecordGraphs],
+    cfg: CorrectionConfig,
+    prompts: Mapping[str, PromptTemplate],
+    corrector: CachedLLM,
+    judge: CachedLLM,
+) -> tuple[list[Correction], dict[str, Any]]:
+    """Choose thresholds on dev, correct the test passages at every level, judge every sentence."""
+    labelled = [p for p in passages if p.response is not None and p.labels is not None and p.reference]
+    dev = [p for p in labelled if in_dev_split(p.id, cfg.dev_fraction, cfg.seed)]
+    test = [p for p in labelled if not in_dev_split(p.id, cfg.dev_fraction, cfg.seed)]
+    if cfg.max_records is not None:
+        test = test[: cfg.max_records]
+    facts = _fact_rows(fact_frame, cfg.fact_variant, graphs)
+    chosen = thresholds(dev, sentence_frame, cfg, facts)
+    by_record = sentence_scores(sentence_frame, cfg.sentence_variant)
+    counts: Counter[str] = Counter()
+    jobs: list[Correction] = []
+    for passage in test:
+        flagged_sentences = [
+            s for s, v in zip(passage.sentences, by_record.get(passage.id, []), strict=False) if v >= chosen["sentence"]
+        ]
+        flagged_facts = list(dict.fromkeys(t for _, t, v in facts.get(passage.id, []) if v >= chosen["fact"]))
+        for level, flagged in (("baseline", []), ("sentence", flagged_sentences), ("fact", flagged_facts)):
+            jobs.append(Correction(passage.id, level, flagged, list(passage.sentences)))
+    by_id = {p.id: p for p in test}
+    params = DecodingParams(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature)
+    messages = [
+        prompts[job.level].messages(
+            prompt=by_id[job.record_id].prompt or "(not known)",
+            response="\n".join(f"{i}. {s}" for i, s in enumerate(by_id[job.record_id].sentences, start=1)),
+            flagged="\n".join(f"- {x}" for x in job.flagged) or "(none)",
+        )
+        for job in jobs
+    ]
+    replies = corrector.generate(messages, params, [cfg.seed] * len(messages)) if messages else []
+    for job, reply in zip(jobs, replies, strict=True):
+        parsed = parse_numbered(reply.text, len(job.sentences))
+        if parsed is None:
+            counts[f"{job.level}_corrections_malformed"] += 1
+        else:
+            job.sentences = parsed
+    judged = [(job, i, s) for job in jobs for i, s in enumerate(job.sentences)]
+    verdict_replies = (
+        judge.generate(
+            [prompts["judge"].messages(reference=by_id[j.record_id].reference or "", sentence=s) for j, _, s in judged],
+            DecodingParams(max_new_tokens=4, temperature=0.0),
+        )
+        if judged
+        else []
+    )
+    for job in jobs:
+        job.verdicts = [None] * len(job.sentences)
+    for (job, index, _), reply in zip(judged, verdict_replies, strict=True):
+        verdict = parse_verdict(reply.text)
+        counts["verdicts_unparseable"] += verdict is None
+        job.verdicts[index] = verdict
+    return jobs, {
+        "thresholds": chosen,
+        "dev_passages": len(dev),
+        "test_passages": len(test),
+        **dict(counts),
+    }
+
+
+def table3(jobs: Sequence[Correction]) -> dict[str, dict[str, float | None]]:
+    """Share of each verdict per level and its relative change to the baseline (percent)."""
+    shares: dict[str, dict[str, float]] = {}
+    for level in LEVELS:
+        verdicts = [v for job in jobs if job.level == level for v in job.verdicts if v is not None]
+        total = len(verdicts)
+        shares[level] = {v: (verdicts.count(v) / total if total else float("nan")) for v in VERDICTS}
+    out: dict[str, dict[str, float | None]] = {}
+    for level in LEVELS:
+        row: dict[str, float | None] = {}
+        for verdict in VERDICTS:
+            value = shares[level][verdict]
+            row[verdict] = None if value != value else round(value, 4)
+            base = shares["baseline"][verdict]
+            change = (value - base) / base * 100 if base and base == base and value == value else None
+            row[f"{verdict}_change_percent"] = None if change is None or level == "baseline" else round(change, 1)
+        out[level] = row
+    return out

@@ -1,0 +1,74 @@
+"""DVC stage `correct`: hallucination correction at three levels and its judged factuality
+(FactSelfCheck §4.5, Table 3; :mod:`hallulab.correction`).
+
+Writes data/corrected/<dataset>/corrections.json (every corrected passage, its flagged
+sentences or facts and the judge's verdicts) and metrics/<dataset>/correction.json (Table 3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import pandas as pd
+
+from hallulab.artifacts.knowledge_graphs import graphs_by_record
+from hallulab.cache import CallCache
+from hallulab.config import load_params, typed
+from hallulab.correction.run import CORRECTION_INPUTS, CorrectionConfig, correct, table3
+from hallulab.data.loaders import load_jsonl_passages
+from hallulab.io import write_json
+from hallulab.pipeline import paths
+from hallulab.pipeline.params import ParamsView
+from hallulab.pipeline.resources import Resources
+from hallulab.pipeline.runner import read_artifacts, run_stage, stage_logger, write_run_log
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--params", default="params.yaml")
+    args = parser.parse_args()
+    log = stage_logger("correct")
+    view = ParamsView(load_params(args.params), CORRECTION_INPUTS.param_keys(), "correct")
+    raw = {k: v for k, v in view.get("correction").items() if k != "prompts"}
+    cfg = typed(CorrectionConfig, raw, "correction")
+    passages = load_jsonl_passages(paths.passages(args.dataset))
+    graphs = graphs_by_record(read_artifacts(["knowledge_graphs"], args.dataset)["knowledge_graphs"])
+    sentence_frame = pd.read_parquet(paths.unit_scores(cfg.sentence_method, args.dataset))
+    fact_frame = pd.read_parquet(paths.unit_scores(cfg.fact_method, args.dataset))
+    with CallCache() as cache:
+        resources = Resources(view, cache)
+        prompts = {
+            name: resources.prompt(f"correction.prompts.{name}") for name in ("baseline", "sentence", "fact", "judge")
+        }
+        try:
+            jobs, diagnostics = correct(
+                passages,
+                sentence_frame,
+                fact_frame,
+                graphs,
+                cfg,
+                prompts,
+                resources.llm("corrector"),
+                resources.llm("judge"),
+            )
+        finally:
+            resources.close()
+        stats = cache.stats.as_dict()
+    write_json(paths.corrections(args.dataset), [dataclasses.asdict(job) for job in jobs])
+    result = {
+        "table3": table3(jobs),
+        "corrector": resources.llm_name("corrector"),
+        "judge": resources.llm_name("judge"),
+        "fact_detector": f"{cfg.fact_method}/{cfg.fact_variant}",
+        "sentence_detector": f"{cfg.sentence_method}/{cfg.sentence_variant}",
+        **diagnostics,
+    }
+    write_json(paths.correction_metrics(args.dataset), result)
+    log.info("correction: %s", result)
+    write_run_log("correct", args.dataset, {"cache": stats})
+
+
+if __name__ == "__main__":
+    run_stage("correct", main)
