@@ -99,14 +99,20 @@ class GenerationReport:
     relabelled: int = 0
     empty_samples: int = 0
     prompt_only_records: int = 0
+    empty_main_responses: list[str] = field(default_factory=list)  # regenerated empty: kept prompt-only
     sample_counts: dict[int, int] = field(default_factory=dict)  # samples per record -> records, after the stage
+
+    def _empty_note(self) -> str:
+        empty = len(self.empty_main_responses)
+        return f" ({empty} because the regenerated response was empty)" if empty else ""
 
     def summary(self, cfg: GenerateConfig) -> str:
         counts = ", ".join(f"{n} samples: {k} records" for n, k in sorted(self.sample_counts.items()))
         return (
             f"mode {cfg.mode}: {self.records_given_samples} record(s) got N_max={cfg.num_samples} new samples, "
             f"{self.records_kept} kept their own; {self.main_generated} main responses regenerated; "
-            f"{self.prompt_only_records} prompt-only record(s) left as they are; now {counts or 'no samples'}"
+            f"{self.prompt_only_records} prompt-only record(s) left as they are{self._empty_note()}; "
+            f"now {counts or 'no samples'}"
         )
 
 
@@ -131,9 +137,15 @@ def generate_passages(
         sentence_lists = split_sentences([g.text for g in mains])
         rebuilt = []
         for passage, main, sentences in zip(passages, mains, sentence_lists, strict=True):
-            if not sentences:
-                raise RecordError(passage.id, "response", "the regenerated main response is empty")
             report.labels_dropped += passage.labels is not None
+            if not sentences:  # nothing to score: the record is kept prompt-only, and counted
+                report.empty_main_responses.append(passage.id)
+                rebuilt.append(
+                    dataclasses.replace(
+                        passage, response=None, sentences=(), samples=(), labels=None, claims=(), response_label=None
+                    )
+                )
+                continue
             gold = passage.meta.get("gold_answers")
             response_label = None
             if cfg.relabel == "containment" and gold:

@@ -283,11 +283,27 @@ def load_sac3(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
     return passages, {"source": "local", "file": str(cfg["local_file"]), "sha256": file_sha256(path)}
 
 
+def load_concept7(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
+    """Concept-7 (Self-Familiarity): see :mod:`hallulab.data.concept7`."""
+    from hallulab.data import concept7
+
+    root = data_root()
+    if root is None:
+        raise DatasetConfigError(f"Concept-7 is read from a local copy: set {DATA_ROOT_ENV}")
+    try:
+        return concept7.load_concept7(root, cfg)
+    except (FileNotFoundError, ValueError) as error:
+        if isinstance(error, RecordError):
+            raise
+        raise DatasetConfigError(f"dataset {cfg.get('name')!r}: {error}") from error
+
+
 LOADERS: dict[str, Callable[[Mapping[str, Any]], tuple[list[Passage], dict[str, Any]]]] = {
     "wikibio": load_wikibio,
     "jsonl": load_jsonl,
     "factualbio": load_factualbio,
     "sac3": load_sac3,
+    "concept7": load_concept7,
 }
 
 
@@ -301,6 +317,10 @@ def source_files(cfg: Mapping[str, Any]) -> list[Path]:
     if source == "local" or (source == "auto" and root is not None):
         if root is None:
             raise DatasetConfigError(f"dataset.source=local needs {DATA_ROOT_ENV} to be set")
+        if loader == "concept7":
+            from hallulab.data.concept7 import concept7_files
+
+            return [root / name for name in concept7_files(cfg)]
         files = cfg.get("local_files") or [cfg.get("local_file")]
         return [root / str(name) for name in files if name]
     return []

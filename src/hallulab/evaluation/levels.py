@@ -10,7 +10,10 @@
 * ``response`` (a label of the whole response, e.g. the SAC3 QA sets): HalluCheck's
   AUC-ROC and AP (plus the trapezoid AUC-PR of its released code).
 * ``prompt`` (Concept-7's familiarity labels): Self-Familiarity's AUC and, at the threshold
-  the method chose without test labels, ACC and F1; Pearson between score and label.
+  the method chose without test labels (its basic records), ACC and F1 with unfamiliar as the
+  positive class; Pearson (Table 2's PEA) between the score and the annotated degree of
+  unfamiliarity (``meta.unfamiliarity``, from the 1-9 rating) when the record has one, else
+  the binary label.
 
 Every metric is in percent (the papers' unit) with a percentile bootstrap interval that
 resamples records. A metric undefined on the data (one class only) is NaN, never 0, and is
@@ -77,27 +80,32 @@ class UnitLabels:
     (record) of every unit for the bootstrap."""
 
     keys: list[tuple[str, int]]
-    labels: np.ndarray  # float labels as the data gives them
+    labels: np.ndarray  # float labels as the data gives them (graded where the data grades them)
     positive: np.ndarray  # bool: the positive class
 
 
 def unit_labels(passages: Sequence[Passage], level: str) -> UnitLabels:
     keys: list[tuple[str, int]] = []
     values: list[float] = []
+    graded: list[float] = []
     for passage in passages:
         if level in ("claim", "fact"):
             for index, claim in enumerate(passage.claims):
                 if claim.label is not None:
                     keys.append((passage.id, index))
                     values.append(claim.label)
+                    graded.append(claim.label)
         elif level == "response" and passage.response_label is not None:
             keys.append((passage.id, 0))
             values.append(passage.response_label)
+            graded.append(passage.response_label)
         elif level == "prompt" and passage.prompt_label is not None:
             keys.append((passage.id, 0))
             values.append(passage.prompt_label)
+            degree = passage.meta.get("unfamiliarity")
+            graded.append(float(degree) if isinstance(degree, int | float) else passage.prompt_label)
     labels = np.asarray(values, dtype=np.float64)
-    return UnitLabels(keys, labels, labels > UNSUPPORTED_ABOVE)
+    return UnitLabels(keys, np.asarray(graded, dtype=np.float64), labels > UNSUPPORTED_ABOVE)
 
 
 def _safe(function: Any, *args: Any) -> float:

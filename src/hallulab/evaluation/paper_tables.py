@@ -110,6 +110,79 @@ FACTSELFCHECK_TABLE6 = {
 }
 
 
+#: Self-Familiarity (Luo et al., 2023) Table 2 (Concept-7 instructions, GPT-4 labels): AUC,
+#: ACC, F1, PEA per model and method (percent). Column order of the paper.
+SF_TABLE2_METHODS = (
+    "greedy_perplexity",
+    "greedy_avglogp",
+    "greedy_minlogp",
+    "sample_bertscore",
+    "sample_sentencescore",
+    "self_detection",
+    "forward_inference",
+    "forward_self",
+    "selffam",
+)
+SF_METRICS = ("prompt_auc", "prompt_acc", "prompt_f1", "prompt_pearson")
+
+
+def _sf_rows(values: dict[str, tuple[float, ...]]) -> dict[str, dict[str, float]]:
+    """metric -> 9 values (paper columns) into variant -> metric -> percent."""
+    return {
+        method: {metric: round(100.0 * values[metric][i], 2) for metric in SF_METRICS}
+        for i, method in enumerate(SF_TABLE2_METHODS)
+    }
+
+
+SF_TABLE2: dict[str, dict[str, dict[str, float]]] = {
+    "vicuna-13b-v1.3": _sf_rows(
+        {
+            "prompt_auc": (0.867, 0.806, 0.760, 0.872, 0.831, 0.765, 0.809, 0.611, 0.927),
+            "prompt_acc": (0.497, 0.676, 0.604, 0.779, 0.718, 0.524, 0.720, 0.538, 0.868),
+            "prompt_f1": (0.651, 0.728, 0.693, 0.807, 0.757, 0.000, 0.744, 0.653, 0.854),
+            "prompt_pearson": (0.266, 0.393, 0.398, 0.640, 0.628, 0.541, 0.402, 0.313, 0.693),
+        }
+    ),
+    "falcon-7b-instruct": _sf_rows(
+        {
+            "prompt_auc": (0.697, 0.621, 0.631, 0.666, 0.656, 0.532, 0.511, 0.516, 0.926),
+            "prompt_acc": (0.487, 0.381, 0.670, 0.416, 0.421, 0.470, 0.330, 0.377, 0.882),
+            "prompt_f1": (0.553, 0.504, 0.000, 0.526, 0.527, 0.464, 0.495, 0.462, 0.822),
+            "prompt_pearson": (0.299, 0.180, 0.227, 0.180, 0.270, 0.003, 0.099, -0.009, 0.687),
+        }
+    ),
+    "mpt-7b-instruct": _sf_rows(
+        {
+            "prompt_auc": (0.639, 0.558, 0.621, 0.724, 0.736, 0.530, 0.638, 0.500, 0.921),
+            "prompt_acc": (0.616, 0.384, 0.616, 0.497, 0.480, 0.416, 0.470, 0.410, 0.850),
+            "prompt_f1": (0.000, 0.555, 0.000, 0.602, 0.590, 0.542, 0.563, 0.539, 0.817),
+            "prompt_pearson": (0.182, 0.034, 0.170, 0.299, 0.326, 0.083, -0.081, -0.039, 0.661),
+        }
+    ),
+    "alpaca-native": _sf_rows(
+        {
+            "prompt_auc": (0.701, 0.641, 0.591, 0.650, 0.653, 0.523, 0.520, 0.546, 0.918),
+            "prompt_acc": (0.470, 0.454, 0.460, 0.517, 0.497, 0.503, 0.515, 0.452, 0.866),
+            "prompt_f1": (0.614, 0.590, 0.596, 0.634, 0.621, 0.526, 0.432, 0.599, 0.848),
+            "prompt_pearson": (0.314, 0.204, 0.121, 0.196, 0.265, 0.130, 0.070, 0.123, 0.685),
+        }
+    ),
+}
+
+#: Table 4 (Vicuna-13B): entity-processing and aggregation ablations (AUC, ACC, F1).
+SF_TABLE4 = {
+    variant: dict(zip(SF_METRICS[:3], (round(100.0 * a, 2), round(100.0 * b, 2), round(100.0 * c, 2)), strict=True))
+    for variant, (a, b, c) in {
+        "selffam": (0.927, 0.868, 0.854),
+        "selffam_nogrouping": (0.918, 0.856, 0.841),
+        "selffam_nofiltering": (0.923, 0.856, 0.841),
+        "selffam_noranking": (0.926, 0.86, 0.845),
+        "selffam_min": (0.902, 0.808, 0.767),
+        "selffam_first": (0.921, 0.866, 0.858),
+    }.items()
+}
+
+
 @dataclass(frozen=True)
 class PaperReference:
     """Published numbers of one method: the data set they are on, where they come from, and
@@ -136,4 +209,9 @@ PAPER_REFERENCE: dict[str, PaperReference] = {
     ),
     "table8-opt-125m": PaperReference("wikibio", "SelfCheckGPT Table 8 (OPT-125m proxy)", SELFCHECK_TABLE8["opt-125m"]),
     "fsc-table1": PaperReference("wikibio", "FactSelfCheck Table 6 (Llama-3.1-70B)", FACTSELFCHECK_TABLE6),
+    "sf-table2": PaperReference(
+        "concept7",
+        "Self-Familiarity Tables 2 and 4 (Vicuna-13B-v1.3 answering, its GPT-4 labels)",
+        {**SF_TABLE2["vicuna-13b-v1.3"], **{k: v for k, v in SF_TABLE4.items() if k != "selffam"}},
+    ),
 }

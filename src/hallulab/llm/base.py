@@ -8,6 +8,9 @@ What a method may ask of an LLM:
   * :meth:`LLM.score`: teacher-forced scoring of a given continuation after a given
     prefix: the same per-token statistics, for text the model did not write (the
     SelfCheckGPT "proxy LLM" baselines, CCP on pre-generated responses).
+  * :meth:`LLM.constrained_search`: beam search whose answers must contain one of a set of
+    strings (Self-Familiarity's concept inference; white-box backends that own the decoding
+    loop).
 
 A backend declares what it can do with :attr:`LLM.capabilities`; methods check it and
 fail early with a clear message instead of producing NaNs.
@@ -91,6 +94,45 @@ class Generation:
 
 
 @dataclass(frozen=True)
+class ConstrainedParams:
+    """Constrained beam search (Self-Familiarity, Appendix D): beam size T_B and the answer
+    length l_B; the search allows l_B tokens plus the longest constraint's tokens."""
+
+    beam_size: int = 30
+    max_new_tokens: int = 15
+
+    def __post_init__(self) -> None:
+        if self.beam_size < 1 or self.max_new_tokens < 1:
+            raise ValueError(f"beam_size and max_new_tokens must be >= 1, got {self.beam_size}, {self.max_new_tokens}")
+
+    def as_key(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ConstrainedResult:
+    """Finished hypotheses (best first by sum / length) that contain one of the constraint
+    strings; ``prompt_tokens`` lets a caller normalise by the whole sequence instead, as
+    transformers' beam scorer did for decoder-only models before 4.36; ``forced`` is how many
+    distinct token sequences the constraint strings became (0: nothing to force)."""
+
+    hypotheses: tuple[Mapping[str, Any], ...]  # {"text", "logprob", "length", "ended"}
+    prompt_tokens: int
+    forced: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "hypotheses": [dict(h) for h in self.hypotheses],
+            "prompt_tokens": self.prompt_tokens,
+            "forced": self.forced,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> ConstrainedResult:
+        return cls(tuple(raw["hypotheses"]), int(raw["prompt_tokens"]), int(raw["forced"]))
+
+
+@dataclass(frozen=True)
 class Capabilities:
     """What a backend (as configured) can return."""
 
@@ -99,6 +141,7 @@ class Capabilities:
     top_k_alternatives: bool = False
     teacher_forcing: bool = False
     chat: bool = True
+    constrained_search: bool = False
 
 
 @dataclass
@@ -132,6 +175,14 @@ class LLM(ABC):
     def score(self, prefixes: Sequence[Prompt], continuations: Sequence[str], top_k: int = 0) -> list[list[TokenStats]]:
         """Teacher-forced statistics of each continuation after its prefix."""
         raise NotImplementedError(f"{type(self).__name__} cannot teacher-force text (no white-box access)")
+
+    def constrained_search(
+        self, prompts: Sequence[Prompt], constraints: Sequence[Sequence[str]], params: ConstrainedParams
+    ) -> list[ConstrainedResult]:
+        """For each prompt, beam search whose answers must contain one of its constraint strings."""
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot run constrained beam search (it needs the decoding loop: backend hf)"
+        )
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (connections, GPU memory)."""

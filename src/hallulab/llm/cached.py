@@ -1,6 +1,6 @@
 """Every LLM call goes through the content-addressed call cache.
 
-Key: ("llm.generate" | "llm.score", model identity (backend, model id, revision or
+Key: ("llm.generate" | "llm.score" | "llm.constrained", model identity (backend, model id, revision or
 weights hash, dtype...), decoding parameters, seed (None when greedy), input). A hit is
 free; a killed run resumes from the last committed batch; DVC queue workers share hits.
 """
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hallulab.cache import CallCache, PartialResults, cache_key
-from hallulab.llm.base import LLM, DecodingParams, Generation, Prompt, TokenStats
+from hallulab.llm.base import LLM, ConstrainedParams, ConstrainedResult, DecodingParams, Generation, Prompt, TokenStats
 
 
 class CachedLLM:
@@ -64,3 +64,19 @@ class CachedLLM:
 
         values = self._map(keys, list(zip(prefixes, continuations, strict=True)), compute)
         return [[TokenStats.from_dict(t) for t in row] for row in values]
+
+    def constrained_search(
+        self, prompts: Sequence[Prompt], constraints: Sequence[Sequence[str]], params: ConstrainedParams
+    ) -> list[ConstrainedResult]:
+        identity = self.llm.identity().as_key()
+        keys = [
+            cache_key("llm.constrained", identity, params.as_key(), prompt, list(strings))
+            for prompt, strings in zip(prompts, constraints, strict=True)
+        ]
+
+        def compute(items: list[tuple[Prompt, Sequence[str]]]) -> list[dict[str, Any]]:
+            outputs = self.llm.constrained_search([p for p, _ in items], [c for _, c in items], params)
+            return [o.to_dict() for o in outputs]
+
+        values = self._map(keys, list(zip(prompts, constraints, strict=True)), compute)
+        return [ConstrainedResult.from_dict(v) for v in values]

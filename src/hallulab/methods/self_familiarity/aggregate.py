@@ -1,0 +1,202 @@
+"""Self-Familiarity, cheap step: concept familiarity (Eq. 5), instruction familiarity
+(Eq. 7 and Table 4's alternatives), Table 2's baselines, and each variant's threshold from
+the basic records.
+
+Variants (all hallucination scores, higher = refuse):
+
+* ``selffam``: 1 - s_f, weighted mean over the ranked concepts with weights r^-rank (Eq. 7);
+* ``selffam_min`` (Table 4, Minimal Only) and ``selffam_first`` (Most Infrequent Only);
+* ``selffam_nogrouping`` / ``_nofiltering`` / ``_noranking``: Table 4's processing ablations
+  (when the score step scored those processings);
+* ``selffam_totalnorm``: s_i normalised by the whole sequence's length (prompt included), as
+  transformers' beam scorer computed ``sequences_scores`` for decoder-only models when the
+  paper's code ran (before 4.36); the default divides by the answer's length only;
+* ``greedy_perplexity``, ``greedy_avglogp``, ``greedy_minlogp`` (Appendix C.1-C.3): the
+  perplexity, -mean and -min token log-probability of the greedy response;
+* ``sample_bertscore``, ``sample_sentencescore`` (C.5-C.6): 1 - the central sample's mean similarity;
+* ``forward_inference``, ``forward_self`` (C.7-C.8, Eq. 23 / 26): 1 - s where s = P(reply) when
+  the reply says yes (any case) and 1 - P(reply) otherwise; ``_pyes``: 1 - P(Yes) / (P(Yes) +
+  P(No)) of the first reply token, the reading that needs no reply format (0.5 when neither
+  word is in the top-K; counted).
+
+A concept the model could not be made to name (nothing to force, or no constrained answer
+within the length) has familiarity 0, as the released code scores a failed search.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hallulab.artifacts.concepts import Concept, concepts_by_record
+from hallulab.artifacts.response_tokens import token_stats
+from hallulab.config import setting
+from hallulab.methods.self_familiarity.threshold import ThresholdConfig, basic_threshold
+from hallulab.pipeline.context import AggregateContext, Aggregated
+from hallulab.units import ScoreTable
+
+NORMALISATIONS = ("answer", "total")
+ABLATIONS = {
+    "no_grouping": "selffam_nogrouping",
+    "no_filtering": "selffam_nofiltering",
+    "no_ranking": "selffam_noranking",
+}
+
+
+@dataclass(frozen=True)
+class SelfFamiliarityKnobs:
+    """params ``self_familiarity.aggregate``."""
+
+    ratio: float = setting(2.0, above=0.0, doc="r of Eq. 7 (Appendix D: 2)")
+    length_normalisation: str = setting("answer", choices=NORMALISATIONS, doc="s_i = exp(sum / answer length)")
+
+
+def concept_familiarity(entry: Mapping[str, Any], normalisation: str) -> float:
+    """s_i of Eq. 5: the best constrained answer's probability, length-normalised."""
+    hypotheses = entry.get("hypotheses") or []
+    if not hypotheses:
+        return 0.0
+    extra = int(entry.get("prompt_tokens", 0)) if normalisation == "total" else 0
+    return max(math.exp(float(h["logprob"]) / (int(h["length"]) + extra)) for h in hypotheses)
+
+
+def weighted_familiarity(scores: Sequence[float], ratio: float) -> float:
+    """Eq. 7: sum_i r^-i s_i / sum_i r^-i over the concepts in rank order (i = 0, 1, ...)."""
+    weights = ratio ** -np.arange(len(scores), dtype=np.float64)
+    return float(np.dot(weights, scores) / weights.sum())
+
+
+def yes_in(reply: str) -> bool:
+    return any(form in reply for form in ("yes", "Yes", "YES"))
+
+
+def forward_familiarity(reply: Mapping[str, Any]) -> float | None:
+    """Eq. 23 / 26: P(reply) if it says yes, else 1 - P(reply); None without token log-probs."""
+    if reply.get("logprob") is None:
+        return None
+    probability = math.exp(float(reply["logprob"]))
+    return probability if yes_in(str(reply["text"])) else 1.0 - probability
+
+
+def format_free_yes(reply: Mapping[str, Any]) -> float | None:
+    """P(Yes) / (P(Yes) + P(No)) of the first reply token; None when neither is in its top-K."""
+    mass = {"yes": 0.0, "no": 0.0}
+    for token, logprob in reply.get("first_top") or []:
+        key = str(token).strip().strip(".:,!").lower()
+        if key in mass:
+            mass[key] += math.exp(float(logprob))
+    total = mass["yes"] + mass["no"]
+    return None if total == 0 else mass["yes"] / total
+
+
+def _instruction_scores(
+    records: Mapping[str, list[Concept]], familiarity: Mapping[str, float], ratio: float
+) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for rid, concepts in records.items():
+        values = [familiarity[c.text] for c in concepts if c.text in familiarity]
+        if not values:
+            continue
+        out[rid] = {"weighted": weighted_familiarity(values, ratio), "min": min(values), "first": values[0]}
+    return out
+
+
+def _greedy(tokens: Sequence[Any]) -> dict[str, float]:
+    logprobs = np.asarray([t.logprob for t in tokens], dtype=np.float64)
+    logprobs = logprobs[np.isfinite(logprobs)]
+    if logprobs.size == 0:
+        return {}
+    return {
+        "greedy_perplexity": float(np.exp(-logprobs.mean())),
+        "greedy_avglogp": float(-logprobs.mean()),
+        "greedy_minlogp": float(-logprobs.min()),
+    }
+
+
+def aggregate(ctx: AggregateContext) -> Aggregated:
+    assert ctx.raw is not None
+    knobs = ctx.params.typed(SelfFamiliarityKnobs, "self_familiarity.aggregate")
+    threshold_cfg = ctx.params.typed(ThresholdConfig, "self_familiarity.threshold")
+    raw = ctx.raw
+    counts: Counter[str] = Counter(raw.get("counts", {}))
+    scored = raw["concepts"]
+    scores: dict[str, dict[str, float]] = {}  # variant -> record -> hallucination score
+
+    def put(variant: str, rid: str, value: float | None) -> None:
+        if value is None or not math.isfinite(value):
+            counts[f"{variant}_unscored"] += 1
+            return
+        scores.setdefault(variant, {})[rid] = value
+
+    familiarity = {
+        name: {text: concept_familiarity(entry, name) for text, entry in scored.items()} for name in NORMALISATIONS
+    }
+    chosen = familiarity[knobs.length_normalisation]
+    processings = raw["knobs"]["processings"]
+    full = concepts_by_record(ctx.artifacts["concepts"], "full")
+    main = _instruction_scores(full, chosen, knobs.ratio)
+    for rid, values in main.items():
+        put("selffam", rid, 1.0 - values["weighted"])
+        put("selffam_min", rid, 1.0 - values["min"])
+        put("selffam_first", rid, 1.0 - values["first"])
+    other = "total" if knobs.length_normalisation == "answer" else "answer"
+    for rid, values in _instruction_scores(full, familiarity[other], knobs.ratio).items():
+        put(f"selffam_{other}norm", rid, 1.0 - values["weighted"])
+    for processing, variant in ABLATIONS.items():
+        if processing in processings:
+            records = concepts_by_record(ctx.artifacts["concepts"], processing)
+            for rid, values in _instruction_scores(records, chosen, knobs.ratio).items():
+                put(variant, rid, 1.0 - values["weighted"])
+
+    tokens = token_stats(ctx.artifacts["response_tokens"])
+    for passage in ctx.passages:
+        if passage.id in tokens and passage.id in raw["baselines"]:
+            for variant, value in _greedy(tokens[passage.id]).items():
+                put(variant, passage.id, value)
+    for rid, found in raw["baselines"].items():
+        for name in ("sample_bertscore", "sample_sentencescore"):
+            if name in found:
+                put(name, rid, None if found[name] is None else 1.0 - float(found[name]))
+        for name in ("forward_inference", "forward_self"):
+            if name in found:
+                reading = forward_familiarity(found[name])
+                put(name, rid, None if reading is None else 1.0 - reading)
+                free = format_free_yes(found[name])
+                counts[f"{name}_pyes_not_in_top_k"] += free is None
+                put(f"{name}_pyes", rid, 1.0 - (0.5 if free is None else free))
+                counts[f"{name}_replies_{'yes' if yes_in(str(found[name]['text'])) else 'other'}"] += 1
+
+    split = {p.id: p.meta.get("split") for p in ctx.passages}
+    table = ScoreTable()
+    thresholds: dict[str, float | None] = {}
+    refusals: dict[str, dict[str, int]] = {}
+    for variant, by_record in scores.items():
+        basic = [v for rid, v in by_record.items() if split.get(rid) == "basic"]
+        threshold = basic_threshold(basic, threshold_cfg)
+        thresholds[variant] = None if math.isnan(threshold) else threshold
+        tested = [v for rid, v in by_record.items() if split.get(rid) != "basic"]
+        if not math.isnan(threshold):
+            refusals[variant] = {
+                "refused": int(sum(v > threshold for v in tested)),
+                "answered": int(sum(v <= threshold for v in tested)),
+            }
+        for rid, value in by_record.items():
+            table.add(variant, "prompt", rid, 0, value)
+    counts["basic_records"] = sum(s == "basic" for s in split.values())
+    diagnostics: dict[str, Any] = {
+        "counts": dict(counts),
+        "thresholds": {k: v for k, v in thresholds.items() if v is not None},
+        "thresholds_from": (
+            f"{counts['basic_records']} basic records "
+            f"(bootstrap of the {100 - threshold_cfg.basic_percentile:g}th percentile)"
+        ),
+        "decisions_on_test_records": refusals,
+        "cost": raw.get("cost", {}),
+        "concept_familiarity": {text: round(value, 6) for text, value in chosen.items()},
+    }
+    return Aggregated(table.frame(), diagnostics)

