@@ -1,0 +1,262 @@
+"""Self-Familiarity (Luo et al., 2023): concept processing, masking, the paper's formulas,
+the threshold from basic concepts, the Concept-7 loader, and constrained search on SmolLM2."""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hallulab.artifacts.concepts.build import parse_entity_list
+from hallulab.artifacts.concepts.processing import WordRanks, group, is_common, locate, log_frequency, process
+from hallulab.methods.self_familiarity.aggregate import (
+    concept_familiarity,
+    format_free_yes,
+    forward_familiarity,
+    weighted_familiarity,
+)
+from hallulab.methods.self_familiarity.masking import case_forms, constraint_strings, mask_concept
+from hallulab.methods.self_familiarity.similarity import central_similarity
+from hallulab.methods.self_familiarity.threshold import ThresholdConfig, basic_threshold
+
+FILLER = [f"filler{i}" for i in range(990)]
+RANKS = WordRanks.from_words(
+    ["the", "of", "year", "age", "united", "states", "crisis", "law", "gun", "control", *FILLER]
+)
+
+
+# ---------------------------------------------------------------- concept processing (§3.1)
+def test_grouping_fuses_adjacent_concepts_found_joined_in_the_prompt() -> None:
+    prompt = "What caused the 2023 United States debt-ceiling crisis?"
+    located = locate(prompt, ["United States", "2023", "debt-ceiling crisis"])
+    assert group(prompt, located) == [("2023 United States debt-ceiling crisis", prompt.index("2023"))]
+
+
+def test_grouping_keeps_separate_concepts_and_drops_covered_ones() -> None:
+    prompt = "Is the right to bear arms protected by the Second Amendment?"
+    located = locate(prompt, ["Second Amendment", "right to bear arms", "Amendment"])
+    assert [t for t, _ in group(prompt, located)] == ["right to bear arms", "Second Amendment"]
+
+
+def test_word_ranks_treat_capitalised_and_unknown_words_as_rarest() -> None:
+    assert RANKS.rank("year") == 2
+    assert RANKS.rank("Year") == RANKS.size  # capitalised (§3.3.1)
+    assert RANKS.rank("zyzzyva") == RANKS.size
+
+
+def test_frequency_score_is_the_product_of_exponentials() -> None:
+    words = ("gun", "control", "law")
+    expected = math.prod(math.exp(-RANKS.rank(w) / 100) for w in words)
+    assert math.exp(log_frequency(words, RANKS, 100.0)) == pytest.approx(expected)
+
+
+def test_filtering_removes_concepts_made_only_of_common_words() -> None:
+    assert is_common(("gun", "control"), RANKS, common_words=10)
+    assert not is_common(("Second", "Amendment"), RANKS, common_words=10)
+    concepts, all_common = process(
+        "gun control and the Monophony", ["gun control", "Monophony"], RANKS, common_words=10, h=100
+    )
+    assert [c.text for c in concepts] == ["Monophony"] and not all_common
+
+
+def test_a_prompt_of_common_concepts_keeps_them_and_says_so() -> None:
+    concepts, all_common = process("the year and the age", ["year", "age"], RANKS, common_words=10, h=100)
+    assert all_common and [c.text for c in concepts] == ["age", "year"]  # ranked: "age" is the rarer
+
+
+def test_ranking_puts_the_rarest_concept_first_and_no_ranking_keeps_prompt_order() -> None:
+    prompt = "How do gun control laws relate to the Zorblax doctrine?"
+    extracted = ["gun control laws", "Zorblax doctrine"]
+    ranked, _ = process(prompt, extracted, RANKS, common_words=0, h=100)
+    assert [c.text for c in ranked] == ["Zorblax doctrine", "gun control laws"]
+    ordered, _ = process(prompt, extracted, RANKS, common_words=0, h=100, ranking=False)
+    assert [c.text for c in ordered] == ["gun control laws", "Zorblax doctrine"]
+
+
+def test_llm_entity_replies_are_parsed_as_a_comma_separated_list() -> None:
+    assert parse_entity_list("First Amendment, freedom of speech, United States.\nmore") == [
+        "First Amendment",
+        "freedom of speech",
+        "United States",
+    ]
+    assert parse_entity_list("None") == [] and parse_entity_list("") == []
+
+
+# ---------------------------------------------------------------- masking and constraints (§3.2)
+def test_masking_covers_every_case_form_of_the_concept_and_its_words() -> None:
+    text = "The SECOND AMENDMENT protects arms. The second amendment is old; Amendment rights and seconds."
+    masked, count = mask_concept(text, "Second Amendment")
+    assert "amendment" not in masked.lower().replace("...", "")
+    assert "seconds" in masked  # whole words only
+    assert count == 3
+
+
+def test_stop_words_of_a_concept_are_not_masked_alone() -> None:
+    masked, _ = mask_concept("The Law of the Sea is a treaty of the sea.", "Law of the Sea")
+    assert masked == "The ... is a treaty of the ...."
+
+
+def test_constraint_strings_are_case_forms_with_and_without_a_space() -> None:
+    assert case_forms("ink wash") == ["ink wash", "INK WASH", "Ink wash"]
+    strings = constraint_strings("Pepsi")
+    assert set(strings) == {"Pepsi", "pepsi", "PEPSI", " Pepsi", " pepsi", " PEPSI"}
+
+
+# ---------------------------------------------------------------- scores (Eq. 5, 7, 23) and threshold
+def test_concept_familiarity_is_the_best_normalised_answer_probability() -> None:
+    entry = {
+        "prompt_tokens": 10,
+        "hypotheses": [{"logprob": -2.0, "length": 4}, {"logprob": -1.0, "length": 1}],
+    }
+    assert concept_familiarity(entry, "answer") == pytest.approx(math.exp(-0.5))
+    assert concept_familiarity(entry, "total") == pytest.approx(math.exp(-1.0 / 11))
+    assert concept_familiarity({"hypotheses": []}, "answer") == 0.0  # a failed search scores 0
+
+
+def test_weighted_aggregation_uses_geometric_weights() -> None:
+    assert weighted_familiarity([0.9, 0.3, 0.6], 2.0) == pytest.approx((0.9 + 0.3 / 2 + 0.6 / 4) / 1.75)
+    assert weighted_familiarity([0.4], 2.0) == pytest.approx(0.4)
+
+
+def test_forward_readings_follow_eq_23_and_the_format_free_probability() -> None:
+    assert forward_familiarity({"text": "Yes, I am.", "logprob": math.log(0.8)}) == pytest.approx(0.8)
+    assert forward_familiarity({"text": "I do not know", "logprob": math.log(0.8)}) == pytest.approx(0.2)
+    top = [["Yes", math.log(0.3)], [" no", math.log(0.1)], ["I", math.log(0.5)]]
+    assert format_free_yes({"first_top": top}) == pytest.approx(0.75)
+    assert format_free_yes({"first_top": [["I", -0.1]]}) is None
+
+
+def test_central_similarity_is_the_best_mean_similarity_to_the_others() -> None:
+    matrix = np.array([[1.0, 0.8, 0.6], [0.8, 1.0, 0.2], [0.6, 0.2, 1.0]])
+    assert central_similarity(matrix) == pytest.approx(0.7)
+
+
+def test_threshold_is_the_midpoint_of_the_bootstrap_interval_of_the_percentile() -> None:
+    rng = np.random.default_rng(0)
+    familiarity = rng.uniform(0.3, 0.9, size=200)
+    cfg = ThresholdConfig()
+    threshold = basic_threshold(1.0 - familiarity, cfg)
+    # the same computation in the familiarity direction (the released code's 5th percentile)
+    draws = np.random.default_rng(cfg.seed).choice(familiarity, size=(cfg.bootstrap_samples, familiarity.size))
+    fifth = np.percentile(draws, 5, axis=1)
+    low, high = np.percentile(fifth, [2.5, 97.5])
+    assert threshold == pytest.approx(1.0 - (low + high) / 2, abs=1e-12)
+    answered = np.mean(1.0 - familiarity <= threshold)
+    assert 0.9 < answered < 0.99
+    assert math.isnan(basic_threshold([], cfg))
+
+
+# ---------------------------------------------------------------- Concept-7
+DATA_ROOT = Path(os.environ.get("HALLULAB_DATA_ROOT", Path(__file__).resolve().parents[2] / "shared" / "data"))
+needs_concept7 = pytest.mark.skipif(
+    not (DATA_ROOT / "concept7_self_familiarity").is_dir(), reason="Concept-7 local copy not available"
+)
+
+
+@needs_concept7
+def test_concept7_has_table_1s_counts_and_each_models_labels() -> None:
+    from hallulab.data.concept7 import load_concept7
+
+    passages, provenance = load_concept7(DATA_ROOT, {"labels_from": "vicuna-13b-v1.3"})
+    assert provenance["test_records"] == 515 and provenance["basic_records"] == 192  # Table 1
+    test = [p for p in passages if p.meta["split"] == "test"]
+    # 180 test concepts; three have no released instruction (empty Questions lists)
+    assert len({p.id.rsplit("-q", 1)[0] for p in test}) == 177
+    assert sum(p.prompt_label for p in test if p.prompt_label is not None) == 270
+    assert all(p.prompt_label is None for p in passages if p.meta["split"] == "basic")
+    first = test[0]
+    assert first.meta["concepts"] == ["Second Amendment"] and first.meta["familiarity_rating"] == 8.0
+    assert first.meta["unfamiliarity"] == pytest.approx(1 / 8)
+    human, _ = load_concept7(DATA_ROOT, {"labels_from": "vicuna-13b-v1.3-human"})
+    fictional = [p for p in human if p.meta["split"] == "test" and not p.meta["real"]]
+    assert fictional and all(p.prompt_label == 1.0 for p in fictional)
+
+
+@needs_concept7
+def test_a_concept7_subset_takes_concepts_round_robin_over_domains() -> None:
+    from hallulab.data.concept7 import load_concept7
+
+    passages, _ = load_concept7(DATA_ROOT, {"test_concepts": 14, "basic_concepts": 5})
+    test = [p for p in passages if p.meta["split"] == "test"]
+    per_domain: dict[str, set[str]] = {}
+    for p in test:
+        per_domain.setdefault(p.meta["domain"], set()).add(p.meta["concept"])
+    assert len(per_domain) == 7 and all(len(v) == 2 for v in per_domain.values())
+    assert sum(p.meta["split"] == "basic" for p in passages) == 5
+
+
+@needs_concept7
+def test_an_unknown_label_source_is_refused_by_name() -> None:
+    from hallulab.data.concept7 import load_concept7
+
+    with pytest.raises(ValueError, match="labels_from"):
+        load_concept7(DATA_ROOT, {"labels_from": "gpt-5"})
+
+
+# ---------------------------------------------------------------- the real model
+@pytest.mark.model
+def test_constrained_search_on_smollm2_names_the_concept() -> None:
+    from hallulab.config import compose
+    from hallulab.llm import build_llm
+    from hallulab.llm.base import ConstrainedParams
+
+    llm = build_llm({**compose()["llm_catalogue"]["smollm2"], "num_threads": 1})
+    prompt = '"... is the process by which green plants turn light into chemical energy." is related to what?'
+    (result,) = llm.constrained_search([prompt], [constraint_strings("photosynthesis")], ConstrainedParams(4, 6))
+    assert result.forced >= 2 and result.hypotheses
+    for hypothesis in result.hypotheses:
+        assert "photosynthesis" in hypothesis["text"].lower()
+        assert hypothesis["logprob"] < 0 and hypothesis["length"] >= 1
+    best = result.hypotheses[0]
+    # the search's score is the model's own: teacher-force the answer and compare
+    stats = llm.score([prompt], [best["text"]])[0]
+    if best["ended"] == "length" and len(stats) == best["length"]:
+        assert sum(t.logprob for t in stats) == pytest.approx(best["logprob"], abs=1e-3)
+
+
+# ---------------------------------------------------------------- bad input: counted fallbacks
+def test_the_concepts_artifact_counts_its_fallbacks() -> None:
+    from hallulab.artifacts.concepts import SPEC
+    from hallulab.artifacts.concepts.build import build
+    from hallulab.config import compose
+    from hallulab.data.schema import passage_from_dict
+    from hallulab.pipeline.context import BuildContext
+    from hallulab.pipeline.params import ParamsView
+
+    def record(rid: str, prompt: str, concepts: list[str]) -> object:
+        return passage_from_dict({"id": rid, "prompt": prompt, "response": None, "meta": {"concepts": concepts}})
+
+    passages = [
+        record("none", "Tell me something.", []),
+        record("common", "What is the age of the year?", ["age", "year"]),
+        record("fine", "What is Monophony?", ["Monophony"]),
+    ]
+    params = compose(overrides=["concepts.source=given", "concepts.word_list=wordfreq"])
+    ctx = BuildContext("t", passages, {}, ParamsView(params, SPEC.inputs.param_keys(), "extract_concepts"), None)  # type: ignore[arg-type]
+    built = build(ctx)
+    records = built["records"]
+    assert records["none"]["fallback"] == "instruction"
+    assert [c["text"] for c in records["none"]["processings"]["full"]] == ["Tell me something"]  # punctuation stripped
+    assert records["common"]["fallback"] == "all_common_words"
+    assert {c["text"] for c in records["common"]["processings"]["full"]} == {"age", "year"}
+    assert records["fine"]["fallback"] is None
+    assert built["diagnostics"]["fallback_instruction_no_concept"] == 1
+    assert built["diagnostics"]["fallback_unfiltered_all_common"] == 1
+
+
+def test_a_concept_without_constrained_answer_scores_zero_and_is_counted() -> None:
+    from hallulab.llm.constrained_beam import constrained_beam_search
+
+    class Flat:
+        def start(self) -> np.ndarray:
+            return np.log(np.full((1, 4), 0.25))
+
+        def advance(self, parents: list[int], tokens: list[int]) -> np.ndarray:
+            return np.log(np.full((len(parents), 4), 0.25))
+
+    # a constraint longer than the length budget: no finished hypothesis
+    assert constrained_beam_search(Flat(), [(0, 1, 2, 0)], beam_size=3, max_new_tokens=3, eos_ids=[3]) == []
+    assert concept_familiarity({"hypotheses": [], "forced": 1}, "answer") == 0.0
