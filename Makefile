@@ -20,7 +20,7 @@ export DVC_NO_ANALYTICS := 1
 export PATH := $(abspath $(BIN)):$(PATH)
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install llamacpp run wikibio test test-fast lint params dvcyaml plots bench clean-venv
+.PHONY: install llamacpp run wikibio experiment test test-fast lint params dvcyaml plots bench clean-venv
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -70,6 +70,15 @@ TARGETS ?=
 wikibio: $(STAMP) .git/HEAD
 	$(BIN)/dvc exp run -S dataset=wikibio $(TARGETS)
 	@$(BIN)/python -m hallulab.evaluation.summary --dataset wikibio
+
+## One paper's method on its own data set (papers' profile), then its summary, e.g.
+##   make experiment DATASET=concept7 TARGETS="evaluate@self_familiarity" ARGS="-S dataset.test_concepts=14"
+##   make experiment DATASET=factualbio TARGETS="evaluate@ccp knob_curve_ccp"
+DATASET ?= wikibio
+ARGS ?=
+experiment: $(STAMP) .git/HEAD
+	$(BIN)/dvc exp run -S dataset=$(DATASET) $(ARGS) $(TARGETS)
+	@$(BIN)/python -m hallulab.evaluation.summary --dataset $(DATASET)
 
 ## Every test: unit, stage, end-to-end DAG, WikiBio reproduction + the CI metric gate.
 test: $(STAMP) $(LLAMACPP_STAMP)

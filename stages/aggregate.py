@@ -12,7 +12,7 @@ import argparse
 import time
 
 from hallulab.config import load_params
-from hallulab.data.loaders import load_jsonl_passages
+from hallulab.data.records import load_jsonl_passages
 from hallulab.io import read_json, write_json
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.context import AggregateContext

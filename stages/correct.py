@@ -16,7 +16,7 @@ from hallulab.artifacts.knowledge_graphs import graphs_by_record
 from hallulab.cache import CallCache
 from hallulab.config import load_params, typed
 from hallulab.correction.run import CORRECTION_INPUTS, CorrectionConfig, correct, table3
-from hallulab.data.loaders import load_jsonl_passages
+from hallulab.data.records import load_jsonl_passages
 from hallulab.io import write_json
 from hallulab.pipeline import paths
 from hallulab.pipeline.params import ParamsView

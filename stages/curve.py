@@ -17,7 +17,7 @@ import csv
 import dataclasses
 
 from hallulab.config import load_params
-from hallulab.data.loaders import load_jsonl_passages
+from hallulab.data.records import load_jsonl_passages
 from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
 from hallulab.io import atomic_open, read_json
 from hallulab.methods.sample_matrix import SampleSelection, aggregate, stored_matrices

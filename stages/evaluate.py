@@ -19,7 +19,7 @@ import math
 import pandas as pd
 
 from hallulab.config import load_params
-from hallulab.data.loaders import load_jsonl_passages
+from hallulab.data.records import load_jsonl_passages
 from hallulab.evaluation.levels import evaluate_levels
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.io import atomic_open, read_json, write_json

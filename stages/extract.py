@@ -10,7 +10,7 @@ import time
 
 from hallulab.cache import CallCache
 from hallulab.config import load_params
-from hallulab.data.loaders import load_jsonl_passages
+from hallulab.data.records import load_jsonl_passages
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.context import BuildContext
 from hallulab.pipeline.params import ParamsView

@@ -13,7 +13,7 @@ import time
 
 from hallulab.cache import CallCache
 from hallulab.config import load_params
-from hallulab.data.loaders import load_jsonl_passages
+from hallulab.data.records import load_jsonl_passages
 from hallulab.generation import GENERATE_INPUTS, GenerateConfig, generate_passages
 from hallulab.io import write_json, write_jsonl
 from hallulab.pipeline import paths

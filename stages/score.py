@@ -14,7 +14,7 @@ import time
 
 from hallulab.cache import CallCache
 from hallulab.config import load_params
-from hallulab.data.loaders import load_jsonl_passages
+from hallulab.data.records import load_jsonl_passages
 from hallulab.io import write_json
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.context import BuildContext

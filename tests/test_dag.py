@@ -143,7 +143,12 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
         ("nli_train", "epochs", 2, {"train_nli"}),
         ("bertscore", "num_layers", 4, {"score_selfcheck_bertscore", "score_self_familiarity"}),
         ("concepts", "common_words", 5000, {"extract_concepts"}),
-        ("self_familiarity", "aggregate", {"ratio": 3, "length_normalisation": "total"}, {"aggregate_self_familiarity"}),
+        (
+            "self_familiarity",
+            "aggregate",
+            {"ratio": 3, "length_normalisation": "total"},
+            {"aggregate_self_familiarity"},
+        ),
         ("selfcheck_prompt", "max_new_tokens", 3, {"score_selfcheck_prompt"}),
         ("response_tokens", "prefix", "Biography:", {"extract_response_tokens"}),
         ("generate", "num_samples", 3, {"generate"}),

@@ -26,7 +26,8 @@ def test_every_stage_depends_on_every_module_its_script_and_step_import() -> Non
         body = stage.get("do", stage)
         words = body["cmd"].split()
         roots = [REPO / words[1]]
-        if "--method" in words and "${item}" not in body["cmd"]:
+        step_script = words[1].endswith(("score.py", "aggregate.py"))
+        if "--method" in words and "${item}" not in body["cmd"] and step_script:
             method = words[words.index("--method") + 1]
             step = "score" if words[1].endswith("score.py") else "aggregate"
             roots += module_roots(f"hallulab.methods.{method}", f"hallulab.methods.{method}.{step}")

@@ -8,11 +8,11 @@ import pytest
 from scipy.stats import kstest
 
 from hallulab.artifacts.atomic_facts.tagging import TaggedToken, pos_spans, random_spans
-from hallulab.generation import contains_gold_answer, normalize_answer
 from hallulab.methods.hallucheck.aggregate import HalluCheckKnobs, fact_flag, variant_name
 from hallulab.methods.hallucheck.checks import contained, guessed, renormalised_top, step_is_uniform, token_f1
 from hallulab.methods.hallucheck.score import parse_question
 from hallulab.methods.sac3.aggregate import inconsistency
+from hallulab.text.answers import contains_gold_answer, normalize_answer
 
 
 def test_token_f1_and_containment_after_squad_normalisation() -> None:

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
-import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +29,7 @@ from hallulab.data.schema import Passage, RecordError
 from hallulab.llm.base import DecodingParams, Generation
 from hallulab.llm.cached import CachedLLM
 from hallulab.pipeline.spec import StepInputs
+from hallulab.text.answers import contains_gold_answer
 
 MODES = ("keep", "auto", "samples", "all")
 
@@ -54,22 +53,6 @@ class GenerateConfig:
     relabel: str = setting(
         "containment", choices=("containment", "none"), doc="label regenerated answers against the gold answers"
     )
-
-
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD's answer normalisation: lower case, no punctuation, no articles, single spaces."""
-    text = "".join(ch for ch in text.lower() if ch not in string.punctuation)
-    return " ".join(_ARTICLES.sub(" ", text).split())
-
-
-def contains_gold_answer(answer: str, gold_answers: Sequence[str]) -> bool:
-    """Normalised containment: some gold answer, normalised, occurs in the normalised answer
-    (how an answer the pipeline writes for a SAC3 question is labelled correct)."""
-    normalized = f" {normalize_answer(answer)} "
-    return any(f" {normalize_answer(g)} " in normalized for g in gold_answers if normalize_answer(g))
 
 
 def sample_seed(base: int, record_id: str, index: int) -> int:

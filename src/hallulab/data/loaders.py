@@ -17,9 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage, RecordError, check_unique_ids, passage_from_dict
 from hallulab.errors import UserFacingError
-from hallulab.io import file_sha256, read_json, read_jsonl
+from hallulab.io import file_sha256, read_json
 
 DATA_ROOT_ENV = "HALLULAB_DATA_ROOT"
 
@@ -109,25 +110,6 @@ def load_wikibio(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]
         raise DatasetConfigError(f"dataset.source must be auto, local or hub; got {source!r}")
     passages = [wikibio_row_to_passage(row, i, label) for i, row in enumerate(rows)]
     return passages, provenance
-
-
-def load_jsonl_passages(path: str | os.PathLike[str]) -> list[Passage]:
-    """Read a canonical-schema JSONL file; a bad record raises naming its id (or line) and
-    field; a repeated id names both lines."""
-    passages = []
-    lines: dict[str, int] = {}
-    for line_number, raw in read_jsonl(path):
-        try:
-            passage = passage_from_dict(raw, position=line_number)
-        except RecordError as error:
-            raise RecordError(error.record_id, error.field_name, f"{error.problem} ({path}:{line_number})") from None
-        if passage.id in lines:
-            raise RecordError(
-                passage.id, "id", f"duplicated ({path}:{lines[passage.id]} and line {line_number}); ids must be unique"
-            )
-        lines[passage.id] = line_number
-        passages.append(passage)
-    return passages
 
 
 def jsonl_path(cfg: Mapping[str, Any]) -> Path:

@@ -69,6 +69,7 @@ class HFConfig:
     dtype: str = "auto"
     batch_size: int = 8
     chat_template: bool = True
+    prompt_format: str | None = None  # e.g. "USER: {prompt} ASSISTANT:" for a model without a chat template
     num_threads: int | None = None
     save_converted: bool = True
 
@@ -126,7 +127,11 @@ class HFLLM(LLM):
             backend="hf",
             model=model,
             revision=self.weights_hash or (self.config.revision or ""),
-            extra={"dtype": str(self.dtype).replace("torch.", ""), "chat_template": self.config.chat_template},
+            extra={
+                "dtype": str(self.dtype).replace("torch.", ""),
+                "chat_template": self.config.chat_template,
+                **({"prompt_format": self.config.prompt_format} if self.config.prompt_format else {}),
+            },
         )
 
     def _converted_dir(self) -> Path:
@@ -187,7 +192,10 @@ class HFLLM(LLM):
 
     # ------------------------------------------------------------------ prompts
     def render(self, prompt: Prompt) -> str:
-        """Prompt -> model input text (the chat template when configured)."""
+        """Prompt -> model input text: the chat template when configured, else the
+        ``prompt_format`` wrapper (Vicuna's ``USER: ... ASSISTANT:``), else the text."""
+        if self.config.prompt_format:
+            return self.config.prompt_format.format(prompt=prompt_text(prompt))
         if not self.config.chat_template or getattr(self.tokenizer, "chat_template", None) is None:
             return prompt_text(prompt)
         messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hallulab.data.schema import Passage
-from hallulab.text.spacy_tokens import SpacyTokenizer
+
+if TYPE_CHECKING:  # the cheap aggregate step reads stored tokens and never loads spaCy
+    from hallulab.text.spacy_tokens import SpacyTokenizer
 
 RESPONSE_SPLITS = ("given", "spacy")
 

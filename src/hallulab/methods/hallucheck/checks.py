@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.stats import kstest
 
-from hallulab.generation import normalize_answer
+from hallulab.text.answers import normalize_answer
 
 ALIGNMENTS = ("f1", "containment", "judge")
 
