@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,7 +161,7 @@ def render(
 ) -> str:
     """Aligned Markdown, at most 100 characters a line."""
     lines = [f"# hallulab summary: {dataset}", ""]
-    lines += [f"{line}" for line in notes]
+    lines += [wrapped for line in notes for wrapped in textwrap.wrap(line, 100, break_on_hyphens=False)]
     lines.append("")
     for level in HEADLINES:
         chosen = [r for r in rows if r.level == level]
@@ -239,15 +240,26 @@ def correction_section(path: Path) -> list[str]:
             text = "n/a" if share is None else f"{share:.2f}" + (f" ({change:+.1f}%)" if change is not None else "")
             cells.append(f"{text:>16}")
         lines.append(f"| {level:<10} | " + " | ".join(cells) + " |")
-    thresholds = result.get("thresholds", {})
-    lines += ["", f"Thresholds chosen on {result.get('dev_passages')} dev passages: {thresholds}", ""]
+    thresholds = ", ".join(
+        f"{k} {v:.3g}" if isinstance(v, int | float) else f"{k} {v}" for k, v in result.get("thresholds", {}).items()
+    )
+    note = f"Thresholds chosen on {result.get('dev_passages')} dev passages: {thresholds}."
+    lines += ["", *textwrap.wrap(note, 100), ""]
     return lines
 
 
 def summarise(specs: Sequence[MethodSpec], dataset: str, model_notes: Sequence[str]) -> tuple[str, pd.DataFrame]:
     metrics_dir = Path(paths.metrics_dir(dataset))
     rows = [row for spec in specs for row in rows_for(spec, dataset, metrics_dir)]
-    notes = [*model_notes, *paper_notes(specs, dataset), "Plots: `make plots`, then open dvc_plots/index.html."]
+    unevaluated = [
+        spec.name
+        for spec in specs
+        if (metrics_dir / f"{spec.name}.json").is_file() and not read_json(metrics_dir / f"{spec.name}.json")
+    ]
+    notes = [*model_notes, *paper_notes(specs, dataset)]
+    if unevaluated:
+        notes.append("Scored, not evaluated (the data set labels none of their units): " + ", ".join(unevaluated) + ".")
+    notes.append("Plots: `make plots`, then open dvc_plots/index.html.")
     text = render(rows, dataset, notes, level_counts(specs, metrics_dir))
     extra = correction_section(Path(paths.correction_metrics(dataset)))
     return (text + "\n" + "\n".join(extra)).rstrip() + "\n", frame(rows)
