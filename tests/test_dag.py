@@ -114,7 +114,12 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
     ("section", "key", "value", "expected"),
     [
         ("selfcheck_ngram", "n", [2], {"aggregate_selfcheck_ngram"}),
-        ("selfcheck", "num_samples", 3, {"aggregate_selfcheck_ngram", *SELECTION_AGGREGATES}),
+        (
+            "selfcheck",
+            "num_samples",
+            3,
+            {"aggregate_selfcheck_ngram", "aggregate_factselfcheck", *SELECTION_AGGREGATES},
+        ),
         ("selfcheck", "sample_selection", "random", SELECTION_AGGREGATES),
         (
             "selfcheck_mqag",

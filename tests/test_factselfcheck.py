@@ -69,3 +69,40 @@ def test_extractor_replies_are_parsed_and_bad_lines_counted() -> None:
     refused: Counter[str] = Counter()
     assert parse_triples("I'm sorry, I can't help with that.", None, None, refused) == []
     assert refused["replies_refused"] == 1
+
+
+def test_aggregate_reads_the_stored_no_probabilities_as_the_format_free_variant() -> None:
+    """An evaluator that always answers "No" ties every fact at 1; its P(No) shares still rank."""
+    from hallulab.data.schema import Passage
+    from hallulab.methods.factselfcheck import SPEC
+    from hallulab.methods.factselfcheck.aggregate import aggregate
+    from hallulab.pipeline.context import AggregateContext
+    from hallulab.pipeline.params import ParamsView
+    from hallulab.units import sentence_scores
+
+    passage = Passage(id="p", response="A. B.", sentences=["A.", "B."], samples=["s1", "s2"])
+    graphs = {
+        "records": {
+            "p": {
+                "entities": [],
+                "relations": [],
+                "sentence_kgs": [[CURIE.to_list()], [VIENNA.to_list()]],
+                "sample_kgs": [[CURIE.to_list()], [CURIE.to_list()]],
+            }
+        }
+    }
+    raw = {
+        "llm_variants": ["text"],
+        "llm_records": ["p"],
+        "answers": {"text": {"p": [[1.0, 1.0], [1.0, 1.0]]}},
+        "no_probabilities": {"text": {"p": [[0.2, 0.4], [0.9, None]]}},
+    }
+    params = {
+        "factselfcheck": {"aggregate": {"aggregations": ["max"], "random_seed": 0}},
+        "selfcheck": {"num_samples": None},
+    }
+    view = ParamsView(params, SPEC.aggregate.param_keys(), "aggregate_factselfcheck")
+    done = aggregate(AggregateContext("t", [passage], {"knowledge_graphs": graphs}, raw, view))
+    assert sentence_scores(done.scores, "fsc_text_max")["p"] == pytest.approx([1.0, 1.0])
+    assert sentence_scores(done.scores, "fsc_text_pno_max")["p"] == pytest.approx([0.3, 0.9])  # None left out
+    assert sentence_scores(done.scores, "fsc_kg_freq_max")["p"] == pytest.approx([0.0, 1.0])

@@ -14,9 +14,8 @@ from hallulab.methods.selfcheck_prompt.prompting import (
     build_prompt,
     parse_verdict,
     passage_matrices,
-    yes_no_probability,
 )
-from hallulab.tokens import TokenStats
+from hallulab.tokens import TokenStats, yes_no_probability
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,8 @@ arithmetic) read token statistics without importing any model code.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,3 +45,20 @@ class TokenStats:
             top=tuple((str(t), float(lp)) for t, lp in raw.get("top", [])),
             offset=raw.get("offset"),
         )
+
+
+def yes_no_probability(tokens: Sequence[TokenStats]) -> float | None:
+    """P(No) / (P(Yes) + P(No)) from the first reply token's top-K alternatives
+    (case-insensitive, stripped of spaces and trailing punctuation), or None when neither word
+    is among them. The reading of a yes / no question that needs no reply format (in the
+    spirit of P(True), Kadavath et al., 2022): it works for a model that always answers "No"."""
+    if not tokens:
+        return None
+    first = tokens[0]
+    mass = {"yes": 0.0, "no": 0.0}
+    for token, logprob in first.top or ((first.token, first.logprob),):
+        key = token.strip().strip(".:,!").lower()
+        if key in mass:
+            mass[key] += math.exp(logprob)
+    total = mass["yes"] + mass["no"]
+    return None if total == 0 else mass["no"] / total

@@ -57,6 +57,12 @@ def _input_deps(requires: Sequence[str]) -> list[str]:
     return deps
 
 
+def _artifact_packages(requires: Sequence[str]) -> list[str]:
+    """The packages of the artifacts a step reads: the runner imports each one (its SPEC names
+    the file suffix) before the step runs."""
+    return [f"hallulab.artifacts.{name}" for name in requires if name != "main_tokens"]
+
+
 def _stage(cmd: str, deps: list[str], params: Sequence[str], outs: list[Any], **extra: Any) -> dict[str, Any]:
     stage: dict[str, Any] = {"cmd": cmd, "deps": deps}
     if params:
@@ -107,7 +113,12 @@ def data_stages() -> dict[str, Any]:
 
 
 def artifact_stage(spec: ArtifactSpec) -> dict[str, Any]:
-    deps = code_deps(_script("extract"), f"hallulab.artifacts.{spec.name}", f"hallulab.artifacts.{spec.name}.build")
+    deps = code_deps(
+        _script("extract"),
+        f"hallulab.artifacts.{spec.name}",
+        f"hallulab.artifacts.{spec.name}.build",
+        *_artifact_packages(spec.requires),
+    )
     deps += [*spec.inputs.files, *_prompt_deps(spec.inputs), paths.passages(), *_input_deps(spec.requires)]
     return _stage(
         f"python stages/extract.py --artifact {spec.name} --dataset ${{dataset.name}}",
@@ -122,7 +133,7 @@ def method_stages(spec: MethodSpec) -> dict[str, Any]:
     package = f"hallulab.methods.{spec.name}"
     inputs = [paths.passages(), *_input_deps(spec.requires)]
     if spec.score is not None:
-        deps = code_deps(_script("score"), package, f"{package}.score")
+        deps = code_deps(_script("score"), package, f"{package}.score", *_artifact_packages(spec.requires))
         deps += [*spec.score.files, *_prompt_deps(spec.score), *inputs]
         stages[f"score_{spec.name}"] = _stage(
             f"python stages/score.py --method {spec.name} --dataset ${{dataset.name}}",
@@ -130,7 +141,7 @@ def method_stages(spec: MethodSpec) -> dict[str, Any]:
             spec.score.param_keys(),
             [paths.raw_scores(spec.name)],
         )
-    deps = code_deps(_script("aggregate"), package, f"{package}.aggregate")
+    deps = code_deps(_script("aggregate"), package, f"{package}.aggregate", *_artifact_packages(spec.requires))
     deps += [*spec.aggregate.files, *_prompt_deps(spec.aggregate), *inputs]
     if spec.score is not None:
         deps.append(paths.raw_scores(spec.name))

@@ -17,6 +17,9 @@ fact scores 0.5 (§4.3). ``score`` stores the LLM's answer for every (fact, samp
 the aggregation and the variant are cheap downstream knobs; it asks only on the records the
 ``llm_records`` knob selects (the LLM variants cost |KG_p| x |S| calls per passage).
 RandomFact (Table 1): a seeded random score per fact, aggregated by the mean.
+``fsc_kg_llm_pno`` / ``fsc_text_pno`` (this project's addition, white-box evaluators): Psi
+replaced by P(No) / (P(Yes) + P(No)) of the first reply token, the reading that needs no
+reply format.
 """
 
 from hallulab.pipeline.spec import MethodSpec, StepInputs

@@ -1,5 +1,7 @@
 """FactSelfCheck, cheap step: fact scores for the chosen N samples and every variant, sentence
-scores by max / mean (0.5 without facts), response score = mean of the sentence scores."""
+scores by max / mean (0.5 without facts), response score = mean of the sentence scores.
+``fsc_kg_llm_pno_*`` / ``fsc_text_pno_*`` put the evaluator's P(No) share in place of Psi in
+Eq. 8 / 10 (white-box evaluators only; see :mod:`hallulab.methods.factselfcheck.score`)."""
 
 from __future__ import annotations
 
@@ -54,6 +56,10 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
             name = "fsc_kg_llm" if variant == "kg" else "fsc_text"
             per_variant[name] = [llm_score(row[:n]) for row in stored]
             counts[f"{name}_facts_without_valid_answers"] += sum(v is None for v in per_variant[name])
+            shares = ctx.raw.get("no_probabilities", {}).get(variant, {}).get(passage.id)
+            if shares is not None:  # the format-free reading: mean P(No) share over the samples
+                per_variant[f"{name}_pno"] = [llm_score(row[:n]) for row in shares]
+                counts[f"{name}_pno_facts_without_shares"] += sum(v is None for v in per_variant[f"{name}_pno"])
         index = {f: i for i, f in enumerate(facts)}
         for base, scores in per_variant.items():
             occurrence = 0  # a fact row per (sentence, triple): a triple may occur in two sentences
@@ -85,7 +91,14 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
         "llm_records": len(ctx.raw.get("llm_records", [])),
         "table8": artifact.get("table8"),
         "table9_llm_calls": {**artifact.get("llm_calls", {}), **ctx.raw.get("llm_calls", {})},
-        "headline_variants": ["fsc_kg_freq_max", "fsc_kg_llm_max", "fsc_text_max", "fsc_random_fact_mean"],
+        "headline_variants": [
+            "fsc_kg_freq_max",
+            "fsc_kg_llm_max",
+            "fsc_text_max",
+            "fsc_kg_llm_pno_max",
+            "fsc_text_pno_max",
+            "fsc_random_fact_mean",
+        ],
     }
     return Aggregated(table.frame(), diagnostics)
 

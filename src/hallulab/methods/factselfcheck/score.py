@@ -1,5 +1,9 @@
 """FactSelfCheck, expensive step: the evaluator's yes / no for every fact of the response and
-every stored sample, against the sample's knowledge graph (KG-LLM) and its text (Text-LLM)."""
+every stored sample, against the sample's knowledge graph (KG-LLM) and its text (Text-LLM).
+
+With a white-box evaluator the same call also stores P(No) / (P(Yes) + P(No)) of the first
+reply token (:func:`hallulab.tokens.yes_no_probability`): the format-free reading, for an
+evaluator too small to follow the reply format (this project's addition, labelled ``_pno``)."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from hallulab.config import setting
 from hallulab.llm.base import DecodingParams
 from hallulab.methods.factselfcheck.scoring import graph_text, psi
 from hallulab.pipeline.context import BuildContext
+from hallulab.tokens import yes_no_probability
 
 LLM_VARIANTS = ("kg", "text")
 
@@ -25,6 +30,9 @@ class FactSelfCheckScoreKnobs:
         None, minimum=0, doc="ask the LLM on the first N records only (null: all); the same subset for both variants"
     )
     max_new_tokens: int = setting(4, minimum=1)
+    top_k: int = setting(
+        20, minimum=0, doc="top-K log-probabilities of the first reply token read for P(No) (white-box LLMs); 0: off"
+    )
 
 
 def score(ctx: BuildContext) -> dict[str, Any]:
@@ -34,10 +42,14 @@ def score(ctx: BuildContext) -> dict[str, Any]:
     subset = passages if knobs.llm_records is None else passages[: knobs.llm_records]
     counts: Counter[str] = Counter()
     answers: dict[str, dict[str, list[list[float | None]]]] = {}
+    no_probabilities: dict[str, dict[str, list[list[float | None]]]] = {}
     calls: Counter[str] = Counter()
     if knobs.llm_variants and subset:
         llm = ctx.resources.llm("evaluator")
-        params = DecodingParams(max_new_tokens=knobs.max_new_tokens, temperature=0.0)
+        white_box = knobs.top_k > 0 and llm.capabilities.top_k_alternatives
+        params = DecodingParams(
+            max_new_tokens=knobs.max_new_tokens, temperature=0.0, top_k_alternatives=knobs.top_k if white_box else 0
+        )
         for variant in knobs.llm_variants:
             template = ctx.resources.prompt(f"factselfcheck.{variant}_prompt")
             prompts, slots = [], []
@@ -58,12 +70,20 @@ def score(ctx: BuildContext) -> dict[str, Any]:
                 counts[f"{variant}_answers_invalid"] += value is None
                 counts[f"{variant}_answers"] += 1
                 table[f_index][s_index] = value
+                if white_box:
+                    shares = no_probabilities.setdefault(variant, {}).setdefault(
+                        rid, [[None] * n_samples for _ in range(n_facts)]
+                    )
+                    share = yes_no_probability(reply.tokens)
+                    counts[f"{variant}_pno_missing"] += share is None
+                    shares[f_index][s_index] = share
     ctx.log.info("FactSelfCheck: %s on %d of %d records", dict(counts), len(subset), len(passages))
     return {
         "llm_variants": list(knobs.llm_variants),
         "llm_records": [p.id for p in subset],
         "evaluator": ctx.resources.llm_name("evaluator") if knobs.llm_variants and subset else None,
         "answers": answers,
+        "no_probabilities": no_probabilities,
         "llm_calls": dict(calls),
         "diagnostics": dict(counts),
     }

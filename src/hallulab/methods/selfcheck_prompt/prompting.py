@@ -43,7 +43,7 @@ from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import PromptTemplate
 from hallulab.methods.sample_matrix import sentence_sample_grid, unflatten
-from hallulab.tokens import TokenStats
+from hallulab.tokens import yes_no_probability
 
 PAPER_TEMPLATE = (
     "Context: {context}\n\nSentence: {sentence}\n\n"
@@ -64,21 +64,6 @@ class PromptConfig:
 
 def build_prompt(template: str, context: str, sentence: str) -> str:
     return template.format(context=context.replace("\n", " "), sentence=sentence)
-
-
-def yes_no_probability(tokens: Sequence[TokenStats]) -> float | None:
-    """P(No) / (P(Yes) + P(No)) from the first reply token's top-K (case-insensitive, stripped),
-    or None when neither word is among them."""
-    if not tokens:
-        return None
-    first = tokens[0]
-    mass = {"yes": 0.0, "no": 0.0}
-    for token, logprob in first.top or ((first.token, first.logprob),):
-        key = token.strip().strip(".:,!").lower()
-        if key in mass:
-            mass[key] += float(np.exp(logprob))
-    total = mass["yes"] + mass["no"]
-    return None if total == 0 else mass["no"] / total
 
 
 def parse_verdict(reply: str) -> tuple[float, str]:
