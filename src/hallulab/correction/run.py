@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -75,8 +76,9 @@ def thresholds(
     sentence_frame: pd.DataFrame,
     cfg: CorrectionConfig,
     facts: Mapping[str, Sequence[tuple[int, str, float]]],
-) -> dict[str, float]:
-    """F1-maximising thresholds on the development passages (sentence labels)."""
+) -> dict[str, float | None]:
+    """F1-maximising thresholds on the development passages (sentence labels); None where the
+    development split has no labelled hallucinated sentence (nothing is then flagged)."""
     by_record = sentence_scores(sentence_frame, cfg.sentence_variant)
     scores, fact_max, positive = [], [], []
     for passage in dev:
@@ -90,7 +92,8 @@ def thresholds(
     sentence_t, sentence_f1 = f1_threshold(scores, positive)
     finite = [x for x in fact_max if x != float("-inf")]
     fact_t, fact_f1 = f1_threshold([x if x != float("-inf") else min(finite or [0.0]) - 1 for x in fact_max], positive)
-    return {"sentence": sentence_t, "sentence_dev_f1": sentence_f1, "fact": fact_t, "fact_dev_f1": fact_f1}
+    chosen = {"sentence": sentence_t, "sentence_dev_f1": sentence_f1, "fact": fact_t, "fact_dev_f1": fact_f1}
+    return {key: None if value != value else value for key, value in chosen.items()}  # NaN: nothing to choose on
 
 
 def correct(
@@ -114,11 +117,15 @@ def correct(
     by_record = sentence_scores(sentence_frame, cfg.sentence_variant)
     counts: Counter[str] = Counter()
     jobs: list[Correction] = []
+    if chosen["sentence"] is None:
+        counts["no_dev_threshold"] = 1  # the sentence and fact levels flag nothing: they equal the baseline's input
+    sentence_t = math.inf if chosen["sentence"] is None else chosen["sentence"]
+    fact_t = math.inf if chosen["fact"] is None else chosen["fact"]
     for passage in test:
         flagged_sentences = [
-            s for s, v in zip(passage.sentences, by_record.get(passage.id, []), strict=False) if v >= chosen["sentence"]
+            s for s, v in zip(passage.sentences, by_record.get(passage.id, []), strict=False) if v >= sentence_t
         ]
-        flagged_facts = list(dict.fromkeys(t for _, t, v in facts.get(passage.id, []) if v >= chosen["fact"]))
+        flagged_facts = list(dict.fromkeys(t for _, t, v in facts.get(passage.id, []) if v >= fact_t))
         for level, flagged in (("baseline", []), ("sentence", flagged_sentences), ("fact", flagged_facts)):
             jobs.append(Correction(passage.id, level, flagged, list(passage.sentences)))
     by_id = {p.id: p for p in test}

@@ -241,9 +241,11 @@ def correction_section(path: Path) -> list[str]:
             cells.append(f"{text:>16}")
         lines.append(f"| {level:<10} | " + " | ".join(cells) + " |")
     thresholds = ", ".join(
-        f"{k} {v:.3g}" if isinstance(v, int | float) else f"{k} {v}" for k, v in result.get("thresholds", {}).items()
+        f"{k} {v:.3g}" if isinstance(v, int | float) else f"{k} {v or 'none'}" for k, v in result.get("thresholds", {}).items()
     )
     note = f"Thresholds chosen on {result.get('dev_passages')} dev passages: {thresholds}."
+    if result.get("no_dev_threshold"):
+        note += " No hallucinated sentence among the dev labels: nothing was flagged, every level is the baseline's."
     lines += ["", *textwrap.wrap(note, 100), ""]
     return lines
 

@@ -1,0 +1,76 @@
+"""FactSelfCheck §4.5 correction: thresholds chosen on the development split, the reply
+parsers, and Table 3's shares."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from hallulab.correction.parsing import parse_numbered, parse_verdict
+from hallulab.correction.run import Correction, CorrectionConfig, table3, thresholds
+from hallulab.correction.selection import f1_threshold, in_dev_split
+from hallulab.data.schema import Passage
+from hallulab.units import ScoreTable
+
+
+def test_the_threshold_maximises_f1_over_the_distinct_scores() -> None:
+    threshold, f1 = f1_threshold([0.1, 0.4, 0.6, 0.9], [False, False, True, True])
+    assert (threshold, f1) == (0.6, 1.0)
+    threshold, f1 = f1_threshold([0.5, 0.5, 0.2], [True, False, False])  # F1 2/3 at 0.5, 1/2 at 0.2
+    assert threshold == 0.5 and f1 == pytest.approx(2 / 3)
+
+
+def test_no_positive_dev_label_gives_no_threshold_rather_than_nan() -> None:
+    threshold, f1 = f1_threshold([0.3, 0.7], [False, False])
+    assert math.isnan(threshold) and math.isnan(f1)
+    table = ScoreTable()
+    table.add_sentences("prompt", "p", [0.3, 0.7], [None, None])
+    frame = table.frame()
+    dev = [Passage(id="p", response="A. B.", sentences=["A.", "B."], labels=[0.0, 0.0], samples=["x"])]
+    chosen = thresholds(dev, frame, CorrectionConfig(sentence_variant="prompt"), {})
+    assert chosen == {"sentence": None, "sentence_dev_f1": None, "fact": None, "fact_dev_f1": None}
+
+
+def test_thresholds_read_the_dev_labels_and_a_factless_sentence_ranks_below_every_fact() -> None:
+    table = ScoreTable()
+    table.add_sentences("prompt", "p", [0.2, 0.8, 0.6], [None, None, None])
+    dev = [
+        Passage(id="p", response="A. B. C.", sentences=["A.", "B.", "C."], labels=[0.0, 1.0, 0.5], samples=["x"])
+    ]
+    facts = {"p": [(1, "(a, b, c)", 0.9), (2, "(d, e, f)", 0.4)]}  # sentence 0 has no fact
+    chosen = thresholds(dev, table.frame(), CorrectionConfig(sentence_variant="prompt"), facts)
+    assert chosen["sentence"] == 0.6 and chosen["sentence_dev_f1"] == 1.0
+    assert chosen["fact"] == 0.4 and chosen["fact_dev_f1"] == 1.0
+
+
+def test_the_dev_split_is_stable_and_near_its_fraction() -> None:
+    ids = [f"r{i}" for i in range(2000)]
+    first = [in_dev_split(i, 0.3, 0) for i in ids]
+    assert first == [in_dev_split(i, 0.3, 0) for i in ids]
+    assert 0.26 < sum(first) / len(ids) < 0.34
+    assert first != [in_dev_split(i, 0.3, 1) for i in ids]
+
+
+def test_numbered_replies_need_every_sentence_and_verdicts_map_to_the_three_labels() -> None:
+    assert parse_numbered("1. A cat.\n2) A dog.\nnoise", 2) == ["A cat.", "A dog."]
+    assert parse_numbered("1. A cat.\n1. Again.\n3. Too far.", 2) is None
+    assert [parse_verdict(x) for x in ("Yes.", "no", "Refused", "Maybe")] == [
+        "factual",
+        "non-factual",
+        "refused",
+        None,
+    ]
+
+
+def test_table3_gives_shares_per_level_and_their_change_from_the_baseline() -> None:
+    jobs = [
+        Correction("p", "baseline", [], ["a", "b"], ["factual", "non-factual"]),
+        Correction("p", "sentence", ["b"], ["a", "b"], ["factual", "factual"]),
+        Correction("p", "fact", ["x"], ["a", "b"], ["factual", None]),  # an unparseable verdict is left out
+    ]
+    rows = table3(jobs)
+    assert rows["baseline"]["factual"] == 0.5 and rows["baseline"]["factual_change_percent"] is None
+    assert rows["sentence"]["factual"] == 1.0 and rows["sentence"]["factual_change_percent"] == 100.0
+    assert rows["fact"]["factual"] == 1.0 and rows["fact"]["non-factual_change_percent"] == -100.0
+    assert rows["sentence"]["refused"] == 0.0 and rows["sentence"]["refused_change_percent"] is None
