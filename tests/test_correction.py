@@ -35,9 +35,7 @@ def test_no_positive_dev_label_gives_no_threshold_rather_than_nan() -> None:
 def test_thresholds_read_the_dev_labels_and_a_factless_sentence_ranks_below_every_fact() -> None:
     table = ScoreTable()
     table.add_sentences("prompt", "p", [0.2, 0.8, 0.6], [None, None, None])
-    dev = [
-        Passage(id="p", response="A. B. C.", sentences=["A.", "B.", "C."], labels=[0.0, 1.0, 0.5], samples=["x"])
-    ]
+    dev = [Passage(id="p", response="A. B. C.", sentences=["A.", "B.", "C."], labels=[0.0, 1.0, 0.5], samples=["x"])]
     facts = {"p": [(1, "(a, b, c)", 0.9), (2, "(d, e, f)", 0.4)]}  # sentence 0 has no fact
     chosen = thresholds(dev, table.frame(), CorrectionConfig(sentence_variant="prompt"), facts)
     assert chosen["sentence"] == 0.6 and chosen["sentence_dev_f1"] == 1.0

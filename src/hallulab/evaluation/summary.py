@@ -240,9 +240,8 @@ def correction_section(path: Path) -> list[str]:
             text = "n/a" if share is None else f"{share:.2f}" + (f" ({change:+.1f}%)" if change is not None else "")
             cells.append(f"{text:>16}")
         lines.append(f"| {level:<10} | " + " | ".join(cells) + " |")
-    thresholds = ", ".join(
-        f"{k} {v:.3g}" if isinstance(v, int | float) else f"{k} {v or 'none'}" for k, v in result.get("thresholds", {}).items()
-    )
+    chosen = result.get("thresholds", {}).items()
+    thresholds = ", ".join(f"{k} {v:.3g}" if isinstance(v, int | float) else f"{k} {v or 'none'}" for k, v in chosen)
     note = f"Thresholds chosen on {result.get('dev_passages')} dev passages: {thresholds}."
     if result.get("no_dev_threshold"):
         note += " No hallucinated sentence among the dev labels: nothing was flagged, every level is the baseline's."
