@@ -55,6 +55,21 @@ def test_limit_keeps_the_first_records() -> None:
     assert provenance["source"] == "jsonl" and len(provenance["sha256"]) == 64
 
 
+def test_a_random_limit_is_seeded_kept_in_file_order_and_its_order_is_checked() -> None:
+    base = {"loader": "jsonl", "path": str(TOY), "limit": 3, "limit_order": "random"}
+    everything, _ = load_dataset({"loader": "jsonl", "path": str(TOY)})
+    first, provenance = load_dataset({**base, "limit_seed": 0})
+    again, _ = load_dataset({**base, "limit_seed": 0})
+    order = [p.id for p in everything]
+    assert [p.id for p in first] == [p.id for p in again] and len(first) == 3
+    assert [order.index(p.id) for p in first] == sorted(order.index(p.id) for p in first)
+    assert provenance["limit"] == 3 and provenance["limit_order"] == "random"
+    seeds = {tuple(p.id for p in load_dataset({**base, "limit_seed": seed})[0]) for seed in range(10)}
+    assert len(seeds) > 1
+    with pytest.raises(DatasetConfigError, match=r"dataset\.limit_order"):
+        load_dataset({**base, "limit_order": "shuffle"})
+
+
 def test_select_samples_slices_and_names_short_records(toy_passages) -> None:
     passage = toy_passages[0]
     assert select_samples(passage, 2) == passage.samples[:2]

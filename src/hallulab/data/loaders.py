@@ -13,6 +13,7 @@ particular machine's copy appears in code or committed config.
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -337,8 +338,25 @@ def load_dataset(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]
     if limit is not None:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise DatasetConfigError(f"dataset.limit: expected a positive integer or null, got {limit!r}")
-        passages = passages[:limit]
+        passages = limited(passages, limit, cfg.get("limit_order", "first"), cfg.get("limit_seed", 0))
+        provenance = {**provenance, "limit": limit, "limit_order": cfg.get("limit_order", "first")}
     return passages, provenance
+
+
+def limited(passages: Sequence[Passage], limit: int, order: str, seed: int) -> list[Passage]:
+    """The first ``limit`` records (``first``), or a seeded random ``limit`` of them kept in
+    file order (``random``: for a source sorted by label, such as the SAC3 sets, where the
+    first records all share one label)."""
+    if order == "first":
+        return list(passages[:limit])
+    if order != "random":
+        raise DatasetConfigError(f"dataset.limit_order: expected 'first' or 'random', got {order!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise DatasetConfigError(f"dataset.limit_seed: expected an integer, got {seed!r}")
+    if limit >= len(passages):
+        return list(passages)
+    chosen = sorted(random.Random(seed).sample(range(len(passages)), limit))
+    return [passages[i] for i in chosen]
 
 
 def select_samples(passage: Passage, num_samples: int | None) -> Sequence[str]:
