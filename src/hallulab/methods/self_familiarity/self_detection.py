@@ -1,0 +1,133 @@
+"""Self-Detection baseline (Zhao et al., 2023, "Knowing What LLMs DO NOT Know: A Simple Yet
+Effective Self-Detection Method"), as the Self-Familiarity paper runs it (Luo et al., 2023,
+§4.2 and Appendix C.4: T_s rephrased questions, the consistency score; Table 7: 2,000 tokens).
+
+1. **Diversify**: the ``generator`` rephrases the instruction T_s times (one call each, sampled
+   at temperature 1 with a per-record, per-index seed).
+2. **Answer**: the ``generator`` answers each rephrasing greedily (at most 200 tokens, the
+   paper's response limit for every baseline, Appendix D).
+3. **Divergence**: the answers are clustered by semantic equivalence; the score is the entropy
+   of the cluster sizes, H = -sum_j (n_j / T) log(n_j / T): 0 when every answer agrees, log T
+   when none does. Each answer joins the first cluster whose first member it is equivalent to
+   (in order), else opens a new one.
+
+Equivalence: Zhao et al. ask the LLM whether two answers mean the same; hallulab decides it by
+the cosine of all-MiniLM-L6-v2 sentence embeddings (mean pooling) >= ``equivalence_threshold``,
+a substitute that needs no capable judge (labelled as such in the score output). The
+atypicality term of Zhao et al. (the negative log-likelihood of the question) is not part of
+the consistency score the Self-Familiarity paper reports, and is not computed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hallulab.data.schema import Passage
+from hallulab.generation import sample_seed
+from hallulab.llm.base import DecodingParams
+from hallulab.methods.self_familiarity.similarity import embed_texts
+from hallulab.pipeline.context import BuildContext
+
+if TYPE_CHECKING:
+    from hallulab.methods.self_familiarity.score import SelfFamiliarityScoreKnobs
+
+EQUIVALENCE = "cosine of all-MiniLM-L6-v2 sentence embeddings (substitute for the LLM equivalence check of Zhao et al.)"
+
+
+def cluster_by_equivalence(similarity: np.ndarray, threshold: float) -> list[int]:
+    """Cluster index of each answer: the first cluster whose first member it is equivalent to."""
+    leaders: list[int] = []
+    labels: list[int] = []
+    for i in range(similarity.shape[0]):
+        for cluster, leader in enumerate(leaders):
+            if similarity[i, leader] >= threshold:
+                labels.append(cluster)
+                break
+        else:
+            labels.append(len(leaders))
+            leaders.append(i)
+    return labels
+
+
+def cluster_entropy(labels: Sequence[int]) -> float:
+    """H = -sum_j p_j log p_j over the clusters, p_j = n_j / T (natural log)."""
+    total = len(labels)
+    return float(-sum((n / total) * math.log(n / total) for n in Counter(labels).values()))
+
+
+def _rephrasings(
+    ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, passages: Sequence[Passage]
+) -> dict[str, list[str]]:
+    template = ctx.resources.prompt("self_familiarity.rephrase_prompt")
+    llm = ctx.resources.llm("generator")
+    params = DecodingParams(max_new_tokens=knobs.rephrase_tokens, temperature=knobs.rephrase_temperature)
+    prompts, seeds = [], []
+    for passage in passages:
+        for k in range(knobs.num_samples):
+            prompts.append(template.messages(instruction=passage.prompt or ""))
+            seeds.append(sample_seed(knobs.rephrase_seed, f"self_detection:{passage.id}", k))
+    replies = llm.generate(prompts, params, seeds) if prompts else []
+    size = knobs.num_samples
+    return {p.id: [first_line(r.text) for r in replies[i * size : (i + 1) * size]] for i, p in enumerate(passages)}
+
+
+def first_line(reply: str) -> str:
+    """The rephrased instruction: the first non-empty line, without quotes or a label."""
+    for line in reply.splitlines():
+        text = line.strip().strip('"').strip()
+        if ":" in text[:20] and text.split(":", 1)[0].lower().strip() in {"instruction", "rephrased", "question"}:
+            text = text.split(":", 1)[1].strip().strip('"')
+        if text:
+            return text
+    return ""
+
+
+def self_detection(
+    ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, passages: Sequence[Passage], counts: Counter[str]
+) -> dict[str, dict[str, Any]]:
+    """record id -> {"rephrasings", "answers", "clusters", "entropy"} (entropy None: < 2 answers)."""
+    asked = [p for p in passages if p.prompt]
+    rephrased = _rephrasings(ctx, knobs, asked)
+    llm = ctx.resources.llm("generator")
+    questions: list[tuple[str, int, str]] = []
+    for passage in asked:
+        for k, text in enumerate(rephrased[passage.id]):
+            if text:
+                questions.append((passage.id, k, text))
+            else:
+                counts["self_detection_empty_rephrasings"] += 1
+    answers = llm.generate(
+        [q for _, _, q in questions], DecodingParams(max_new_tokens=knobs.self_detection_answer_tokens)
+    )
+    by_record: dict[str, list[tuple[str, str]]] = {p.id: [] for p in asked}
+    for (rid, _, question), answer in zip(questions, answers, strict=True):
+        if answer.text.strip():
+            by_record[rid].append((question, answer.text.strip()))
+        else:
+            counts["self_detection_empty_answers"] += 1
+    flat = [a for pairs in by_record.values() for _, a in pairs]
+    vectors = embed_texts(knobs, flat)
+    out: dict[str, dict[str, Any]] = {}
+    cursor = 0
+    for passage in asked:
+        pairs = by_record[passage.id]
+        block = vectors[cursor : cursor + len(pairs)]
+        cursor += len(pairs)
+        entry: dict[str, Any] = {
+            "rephrasings": rephrased[passage.id],
+            "answers": [a for _, a in pairs],
+            "equivalence": EQUIVALENCE,
+        }
+        if len(pairs) < 2:
+            counts["self_detection_records_under_2_answers"] += 1
+            entry.update(clusters=None, entropy=None)
+        else:
+            labels = cluster_by_equivalence(block @ block.T, knobs.equivalence_threshold)
+            entry.update(clusters=labels, entropy=cluster_entropy(labels))
+        out[passage.id] = entry
+    return out
