@@ -267,6 +267,8 @@ def test_self_detection_clusters_by_first_member_and_takes_the_entropy_of_cluste
     assert cluster_entropy([0, 0, 0]) == 0.0
     assert cluster_entropy([0, 1, 2, 3]) == pytest.approx(math.log(4))
     assert first_line('\n  "Rephrased: Name the capital of France."\nExtra') == "Name the capital of France."
+    assert first_line("Rephrased Instructions: Is the law valid?") == "Is the law valid?"
+    assert first_line("Note: keep this") == "Note: keep this"  # not a label of a rephrasing
     assert first_line("   \n") == ""
 
 

@@ -76,12 +76,17 @@ def _rephrasings(
     return {p.id: [first_line(r.text) for r in replies[i * size : (i + 1) * size]] for i, p in enumerate(passages)}
 
 
+LABELS = ("rephras", "paraphras", "instruction", "question", "new instruction")
+
+
 def first_line(reply: str) -> str:
-    """The rephrased instruction: the first non-empty line, without quotes or a label."""
+    """The rephrased instruction: the first non-empty line, without quotes or a leading label
+    ("Rephrased instruction:", "Question:", ...)."""
     for line in reply.splitlines():
         text = line.strip().strip('"').strip()
-        if ":" in text[:20] and text.split(":", 1)[0].lower().strip() in {"instruction", "rephrased", "question"}:
-            text = text.split(":", 1)[1].strip().strip('"')
+        label, colon, rest = text.partition(":")
+        if colon and len(label.split()) <= 3 and label.lower().strip().startswith(LABELS):
+            text = rest.strip().strip('"').strip()
         if text:
             return text
     return ""
