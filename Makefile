@@ -106,11 +106,12 @@ dvcyaml: $(STAMP)
 plots: $(STAMP)
 	$(BIN)/python -m hallulab.plots_html --out dvc_plots
 
-## Benchmarks (not tests): n-gram scoring vs the reference selfcheckgpt package.
+## Benchmarks (not tests): n-gram and NLI vs the reference selfcheckgpt package, LLM calls, CCP's cost over MaxProb.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ngram.py
 	$(BIN)/python benchmarks/bench_llm.py
 	$(BIN)/python benchmarks/bench_nli.py
+	$(BIN)/python benchmarks/bench_ccp.py
 
 clean-venv:
 	rm -rf $(VENV)

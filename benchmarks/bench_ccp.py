@@ -1,0 +1,94 @@
+"""Benchmark: what CCP costs over Maximum Probability (Fadeeva et al., 2024, §4: 3-8% of the
+LLM's inference on a GPU).
+
+Maximum Probability needs only the white-box pass that gives every response token its
+log-probability and top-K alternatives (the ``response_tokens`` artifact). CCP adds the NLI
+calls over each (greedy word, alternative) pair in both directions. On a data set's artifacts
+(from ``make run`` for the toy set, or ``dvc exp run -S dataset=factualbio``), with empty call
+caches and one process:
+
+  inference - the proxy LLM teacher-forcing every response with its top-K (MaxProb's cost);
+  ccp       - building CCP's NLI pairs for the configured contexts and classifying them with
+              the configured NLI model (what CCP adds);
+  warm      - the same NLI request again from the call cache (a K or context sweep's cost).
+
+Prints seconds and the ratio ccp / inference. Usage:
+
+    python benchmarks/bench_ccp.py [--dataset toy] [--threads 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from hallulab.artifacts.claims import claims_by_record
+from hallulab.artifacts.response_tokens import token_stats
+from hallulab.artifacts.response_tokens.build import prefix_for
+from hallulab.artifacts.sentences import spans_by_record
+from hallulab.cache import CallCache
+from hallulab.config import compose, typed
+from hallulab.data.records import load_jsonl_passages
+from hallulab.llm import build_llm
+from hallulab.llm.cached import CachedLLM
+from hallulab.methods.ccp.score import CCPScoreKnobs, nli_requests
+from hallulab.nli.scorer import NLIConfig, NLIScorer
+from hallulab.pipeline import paths
+from hallulab.pipeline.runner import read_artifacts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="toy")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+
+    params = compose([f"dataset={args.dataset}"] if args.dataset != "toy" else [])
+    passages = [p for p in load_jsonl_passages(paths.passages(args.dataset)) if p.response is not None]
+    artifacts = read_artifacts(["response_tokens", "claims", "sentences"], args.dataset)
+    knobs = typed(CCPScoreKnobs, params["ccp"]["score"], "ccp.score")
+    prefix = str(params["response_tokens"]["prefix"])
+    top_k = int(artifacts["response_tokens"]["top_k"])
+    proxy = params["llm_catalogue"][params["llms"]["proxy"]]
+
+    with tempfile.TemporaryDirectory() as folder, CallCache(Path(folder) / "calls.sqlite") as cache:
+        llm = CachedLLM(build_llm({**proxy, "num_threads": args.threads}), cache)
+        llm.score([prefix_for(prefix, passages[0])], ["warm-up"], top_k=top_k)  # model load, not timed
+        started = time.perf_counter()
+        llm.score([prefix_for(prefix, p) for p in passages], [p.response or "" for p in passages], top_k=top_k)
+        inference = time.perf_counter() - started
+
+        scorer = NLIScorer(typed(NLIConfig, params["nli"], "nli"), cache=cache)
+        scorer.class_probs(["warm-up"], ["warm-up"])  # model load, not timed
+        started = time.perf_counter()
+        requests = nli_requests(
+            passages,
+            token_stats(artifacts["response_tokens"]),
+            claims_by_record(artifacts["claims"]),
+            spans_by_record(artifacts["sentences"]),
+            knobs.nli_contexts,
+            top_k,
+        )
+        premises, hypotheses = [p for p, _ in requests.pairs], [h for _, h in requests.pairs]
+        scorer.class_probs(premises, hypotheses)
+        ccp = time.perf_counter() - started
+        started = time.perf_counter()
+        scorer.class_probs(premises, hypotheses)
+        warm = time.perf_counter() - started
+
+    tokens = sum(len(t) for t in token_stats(artifacts["response_tokens"]).values())
+    print(f"data set {args.dataset}: {len(passages)} responses, {tokens} tokens, top-K {top_k}")
+    print(f"contexts {list(knobs.nli_contexts)}: {len(requests.pairs)} NLI pairs ({len(set(requests.pairs))} distinct)")
+    print(f"inference (MaxProb's cost, {proxy['name']}): {inference:.2f} s")
+    print(f"CCP's NLI ({params['nli']['name']}), empty cache: {ccp:.2f} s")
+    print(f"CCP's NLI again from the call cache: {warm:.3f} s")
+    print(f"ratio CCP / inference: {ccp / inference:.2f} (paper: 0.03-0.08 on a GPU)")
+
+
+if __name__ == "__main__":
+    main()
