@@ -54,6 +54,7 @@ def main() -> None:
     knobs = typed(CCPScoreKnobs, params["ccp"]["score"], "ccp.score")
     prefix = str(params["response_tokens"]["prefix"])
     top_k = int(artifacts["response_tokens"]["top_k"])
+    stats = token_stats(artifacts["response_tokens"])
     proxy = params["llm_catalogue"][params["llms"]["proxy"]]
 
     with tempfile.TemporaryDirectory() as folder, CallCache(Path(folder) / "calls.sqlite") as cache:
@@ -68,7 +69,7 @@ def main() -> None:
         started = time.perf_counter()
         requests = nli_requests(
             passages,
-            token_stats(artifacts["response_tokens"]),
+            stats,
             claims_by_record(artifacts["claims"]),
             spans_by_record(artifacts["sentences"]),
             knobs.nli_contexts,
@@ -81,7 +82,7 @@ def main() -> None:
         scorer.class_probs(premises, hypotheses)
         warm = time.perf_counter() - started
 
-    tokens = sum(len(t) for t in token_stats(artifacts["response_tokens"]).values())
+    tokens = sum(len(t) for t in stats.values())
     print(f"data set {args.dataset}: {len(passages)} responses, {tokens} tokens, top-K {top_k}")
     print(f"contexts {list(knobs.nli_contexts)}: {len(requests.pairs)} NLI pairs ({len(set(requests.pairs))} distinct)")
     print(f"inference (MaxProb's cost, {proxy['name']}): {inference:.2f} s")
