@@ -3,10 +3,13 @@
 * ``sentence`` (WikiBio-style sentence labels): the SelfCheckGPT protocol
   (:mod:`hallulab.evaluation.protocol`): NonFact / NonFact* / Factual AUC-PR, passage
   Pearson / Spearman (against the response-level score), ROC-AUC, average precision.
-* ``claim`` / ``fact`` (claims given by the data set with labels, e.g. FactualBio): the CCP
-  paper's claim-level protocol with unsupported (label > 0.499) as the positive class:
-  ROC-AUC, PR-AUC as lm-polygraph computes it (average precision) and the prediction-rejection
-  ratio (PRR).
+* ``claim`` (claims given by the data set with labels, e.g. FactualBio): the CCP paper's
+  claim-level protocol with unsupported (label > 0.499) as the positive class: ROC-AUC,
+  PR-AUC as lm-polygraph computes it (average precision) and the prediction-rejection ratio
+  (PRR). A method's own facts (FactSelfCheck's triples, HalluCheck's NER facts; level
+  ``fact``) are units the method found, not the data set's claims: no data set here labels
+  them, so they are scored and not evaluated (a method scores given claims at level
+  ``claim``).
 * ``response`` (a label of the whole response, e.g. the SAC3 QA sets): HalluCheck's
   AUC-ROC and AP (plus the trapezoid AUC-PR of its released code).
 * ``prompt`` (Concept-7's familiarity labels): Self-Familiarity's AUC and, at the threshold
@@ -89,7 +92,7 @@ def unit_labels(passages: Sequence[Passage], level: str) -> UnitLabels:
     values: list[float] = []
     graded: list[float] = []
     for passage in passages:
-        if level in ("claim", "fact"):
+        if level == "claim":
             for index, claim in enumerate(passage.claims):
                 if claim.label is not None:
                     keys.append((passage.id, index))

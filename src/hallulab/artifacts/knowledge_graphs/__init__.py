@@ -17,11 +17,17 @@ Extractors (params ``knowledge_graphs.extractor``):
   with ``dobj``, ``attr``, ``acomp`` or a prepositional object); a personal pronoun subject
   stands for the response's first PERSON entity (no coreference model installs offline).
 
+Claims given by the data set (FactualBio's labelled atomic facts) are facts of the response
+in natural language; each is broken into triples the way a sentence is (``claim_kgs``, its
+heads, tails and relations join the samples' allowed sets), so every FactSelfCheck variant
+scores a given claim through its triples (the claim level that human fact labels evaluate).
+
 Triples are normalised as the released code does (strip, lower case, spaces to ``_``), so the
 KG-frequency score (Eq. 7) is exact-match counting. Table 8's statistics (entities and
 relations per passage, facts per sentence, share of sentences without facts) are written in
 the diagnostics. Stored JSON: ``{"extractor", "records": {record: {"entities", "relations",
-"sentence_kgs": [[triple, ...] per sentence], "sample_kgs": [[triple, ...] per sample]}},
+"sentence_kgs": [[triple, ...] per sentence], "sample_kgs": [[triple, ...] per sample],
+"claim_kgs": [[triple, ...] per given claim]}},
 "diagnostics", "table8", "llm_calls"}`` with a triple as ``[head, relation, tail]``.
 """
 
@@ -83,11 +89,13 @@ class RecordGraphs:
     relations: tuple[str, ...]
     sentence_kgs: tuple[tuple[Triple, ...], ...]
     sample_kgs: tuple[tuple[Triple, ...], ...]
+    claim_kgs: tuple[tuple[Triple, ...], ...] = ()
 
     @property
     def passage_kg(self) -> list[Triple]:
-        """KG_p: every sentence's triples, each once, in order of first appearance."""
-        return list(dict.fromkeys(t for kg in self.sentence_kgs for t in kg))
+        """KG_p: every sentence's triples, then every given claim's, each once, in order of
+        first appearance."""
+        return list(dict.fromkeys(t for kg in (*self.sentence_kgs, *self.claim_kgs) for t in kg))
 
 
 def _triples(raw: Iterable[Iterable[str]]) -> tuple[Triple, ...]:
@@ -101,6 +109,7 @@ def graphs_by_record(raw: Mapping[str, Any]) -> dict[str, RecordGraphs]:
             tuple(r["relations"]),
             tuple(_triples(kg) for kg in r["sentence_kgs"]),
             tuple(_triples(kg) for kg in r["sample_kgs"]),
+            tuple(_triples(kg) for kg in r.get("claim_kgs", [])),
         )
         for rid, r in raw["records"].items()
     }

@@ -1,5 +1,8 @@
 """FactSelfCheck, cheap step: fact scores for the chosen N samples and every variant, sentence
 scores by max / mean (0.5 without facts), response score = mean of the sentence scores.
+A claim given by the data set (FactualBio's labelled atomic facts) scores like a sentence:
+the max or the mean of its triples' scores, 0.5 without triples (level ``claim``, the level
+its human labels evaluate; the triples themselves are level ``fact``).
 ``fsc_kg_llm_pno_*`` / ``fsc_text_pno_*`` put the evaluator's P(No) share in place of Psi in
 Eq. 8 / 10 (white-box evaluators only; see :mod:`hallulab.methods.factselfcheck.score`)."""
 
@@ -80,6 +83,10 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
                     sentence_values.append(value)
                     table.add(name, "sentence", passage.id, s_index, value, sentence_index=s_index)
                 table.add_response(name, passage.id, float(np.mean(sentence_values)) if sentence_values else 0.5)
+                for c_index, kg in enumerate(record.claim_kgs):  # given claims: Eq. 11 over the claim's triples
+                    fact_scores = [float(v) for v in (scores[index[f]] for f in kg) if v is not None]
+                    counts[f"{name}_claims_without_facts"] += not fact_scores
+                    table.add(name, "claim", passage.id, c_index, sentence_score(fact_scores, aggregation))
     artifact = ctx.artifacts["knowledge_graphs"]
     diagnostics: dict[str, Any] = {
         **ctx.raw.get("diagnostics", {}),
