@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +107,76 @@ def test_aggregate_reads_the_stored_no_probabilities_as_the_format_free_variant(
     assert sentence_scores(done.scores, "fsc_text_max")["p"] == pytest.approx([1.0, 1.0])
     assert sentence_scores(done.scores, "fsc_text_pno_max")["p"] == pytest.approx([0.3, 0.9])  # None left out
     assert sentence_scores(done.scores, "fsc_kg_freq_max")["p"] == pytest.approx([0.0, 1.0])
+
+
+def test_a_given_claim_scores_through_its_triples_and_a_claim_without_triples_scores_half() -> None:
+    """FactualBio's labelled facts: claim i takes the max / mean of its triples' scores (Eq. 11
+    applied to a claim), 0.5 without triples; claim triples are scored like sentence triples."""
+    from hallulab.data.schema import GivenClaim, Passage
+    from hallulab.methods.factselfcheck import SPEC
+    from hallulab.methods.factselfcheck.aggregate import aggregate
+    from hallulab.pipeline.context import AggregateContext
+    from hallulab.pipeline.params import ParamsView
+    from hallulab.units import level_rows
+
+    nobel = Triple.of("Marie Curie", "won", "Nobel Prize")
+    claims = (GivenClaim("Curie was born in Warsaw.", 0.0), GivenClaim("She won a Nobel Prize.", 0.0), GivenClaim("?"))
+    passage = Passage(id="p", response="A.", sentences=["A."], samples=["s1", "s2"], claims=claims)
+    graphs = {
+        "records": {
+            "p": {
+                "entities": [],
+                "relations": [],
+                "sentence_kgs": [[CURIE.to_list()]],
+                "sample_kgs": [[CURIE.to_list(), nobel.to_list()], [CURIE.to_list()]],
+                "claim_kgs": [[CURIE.to_list(), VIENNA.to_list()], [nobel.to_list()], []],
+            }
+        }
+    }
+    raw = {"llm_variants": [], "llm_records": [], "answers": {}, "no_probabilities": {}}
+    params = {
+        "factselfcheck": {"aggregate": {"aggregations": ["max", "mean"], "random_seed": 0}},
+        "selfcheck": {"num_samples": None},
+    }
+    view = ParamsView(params, SPEC.aggregate.param_keys(), "aggregate_factselfcheck")
+    done = aggregate(AggregateContext("t", [passage], {"knowledge_graphs": graphs}, raw, view))
+
+    def claim_scores(variant: str) -> list[float]:
+        rows = level_rows(done.scores, variant, "claim").sort_values("unit_index")
+        return [float(s) for s in rows["score"]]
+
+    # H(curie) = 0, H(vienna) = 1, H(nobel) = 1 - 1/2
+    assert claim_scores("fsc_kg_freq_max") == pytest.approx([1.0, 0.5, 0.5])
+    assert claim_scores("fsc_kg_freq_mean") == pytest.approx([0.5, 0.5, 0.5])
+    assert done.diagnostics["fsc_kg_freq_max_claims_without_facts"] == 1
+    # the sentence level is unchanged by the claims; the claims' triples are not sentence facts
+    assert len(level_rows(done.scores, "fsc_kg_freq", "fact")) == 1
+
+
+def test_the_spacy_extractor_breaks_given_claims_into_triples(tmp_path: Path) -> None:
+    """A given claim is parsed like a sentence; its heads and tails join the samples' allowed
+    sets, so a sample stating the claim's fact keeps it."""
+    from hallulab.artifacts.knowledge_graphs import SPEC, graphs_by_record
+    from hallulab.artifacts.knowledge_graphs.build import build
+    from hallulab.cache import CallCache
+    from hallulab.config import compose
+    from hallulab.data.schema import GivenClaim, Passage
+    from hallulab.pipeline.context import BuildContext
+    from hallulab.pipeline.params import ParamsView
+    from hallulab.pipeline.resources import Resources
+
+    passage = Passage(
+        id="p",
+        response="Marie Curie was a physicist. She discovered polonium.",
+        sentences=["Marie Curie was a physicist.", "She discovered polonium."],
+        samples=["Marie Curie discovered radium.", "Marie Curie discovered polonium."],
+        claims=(GivenClaim("Marie Curie discovered radium.", 1.0), GivenClaim("Curie was a physicist.", 0.0)),
+    )
+    view = ParamsView(compose(overrides=["knowledge_graphs.extractor=spacy"]), SPEC.inputs.param_keys(), "kg")
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        out = build(BuildContext("t", [passage], {}, view, Resources(view, cache)))
+    record = graphs_by_record(out)["p"]
+    radium = Triple.of("Marie Curie", "discover", "radium")
+    assert radium in record.claim_kgs[0] and radium in record.passage_kg
+    assert radium in record.sample_kgs[0]  # kept: the claim's tail is an allowed entity
+    assert "facts_per_claim" in out["table8"]

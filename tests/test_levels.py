@@ -75,3 +75,15 @@ def test_one_class_only_is_undefined_and_no_labels_gives_no_level() -> None:
     assert result is not None and math.isnan(result.metrics["v"]["claim_roc_auc"])
     assert evaluate_levels([Passage(id="x", response="A.", sentences=("A.",))], table.frame(), CFG) == {}
     assert unit_labels(passages, "response").keys == []
+
+
+def test_a_methods_own_facts_are_never_matched_to_the_data_sets_claims() -> None:
+    """FactSelfCheck's triples and HalluCheck's NER facts (level fact) are units the method
+    found; the data set's labelled claims are level claim, so fact rows get no labels."""
+    passages = [_claims_passage("a", [0.0, 1.0])]
+    table = ScoreTable()
+    table.add("v", "fact", "a", 0, 0.9, sentence_index=0)
+    table.add("v", "fact", "a", 1, 0.1, sentence_index=0)
+    assert unit_labels(passages, "fact").keys == []
+    assert evaluate_binary_level(passages, table.frame(), "fact", CFG) is None
+    assert unit_labels(passages, "claim").keys == [("a", 0), ("a", 1)]

@@ -91,9 +91,7 @@ def _spacy(ctx: BuildContext, passages: Sequence[Passage], counts: Counter[str])
         for p in passages
         for field, text in [("response", p.response or ""), *((f"samples[{i}]", s) for i, s in enumerate(p.samples))]
     )
-    texts = [
-        t for p in passages for t in (p.response or "", *p.sentences, *(c.text for c in p.claims), *p.samples)
-    ]
+    texts = [t for p in passages for t in (p.response or "", *p.sentences, *(c.text for c in p.claims), *p.samples)]
     docs = iter(nlp.pipe(texts, batch_size=32))
     records = {}
     for passage in passages:
