@@ -30,7 +30,7 @@ import numpy as np
 from hallulab.data.schema import Passage
 from hallulab.generation import sample_seed
 from hallulab.llm.base import DecodingParams
-from hallulab.methods.self_familiarity.similarity import embed_texts
+from hallulab.methods.self_familiarity.similarity import embed_groups
 from hallulab.pipeline.context import BuildContext
 
 if TYPE_CHECKING:
@@ -99,39 +99,33 @@ def self_detection(
     asked = [p for p in passages if p.prompt]
     rephrased = _rephrasings(ctx, knobs, asked)
     llm = ctx.resources.llm("generator")
-    questions: list[tuple[str, int, str]] = []
+    questions: list[tuple[str, str]] = []  # (record id, rephrased question)
     for passage in asked:
-        for k, text in enumerate(rephrased[passage.id]):
+        for text in rephrased[passage.id]:
             if text:
-                questions.append((passage.id, k, text))
+                questions.append((passage.id, text))
             else:
                 counts["self_detection_empty_rephrasings"] += 1
-    answers = llm.generate(
-        [q for _, _, q in questions], DecodingParams(max_new_tokens=knobs.self_detection_answer_tokens)
-    )
-    by_record: dict[str, list[tuple[str, str]]] = {p.id: [] for p in asked}
-    for (rid, _, question), answer in zip(questions, answers, strict=True):
-        if answer.text.strip():
-            by_record[rid].append((question, answer.text.strip()))
+    replies = llm.generate([q for _, q in questions], DecodingParams(max_new_tokens=knobs.self_detection_answer_tokens))
+    answers: dict[str, list[str]] = {p.id: [] for p in asked}
+    for (rid, _), reply in zip(questions, replies, strict=True):
+        if reply.text.strip():
+            answers[rid].append(reply.text.strip())
         else:
             counts["self_detection_empty_answers"] += 1
-    flat = [a for pairs in by_record.values() for _, a in pairs]
-    vectors = embed_texts(knobs, flat)
+    vectors = embed_groups(knobs, answers)
     out: dict[str, dict[str, Any]] = {}
-    cursor = 0
     for passage in asked:
-        pairs = by_record[passage.id]
-        block = vectors[cursor : cursor + len(pairs)]
-        cursor += len(pairs)
         entry: dict[str, Any] = {
             "rephrasings": rephrased[passage.id],
-            "answers": [a for _, a in pairs],
+            "answers": answers[passage.id],
             "equivalence": EQUIVALENCE,
         }
-        if len(pairs) < 2:
+        if len(answers[passage.id]) < 2:
             counts["self_detection_records_under_2_answers"] += 1
             entry.update(clusters=None, entropy=None)
         else:
+            block = vectors[passage.id]
             labels = cluster_by_equivalence(block @ block.T, knobs.equivalence_threshold)
             entry.update(clusters=labels, entropy=cluster_entropy(labels))
         out[passage.id] = entry

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +72,16 @@ def embed_texts(knobs: SelfFamiliarityScoreKnobs, texts: list[str]) -> np.ndarra
     return np.concatenate(out)
 
 
+def embed_groups(knobs: SelfFamiliarityScoreKnobs, groups: Mapping[str, Sequence[str]]) -> dict[str, np.ndarray]:
+    """:func:`embed_texts` of every group's texts in one batched pass; key -> one row a text."""
+    vectors = embed_texts(knobs, [text for texts in groups.values() for text in texts])
+    out, cursor = {}, 0
+    for key, texts in groups.items():
+        out[key] = vectors[cursor : cursor + len(texts)]
+        cursor += len(texts)
+    return out
+
+
 def sample_similarities(
     ctx: BuildContext,
     passages: Sequence[Passage],
@@ -93,11 +103,6 @@ def sample_similarities(
                 matrix[i, j] = matrix[j, i] = f1[(texts[i], texts[j])]
             out[rid]["sample_bertscore"] = central_similarity(matrix)
     if "sample_sentencescore" in which and usable:
-        flat = [s for texts in usable.values() for s in texts]
-        vectors = embed_texts(knobs, flat)
-        cursor = 0
-        for rid, texts in usable.items():
-            block = vectors[cursor : cursor + len(texts)]
-            cursor += len(texts)
+        for rid, block in embed_groups(knobs, usable).items():
             out[rid]["sample_sentencescore"] = central_similarity(block @ block.T)
     return out
