@@ -7,28 +7,13 @@ prints the table; `make run` prints it again at the end.
 from __future__ import annotations
 
 import argparse
-from collections import defaultdict
 
 from hallulab.config import load_params
-from hallulab.evaluation.summary import summarise
+from hallulab.evaluation.summary import SUMMARY_PARAMS, model_notes, summarise
 from hallulab.io import atomic_open
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage
-
-
-def model_notes(view: ParamsView) -> list[str]:
-    """Which models made the numbers, from the params the summary stage declares."""
-    roles: dict[str, list[str]] = defaultdict(list)
-    for role, entry in sorted(view.get("llms").items()):
-        roles[str(entry)].append(role)
-    llms = "; ".join(f"{name} ({', '.join(r)})" for name, r in roles.items())
-    profile = view.get("profile")
-    return [
-        f"Profile: {profile.get('name')} ({profile.get('description', '')}).",
-        f"LLMs by role: {llms}.",
-        f"NLI model: {view.get('nli.name')}; BERTScore encoder: {view.get('bertscore.name')}.",
-    ]
 
 
 def main() -> None:
@@ -36,7 +21,7 @@ def main() -> None:
     parser.add_argument("--dataset", required=True)
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args()
-    view = ParamsView(load_params(args.params), ("profile", "llms", "nli.name", "bertscore.name"), "summary")
+    view = ParamsView(load_params(args.params), SUMMARY_PARAMS, "summary")
     specs = list(registry.methods().values())
     text, frame = summarise(specs, args.dataset, model_notes(view))
     with atomic_open(paths.summary(args.dataset, "md")) as handle:

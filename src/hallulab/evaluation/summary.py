@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import math
 import textwrap
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ import pandas as pd
 from hallulab.evaluation.paper_tables import PAPER_REFERENCE
 from hallulab.io import read_json
 from hallulab.pipeline import paths
+from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.spec import MethodSpec
 
 #: The two headline metrics of each level (key, column title).
@@ -266,14 +268,44 @@ def summarise(specs: Sequence[MethodSpec], dataset: str, model_notes: Sequence[s
     return (text + "\n" + "\n".join(extra)).rstrip() + "\n", frame(rows)
 
 
+SUMMARY_PARAMS = ("profile", "llms", "nli.name", "bertscore.name")
+
+
+def model_notes(view: ParamsView) -> list[str]:
+    """Which models made the numbers, from the params the summary stage declares."""
+    roles: dict[str, list[str]] = defaultdict(list)
+    for role, entry in sorted(view.get("llms").items()):
+        roles[str(entry)].append(role)
+    llms = "; ".join(f"{name} ({', '.join(r)})" for name, r in roles.items())
+    profile = view.get("profile")
+    return [
+        f"Profile: {profile.get('name')} ({profile.get('description', '')}).",
+        f"LLMs by role: {llms}.",
+        f"NLI model: {view.get('nli.name')}; BERTScore encoder: {view.get('bertscore.name')}.",
+    ]
+
+
 def main(argv: list[str] | None = None) -> None:
+    """Print the data set's summary table. After an experiment that targeted some methods only
+    (``make experiment TARGETS=evaluate@...``) the summary stage has not run: the table is then
+    rendered from the metrics present, labelled partial, and nothing is written."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", default="toy")
+    parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args(argv)
     path = Path(paths.summary(args.dataset, "md"))
-    if not path.is_file():
-        raise SystemExit(f"{path} not found: run the pipeline first (make run, or dvc repro)")
-    print(path.read_text(encoding="utf-8"))
+    if path.is_file():
+        print(path.read_text(encoding="utf-8"))
+        return
+    if not any(Path(paths.metrics_dir(args.dataset)).glob("*.json")):
+        raise SystemExit(f"{path} not found and no metrics for {args.dataset!r}: run the pipeline first (make run)")
+    from hallulab.config import load_params
+    from hallulab.pipeline import registry
+
+    view = ParamsView(load_params(args.params), SUMMARY_PARAMS, "summary")
+    partial = "Partial: the summary stage has not run; only the methods evaluated so far are listed."
+    text, _ = summarise(list(registry.methods().values()), args.dataset, [partial, *model_notes(view)])
+    print(text)
 
 
 if __name__ == "__main__":
