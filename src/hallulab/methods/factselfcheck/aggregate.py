@@ -17,7 +17,7 @@ import numpy as np
 
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
 from hallulab.config import setting, typed
-from hallulab.methods.factselfcheck.scoring import frequency_score, llm_score, sentence_score
+from hallulab.methods.factselfcheck.scoring import defined_scores, frequency_score, llm_score, sentence_score
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.units import ScoreTable
 
@@ -63,12 +63,12 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
             if shares is not None:  # the format-free reading: mean P(No) share over the samples
                 per_variant[f"{name}_pno"] = [llm_score(row[:n]) for row in shares]
                 counts[f"{name}_pno_facts_without_shares"] += sum(v is None for v in per_variant[f"{name}_pno"])
-        index = {f: i for i, f in enumerate(facts)}
         for base, scores in per_variant.items():
+            by_fact = dict(zip(facts, scores, strict=True))
             occurrence = 0  # a fact row per (sentence, triple): a triple may occur in two sentences
             for s_index, kg in enumerate(record.sentence_kgs):
                 for fact in kg:
-                    value = scores[index[fact]]
+                    value = by_fact[fact]
                     if value is not None:
                         table.add(base, "fact", passage.id, occurrence, float(value), sentence_index=s_index)
                     occurrence += 1
@@ -77,14 +77,14 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
                 name = f"{base}_{aggregation}"
                 sentence_values = []
                 for s_index, kg in enumerate(record.sentence_kgs):
-                    fact_scores = [float(v) for v in (scores[index[f]] for f in kg) if v is not None]
+                    fact_scores = defined_scores(kg, by_fact)
                     counts[f"{name}_sentences_without_facts"] += not fact_scores
                     value = sentence_score(fact_scores, aggregation)
                     sentence_values.append(value)
                     table.add(name, "sentence", passage.id, s_index, value, sentence_index=s_index)
                 table.add_response(name, passage.id, float(np.mean(sentence_values)) if sentence_values else 0.5)
                 for c_index, kg in enumerate(record.claim_kgs):  # given claims: Eq. 11 over the claim's triples
-                    fact_scores = [float(v) for v in (scores[index[f]] for f in kg) if v is not None]
+                    fact_scores = defined_scores(kg, by_fact)
                     counts[f"{name}_claims_without_facts"] += not fact_scores
                     table.add(name, "claim", passage.id, c_index, sentence_score(fact_scores, aggregation))
     artifact = ctx.artifacts["knowledge_graphs"]

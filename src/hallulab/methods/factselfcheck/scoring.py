@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -35,6 +35,11 @@ def llm_score(answers: Sequence[float | None]) -> float | None:
     """Eq. 8 / 10: the mean of the valid answers; None when no answer is valid."""
     valid = [a for a in answers if a is not None]
     return float(np.mean(valid)) if valid else None
+
+
+def defined_scores(triples: Sequence[Triple], by_fact: Mapping[Triple, float | None]) -> list[float]:
+    """The defined scores of a unit's triples (a sentence's or a given claim's): Eq. 11's inputs."""
+    return [float(v) for v in (by_fact[t] for t in triples) if v is not None]
 
 
 def sentence_score(fact_scores: Sequence[float], aggregation: str) -> float:
