@@ -5,9 +5,11 @@
 Writes, for one method on one data set (:mod:`hallulab.evaluation.levels`):
   metrics/<dataset>/<method>.json       variant -> metric -> value (percent; null = undefined)
   metrics/<dataset>/<method>.ci.json    variant -> metric -> [low, high] (bootstrap CI)
-  metrics/<dataset>/<method>.info.json  counts per level, random baselines, the method's diagnostics
+  metrics/<dataset>/<method>.info.json  counts per level, random baselines, why each null is null
+                                        (reason counts; resamples an interval left out), diagnostics
   metrics/<dataset>/pr/<method>.csv     PR curves (task, variant, recall, precision) for DVC plots
 A data set without labels at any level the method scores gives empty files ({} and a header).
+Any subset evaluates: an undefined metric is null with its reason, never an error.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import pandas as pd
 
 from hallulab.config import load_params
 from hallulab.data.records import load_jsonl_passages
-from hallulab.evaluation.levels import evaluate_levels
+from hallulab.evaluation.levels import evaluate_levels, undefined_report
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.io import atomic_open, read_json, write_json
 from hallulab.pipeline import paths
@@ -52,7 +54,7 @@ def main() -> None:
             metrics.setdefault(variant, {}).update({k: _rounded(v) for k, v in values.items()})
         for variant, ranges in result.intervals.items():
             intervals.setdefault(variant, {}).update(
-                {k: [_rounded(lo), _rounded(hi)] for k, (lo, hi) in ranges.items()}
+                {k: [_rounded(interval.low), _rounded(interval.high)] for k, interval in ranges.items()}
             )
     write_json(paths.metrics(args.method, "", args.dataset), metrics)
     write_json(paths.metrics(args.method, "ci", args.dataset), intervals)
@@ -67,6 +69,7 @@ def main() -> None:
             "random_baseline": sentence.random_baseline if sentence else {},
             "random_baselines": {level: r.random_baseline for level, r in results.items()},
             "bootstrap": {"samples": cfg.bootstrap_samples, "ci_level": cfg.ci_level, "seed": cfg.seed},
+            "undefined": undefined_report(results),
             "diagnostics": diagnostics,
         },
     )

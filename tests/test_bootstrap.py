@@ -49,8 +49,8 @@ def test_vectorised_intervals_equal_the_resampling_loop(seed: int) -> None:
     fast = bootstrap_intervals(data, cfg)
     slow = _loop_intervals(data, cfg)
     for key, (low, high) in slow.items():
-        assert fast[key][0] == pytest.approx(low, abs=1e-9, nan_ok=True), key
-        assert fast[key][1] == pytest.approx(high, abs=1e-9, nan_ok=True), key
+        assert fast[key].low == pytest.approx(low, abs=1e-9, nan_ok=True), key
+        assert fast[key].high == pytest.approx(high, abs=1e-9, nan_ok=True), key
 
 
 def test_unit_weights_give_the_plain_metrics() -> None:

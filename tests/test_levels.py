@@ -37,7 +37,7 @@ def test_claim_level_metrics_follow_the_ccp_protocol() -> None:
     assert metrics["claim_pr_auc"] == pytest.approx(100 * average_precision_score(y, s))
     assert metrics["claim_prr"] == pytest.approx(100 * prediction_rejection_ratio(y.astype(bool), s))
     assert result.counts["labelled_units"] == 6 and result.counts["positives"] == 3
-    low, high = result.intervals["ccp"]["claim_roc_auc"]
+    low, high = result.intervals["ccp"]["claim_roc_auc"].bounds()
     assert low <= metrics["claim_roc_auc"] <= high
 
 

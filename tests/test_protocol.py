@@ -75,7 +75,7 @@ def test_bootstrap_interval_brackets_the_estimate() -> None:
     intervals = bootstrap_intervals(data, CFG)
     point = compute_metrics(data, CFG)
     for key in ("nonfact_aucpr", "roc_auc"):
-        low, high = intervals[key]
+        low, high = intervals[key].bounds()
         assert low <= point[key] <= high
 
 

@@ -16,8 +16,10 @@ Weighted versions of the metrics (each reduces to the unweighted one when all we
 * Pearson: weighted moments. Spearman: Pearson of the weighted mid-ranks (the mid-rank of a
   value in the resampled multiset is the weight below it plus (its tie weight + 1) / 2).
 
-A resample in which a metric is undefined (one class only, constant values) gives NaN, and
-the interval is taken over the defined resamples.
+A resample in which a metric is undefined (one class only, constant values, no unit) gives
+NaN, and the interval is taken over the defined resamples; :func:`summarise` says how many
+were undefined and why an interval is null (:mod:`hallulab.evaluation.undefined`). Every
+function here takes empty inputs (no unit) and returns NaN for them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from hallulab.evaluation import undefined
 
 
 def resample_weights(n_clusters: int, samples: int, seed: int) -> np.ndarray:
@@ -53,7 +57,11 @@ def _descending(scores: np.ndarray) -> _Sorted:
 
 
 def _weighted_counts(y: np.ndarray, scores: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(B, T) weighted true / false positives at every distinct threshold, descending."""
+    """(B, T) weighted true / false positives at every distinct threshold, descending
+    ((B, 1) zeros when there is no unit: every metric of it is then undefined)."""
+    if scores.size == 0:
+        empty = np.zeros((weights.shape[0], 1))
+        return empty, empty.copy()
     sort = _descending(scores)
     w = weights[:, sort.order]
     positive = y[sort.order].astype(np.float64)
@@ -109,16 +117,31 @@ def roc_auc(y: np.ndarray, scores: np.ndarray, weights: np.ndarray) -> np.ndarra
     return np.where(_defined(tps, fps), value, np.nan)
 
 
+def _spread(values: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """(B,) whether the items present in each resample hold two distinct values (exactly)."""
+    values = np.broadcast_to(values, present.shape)
+    high = np.where(present, values, -np.inf).max(axis=1)
+    low = np.where(present, values, np.inf).min(axis=1)
+    return high > low
+
+
 def weighted_pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """(B,) Pearson correlation of x and y (per-item arrays or (B, n) matrices) under each weighting."""
-    total = weights.sum(axis=1, keepdims=True)
+    """(B,) Pearson correlation of x and y (per-item arrays or (B, n) matrices) under each weighting;
+    NaN where either side is constant among the drawn items (decided exactly, not by a variance
+    that rounding can leave slightly above zero)."""
+    if weights.shape[1] == 0:
+        return np.full(weights.shape[0], np.nan)
+    present = weights > 0
+    spread = _spread(x, present) & _spread(y, present)
+    total = np.maximum(weights.sum(axis=1, keepdims=True), 1.0)  # 0 only where nothing is drawn: no spread
     mean_x = (weights * x).sum(axis=1, keepdims=True) / total
     mean_y = (weights * y).sum(axis=1, keepdims=True) / total
     dx, dy = x - mean_x, y - mean_y
     covariance = (weights * dx * dy).sum(axis=1)
     variance = (weights * dx * dx).sum(axis=1) * (weights * dy * dy).sum(axis=1)
+    defined = spread & (variance > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(variance > 0, covariance / np.sqrt(np.where(variance > 0, variance, 1.0)), np.nan)
+        return np.where(defined, covariance / np.sqrt(np.where(defined, variance, 1.0)), np.nan)
 
 
 def weighted_midranks(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -146,3 +169,27 @@ def percentile_interval(draws: np.ndarray, level: float) -> tuple[float, float]:
         return float("nan"), float("nan")
     alpha = (1.0 - level) / 2.0
     return float(np.quantile(finite, alpha)), float(np.quantile(finite, 1.0 - alpha))
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A percentile interval, the number of resamples it left out, and why it is null if it is."""
+
+    low: float
+    high: float
+    undefined_resamples: int
+    reason: str | None
+
+    def bounds(self) -> list[float]:
+        return [self.low, self.high]
+
+
+def summarise(draws: np.ndarray, level: float, point_reason: str | None, clusters: int) -> Interval:
+    """The interval of one metric's draws: null (NaN bounds, a reason) when the point estimate is
+    undefined, when every unit comes from one record, or when no resample defines the metric."""
+    defined = int(np.count_nonzero(~np.isnan(draws)))
+    reason = undefined.interval(point_reason, clusters, defined)
+    if reason is not None:
+        return Interval(float("nan"), float("nan"), len(draws) - defined, reason)
+    low, high = percentile_interval(draws, level)
+    return Interval(low, high, len(draws) - defined, None)

@@ -19,8 +19,10 @@
   the binary label.
 
 Every metric is in percent (the papers' unit) with a percentile bootstrap interval that
-resamples records. A metric undefined on the data (one class only) is NaN, never 0, and is
-written as null. Units of a record without labels are scored but not evaluated; the counts
+resamples records. The evaluation is total on any subset: a metric undefined on the data
+(no unit, one class only, a constant side of a correlation, no threshold) is NaN, never 0, is
+written as null, and carries its reason (:mod:`hallulab.evaluation.undefined`); a unit whose
+score is NaN is left out and counted. Units of a record without labels are scored but not evaluated; the counts
 of labelled and unlabelled records are part of the result.
 """
 
@@ -34,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from hallulab.data.schema import Passage
-from hallulab.evaluation import bootstrap
+from hallulab.evaluation import bootstrap, undefined
 from hallulab.evaluation.metrics import (
     PRCurve,
     accuracy_f1,
@@ -46,9 +48,11 @@ from hallulab.evaluation.metrics import (
     roc_auc,
 )
 from hallulab.evaluation.protocol import (
+    METRIC_KEYS,
+    LabelledScores,
     ProtocolConfig,
     align,
-    evaluate_variants,
+    evaluate_variant,
     finite_for_ranking,
     random_baseline,
 )
@@ -67,14 +71,21 @@ LEVEL_METRICS: dict[str, tuple[str, ...]] = {
 
 @dataclass
 class LevelResult:
-    """Metrics of every variant at one level."""
+    """Metrics of every variant at one level: values (NaN where undefined), the reason of every
+    NaN (:mod:`hallulab.evaluation.undefined`), bootstrap intervals, PR curves and counts."""
 
     level: str
     metrics: dict[str, dict[str, float]] = field(default_factory=dict)
-    intervals: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    reasons: dict[str, dict[str, str]] = field(default_factory=dict)
+    intervals: dict[str, dict[str, bootstrap.Interval]] = field(default_factory=dict)
     curves: dict[str, dict[str, PRCurve]] = field(default_factory=dict)
     counts: dict[str, Any] = field(default_factory=dict)
     random_baseline: dict[str, float] = field(default_factory=dict)
+
+    def add_uncovered(self, variant: str, keys: Sequence[str]) -> None:
+        """A variant that scored no labelled unit of this level: every metric null, ``no_units``."""
+        self.metrics[variant] = {key: float("nan") for key in keys}
+        self.reasons[variant] = {key: undefined.NO_UNITS for key in keys}
 
 
 @dataclass(frozen=True)
@@ -111,56 +122,96 @@ def unit_labels(passages: Sequence[Passage], level: str) -> UnitLabels:
     return UnitLabels(keys, np.asarray(graded, dtype=np.float64), labels > UNSUPPORTED_ABOVE)
 
 
-def _safe(function: Any, *args: Any) -> float:
-    try:
-        return float(function(*args))
-    except ValueError:  # one class only: undefined
-        return float("nan")
+@dataclass(frozen=True)
+class _Units:
+    """One variant's scored, labelled units at a binary level."""
+
+    positive: np.ndarray
+    labels: np.ndarray
+    scores: np.ndarray
+    clusters: np.ndarray
 
 
-def _binary_metrics(
-    level: str, y: np.ndarray, labels: np.ndarray, scores: np.ndarray, threshold: float | None
-) -> dict[str, float]:
-    both = bool(y.any()) and not bool(y.all())
+def _rank_metric(metric: Any, units: _Units) -> tuple[float, str | None]:
+    reason = undefined.ranking(units.positive)
+    return (float("nan"), reason) if reason else (100.0 * float(metric(units.positive, units.scores)), None)
+
+
+def _decision_metrics(units: _Units, threshold: float | None) -> dict[str, tuple[float, str | None]]:
+    """ACC and F1 of ``score > threshold`` (the method's own threshold; none chosen: null)."""
+    if threshold is None:
+        return {"acc": (float("nan"), undefined.NO_THRESHOLD), "f1": (float("nan"), undefined.NO_THRESHOLD)}
+    if units.positive.size == 0:
+        return {"acc": (float("nan"), undefined.NO_UNITS), "f1": (float("nan"), undefined.NO_UNITS)}
+    accuracy, f1 = accuracy_f1(units.positive, units.scores, threshold)
+    f1_reason = undefined.f1(units.positive, units.scores > threshold)
+    return {"acc": (100.0 * accuracy, None), "f1": (float("nan"), f1_reason) if f1_reason else (100.0 * f1, None)}
+
+
+def _binary_metrics(level: str, units: _Units, threshold: float | None) -> dict[str, tuple[float, str | None]]:
+    """metric -> (value in percent or NaN, reason when NaN) at one binary level."""
     if level in ("claim", "fact"):
         values = {
-            "roc_auc": _safe(roc_auc, y, scores) if both else float("nan"),
-            "pr_auc": _safe(average_precision, y, scores) if both else float("nan"),
-            "prr": _safe(prediction_rejection_ratio, y, scores) if both else float("nan"),
+            "roc_auc": _rank_metric(roc_auc, units),
+            "pr_auc": _rank_metric(average_precision, units),
+            "prr": _rank_metric(prediction_rejection_ratio, units),
         }
     elif level == "response":
         values = {
-            "roc_auc": _safe(roc_auc, y, scores) if both else float("nan"),
-            "ap": _safe(average_precision, y, scores) if both else float("nan"),
-            "aucpr": _safe(aucpr_trapezoid, y, scores) if both else float("nan"),
+            "roc_auc": _rank_metric(roc_auc, units),
+            "ap": _rank_metric(average_precision, units),
+            "aucpr": _rank_metric(aucpr_trapezoid, units),
         }
     else:  # prompt
-        accuracy, f1 = accuracy_f1(y, scores, threshold) if threshold is not None else (float("nan"),) * 2
+        why = undefined.correlation(units.scores, units.labels)
         values = {
-            "auc": _safe(roc_auc, y, scores) if both else float("nan"),
-            "acc": accuracy,
-            "f1": f1,
-            "pearson": pearson(scores, labels),
+            "auc": _rank_metric(roc_auc, units),
+            **_decision_metrics(units, threshold),
+            "pearson": (float("nan"), why) if why else (100.0 * pearson(units.scores, units.labels), None),
         }
-    return {f"{level}_{k}": 100.0 * v for k, v in values.items()}
+    return {f"{level}_{k}": v for k, v in values.items()}
 
 
 def _binary_intervals(
-    level: str, y: np.ndarray, labels: np.ndarray, scores: np.ndarray, clusters: np.ndarray, cfg: ProtocolConfig
-) -> dict[str, list[float]]:
+    level: str, units: _Units, reasons: Mapping[str, str], cfg: ProtocolConfig
+) -> dict[str, bootstrap.Interval]:
     """Bootstrap intervals resampling records (a record's units move together)."""
-    names, owner = np.unique(clusters, return_inverse=True)
+    names, owner = np.unique(units.clusters, return_inverse=True)
     weights = bootstrap.resample_weights(len(names), cfg.bootstrap_samples, cfg.seed)[:, owner]
-    draws: dict[str, np.ndarray] = {}
+    y, scores = units.positive, units.scores
     roc = 100.0 * bootstrap.roc_auc(y, scores, weights)
     ap = 100.0 * bootstrap.average_precision(y, scores, weights)
+    draws: dict[str, np.ndarray]
     if level in ("claim", "fact"):
         draws = {"roc_auc": roc, "pr_auc": ap}
     elif level == "response":
         draws = {"roc_auc": roc, "ap": ap, "aucpr": 100.0 * bootstrap.aucpr_trapezoid(y, scores, weights)}
     else:
-        draws = {"auc": roc, "pearson": 100.0 * bootstrap.weighted_pearson(scores, labels, weights)}
-    return {f"{level}_{k}": list(bootstrap.percentile_interval(v, cfg.ci_level)) for k, v in draws.items()}
+        draws = {"auc": roc, "pearson": 100.0 * bootstrap.weighted_pearson(scores, units.labels, weights)}
+    return {
+        f"{level}_{k}": bootstrap.summarise(v, cfg.ci_level, reasons.get(f"{level}_{k}"), len(names))
+        for k, v in draws.items()
+    }
+
+
+def _variant_units(truth: UnitLabels, chosen: pd.DataFrame) -> tuple[_Units, int]:
+    """The labelled units a variant scored (a NaN score is a unit it did not score), and how
+    many of its labelled units had a NaN score."""
+    scored = {
+        (rid, int(u)): float(s)
+        for rid, u, s in zip(chosen["record_id"], chosen["unit_index"], chosen["score"], strict=True)
+    }
+    index = {key: i for i, key in enumerate(truth.keys)}
+    labelled = [key for key in truth.keys if key in scored]
+    present = [key for key in labelled if not np.isnan(scored[key])]
+    rows = np.asarray([index[key] for key in present], dtype=np.int64)
+    units = _Units(
+        positive=truth.positive[rows],
+        labels=truth.labels[rows],
+        scores=finite_for_ranking(np.asarray([scored[key] for key in present], dtype=np.float64)),
+        clusters=np.asarray([key[0] for key in present], dtype=object),
+    )
+    return units, len(labelled) - len(present)
 
 
 def evaluate_binary_level(
@@ -171,41 +222,47 @@ def evaluate_binary_level(
     thresholds: Mapping[str, float] | None = None,
 ) -> LevelResult | None:
     """Metrics of every variant at a claim / fact / response / prompt level; None when the
-    data set labels no unit of that level or the method scores none."""
+    data set labels no unit of that level or the method scores no unit of it. A variant that
+    scored none of the labelled units gets null metrics (reason ``no_units``)."""
     truth = unit_labels(passages, level)
     rows = frame[frame["level"] == level]
     if not truth.keys or rows.empty:
         return None
     result = LevelResult(level)
-    index = {key: i for i, key in enumerate(truth.keys)}
+    scored_units: dict[str, int] = {}
+    positives: dict[str, int] = {}
+    nan_scores: dict[str, int] = {}
+    widest: _Units | None = None
     for variant in variants(rows):
-        chosen = level_rows(frame, variant, level)
-        scored = {
-            (rid, int(u)): float(s)
-            for rid, u, s in zip(chosen["record_id"], chosen["unit_index"], chosen["score"], strict=True)
-        }
-        present = [key for key in truth.keys if key in scored]
-        if not present:
+        units, nan_scores[variant] = _variant_units(truth, level_rows(frame, variant, level))
+        scored_units[variant] = len(units.scores)
+        positives[variant] = int(units.positive.sum())
+        if len(units.scores) == 0:
+            result.add_uncovered(variant, LEVEL_METRICS[level])
             continue
-        rows_index = np.asarray([index[key] for key in present])
-        y = truth.positive[rows_index]
-        labels = truth.labels[rows_index]
-        scores = finite_for_ranking(np.asarray([scored[key] for key in present]))
-        clusters = np.asarray([key[0] for key in present])
         threshold = None if thresholds is None else thresholds.get(variant)
-        result.metrics[variant] = _binary_metrics(level, y, labels, scores, threshold)
+        found = _binary_metrics(level, units, threshold)
+        result.metrics[variant] = {key: value for key, (value, _) in found.items()}
+        result.reasons[variant] = {key: reason for key, (_, reason) in found.items() if reason is not None}
         if cfg.bootstrap_samples > 0:
-            result.intervals[variant] = _binary_intervals(level, y, labels, scores, clusters, cfg)
-        if y.any() and not y.all():
-            result.curves[variant] = {level: pr_curve(y, scores)}
-        result.counts = {
-            "labelled_units": len(truth.keys),
-            "scored_labelled_units": len(present),
-            "positives": int(y.sum()),
-            "records": len(passages),
-        }
-        result.random_baseline = {f"{level}_positive_rate": 100.0 * float(y.mean())}
-    return result if result.metrics else None
+            result.intervals[variant] = _binary_intervals(level, units, result.reasons[variant], cfg)
+        if undefined.ranking(units.positive) is None:
+            result.curves[variant] = {level: pr_curve(units.positive, units.scores)}
+        if widest is None or len(units.scores) > len(widest.scores):
+            widest = units
+    widest_scored = len(widest.scores) if widest is not None else 0
+    result.counts = {
+        "labelled_units": len(truth.keys),
+        "scored_labelled_units": widest_scored,
+        "positives": int(widest.positive.sum()) if widest is not None else 0,
+        "records": len(passages),
+        "scored_labelled_units_by_variant": scored_units,
+        "positives_by_variant": positives,
+        "nan_scores_left_out": {v: n for v, n in nan_scores.items() if n},
+    }
+    if widest is not None:
+        result.random_baseline = {f"{level}_positive_rate": 100.0 * float(widest.positive.mean())}
+    return result
 
 
 def evaluate_sentence_level(
@@ -219,34 +276,42 @@ def evaluate_sentence_level(
         return None
     result = LevelResult("sentence")
     scored: dict[str, int] = {}
-    first: tuple[list[Passage], dict[str, list[float]], dict[str, float]] | None = None
+    nan_scores: dict[str, int] = {}
+    widest: LabelledScores | None = None
     for variant in variants(rows):
         by_record = sentence_scores(frame, variant)
         passage_level = record_scores(frame, variant, "response")
         if not passage_level:
-            passage_level = {rid: float(np.mean(v)) for rid, v in by_record.items() if v}
+            with np.errstate(invalid="ignore"):  # +inf and -inf in one record: NaN, left out and counted
+                passage_level = {rid: float(np.mean(v)) for rid, v in by_record.items() if v}
         # a variant may score a subset of the records (an LLM variant on a stated subset):
         # it is evaluated on the labelled records it scored, and the count says so
         covered = [p for p in labelled if p.id in by_record]
         scored[variant] = len(covered)
         if not covered:
+            result.add_uncovered(variant, METRIC_KEYS)
             continue
-        metrics, intervals, curves = evaluate_variants(covered, {variant: (by_record, passage_level)}, cfg)
-        result.metrics.update(metrics)
-        result.intervals.update(intervals)
-        result.curves.update(curves)
-        if first is None or len(covered) > len(first[0]):
-            first = (covered, by_record, passage_level)
-    if first is None:
-        return None
+        data = align(covered, by_record, passage_level, variant)
+        found = evaluate_variant(data, cfg)
+        result.metrics[variant] = found.metrics.values
+        result.reasons[variant] = found.metrics.reasons
+        if found.intervals:
+            result.intervals[variant] = found.intervals
+        result.curves[variant] = found.curves
+        if found.nan_scores:
+            nan_scores[variant] = found.nan_scores
+        if widest is None or len(covered) > len(widest.passage_labels):
+            widest = data
     result.counts = {
         "labelled_passages": len(labelled),
         "labelled_sentences": sum(len(p.sentences) for p in labelled),
         "unlabelled_passages": len(passages) - len(labelled),
         "records": len(passages),
         "scored_labelled_passages": scored,
+        "nan_scores_left_out": nan_scores,
     }
-    result.random_baseline = random_baseline(align(*first), cfg)
+    if widest is not None:
+        result.random_baseline = random_baseline(widest, cfg)
     return result
 
 
@@ -266,3 +331,31 @@ def evaluate_levels(
         if found is not None:
             results[level] = found
     return results
+
+
+def undefined_report(results: Mapping[str, LevelResult]) -> dict[str, Any]:
+    """Why every null metric and interval is null, counted by reason, and how many bootstrap
+    resamples each interval left out (the ``undefined`` block of ``.info.json``)."""
+    metrics: dict[str, dict[str, str]] = {}
+    intervals: dict[str, dict[str, str]] = {}
+    resamples: dict[str, dict[str, int]] = {}
+    for result in results.values():
+        for variant, reasons in result.reasons.items():
+            if reasons:
+                metrics.setdefault(variant, {}).update(reasons)
+        for variant, by_metric in result.intervals.items():
+            for metric, interval in by_metric.items():
+                if interval.reason is not None:
+                    intervals.setdefault(variant, {})[metric] = interval.reason
+                elif interval.undefined_resamples:
+                    resamples.setdefault(variant, {})[metric] = interval.undefined_resamples
+    counts: dict[str, int] = {}
+    for reasons_of_variant in (*metrics.values(), *intervals.values()):
+        for reason in reasons_of_variant.values():
+            counts[reason] = counts.get(reason, 0) + 1
+    return {
+        "counts": dict(sorted(counts.items())),
+        "metrics": metrics,
+        "intervals": intervals,
+        "undefined_resamples": resamples,
+    }

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import rankdata
 
+from hallulab.evaluation.undefined import has_spread
+
 
 @dataclass(frozen=True)
 class PRCurve:
@@ -85,8 +87,11 @@ def roc_auc(y_true: np.ndarray, scores: np.ndarray) -> float:
 
 
 def pearson(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson's r; NaN when either side has fewer than two distinct values."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
+    if not (has_spread(x) and has_spread(y)):
+        return float("nan")
     xc = x - x.mean()
     yc = y - y.mean()
     denominator = np.sqrt((xc * xc).sum() * (yc * yc).sum())

@@ -14,6 +14,10 @@ All values are reported in percent, like the papers.
 Confidence intervals: a percentile bootstrap over *passages* (sentences of one passage
 are not independent), ``bootstrap_samples`` resamples, fixed seed.
 
+Undefined metrics: a task that keeps no sentence, or only one class, and a correlation over
+passages without spread give NaN with a reason (:mod:`hallulab.evaluation.undefined`);
+a sentence or passage whose score is NaN (not scored) is left out and counted.
+
 Unbounded scores: +inf (an n-gram never seen) ranks above every finite score; for the
 ranking metrics and correlations it is replaced by (largest finite score + 1), which
 keeps the order (ties among infinities stay ties).
@@ -27,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hallulab.data.schema import Passage
-from hallulab.evaluation import bootstrap
+from hallulab.evaluation import bootstrap, undefined
 from hallulab.evaluation.metrics import (
     PRCurve,
     aucpr_trapezoid,
@@ -128,12 +132,17 @@ def align(
     )
 
 
+def scored(data: LabelledScores) -> np.ndarray:
+    """Sentences with a score (a NaN score is a unit the variant did not score: left out, counted)."""
+    return ~np.isnan(data.sentence_scores)
+
+
 def task_mask(data: LabelledScores, task: str, cfg: ProtocolConfig) -> np.ndarray:
     """Which sentences a task evaluates (NonFact* drops the total-hallucination passages)."""
     if task == "nonfact_star":
-        return data.passage_labels[data.sentence_passage] < cfg.nonfact_star_passage_below
+        return scored(data) & (data.passage_labels[data.sentence_passage] < cfg.nonfact_star_passage_below)
     if task in TASKS:
-        return np.ones(len(data.sentence_labels), dtype=bool)
+        return scored(data)
     raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
 
 
@@ -148,46 +157,81 @@ def task_arrays(data: LabelledScores, task: str, cfg: ProtocolConfig) -> tuple[n
     return labels > cfg.nonfact_star_positive_above, scores
 
 
-def _safe(metric: Callable[[np.ndarray, np.ndarray], float], y: np.ndarray, s: np.ndarray) -> float:
-    """A metric that is undefined on this (re)sample (one class only) is NaN."""
-    if y.size == 0 or y.all() or not y.any():
-        return float("nan")
-    return metric(y, s)
+def passage_arrays(data: LabelledScores) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(passage scores, mean labels, which passages) of the passages with a score."""
+    keep = ~np.isnan(data.passage_scores)
+    return data.passage_scores[keep], data.passage_labels[keep], keep
+
+
+@dataclass(frozen=True)
+class PointMetrics:
+    """The seven metrics (percent; NaN where undefined) and, for each NaN, why
+    (:mod:`hallulab.evaluation.undefined`)."""
+
+    values: dict[str, float]
+    reasons: dict[str, str]
+
+
+def _ranked(
+    metric: Callable[[np.ndarray, np.ndarray], float], y: np.ndarray, s: np.ndarray
+) -> tuple[float, str | None]:
+    reason = undefined.ranking(y)
+    return (float("nan"), reason) if reason is not None else (100.0 * metric(y, s), None)
+
+
+def point_metrics(data: LabelledScores, cfg: ProtocolConfig) -> PointMetrics:
+    """All seven metrics, in percent, with the reason of every undefined one."""
+    found: dict[str, tuple[float, str | None]] = {}
+    for task in TASKS:
+        found[f"{task}_aucpr"] = _ranked(aucpr_trapezoid, *task_arrays(data, task, cfg))
+    x, labels, _ = passage_arrays(data)
+    why = undefined.correlation(x, labels)
+    found["passage_pearson"] = (float("nan"), why) if why else (100.0 * pearson(x, labels), None)
+    found["passage_spearman"] = (float("nan"), why) if why else (100.0 * spearman(x, labels), None)
+    y, s = task_arrays(data, "nonfact", cfg)
+    found["roc_auc"] = _ranked(roc_auc, y, s)
+    found["avg_precision"] = _ranked(average_precision, y, s)
+    return PointMetrics(
+        values={key: found[key][0] for key in METRIC_KEYS},
+        reasons={key: reason for key in METRIC_KEYS if (reason := found[key][1]) is not None},
+    )
 
 
 def compute_metrics(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, float]:
-    """All seven metrics, in percent."""
-    out: dict[str, float] = {}
-    for task in TASKS:
-        y, s = task_arrays(data, task, cfg)
-        out[f"{task}_aucpr"] = 100.0 * _safe(aucpr_trapezoid, y, s)
-    out["passage_pearson"] = 100.0 * pearson(data.passage_scores, data.passage_labels)
-    out["passage_spearman"] = 100.0 * spearman(data.passage_scores, data.passage_labels)
-    y, s = task_arrays(data, "nonfact", cfg)
-    out["roc_auc"] = 100.0 * _safe(roc_auc, y, s)
-    out["avg_precision"] = 100.0 * _safe(average_precision, y, s)
-    return {key: out[key] for key in METRIC_KEYS}
+    """All seven metrics, in percent (NaN where undefined)."""
+    return point_metrics(data, cfg).values
 
 
-def bootstrap_intervals(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, list[float]]:
+def bootstrap_intervals(
+    data: LabelledScores, cfg: ProtocolConfig, reasons: Mapping[str, str] | None = None
+) -> dict[str, bootstrap.Interval]:
     """Percentile bootstrap CI of every metric, resampling passages with replacement.
 
     All ``cfg.bootstrap_samples`` resamples at once (:mod:`hallulab.evaluation.bootstrap`):
-    a resample is a multiplicity per passage, every metric a weighted one."""
+    a resample is a multiplicity per passage, every metric a weighted one. ``reasons`` are the
+    point estimates' (:func:`point_metrics`); an interval is null where its point is, and
+    where every unit comes from one passage."""
+    if reasons is None:
+        reasons = point_metrics(data, cfg).reasons
     n_passages = len(data.passage_labels)
     weights = bootstrap.resample_weights(n_passages, cfg.bootstrap_samples, cfg.seed)
     sentence_weights = weights[:, data.sentence_passage]
     draws: dict[str, np.ndarray] = {}
+    clusters: dict[str, int] = {}
     for task in TASKS:
         y, s = task_arrays(data, task, cfg)
         keep = task_mask(data, task, cfg)
         draws[f"{task}_aucpr"] = 100.0 * bootstrap.aucpr_trapezoid(y, s, sentence_weights[:, keep])
-    draws["passage_pearson"] = 100.0 * bootstrap.weighted_pearson(data.passage_scores, data.passage_labels, weights)
-    draws["passage_spearman"] = 100.0 * bootstrap.weighted_spearman(data.passage_scores, data.passage_labels, weights)
+        clusters[f"{task}_aucpr"] = len(np.unique(data.sentence_passage[keep]))
+    x, labels, keep = passage_arrays(data)
+    draws["passage_pearson"] = 100.0 * bootstrap.weighted_pearson(x, labels, weights[:, keep])
+    draws["passage_spearman"] = 100.0 * bootstrap.weighted_spearman(x, labels, weights[:, keep])
+    clusters["passage_pearson"] = clusters["passage_spearman"] = int(keep.sum())
     y, s = task_arrays(data, "nonfact", cfg)
-    draws["roc_auc"] = 100.0 * bootstrap.roc_auc(y, s, sentence_weights)
-    draws["avg_precision"] = 100.0 * bootstrap.average_precision(y, s, sentence_weights)
-    return {key: list(bootstrap.percentile_interval(draws[key], cfg.ci_level)) for key in METRIC_KEYS}
+    draws["roc_auc"] = 100.0 * bootstrap.roc_auc(y, s, sentence_weights[:, scored(data)])
+    draws["avg_precision"] = 100.0 * bootstrap.average_precision(y, s, sentence_weights[:, scored(data)])
+    clusters["roc_auc"] = clusters["avg_precision"] = clusters["nonfact_aucpr"]
+    return {key: bootstrap.summarise(draws[key], cfg.ci_level, reasons.get(key), clusters[key]) for key in METRIC_KEYS}
 
 
 def pr_curves(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, PRCurve]:
@@ -201,21 +245,29 @@ def pr_curves(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, PRCurve]:
 
 
 def random_baseline(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, float]:
-    """AUC-PR of a random scorer = the positive rate of each task (Table 2's "Random" row)."""
-    return {f"{task}_aucpr": 100.0 * float(task_arrays(data, task, cfg)[0].mean()) for task in TASKS}
+    """AUC-PR of a random scorer = the positive rate of each task (Table 2's "Random" row);
+    NaN for a task that keeps no sentence."""
+    rates = {}
+    for task in TASKS:
+        y = task_arrays(data, task, cfg)[0]
+        rates[f"{task}_aucpr"] = 100.0 * float(y.mean()) if y.size else float("nan")
+    return rates
 
 
-def evaluate_variants(
-    passages: Sequence[Passage],
-    variants: Mapping[str, tuple[Mapping[str, Sequence[float]], Mapping[str, float]]],
-    cfg: ProtocolConfig,
-) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, list[float]]], dict[str, dict[str, PRCurve]]]:
-    """Metrics, bootstrap intervals and PR curves of every variant, given as
-    variant -> (sentence scores by record, passage score by record)."""
-    metrics, intervals, curves = {}, {}, {}
-    for name, (sentence_scores, passage_scores) in variants.items():
-        data = align(passages, sentence_scores, passage_scores, name)
-        metrics[name] = compute_metrics(data, cfg)
-        intervals[name] = bootstrap_intervals(data, cfg) if cfg.bootstrap_samples > 0 else {}
-        curves[name] = pr_curves(data, cfg)
-    return metrics, intervals, curves
+@dataclass(frozen=True)
+class VariantEvaluation:
+    """One variant under the protocol: metrics with their reasons, intervals, PR curves, counts."""
+
+    metrics: PointMetrics
+    intervals: dict[str, bootstrap.Interval]
+    curves: dict[str, PRCurve]
+    nan_scores: int
+
+
+def evaluate_variant(data: LabelledScores, cfg: ProtocolConfig) -> VariantEvaluation:
+    """Every metric of one variant's aligned scores; total on any subset (see
+    :mod:`hallulab.evaluation.undefined`)."""
+    point = point_metrics(data, cfg)
+    intervals = bootstrap_intervals(data, cfg, point.reasons) if cfg.bootstrap_samples > 0 else {}
+    nan_scores = int(np.isnan(data.sentence_scores).sum() + np.isnan(data.passage_scores).sum())
+    return VariantEvaluation(point, intervals, pr_curves(data, cfg), nan_scores)
