@@ -20,7 +20,7 @@ export DVC_NO_ANALYTICS := 1
 export PATH := $(abspath $(BIN)):$(PATH)
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install llamacpp run wikibio experiment test test-fast lint params dvcyaml plots bench clean-venv
+.PHONY: install llamacpp run wikibio experiment result readme test test-fast lint params dvcyaml plots bench clean-venv
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -79,6 +79,20 @@ ARGS ?=
 experiment: $(STAMP) .git/HEAD
 	$(BIN)/dvc exp run -S dataset=$(DATASET) $(ARGS) $(TARGETS)
 	@$(BIN)/python -m hallulab.evaluation.summary --dataset $(DATASET)
+
+## One method on one data set, published with its provenance as results/<DATASET>/<NAME>.json
+## (what the README's result tables are rendered from: `make readme`), e.g.
+##   make result DATASET=wikibio METHOD=factselfcheck NAME=factselfcheck_llm3 ARGS="-S profile.factselfcheck_llm_records=3"
+METHOD ?=
+NAME ?= $(METHOD)
+result: $(STAMP) .git/HEAD
+	$(BIN)/dvc exp run -S dataset=$(DATASET) $(ARGS) evaluate@$(METHOD)
+	$(BIN)/python -m hallulab.results publish --dataset $(DATASET) --method $(METHOD) --name $(NAME) --args '$(ARGS)' \
+	  --command "make result DATASET=$(DATASET) METHOD=$(METHOD) NAME=$(NAME) ARGS=\"$(ARGS)\""
+
+## Rewrite the README's result tables from results/ (tests/test_results.py checks them).
+readme: $(STAMP)
+	$(BIN)/python -m hallulab.results_render README.md
 
 ## Every test: unit, stage, end-to-end DAG, WikiBio reproduction + the CI metric gate.
 test: $(STAMP) $(LLAMACPP_STAMP)

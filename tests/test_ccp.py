@@ -19,7 +19,7 @@ from hallulab.methods.ccp.formula import (
     word_log_ccp,
 )
 from hallulab.methods.ccp.score import nli_class, p_true
-from hallulab.methods.ccp.units import claim_words, nli_pairs, token_spans
+from hallulab.methods.ccp.units import alternatives, claim_words, nli_pairs, outside_top_k, token_spans
 from hallulab.tokens import TokenStats
 
 
@@ -76,7 +76,30 @@ def test_function_words_are_certain_and_whitespace_alternatives_are_neutral_in_t
     assert unit_log_ccp(head, " the", classes, 10, "none", words=True) == pytest.approx(math.log(0.5))
     # lm-polygraph's mode keeps the class the NLI model gave the empty string
     assert unit_log_ccp(head, " the", classes, 10, "reference", words=False) == pytest.approx(math.log(0.4))
-    assert unit_log_ccp(head, " the", classes, 1, "none", words=True) == pytest.approx(math.log(0.5))  # K = 1
+    assert unit_log_ccp(head, " the", classes, 2, "none", words=True) == pytest.approx(math.log(0.5))  # K = 2
+    assert unit_log_ccp(head, " the", classes, 1, "none", words=True) == 0.0  # K = 1: the word alone, CCP = 1
+
+
+def test_k_counts_every_option_with_the_written_token_among_them() -> None:
+    """Figure 7's K: K options in all (lm-polygraph's top-K list, written token first), so K = 9
+    and K = 10 differ, and K never yields K + 1 options."""
+    top = tuple((f" w{i}", math.log(0.5 / 2**i)) for i in range(12))
+    head = TokenStats(" w0", top[0][1], top=top)
+    for k in (1, 2, 9, 10):
+        options = alternatives(head, k)
+        assert len(options) == k and options[0][0] == " w0"
+        assert [text for text, _ in options] == [text for text, _ in top[:k]]
+    assert not outside_top_k(head, 1)
+
+
+def test_a_teacher_forced_token_outside_its_top_k_is_kept_and_counted() -> None:
+    top = ((" a", -0.5), (" b", -1.0), (" c", -2.0), (" d", -3.0))
+    head = TokenStats(" z", -6.0, top=top)  # the written token is not in its position's top list
+    options = alternatives(head, 3)
+    assert [text for text, _ in options] == [" z", " a", " b"]  # K = 3 in all: it replaces the 3rd
+    assert outside_top_k(head, 3) and outside_top_k(head, 4)
+    with pytest.raises(ValueError, match="K >= 1"):
+        alternatives(head, 0)
 
 
 def test_nli_argmax_ties_go_to_entailment_then_contradiction() -> None:

@@ -42,6 +42,19 @@ def test_thresholds_read_the_dev_labels_and_a_factless_sentence_ranks_below_ever
     assert chosen["fact"] == 0.4 and chosen["fact_dev_f1"] == 1.0
 
 
+def test_a_fact_threshold_never_flags_sentences_that_hold_no_fact() -> None:
+    """A hallucinated sentence without facts cannot be flagged at the fact level at test time;
+    a threshold below every fact score (which would count it as flagged on dev) is not chosen."""
+    table = ScoreTable()
+    table.add_sentences("prompt", "p", [0.2, 0.8, 0.6], [None, None, None])
+    dev = [Passage(id="p", response="A. B. C.", sentences=["A.", "B.", "C."], labels=[1.0, 0.0, 1.0], samples=["x"])]
+    facts = {"p": [(1, "(a, b, c)", 0.2), (2, "(d, e, f)", 0.9)]}  # sentence 0: hallucinated, no fact
+    chosen = thresholds(dev, table.frame(), CorrectionConfig(sentence_variant="prompt"), facts)
+    assert chosen["fact"] == 0.9 and chosen["fact_dev_f1"] == pytest.approx(2 / 3)
+    nothing = f1_threshold([float("-inf"), float("-inf")], [True, False])
+    assert math.isnan(nothing[0]) and math.isnan(nothing[1])
+
+
 def test_the_dev_split_is_stable_and_near_its_fraction() -> None:
     ids = [f"r{i}" for i in range(2000)]
     first = [in_dev_split(i, 0.3, 0) for i in ids]

@@ -63,7 +63,11 @@ def test_prompt_level_accuracy_and_f1_use_the_methods_threshold_only() -> None:
     assert math.isnan(without["prompt_acc"]) and without["prompt_auc"] == pytest.approx(100 * 8 / 9)
     at = evaluate_levels(passages, table.frame(), CFG, thresholds={"familiarity": 0.5})["prompt"]
     assert at.metrics["familiarity"]["prompt_acc"] == pytest.approx(100 * 5 / 6)
-    assert at.metrics["familiarity"]["prompt_f1"] == pytest.approx(100 * 0.8)
+    # F1 takes familiar as the positive class (Table 2, the released code): 3 familiar, 4 answered
+    assert at.metrics["familiarity"]["prompt_f1"] == pytest.approx(100 * 6 / 7)
+    assert at.metrics["familiarity"]["prompt_f1_unfamiliar"] == pytest.approx(100 * 0.8)
+    refuse_all = evaluate_levels(passages, table.frame(), CFG, thresholds={"familiarity": -1.0})["prompt"]
+    assert refuse_all.metrics["familiarity"]["prompt_f1"] == 0.0  # a model that refuses everything
 
 
 def test_one_class_only_is_undefined_and_no_labels_gives_no_level() -> None:

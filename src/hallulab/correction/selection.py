@@ -16,13 +16,18 @@ def in_dev_split(record_id: str, dev_fraction: float, seed: int) -> bool:
 
 def f1_threshold(scores: Sequence[float], positive: Sequence[bool]) -> tuple[float, float]:
     """(threshold, F1) maximising F1 of ``score >= threshold`` over the candidate thresholds
-    (every distinct score); ties go to the higher threshold. NaN, NaN without positives."""
+    (every distinct finite score); ties go to the higher threshold. A unit scored -inf has
+    nothing that could be flagged (a sentence without facts, at the fact level): it is never
+    predicted positive and never a candidate, so no threshold is chosen that would flag on the
+    development split what can never be flagged at test time. NaN, NaN without positives or
+    without a candidate."""
     values = np.asarray(scores, dtype=np.float64)
     labels = np.asarray(positive, dtype=bool)
-    if not labels.any():
+    candidates = sorted(set(values[np.isfinite(values)].tolist()))
+    if not labels.any() or not candidates:
         return float("nan"), float("nan")
     best = (float("nan"), -1.0)
-    for threshold in sorted(set(values.tolist())):
+    for threshold in candidates:
         predicted = values >= threshold
         tp = float((predicted & labels).sum())
         precision = tp / max(float(predicted.sum()), 1.0)

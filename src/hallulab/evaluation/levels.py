@@ -13,10 +13,10 @@
 * ``response`` (a label of the whole response, e.g. the SAC3 QA sets): HalluCheck's
   AUC-ROC and AP (plus the trapezoid AUC-PR of its released code).
 * ``prompt`` (Concept-7's familiarity labels): Self-Familiarity's AUC and, at the threshold
-  the method chose without test labels (its basic records), ACC and F1 with unfamiliar as the
-  positive class; Pearson (Table 2's PEA) between the score and the annotated degree of
-  unfamiliarity (``meta.unfamiliarity``, from the 1-9 rating) when the record has one, else
-  the binary label.
+  the method chose without test labels (its basic records), ACC, F1 with familiar as the
+  positive class (Table 2 and the released code) and, labelled, F1 of the unfamiliar class;
+  Pearson (Table 2's PEA) between the score and the annotated degree of unfamiliarity
+  (``meta.unfamiliarity``, from the 1-9 rating) when the record has one, else the binary label.
 
 Every metric is in percent (the papers' unit) with a percentile bootstrap interval that
 resamples records. The evaluation is total on any subset: a metric undefined on the data
@@ -39,9 +39,9 @@ from hallulab.data.schema import Passage
 from hallulab.evaluation import bootstrap, undefined
 from hallulab.evaluation.metrics import (
     PRCurve,
-    accuracy_f1,
     aucpr_trapezoid,
     average_precision,
+    f1_score,
     pearson,
     pr_curve,
     prediction_rejection_ratio,
@@ -65,7 +65,7 @@ LEVEL_METRICS: dict[str, tuple[str, ...]] = {
     "claim": ("claim_roc_auc", "claim_pr_auc", "claim_prr"),
     "fact": ("fact_roc_auc", "fact_pr_auc", "fact_prr"),
     "response": ("response_roc_auc", "response_ap", "response_aucpr"),
-    "prompt": ("prompt_auc", "prompt_acc", "prompt_f1", "prompt_pearson"),
+    "prompt": ("prompt_auc", "prompt_acc", "prompt_f1", "prompt_f1_unfamiliar", "prompt_pearson"),
 }
 
 
@@ -138,14 +138,21 @@ def _rank_metric(metric: Any, units: _Units) -> tuple[float, str | None]:
 
 
 def _decision_metrics(units: _Units, threshold: float | None) -> dict[str, tuple[float, str | None]]:
-    """ACC and F1 of ``score > threshold`` (the method's own threshold; none chosen: null)."""
+    """ACC and F1 of the decision "unfamiliar" = ``score > threshold`` (the method's own
+    threshold; none chosen: null). ``f1`` takes *familiar* as the positive class, as
+    Self-Familiarity's Table 2 and its released code do (the rows where a model answers
+    everything have F1 0 only that way); ``f1_unfamiliar`` is the other class's F1."""
+    keys = ("acc", "f1", "f1_unfamiliar")
     if threshold is None:
-        return {"acc": (float("nan"), undefined.NO_THRESHOLD), "f1": (float("nan"), undefined.NO_THRESHOLD)}
+        return {key: (float("nan"), undefined.NO_THRESHOLD) for key in keys}
     if units.positive.size == 0:
-        return {"acc": (float("nan"), undefined.NO_UNITS), "f1": (float("nan"), undefined.NO_UNITS)}
-    accuracy, f1 = accuracy_f1(units.positive, units.scores, threshold)
-    f1_reason = undefined.f1(units.positive, units.scores > threshold)
-    return {"acc": (100.0 * accuracy, None), "f1": (float("nan"), f1_reason) if f1_reason else (100.0 * f1, None)}
+        return {key: (float("nan"), undefined.NO_UNITS) for key in keys}
+    refused = units.scores > threshold
+    found: dict[str, tuple[float, str | None]] = {"acc": (100.0 * float((refused == units.positive).mean()), None)}
+    for key, truth, decided in (("f1", ~units.positive, ~refused), ("f1_unfamiliar", units.positive, refused)):
+        reason = undefined.f1(truth, decided)
+        found[key] = (float("nan"), reason) if reason else (100.0 * f1_score(truth, decided), None)
+    return found
 
 
 def _binary_metrics(level: str, units: _Units, threshold: float | None) -> dict[str, tuple[float, str | None]]:

@@ -133,13 +133,9 @@ def prediction_rejection_ratio(y_true: np.ndarray, scores: np.ndarray) -> float:
     return (rejection_area(s, quality) - random_area) / (oracle_area - random_area)
 
 
-def accuracy_f1(y_true: np.ndarray, scores: np.ndarray, threshold: float) -> tuple[float, float]:
-    """Accuracy and F1 of the decision ``score > threshold`` (positive class = label 1)."""
-    y, s = _check(y_true, scores)
-    predicted = s > threshold
-    tp = float((predicted & y).sum())
-    fp = float((predicted & ~y).sum())
-    fn = float((~predicted & y).sum())
-    accuracy = float((predicted == y).mean()) if len(y) else float("nan")
-    f1 = 2 * tp / (2 * tp + fp + fn) if (2 * tp + fp + fn) > 0 else float("nan")
-    return accuracy, f1
+def f1_score(truth: np.ndarray, decided: np.ndarray) -> float:
+    """F1 of boolean decisions against boolean truth (NaN with no positive label or decision)."""
+    truth, decided = np.asarray(truth, dtype=bool), np.asarray(decided, dtype=bool)
+    tp = float((decided & truth).sum())
+    wrong = float((decided != truth).sum())
+    return 2 * tp / (2 * tp + wrong) if (2 * tp + wrong) > 0 else float("nan")

@@ -24,7 +24,7 @@ from hallulab.methods.ccp.formula import (
     perplexity,
     word_log_ccp,
 )
-from hallulab.methods.ccp.units import CONTEXT_NAMES, CONTEXTS, alternatives, strip_word
+from hallulab.methods.ccp.units import CONTEXT_NAMES, CONTEXTS, alternatives, outside_top_k, strip_word
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.text.stopwords import is_stopword
 from hallulab.tokens import TokenStats
@@ -114,6 +114,9 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
             if not claim.aligned or not entry["units"].get("token"):
                 continue
             scores = claim_scores(entry, claim.index, record_tokens, modes, ptrue)
+            heads = [record_tokens[unit[0]] for unit in entry["units"]["word" if knobs.word_merge else "token"]]
+            counts["words_outside_top_k"] += sum(outside_top_k(head, k_top) for head in heads)
+            counts["words_judged"] += len(heads)
             for variant, value in scores.items():
                 claim_rows.setdefault(variant, {}).setdefault(rid, []).append(
                     (claim.index, claim.sentence_index, value)

@@ -86,9 +86,24 @@ def strip_word(text: str) -> str:
 
 
 def alternatives(token: TokenStats, k: int) -> list[tuple[str, float]]:
-    """The word itself, then up to ``k`` other alternatives of its position (top-K order)."""
-    others = [(text, logprob) for text, logprob in token.top if text != token.token][:k]
+    """The K options CCP compares at a position (Eq. 3-4; Figure 7's K counts them all): the
+    written token first, then the most probable other tokens of its top list, K in all.
+
+    A generated (greedy) token is always inside its own top-K, so the options are exactly the
+    top-K list with the written token moved to the front, as lm-polygraph's
+    ``GreedyProbsCalculator`` builds ``greedy_tokens_alternatives``; K = 1 leaves the written
+    token alone and CCP_word = 1. A teacher-forced token can fall outside its top-K: it is
+    still the first option (CCP is about the written word), and takes the place of the K-th
+    most probable token (:func:`outside_top_k` counts such words)."""
+    if k < 1:
+        raise ValueError(f"K = {k}: CCP needs at least the written token (K >= 1)")
+    others = [(text, logprob) for text, logprob in token.top if text != token.token][: k - 1]
     return [(token.token, token.logprob), *others]
+
+
+def outside_top_k(token: TokenStats, k: int) -> bool:
+    """Whether the written token is not among the K most probable tokens of its position."""
+    return all(text != token.token for text, _ in token.top[:k])
 
 
 def nli_pairs(

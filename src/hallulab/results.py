@@ -1,0 +1,200 @@
+"""Published results: one committed file per run the README reports, with what re-derives it.
+
+A run on a real data set (``make experiment ...``) writes ``metrics/<dataset>/<method>*.json``
+into the workspace, next to a ``params.yaml`` and ``dvc.lock`` that describe that run only.
+Publishing gathers them into ``results/<dataset>/<name>.json``:
+
+* ``command``: the command that produced the metrics (as given, e.g. the ``make experiment``
+  line), the git revision of the code and whether the working tree had uncommitted changes;
+* ``params``: the resolved parameter sections the run read (data set, profile, evaluation,
+  the method's own sections) and ``overrides``, the ``-S`` settings of the command;
+* ``models``: every LLM role the method and its artifacts use, by catalogue entry, model name
+  and the sha256 of the weights file where the weights are a local file (the packaged GGUF);
+* ``metrics`` / ``intervals``: variant -> metric (percent; null = undefined) and its bootstrap
+  interval, exactly as the evaluate stage wrote them;
+* ``counts``, ``undefined``, ``random_baselines``: the evaluate stage's record counts, the
+  reason of every null, and the random scorer's value at each level.
+
+CLI::
+
+    python -m hallulab.results publish --dataset wikibio --method factselfcheck \\
+        --name factselfcheck_llm3 --args '-S ...' --command 'make result ...' [--params params.yaml]
+
+``make result DATASET=... METHOD=... NAME=... ARGS='-S ...'`` runs the experiment and publishes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import shlex
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from hallulab.config import load_params
+from hallulab.io import file_sha256, read_json, write_json
+from hallulab.packages import find_package_file
+from hallulab.pipeline import paths, registry
+from hallulab.pipeline.spec import StepInputs
+
+RESULTS_DIR = "results"
+#: params sections every result records besides the method's own
+COMMON_SECTIONS = ("dataset", "profile", "evaluate")
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """The model behind one LLM role of a run."""
+
+    role: str
+    entry: str  # the llm_catalogue entry
+    name: str  # the model's name in the catalogue
+    backend: str
+    source: str  # hub id, package file or server URL
+    sha256: str  # of the local weights file; "" where the weights are not a local file
+
+
+@dataclass(frozen=True)
+class PublishedResult:
+    """One published run of one method on one data set."""
+
+    name: str
+    dataset: str
+    method: str
+    command: str
+    git_revision: str
+    git_dirty: bool
+    overrides: list[str]
+    params: dict[str, Any]
+    models: list[ModelRef]
+    metrics: dict[str, dict[str, float | None]]
+    intervals: dict[str, dict[str, list[float | None]]]
+    counts: dict[str, Any]
+    undefined: dict[str, Any] = field(default_factory=dict)
+    random_baselines: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> PublishedResult:
+        fields = dict(raw)
+        fields["models"] = [ModelRef(**model) for model in raw.get("models", [])]
+        return cls(**fields)
+
+
+def result_path(dataset: str, name: str, root: Path = Path(".")) -> Path:
+    return root / RESULTS_DIR / dataset / f"{name}.json"
+
+
+def load_result(path: str | Path) -> PublishedResult:
+    return PublishedResult.from_dict(read_json(path))
+
+
+def _inputs(method: str) -> list[StepInputs]:
+    """What the method's steps and the artifacts they build on (transitively) read."""
+    spec = registry.method(method)
+    inputs: list[StepInputs] = [spec.aggregate, *([spec.score] if spec.score is not None else [])]
+    pending, seen = list(spec.requires), set()
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        artifact = registry.artifact(name)
+        inputs.append(artifact.inputs)
+        pending.extend(artifact.requires)
+    return inputs
+
+
+def _roles(method: str) -> list[str]:
+    """LLM roles the method's steps and its artifacts may read (an artifact's settings, recorded
+    beside them, say whether it called its role: e.g. ``knowledge_graphs.extractor: spacy``)."""
+    return sorted({role for step in _inputs(method) for role in step.llm_roles})
+
+
+def _sections(method: str) -> list[str]:
+    """Top-level params sections the method and its artifacts read, and the common ones."""
+    keys = {key.split(".")[0] for step in _inputs(method) for key in (*step.params, *step.prompts)}
+    return [*COMMON_SECTIONS, *sorted(keys - set(COMMON_SECTIONS))]
+
+
+def _model(role: str, params: DictConfig) -> ModelRef:
+    entry_name = str(params.llms[role])
+    entry = params.llm_catalogue[entry_name]
+    source, digest = "", ""
+    if entry.get("gguf_package"):
+        weights = find_package_file(str(entry.gguf_package), str(entry.get("gguf_file") or "*.gguf"))
+        source, digest = f"{entry.gguf_package}/{weights.name}", file_sha256(weights)
+    elif entry.get("model_id"):
+        source = f"{entry.model_id}@{entry.get('revision') or 'main'}"
+    elif entry.get("base_url"):
+        source = str(entry.base_url)
+    return ModelRef(role, entry_name, str(entry.get("name", entry_name)), str(entry.get("backend", "")), source, digest)
+
+
+def _git(*args: str) -> str:
+    done = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def collect(
+    dataset: str, method: str, name: str, command: str, overrides: Sequence[str], params: DictConfig
+) -> PublishedResult:
+    """The run's metrics (as the evaluate stage wrote them in the workspace) with its provenance."""
+    info = read_json(paths.metrics(method, "info", dataset))
+    resolved = OmegaConf.to_container(params, resolve=True)
+    assert isinstance(resolved, dict)
+    return PublishedResult(
+        name=name,
+        dataset=dataset,
+        method=method,
+        command=command,
+        git_revision=_git("rev-parse", "HEAD"),
+        git_dirty=bool(_git("status", "--porcelain", "--untracked-files=no", "--", "src", "stages", "conf")),
+        overrides=list(overrides),
+        params={section: resolved.get(section) for section in _sections(method)},
+        models=[_model(role, params) for role in _roles(method)],
+        metrics=read_json(paths.metrics(method, "", dataset)),
+        intervals=read_json(paths.metrics(method, "ci", dataset)),
+        counts=info.get("levels", {}),
+        undefined=info.get("undefined", {}),
+        random_baselines=info.get("random_baselines", {}),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command_name", required=True)
+    publish = sub.add_parser("publish", help="gather a run's metrics and provenance into results/")
+    publish.add_argument("--dataset", required=True)
+    publish.add_argument("--method", required=True)
+    publish.add_argument("--name", required=True, help="file stem under results/<dataset>/")
+    publish.add_argument("--command", required=True, help="the command that produced the metrics")
+    publish.add_argument("--args", default="", help="that command's settings (-S key=value ...)")
+    publish.add_argument("--params", default="params.yaml")
+    args = parser.parse_args(argv)
+    params = load_params(args.params)
+    if str(params.dataset.name) != args.dataset:
+        print(
+            f"hallulab results: error: {args.params} is for data set {params.dataset.name!r}, not {args.dataset!r}",
+            file=sys.stderr,
+        )
+        return 2
+    words = shlex.split(args.args)
+    overrides = [value for flag, value in itertools.pairwise(words) if flag in ("-S", "--set-param")]
+    result = collect(args.dataset, args.method, args.name, args.command, overrides, params)
+    target = result_path(args.dataset, args.name)
+    write_json(target, result.to_dict())
+    print(f"published {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""Committed results files and the README tables rendered from them."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from hallulab.results import RESULTS_DIR, load_result
+from hallulab.results_render import MARKER, TableSpec, render, render_table
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULT_FILES = sorted((ROOT / RESULTS_DIR).glob("*/*.json"))
+
+
+def test_every_readme_results_table_equals_its_committed_file() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert MARKER.search(text), "the README renders at least one table from results/"
+    assert render(text, ROOT) == text, "run `python -m hallulab.results_render README.md` and commit"
+
+
+def test_a_changed_results_file_makes_the_readme_check_fail(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / RESULTS_DIR, tmp_path / RESULTS_DIR)
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = MARKER.search(text)
+    assert match is not None
+    target = tmp_path / RESULTS_DIR / f"{match['file']}.json"
+    raw = json.loads(target.read_text(encoding="utf-8"))
+    variant = match["rows"].split(",")[0].strip()
+    metric = match["cols"].split(",")[0].strip()
+    raw["metrics"][variant][metric] = 12.3456
+    target.write_text(json.dumps(raw), encoding="utf-8")
+    assert render(text, tmp_path) != text
+
+
+@pytest.mark.parametrize("path", RESULT_FILES, ids=[p.stem for p in RESULT_FILES])
+def test_a_results_file_names_its_command_revision_and_models(path: Path) -> None:
+    result = load_result(path)
+    assert result.command.startswith("make ") and result.dataset == path.parent.name
+    assert re.fullmatch(r"[0-9a-f]{40}", result.git_revision) and not result.git_dirty
+    assert result.models and all(m.entry and m.name for m in result.models)
+    assert all(m.sha256 for m in result.models if m.backend == "hf" and "gguf" in m.source)
+    for variant, values in result.metrics.items():
+        reasons = result.undefined.get("metrics", {}).get(variant, {})
+        assert all((value is None) == (metric in reasons) for metric, value in values.items()), variant
+
+
+def test_a_null_cell_names_its_reason(tmp_path: Path) -> None:
+    folder = tmp_path / RESULTS_DIR / "ds"
+    folder.mkdir(parents=True)
+    raw = {
+        "name": "run",
+        "dataset": "ds",
+        "method": "m",
+        "command": "make experiment",
+        "git_revision": "0" * 40,
+        "git_dirty": False,
+        "overrides": [],
+        "params": {},
+        "models": [],
+        "metrics": {"v": {"a": 50.0, "b": None}},
+        "intervals": {"v": {"a": [40.0, 60.0], "b": [None, None]}},
+        "counts": {},
+        "undefined": {"metrics": {"v": {"b": "one_class"}}},
+    }
+    (folder / "run.json").write_text(json.dumps(raw), encoding="utf-8")
+    table = render_table(TableSpec("ds/run", ("v",), ("a", "b")), tmp_path)
+    assert "| `v` | 50.0 [40.0, 60.0] | null (one_class) |" in table
