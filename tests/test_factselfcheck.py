@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from hallulab.artifacts.knowledge_graphs import Triple, normalise
+from hallulab.artifacts.knowledge_graphs.build import sentence_graphs
 from hallulab.artifacts.knowledge_graphs.parsing import parse_json_list, parse_triples
+from hallulab.data.schema import Passage
 from hallulab.methods.factselfcheck.scoring import (
     NO_FACT_SENTENCE_SCORE,
     frequency_score,
@@ -180,3 +182,21 @@ def test_the_spacy_extractor_breaks_given_claims_into_triples(tmp_path: Path) ->
     assert radium in record.claim_kgs[0] and radium in record.passage_kg
     assert radium in record.sample_kgs[0]  # kept: the claim's tail is an allowed entity
     assert "facts_per_claim" in out["table8"]
+
+
+def test_llm_sentence_triples_are_unrestricted_and_extend_the_sample_sets() -> None:
+    """Eq. 4-5 and footnote 3: a sentence triple naming an entity or relation outside E_p / R_p
+    is kept, and its parts join E_S / R_S, so a sample triple stating it is kept too."""
+    passage = Passage(id="p", response="Curie won a Nobel Prize.", sentences=("Curie won a Nobel Prize.",))
+    counts: Counter[str] = Counter()
+    replies = iter(["subject;relation;object\nMarie Curie;won;Nobel Prize in Physics\nCurie;won;Nobel Prize"])
+    sentence_kgs, claim_kgs, (entities, relations) = sentence_graphs(
+        passage, ["Curie", "Nobel Prize"], ["won"], replies, counts
+    )
+    assert Triple.of("Marie Curie", "won", "Nobel Prize in Physics") in sentence_kgs[0]
+    assert Triple.of("Curie", "won", "Nobel Prize") in sentence_kgs[0] and claim_kgs == []
+    assert counts["sentence_triples_extending_sets"] == 1
+    allowed = {normalise(e) for e in entities}
+    assert {"marie_curie", "nobel_prize_in_physics"} <= allowed and relations == ["won"]
+    sample = parse_triples("Marie Curie;won;Nobel Prize in Physics", entities, relations, counts)
+    assert sample == [Triple.of("Marie Curie", "won", "Nobel Prize in Physics")]

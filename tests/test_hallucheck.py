@@ -8,8 +8,16 @@ import pytest
 from scipy.stats import kstest
 
 from hallulab.artifacts.atomic_facts.tagging import TaggedToken, pos_spans, random_spans
-from hallulab.methods.hallucheck.aggregate import HalluCheckKnobs, fact_flag, variant_name
-from hallulab.methods.hallucheck.checks import contained, guessed, renormalised_top, step_is_uniform, token_f1
+from hallulab.methods.hallucheck.aggregate import CHECK_MODES, HalluCheckKnobs, fact_flag, variant_name
+from hallulab.methods.hallucheck.checks import (
+    answer_span,
+    contained,
+    guessed,
+    renormalised_top,
+    span_steps,
+    step_is_uniform,
+    token_f1,
+)
 from hallulab.methods.hallucheck.score import parse_question
 from hallulab.methods.sac3.aggregate import inconsistency
 from hallulab.text.answers import contains_gold_answer, normalize_answer
@@ -44,14 +52,53 @@ def test_a_fact_is_hallucinated_when_misaligned_or_aligned_but_guessed() -> None
         "question": "Who?",
         "answers": {"generator/greedy": {"text": "James I", "top": confident}},
     }
-    assert fact_flag(entry, "generator/greedy", knobs, probability_check=True) is False
+    paper, align_only = CHECK_MODES[0], CHECK_MODES[1]
+    assert fact_flag(entry, "generator/greedy", knobs, paper) is False
     entry["answers"]["generator/greedy"]["top"] = guessing
-    assert fact_flag(entry, "generator/greedy", knobs, probability_check=True) is True
-    assert fact_flag(entry, "generator/greedy", knobs, probability_check=False) is False  # alignment only
+    assert fact_flag(entry, "generator/greedy", knobs, paper) is True
+    assert fact_flag(entry, "generator/greedy", knobs, align_only) is False  # alignment only
     entry["answers"]["generator/greedy"] = {"text": "Elizabeth I", "top": confident}
-    assert fact_flag(entry, "generator/greedy", knobs, probability_check=False) is True
-    assert fact_flag({"text": "x", "question": None}, "generator/greedy", knobs, probability_check=True) is None
-    assert variant_name("ner", "verifier/greedy", probability_check=False) == "hallucheck_ner_greedy_crosseval_align"
+    assert fact_flag(entry, "generator/greedy", knobs, align_only) is True
+    assert fact_flag({"text": "x", "question": None}, "generator/greedy", knobs, paper) is None
+    assert variant_name("ner", "verifier/greedy", align_only) == "hallucheck_ner_greedy_crosseval_align"
+
+
+def _reply(pieces: list[str], tops: list[list[float]]) -> dict[str, object]:
+    return {"text": "".join(pieces).strip(), "steps": pieces, "top": tops}
+
+
+def test_a_sentence_long_reply_aligns_through_its_answer_span() -> None:
+    """§3 with the released code's answer-span step: "Warsaw" against "Marie Curie was born in
+    Warsaw, Poland." has token F1 0.25 on the whole reply, 1.0 on the span."""
+    confident = [math.log(0.96), *([math.log(0.01)] * 4)]
+    pieces = [" Marie", " Curie", " was", " born", " in", " Warsaw", ",", " Poland", "."]
+    entry = {"text": "Warsaw", "question": "Where?", "answers": {"g/greedy": _reply(pieces, [confident] * 9)}}
+    knobs = HalluCheckKnobs()
+    reply = "".join(pieces)
+    span = answer_span(reply, "Warsaw")
+    assert span is not None and reply[span[0] : span[1]] == "Warsaw,"
+    assert span_steps(pieces, span) == [5, 6]
+    whole = next(m for m in CHECK_MODES if m.suffix == "_align_wholereply")
+    assert fact_flag(entry, "g/greedy", knobs, CHECK_MODES[1]) is False  # aligned on the span
+    assert fact_flag(entry, "g/greedy", knobs, whole) is True  # misaligned on the whole reply
+
+
+def test_the_ks_check_reads_the_answer_spans_steps_unless_told_every_step() -> None:
+    """One flat step outside the span flags the fact only in the labelled every-step variant."""
+    confident = [math.log(0.96), *([math.log(0.01)] * 4)]
+    flat = [math.log(0.2)] * 5
+    pieces = [" It", " was", " James", " I", "."]
+    entry = {
+        "text": "James I",
+        "question": "Who?",
+        "answers": {"g/greedy": _reply(pieces, [flat, confident, confident, confident, confident])},
+    }
+    knobs = HalluCheckKnobs()
+    every_step = next(m for m in CHECK_MODES if m.suffix == "_allsteps")
+    assert fact_flag(entry, "g/greedy", knobs, CHECK_MODES[0]) is False
+    assert fact_flag(entry, "g/greedy", knobs, every_step) is True
+    entry["answers"]["g/greedy"]["top"] = [confident, confident, flat, confident, confident]
+    assert fact_flag(entry, "g/greedy", knobs, CHECK_MODES[0]) is True  # a flat step inside the span
 
 
 @pytest.mark.parametrize(

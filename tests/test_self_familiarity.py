@@ -54,13 +54,27 @@ def test_frequency_score_is_the_product_of_exponentials() -> None:
     assert math.exp(log_frequency(words, RANKS, 100.0)) == pytest.approx(expected)
 
 
-def test_filtering_removes_concepts_made_only_of_common_words() -> None:
-    assert is_common(("gun", "control"), RANKS, common_words=10)
+def test_filtering_removes_a_concept_that_is_one_common_word_as_the_released_code_does() -> None:
+    assert is_common(("law",), RANKS, common_words=10)
+    assert not is_common(("gun", "control"), RANKS, common_words=10)  # each word common, the concept not
     assert not is_common(("Second", "Amendment"), RANKS, common_words=10)
-    concepts, all_common = process(
-        "gun control and the Monophony", ["gun control", "Monophony"], RANKS, common_words=10, h=100
-    )
+    concepts, all_common = process("the law and the Monophony", ["law", "Monophony"], RANKS, common_words=10, h=100)
     assert [c.text for c in concepts] == ["Monophony"] and not all_common
+
+
+def test_the_every_word_filter_is_a_labelled_variant() -> None:
+    assert is_common(("gun", "control"), RANKS, common_words=10, how="every_word")
+    concepts, _ = process(
+        "gun control and the Monophony",
+        ["gun control", "Monophony"],
+        RANKS,
+        common_words=10,
+        h=100,
+        common_filter="every_word",
+    )
+    assert [c.text for c in concepts] == ["Monophony"]
+    kept, _ = process("gun control and the Monophony", ["gun control", "Monophony"], RANKS, common_words=10, h=100)
+    assert [c.text for c in kept] == ["Monophony", "gun control"]
 
 
 def test_a_prompt_of_common_concepts_keeps_them_and_says_so() -> None:
@@ -91,8 +105,15 @@ def test_masking_covers_every_case_form_of_the_concept_and_its_words() -> None:
     text = "The SECOND AMENDMENT protects arms. The second amendment is old; Amendment rights and seconds."
     masked, count = mask_concept(text, "Second Amendment")
     assert "amendment" not in masked.lower().replace("...", "")
-    assert "seconds" in masked  # whole words only
-    assert count == 3
+    assert "seconds" not in masked and masked.endswith("and ...s.")  # substrings, as the released code
+    assert count == 4
+    whole, whole_count = mask_concept(text, "Second Amendment", masking="whole_word")
+    assert "seconds" in whole and whole_count == 3  # the labelled variant leaks inflections
+
+
+def test_substring_masking_hides_inflected_forms() -> None:
+    masked, _ = mask_concept("The derivative's value and its paintings.", "derivative painting")
+    assert "derivative" not in masked and "painting" not in masked
 
 
 def test_stop_words_of_a_concept_are_not_masked_alone() -> None:
@@ -104,6 +125,8 @@ def test_constraint_strings_are_case_forms_with_and_without_a_space() -> None:
     assert case_forms("ink wash") == ["ink wash", "INK WASH", "Ink wash"]
     strings = constraint_strings("Pepsi")
     assert set(strings) == {"Pepsi", "pepsi", "PEPSI", " Pepsi", " pepsi", " PEPSI"}
+    assert "Ink Wash Painting" in constraint_strings("ink wash painting")  # per-word title case
+    assert "Ink wash painting" not in constraint_strings("ink wash painting")
 
 
 # ---------------------------------------------------------------- scores (Eq. 5, 7, 23) and threshold

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hallulab.artifacts.concepts import PROCESSINGS, SOURCES
-from hallulab.artifacts.concepts.processing import WordRanks, process
+from hallulab.artifacts.concepts.processing import COMMON_FILTERS, WordRanks, process
 from hallulab.config import setting
 from hallulab.data.loaders import DATA_ROOT_ENV, data_root
 from hallulab.data.schema import Passage
@@ -35,6 +35,9 @@ class ConceptsConfig:
     word_list_file: str = "concept7_self_familiarity/wiki-100k.txt"
     word_list_size: int = setting(100000, minimum=1, doc="entries read from the list")
     common_words: int = setting(10000, minimum=0, doc="the top-N words that are common (Appendix D: 10,000)")
+    common_filter: str = setting(
+        "whole_string", choices=COMMON_FILTERS, doc="whole_string: the released code; every_word: a labelled variant"
+    )
     frequency_h: float = setting(100.0, above=0.0, doc="H of Eq. 6 (Appendix D: 100)")
     max_new_tokens: int = setting(64, minimum=1, doc="reply length of the LLM extractor")
 
@@ -143,6 +146,7 @@ def build(ctx: BuildContext) -> dict[str, Any]:
                 extracted,
                 ranks,
                 common_words=cfg.common_words,
+                common_filter=cfg.common_filter,
                 h=cfg.frequency_h,
                 grouping=name != "no_grouping",
                 filtering=name != "no_filtering",

@@ -7,8 +7,11 @@
 * Grouping: concepts sorted by position; a concept is fused with the next when the two,
   joined by a space or a hyphen, occur in the prompt; then a concept contained in
   another (case-insensitive) is dropped.
-* Filtering: a concept is common when every word is common: not capitalised and among the
-  first ``common_words`` entries of the list.
+* Filtering (``common_filter``): ``whole_string`` (the released code) drops a concept only
+  when the whole concept is one common word (not capitalised, among the first
+  ``common_words`` entries of the list), so "ink wash painting" stays even though each of its
+  words is common; ``every_word`` (a labelled variant, this project's earlier reading of
+  §3.1) drops a concept whose every word is common.
 * Ranking: ascending ln f_i (rarest first), ties in prompt order.
 """
 
@@ -52,8 +55,16 @@ def log_frequency(words: Sequence[str], ranks: WordRanks, h: float) -> float:
     return -sum(ranks.rank(w) for w in words) / h
 
 
-def is_common(words: Sequence[str], ranks: WordRanks, common_words: int) -> bool:
-    return bool(words) and all(ranks.rank(w) < common_words for w in words)
+COMMON_FILTERS = ("whole_string", "every_word")
+
+
+def is_common(words: Sequence[str], ranks: WordRanks, common_words: int, how: str = "whole_string") -> bool:
+    """Whether a concept (given as its words) is common and so filtered out."""
+    if how == "whole_string":
+        return len(words) == 1 and ranks.rank(words[0]) < common_words
+    if how == "every_word":
+        return bool(words) and all(ranks.rank(w) < common_words for w in words)
+    raise ValueError(f"concepts.common_filter: {how!r} is not one of {list(COMMON_FILTERS)}")
 
 
 def locate(prompt: str, texts: Sequence[str]) -> list[tuple[str, int]]:
@@ -105,6 +116,7 @@ def process(
     *,
     common_words: int,
     h: float,
+    common_filter: str = "whole_string",
     grouping: bool = True,
     filtering: bool = True,
     ranking: bool = True,
@@ -116,7 +128,7 @@ def process(
     concepts = [Concept(t, p, log_frequency(words_of(t), ranks, h), words_of(t)) for t, p in located]
     all_common = False
     if filtering:
-        kept = [c for c in concepts if not is_common(c.words, ranks, common_words)]
+        kept = [c for c in concepts if not is_common(c.words, ranks, common_words, common_filter)]
         all_common = bool(concepts) and not kept
         concepts = kept or concepts
     if ranking:

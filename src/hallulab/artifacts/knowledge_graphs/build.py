@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from hallulab.artifacts.knowledge_graphs import EXTRACTORS, Triple
+from hallulab.artifacts.knowledge_graphs import EXTRACTORS, Triple, normalise
 from hallulab.artifacts.knowledge_graphs.parsing import parse_json_list, parse_triples
 from hallulab.artifacts.knowledge_graphs.spacy_extractor import entities_and_relations, topic_of, triples_of
 from hallulab.config import ConfigError
@@ -118,6 +118,31 @@ def _spacy(ctx: BuildContext, passages: Sequence[Passage], counts: Counter[str])
     return records
 
 
+def sentence_graphs(
+    passage: Passage, entities: Sequence[str], relations: Sequence[str], replies: Iterator[str], counts: Counter[str]
+) -> tuple[list[list[Triple]], list[list[Triple]], tuple[list[str], list[str]]]:
+    """KG_u of every sentence, then of every given claim, from the extractor's replies (Eq. 3),
+    and the samples' allowed sets E_S, R_S (Eq. 4-5).
+
+    E_p and R_p are shown to the extractor as guidance, but a sentence triple is *not*
+    restricted to them (the paper's footnote 3; the released code parses sentence triples
+    without allowed sets): a triple with a new head, tail or relation is kept, and its parts
+    extend E_S and R_S, so a sample can state the same fact. Such triples are counted
+    (``sentence_triples_extending_sets``)."""
+    known_entities = {normalise(e) for e in entities}
+    known_relations = {normalise(r) for r in relations}
+    sentence_kgs = [parse_triples(next(replies), None, None, counts) for _ in passage.sentences]
+    claim_kgs = [parse_triples(next(replies), None, None, counts) for _ in passage.claims]
+    for kg in (*sentence_kgs, *claim_kgs):
+        counts["sentence_triples_extending_sets"] += sum(
+            t.head not in known_entities or t.tail not in known_entities or t.relation not in known_relations
+            for t in kg
+        )
+    counts["sentences_without_triples"] += sum(not kg for kg in sentence_kgs)
+    counts["claims_without_triples"] += sum(not kg for kg in claim_kgs)
+    return sentence_kgs, claim_kgs, _allowed(entities, relations, [*sentence_kgs, *claim_kgs])
+
+
 def _llm(
     ctx: BuildContext, passages: Sequence[Passage], counts: Counter[str], calls: Counter[str]
 ) -> dict[str, dict[str, Any]]:
@@ -163,11 +188,9 @@ def _llm(
     records = {}
     sample_rows, sample_owners, allowed_sets = [], [], {}
     for passage, ents, rels in zip(passages, entities, relations, strict=True):
-        sentence_kgs = [parse_triples(next(sentence_replies), ents, rels, counts) for _ in passage.sentences]
-        claim_kgs = [parse_triples(next(sentence_replies), ents, rels, counts) for _ in passage.claims]
-        counts["sentences_without_triples"] += sum(not kg for kg in sentence_kgs)
-        counts["claims_without_triples"] += sum(not kg for kg in claim_kgs)
-        allowed_entities, allowed_relations = _allowed(ents, rels, [*sentence_kgs, *claim_kgs])
+        sentence_kgs, claim_kgs, (allowed_entities, allowed_relations) = sentence_graphs(
+            passage, ents, rels, sentence_replies, counts
+        )
         allowed_sets[passage.id] = (allowed_entities, allowed_relations)
         records[passage.id] = _record(ents, rels, sentence_kgs, [], claim_kgs)
         for sample in passage.samples:

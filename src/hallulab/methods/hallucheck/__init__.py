@@ -1,4 +1,4 @@
-"""HalluCheck (the paper in papers/001; §3, Tables 2-4; released as ConFactCheck).
+"""HalluCheck (the HalluCheck paper, §3, Algorithm 1, Tables 2-4; released as ConFactCheck).
 
 Atomic facts of a response (the shared ``atomic_facts`` artifact: NER, POS or random spans)
 each get a question with their sentence as context (the ``question_generator`` LLM role, or
@@ -8,11 +8,15 @@ regenerated answer must agree with the fact (fact alignment), and for an aligned
 top-5 token probabilities of every generated step must not look uniform (a KS test)
 (:mod:`hallulab.methods.hallucheck.checks`). Response score = share of hallucinated facts.
 
+Like the released code, alignment compares the fact with the reply's answer span and the KS
+test reads the span's steps (:mod:`hallulab.methods.hallucheck.checks`; offline, the span is
+the reply's best-matching word window, a stated substitute for its extractive QA model).
 Deliberate differences from the released code (ConFactCheck): every fact is checked on its
-own (the released code stops at the first uniform step *of the response*, so later facts are
-never scored, and with beam search reads ``scores[i][j]`` as if the beam index j were the
-question index); the beam's per-step distribution is the one of the beam the answer came
-from (``beam_indices``); errors are counted, never swallowed by bare ``except``; the KS test
+own (the released code ``break``s out of its loop over facts when a span's tokens are not
+found among the generated tokens, and every later fact stays flagged without a test), and
+with beam search it reads ``scores[i][j]`` as if the beam index j were the question index;
+here the beam's per-step distribution is the one of the beam the answer came from
+(``beam_indices``); errors are counted, never swallowed by bare ``except``; the KS test
 compares with the uniform distribution on [min, max] (scipy's ``args`` are location and
 scale, so the released ``args=(min, max)`` tests [min, min + max]).
 """

@@ -1,5 +1,10 @@
 """HalluCheck, cheap step: fact flags from the stored regenerations (alignment measure and
-threshold, KS level and steps are knobs), response score = share of hallucinated facts."""
+threshold, KS level and steps are knobs), response score = share of hallucinated facts.
+
+The paper's checks compare the fact with the reply's answer span and test the span's steps
+(:mod:`hallulab.methods.hallucheck.checks`); labelled variants test every step
+(``_allsteps``) or align with the whole reply (``_wholereply``), and ``_align`` variants skip
+the probability check."""
 
 from __future__ import annotations
 
@@ -11,7 +16,14 @@ from typing import Any
 import numpy as np
 
 from hallulab.config import setting
-from hallulab.methods.hallucheck.checks import ALIGNMENTS, contained, guessed, token_f1
+from hallulab.methods.hallucheck.checks import (
+    ALIGNMENTS,
+    answer_span,
+    contained,
+    guessed,
+    span_steps,
+    token_f1,
+)
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.units import ScoreTable
 
@@ -29,31 +41,74 @@ class HalluCheckKnobs:
     no_fact_score: float = setting(1.0, minimum=0.0, maximum=1.0, doc="response score when no fact could be checked")
 
 
-def fact_flag(entry: Mapping[str, Any], key: str, knobs: HalluCheckKnobs, *, probability_check: bool) -> bool | None:
-    """True = hallucinated, None = not checkable (no question)."""
+@dataclass(frozen=True)
+class CheckMode:
+    """Which text alignment reads and which steps the KS test reads (§3; the released code:
+    the answer span for both), and whether the KS test runs at all."""
+
+    suffix: str  # appended to the variant name
+    probability_check: bool
+    answer: str = "span"  # "span": the answer span of the reply; "reply": the whole reply
+    ks_steps: str = "span"  # "span": the answer span's steps; "all": every generated step
+
+
+#: the paper's checks first, then the labelled variants
+CHECK_MODES = (
+    CheckMode("", probability_check=True),
+    CheckMode("_align", probability_check=False),
+    CheckMode("_allsteps", probability_check=True, ks_steps="all"),
+    CheckMode("_wholereply", probability_check=True, answer="reply", ks_steps="all"),
+    CheckMode("_align_wholereply", probability_check=False, answer="reply", ks_steps="all"),
+)
+
+
+def fact_flag(
+    entry: Mapping[str, Any],
+    key: str,
+    knobs: HalluCheckKnobs,
+    mode: CheckMode = CHECK_MODES[0],
+    counts: Counter[str] | None = None,
+) -> bool | None:
+    """True = hallucinated, None = not checkable (no question, or no judge verdict)."""
     if entry.get("question") is None:
         return None
     answer = entry["answers"][key]
+    steps: list[str] | None = answer.get("steps")
+    reply = "".join(steps) if steps is not None else answer["text"]
+    span = answer_span(reply, entry["text"]) if mode.answer == "span" else None
+    compared = answer["text"] if mode.answer == "reply" else (reply[span[0] : span[1]] if span else "")
     if knobs.alignment == "f1":
-        aligned = token_f1(answer["text"], entry["text"]) >= knobs.f1_threshold
+        aligned = token_f1(compared, entry["text"]) >= knobs.f1_threshold
     elif knobs.alignment == "containment":
-        aligned = contained(entry["text"], answer["text"])
-    else:
+        aligned = contained(entry["text"], compared)
+    else:  # the judge's verdict was asked on the whole reply
         verdict = (entry.get("judge") or {}).get(key)
         if verdict is None:
             return None
         aligned = bool(verdict)
     if not aligned:
         return True
-    return probability_check and guessed(answer["top"], knobs.ks_alpha, knobs.ks_steps)
+    if not mode.probability_check:
+        return False
+    tops = answer["top"]
+    if mode.ks_steps == "all" or span is None or steps is None:
+        if mode.ks_steps == "span" and counts is not None:
+            counts["ks_span_not_located_all_steps_tested"] += 1
+        return guessed(tops, knobs.ks_alpha, knobs.ks_steps)
+    indices = [i for i in span_steps(steps, span) if i < knobs.ks_steps]
+    if not indices:  # the span's tokens are not among the tested steps: flagged, as the released code does
+        if counts is not None:
+            counts["ks_span_without_steps"] += 1
+        return True
+    return guessed([tops[i] for i in indices], knobs.ks_alpha, knobs.ks_steps)
 
 
-def variant_name(tagging: str, key: str, *, probability_check: bool) -> str:
+def variant_name(tagging: str, key: str, mode: CheckMode = CHECK_MODES[0]) -> str:
     role, decoding = key.split("/")
     name = f"hallucheck_{tagging}_{decoding}"
     if role == "verifier":
         name += "_crosseval"
-    return name if probability_check else name + "_align"
+    return name + mode.suffix
 
 
 def aggregate(ctx: AggregateContext) -> Aggregated:
@@ -65,14 +120,14 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
     counts: Counter[str] = Counter()
     for tagging in raw["taggings"]:
         for key in raw["regenerations"]:
-            for probability_check in (True, False):
-                name = variant_name(tagging, key, probability_check=probability_check)
+            for mode in CHECK_MODES:
+                name = variant_name(tagging, key, mode)
                 for rid, by_tag in raw["records"].items():
                     entries = by_tag.get(tagging, [])
                     flags: list[bool] = []
                     by_sentence: dict[int, list[float]] = {}
                     for entry in entries:
-                        flag = fact_flag(entry, key, knobs, probability_check=probability_check)
+                        flag = fact_flag(entry, key, knobs, mode, counts if not mode.suffix else None)
                         if flag is None:
                             counts[f"{name}_facts_unchecked"] += 1
                             continue
@@ -176,12 +231,12 @@ def _decision_paths(raw: Mapping[str, Any], knobs: HalluCheckKnobs) -> dict[str,
                     if entry.get("question") is None:
                         paths["no_question"] += 1
                         continue
-                    misaligned = fact_flag(entry, key, knobs, probability_check=False)
+                    misaligned = fact_flag(entry, key, knobs, CHECK_MODES[1])
                     if misaligned is None:
                         paths["no_verdict"] += 1
                     elif misaligned:
                         paths["misaligned"] += 1
-                    elif fact_flag(entry, key, knobs, probability_check=True):
+                    elif fact_flag(entry, key, knobs, CHECK_MODES[0]):
                         paths["ks_uniform"] += 1
                     else:
                         paths["passed"] += 1

@@ -12,11 +12,26 @@
 
 A fact is hallucinated when it is not aligned, or aligned but some step is uniform.
 The response score is the share of hallucinated facts (Algorithm 1).
+
+**The answer span.** A regenerated reply is often a sentence ("Marie Curie was born in
+Warsaw, Poland."), and a short fact ("Warsaw") never reaches token F1 0.6 against all of it.
+The released code (ConFactCheck) first takes the answer span out of the reply with an
+extractive QA model (transformers' ``question-answering`` pipeline), compares the spans, and
+runs the KS test on the span's steps only (its ``break`` is taken when the span's tokens are
+not found among the generated tokens: the fact is then flagged). No extractive QA model is
+installed offline; the stated substitute here is :func:`answer_span`, the window of the
+reply's words that best matches the fact (highest token F1, as many words as the fact up to
+two more, so a shared "I" cannot stand for "Elizabeth I"; ties go to the earliest, then the
+shortest). Unlike a QA model it reads the fact,
+so it finds the fact whenever the reply states it: alignment on the span is close to
+containment. Alignment on the whole reply and the KS test on every step are kept as
+labelled variants (``_wholereply``, ``_allsteps``).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -64,3 +79,36 @@ def step_is_uniform(logprobs: Sequence[float], alpha: float = 0.05) -> bool:
 def guessed(steps: Sequence[Sequence[float]], alpha: float = 0.05, max_steps: int = 50) -> bool:
     """Whether any of the first ``max_steps`` steps is uniform."""
     return any(step_is_uniform(step, alpha) for step in steps[:max_steps])
+
+
+def _words(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+
+
+def answer_span(reply: str, fact: str, extra_words: int = 2) -> tuple[int, int] | None:
+    """Character span of the reply's word window that best matches the fact (token F1), as long
+    as the fact up to ``extra_words`` more words; None for a reply without words."""
+    words = _words(reply)
+    if not words:
+        return None
+    shortest = min(max(1, len(fact.split())), len(words))
+    longest = shortest + extra_words
+    best: tuple[float, int, int] | None = None  # (F1, start word, end word)
+    for start in range(len(words) - shortest + 1):
+        for end in range(start + shortest, min(len(words), start + longest) + 1):
+            f1 = token_f1(reply[words[start][0] : words[end - 1][1]], fact)
+            if best is None or f1 > best[0]:
+                best = (f1, start, end)
+    assert best is not None
+    return words[best[1]][0], words[best[2] - 1][1]
+
+
+def span_steps(steps: Sequence[str], span: tuple[int, int]) -> list[int]:
+    """Indices of the generated steps whose characters overlap ``span`` of ``"".join(steps)``."""
+    found, offset = [], 0
+    for index, piece in enumerate(steps):
+        end = offset + len(piece)
+        if end > span[0] and offset < span[1] and piece.strip():
+            found.append(index)
+        offset = end
+    return found

@@ -125,6 +125,7 @@ def score(ctx: BuildContext) -> dict[str, Any]:
                 counts[f"empty_regenerations_{role}_{decoding}"] += not reply.text.strip()
                 regenerated[(role, decoding, asked_question)] = {
                     "text": reply.text,
+                    "steps": [t.token for t in reply.tokens],  # locates the answer span's steps
                     "top": [[lp for _, lp in t.top] for t in reply.tokens],
                 }
 

