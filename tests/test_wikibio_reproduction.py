@@ -1,6 +1,7 @@
 """The full WikiBio set through the real DAG: SelfCheckGPT n-gram against the paper
-(Table 2 "w/ Unigram (max)", Table 7), and n-gram and the grey-box proxy baselines
-against the committed CI baselines."""
+(Table 2 "w/ Unigram (max)", Table 7), and n-gram, the grey-box proxy baselines and
+FactSelfCheck's KG-frequency (spaCy triples; the LLM variants switched off) against the
+committed CI baselines, each with a planted change the gate must catch."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from hallulab.artifacts.knowledge_graphs import graphs_by_record
 from hallulab.data.loaders import load_jsonl_passages
 from hallulab.evaluation.gate import check
 from hallulab.evaluation.paper_tables import (
@@ -18,6 +20,7 @@ from hallulab.evaluation.paper_tables import (
     SELFCHECK_TABLE7,
 )
 from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
+from hallulab.methods.factselfcheck.scoring import frequency_score
 from hallulab.methods.selfcheck_ngram.ngram import score_corpora
 from hallulab.text.ngram_corpus import corpora_from_dict
 from hallulab.units import record_scores, sentence_scores
@@ -43,7 +46,20 @@ def wikibio_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = copy_workspace(tmp_path_factory.mktemp("wikibio"))
     # n-gram and grey-box on all 238 passages; the model-based SelfCheckGPT variants on the
     # full set take CPU hours (README, "SelfCheckGPT on WikiBio") and are not part of CI.
-    dvc(root, "exp", "run", "-S", "dataset=wikibio", "evaluate@selfcheck_ngram", "evaluate@greybox")
+    # FactSelfCheck's KG-frequency and RandomFact need no LLM call (its LLM variants are off here;
+    # results/wikibio/factselfcheck_llm3.json holds the run with them, from which the baseline comes)
+    dvc(
+        root,
+        "exp",
+        "run",
+        "-S",
+        "dataset=wikibio",
+        "-S",
+        "factselfcheck.score.llm_variants=[]",
+        "evaluate@selfcheck_ngram",
+        "evaluate@greybox",
+        "evaluate@factselfcheck",
+    )
     return root
 
 
@@ -77,7 +93,7 @@ def test_random_baseline_and_counts_match_the_paper(wikibio_run: Path) -> None:
     assert all(count == 0 for count in info["diagnostics"]["unseen_tokens"].values())
 
 
-@pytest.mark.parametrize("method", ["selfcheck_ngram", "greybox"])
+@pytest.mark.parametrize("method", ["selfcheck_ngram", "greybox", "factselfcheck"])
 def test_ci_metric_gate_against_committed_baseline(wikibio_run: Path, method: str) -> None:
     baseline = json.loads((REPO / f"tests/baselines/wikibio/{method}.json").read_text())
     metrics = json.loads((wikibio_run / f"metrics/wikibio/{method}.json").read_text())
@@ -104,3 +120,30 @@ def test_ci_metric_gate_catches_a_planted_scoring_change(wikibio_run: Path) -> N
     baseline["metrics"] = {"ngram_n1_max": baseline["metrics"]["ngram_n1_max"]}
     violations = check(metrics, baseline)
     assert violations, "the gate let a planted scoring change through"
+
+
+def test_ci_metric_gate_catches_a_planted_factselfcheck_change(wikibio_run: Path) -> None:
+    """Plant a realistic bug in Eq. 11 (a sentence without facts scored 0 instead of 0.5): the
+    KG-frequency sentence-level metrics recomputed from the run's own knowledge graphs must fail
+    the gate, while the correct rule recomputed the same way passes it."""
+    passages = load_jsonl_passages(wikibio_run / "data/generated/wikibio/passages.jsonl")
+    raw = json.loads((wikibio_run / "data/artifacts/wikibio/knowledge_graphs.json").read_text())
+    graphs = graphs_by_record(raw)
+    config = ProtocolConfig(bootstrap_samples=0)
+    baseline = json.loads((REPO / "tests/baselines/wikibio/factselfcheck.json").read_text())
+    sentence_keys = ("nonfact_aucpr", "nonfact_star_aucpr", "factual_aucpr", "roc_auc", "avg_precision")
+    baseline["metrics"] = {"fsc_kg_freq_max": {k: baseline["metrics"]["fsc_kg_freq_max"][k] for k in sentence_keys}}
+
+    def metrics_with(no_fact_score: float) -> dict[str, dict[str, float]]:
+        by_record = {
+            passage.id: [
+                max((frequency_score(f, graphs[passage.id].sample_kgs) for f in kg), default=no_fact_score)
+                for kg in graphs[passage.id].sentence_kgs
+            ]
+            for passage in passages
+        }
+        means = {rid: sum(values) / len(values) for rid, values in by_record.items()}
+        return {"fsc_kg_freq_max": compute_metrics(align(passages, by_record, means), config)}
+
+    assert not check(metrics_with(0.5), baseline), "the correct rule, recomputed, passes"
+    assert check(metrics_with(0.0), baseline), "the gate let a planted Eq. 11 change through"
