@@ -58,6 +58,13 @@ requires_wikibio = pytest.mark.skipif(
 )
 
 
+#: The real data sets under the data root (NQ-open, Concept-7, FactualBio slices), same rule.
+requires_data_root = pytest.mark.skipif(
+    not os.environ.get(DATA_ROOT_ENV) and not os.environ.get("CI"),
+    reason=f"set {DATA_ROOT_ENV} to the folder holding the local copies of the data sets",
+)
+
+
 @pytest.fixture(scope="session")
 def wikibio_passages() -> list[Passage]:
     if not wikibio_available() and not os.environ.get("CI"):

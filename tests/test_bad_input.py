@@ -9,13 +9,21 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from hallulab.artifacts.concepts.processing import WordRanks, is_common
 from hallulab.config import write_params
 from hallulab.data.loaders import DatasetConfigError, load_dataset, load_jsonl_passages
 from hallulab.data.schema import RecordError
+from hallulab.errors import UserFacingError
 from hallulab.io import InputFileError
+from hallulab.methods.ccp.formula import claim_ccp
+from hallulab.methods.self_familiarity.masking import mask_concept
+from hallulab.methods.selfcheck_ngram.ngram import score_corpora
+from hallulab.pipeline import registry
+from hallulab.text.ngram_corpus import NgramCorpus
 from tests.conftest import REPO, TOY
 from tests.workspace import environment
 
@@ -128,6 +136,46 @@ def test_a_bad_sweep_knob_stops_the_aggregate_stage_naming_the_setting(
     _params(workspace, override)
     done = _stage(workspace, "aggregate.py", "--method", "selfcheck_ngram", "--dataset", "toy")
     _one_line_error(done, fragment)
+
+
+# ---------------------------------------------------------------- settings a user can fix
+
+
+def _corpus(samples: int) -> NgramCorpus:
+    return NgramCorpus(sentences=[["A", "cat"]], response=[["A", "cat"]], samples=[[["A", "cat"]]] * samples)
+
+
+@pytest.mark.parametrize(
+    ("call", "fragment"),
+    [
+        (lambda: registry.method("nope"), "unknown method 'nope'; registered:"),
+        (lambda: registry.artifact("nope"), "unknown artifact 'nope'; registered:"),
+        (
+            lambda: score_corpora({"p1": _corpus(5)}, [1], ["max"], num_samples=50),
+            "selfcheck.num_samples: N=50 asked for, record 'p1' stores 5 samples",
+        ),
+        (lambda: score_corpora({"p1": _corpus(2)}, [0], ["max"]), "selfcheck_ngram.n: n-gram orders must be >= 1"),
+        (lambda: score_corpora({"p1": _corpus(2)}, [1], ["median"]), "selfcheck_ngram.aggregations: unknown"),
+        (lambda: claim_ccp([0.0], "median"), "ccp.claim_aggregation: 'median' is not one of"),
+        (lambda: mask_concept("x", "y", masking="fuzzy"), "self_familiarity.score.masking: 'fuzzy'"),
+        (lambda: is_common(("x",), WordRanks.from_words(["x"]), 1, "some"), "concepts.common_filter: 'some'"),
+    ],
+)
+def test_a_setting_a_user_can_fix_is_a_one_line_error_naming_it(call: Any, fragment: str) -> None:
+    """Family: plain ValueError / KeyError for user-fixable settings came out as tracebacks.
+    Each such site raises a user-facing error (one line from a stage, exit 2) that names the
+    setting, what was asked and what is available."""
+    with pytest.raises(UserFacingError) as caught:
+        call()
+    assert fragment in str(caught.value)
+
+
+@pytest.mark.parametrize(("flag", "name"), [("--method", "nope"), ("--artifact", "nope")])
+def test_an_unknown_method_or_artifact_stops_the_stage_in_one_line(workspace: Path, flag: str, name: str) -> None:
+    _params(workspace)
+    script = "score.py" if flag == "--method" else "extract.py"
+    done = _stage(workspace, script, flag, name, "--dataset", "toy")
+    _one_line_error(done, f"unknown {flag[2:]} 'nope'; registered:")
 
 
 def test_an_llm_role_naming_no_catalogue_entry_is_named(workspace: Path) -> None:

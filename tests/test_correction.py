@@ -8,9 +8,10 @@ import math
 import pytest
 
 from hallulab.correction.parsing import parse_numbered, parse_verdict
-from hallulab.correction.run import Correction, CorrectionConfig, table3, thresholds
+from hallulab.correction.run import Correction, CorrectionConfig, require_variant, table3, thresholds
 from hallulab.correction.selection import f1_threshold, in_dev_split
 from hallulab.data.schema import Passage
+from hallulab.errors import UserFacingError
 from hallulab.units import ScoreTable
 
 
@@ -85,3 +86,16 @@ def test_table3_gives_shares_per_level_and_their_change_from_the_baseline() -> N
     assert rows["sentence"]["factual"] == 1.0 and rows["sentence"]["factual_change_percent"] == 100.0
     assert rows["fact"]["factual"] == 1.0 and rows["fact"]["non-factual_change_percent"] == -100.0
     assert rows["sentence"]["refused"] == 0.0 and rows["sentence"]["refused_change_percent"] is None
+
+
+def test_a_misspelt_detector_variant_is_an_error_naming_the_available_ones() -> None:
+    """correction.fact_variant=fsc_kg_frq once ran with rc 0, flagged nothing, and Table 3's
+    fact row equalled the baseline; now it stops with the setting and what is available."""
+    table = ScoreTable()
+    table.add("fsc_kg_freq", "fact", "p", 0, 0.9, sentence_index=0)
+    with pytest.raises(
+        UserFacingError,
+        match=r"correction.fact_variant: 'fsc_kg_frq' scores no fact here; available: \['fsc_kg_freq'\]",
+    ):
+        require_variant("correction.fact_variant", "fsc_kg_frq", table.frame(), "fact")
+    require_variant("correction.fact_variant", "fsc_kg_freq", table.frame(), "fact")

@@ -104,17 +104,21 @@ def setting(
     above: float | None = None,
     choices: Sequence[Any] | None = None,
     scalar_ok: bool = False,
+    empty_ok: bool = False,
     doc: str = "",
 ) -> Any:
     """A dataclass field with the checks :func:`typed` applies: ``minimum`` / ``maximum``
     (inclusive), ``above`` (exclusive), ``choices``; ``scalar_ok`` lets a sequence setting
-    take one value (a sweep point, e.g. ``-S selfcheck_ngram.n=2``)."""
+    take one value (a sweep point, e.g. ``-S selfcheck_ngram.n=2``); a sequence setting may be
+    an empty list only with ``empty_ok`` (an empty list of variants would run and evaluate
+    nothing, without a word)."""
     metadata = {
         "minimum": minimum,
         "maximum": maximum,
         "above": above,
         "choices": None if choices is None else tuple(choices),
         "scalar_ok": scalar_ok,
+        "empty_ok": empty_ok,
         "doc": doc,
     }
     if default_factory is not dataclasses.MISSING:
@@ -154,6 +158,8 @@ def _coerce(value: Any, hint: Any, name: str, meta: Mapping[str, Any]) -> Any:
             else:
                 raise ConfigError(f"{name}: expected a list, got {_describe(value)}")
         items = [_coerce(v, item_hint, f"{name}[{i}]", {}) for i, v in enumerate(value)]
+        if not items and meta.get("empty_ok") is False:
+            raise ConfigError(f"{name}: an empty list selects nothing; give at least one value")
         return tuple(items) if origin is tuple else items
     if origin in (dict, Mapping, collections.abc.Mapping):
         if not isinstance(value, Mapping):

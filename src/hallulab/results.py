@@ -12,8 +12,9 @@ Publishing gathers them into ``results/<dataset>/<name>.json``:
   and the sha256 of the weights file where the weights are a local file (the packaged GGUF);
 * ``metrics`` / ``intervals``: variant -> metric (percent; null = undefined) and its bootstrap
   interval, exactly as the evaluate stage wrote them;
-* ``counts``, ``undefined``, ``random_baselines``: the evaluate stage's record counts, the
-  reason of every null, and the random scorer's value at each level.
+* ``counts``, ``undefined``, ``random_baselines``, ``diagnostics``: the evaluate stage's
+  record counts, the reason of every null, the random scorer's value at each level, and the
+  method's own diagnostics (malformed replies, decision paths, Table 8-style statistics).
 
 CLI::
 
@@ -78,6 +79,7 @@ class PublishedResult:
     counts: dict[str, Any]
     undefined: dict[str, Any] = field(default_factory=dict)
     random_baselines: dict[str, Any] = field(default_factory=dict)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,13 +103,14 @@ def _inputs(method: str) -> list[StepInputs]:
     """What the method's steps and the artifacts they build on (transitively) read."""
     spec = registry.method(method)
     inputs: list[StepInputs] = [spec.aggregate, *([spec.score] if spec.score is not None else [])]
+    known = registry.artifacts()
     pending, seen = list(spec.requires), set()
     while pending:
         name = pending.pop()
-        if name in seen:
+        if name in seen or name not in known:  # e.g. main_tokens, written by the generate stage
             continue
         seen.add(name)
-        artifact = registry.artifact(name)
+        artifact = known[name]
         inputs.append(artifact.inputs)
         pending.extend(artifact.requires)
     return inputs
@@ -166,6 +169,7 @@ def collect(
         counts=info.get("levels", {}),
         undefined=info.get("undefined", {}),
         random_baselines=info.get("random_baselines", {}),
+        diagnostics=info.get("diagnostics", {}),
     )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from hallulab.artifacts.knowledge_graphs import RecordGraphs
-from hallulab.config import setting
+from hallulab.config import ConfigError, setting
 from hallulab.correction.parsing import VERDICTS, parse_numbered, parse_verdict
 from hallulab.correction.selection import f1_threshold, in_dev_split
 from hallulab.data.schema import Passage
@@ -71,6 +71,14 @@ def _fact_rows(
     return out
 
 
+def require_variant(setting_name: str, variant: str, frame: pd.DataFrame, level: str) -> None:
+    """A named variant must score units of ``level`` in the frame it is read from: a typo would
+    otherwise flag nothing and make the level's correction equal the baseline, silently."""
+    available = sorted(set(frame.loc[frame["level"] == level, "variant"]))
+    if variant not in available:
+        raise ConfigError(f"{setting_name}: {variant!r} scores no {level} here; available: {available}")
+
+
 def thresholds(
     dev: Sequence[Passage],
     sentence_frame: pd.DataFrame,
@@ -112,6 +120,8 @@ def correct(
     test = [p for p in labelled if not in_dev_split(p.id, cfg.dev_fraction, cfg.seed)]
     if cfg.max_records is not None:
         test = test[: cfg.max_records]
+    require_variant("correction.sentence_variant", cfg.sentence_variant, sentence_frame, "sentence")
+    require_variant("correction.fact_variant", cfg.fact_variant, fact_frame, "fact")
     facts = _fact_rows(fact_frame, cfg.fact_variant, graphs)
     chosen = thresholds(dev, sentence_frame, cfg, facts)
     by_record = sentence_scores(sentence_frame, cfg.sentence_variant)

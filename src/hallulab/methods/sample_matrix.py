@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hallulab.config import setting, typed
+from hallulab.config import ConfigError, setting, typed
 from hallulab.data.schema import Passage, RecordError
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.params import ParamsView
@@ -68,13 +68,13 @@ class SampleSelection:
 
     def __post_init__(self) -> None:
         if self.sample_selection not in SELECTIONS:
-            raise ValueError(f"selfcheck.sample_selection: {self.sample_selection!r} is not one of {list(SELECTIONS)}")
+            raise ConfigError(f"selfcheck.sample_selection: {self.sample_selection!r} is not one of {list(SELECTIONS)}")
         if self.sample_aggregation not in AGGREGATIONS:
             raise ValueError(
                 f"selfcheck.sample_aggregation: {self.sample_aggregation!r} is not one of {list(AGGREGATIONS)}"
             )
         if self.num_samples is not None and self.num_samples < 1:
-            raise ValueError(f"selfcheck.num_samples: must be >= 1, got {self.num_samples}")
+            raise ConfigError(f"selfcheck.num_samples: must be >= 1, got {self.num_samples}")
 
     @property
     def selection(self) -> str:

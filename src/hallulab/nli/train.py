@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hallulab.config import ConfigError
 from hallulab.nli.data import LABELS, NLIPair
 from hallulab.nli.inference import pair_logits
 
@@ -68,7 +69,7 @@ def sample_pairs(
     chosen: list[NLIPair] = []
     for name, limit in limits.items():
         if name not in sources:
-            raise KeyError(f"unknown NLI source {name!r}; known: {sorted(sources)}")
+            raise ConfigError(f"nli_train.sources: unknown NLI source {name!r}; known: {sorted(sources)}")
         pairs = list(sources[name]())
         if limit is not None and limit < len(pairs):
             pairs = rng.sample(pairs, limit)

@@ -14,10 +14,18 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
+from hallulab.errors import UserFacingError
 from hallulab.pipeline.spec import ArtifactSpec, MethodSpec
 
 METHODS_PACKAGE = "hallulab.methods"
 ARTIFACTS_PACKAGE = "hallulab.artifacts"
+
+
+class UnknownNameError(KeyError, UserFacingError):
+    """A method or artifact name that is not registered (``--method`` / ``--artifact``)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 def _subpackages(package: str) -> list[str]:
@@ -59,7 +67,7 @@ def _one(package: str, name: str, kind: type) -> Any:
     """One registered package's SPEC, importing only that package (a stage runs the code of
     its own method, nothing else)."""
     if name not in _subpackages(package):
-        raise KeyError(f"unknown {kind.__name__[:-4].lower()} {name!r}; registered: {_subpackages(package)}")
+        raise UnknownNameError(f"unknown {kind.__name__[:-4].lower()} {name!r}; registered: {_subpackages(package)}")
     spec = getattr(importlib.import_module(f"{package}.{name}"), "SPEC", None)
     if not isinstance(spec, kind):
         raise KeyError(f"{package}.{name} defines no {kind.__name__} SPEC")

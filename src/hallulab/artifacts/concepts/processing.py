@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hallulab.artifacts.concepts import Concept
+from hallulab.config import ConfigError
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 
@@ -64,7 +65,7 @@ def is_common(words: Sequence[str], ranks: WordRanks, common_words: int, how: st
         return len(words) == 1 and ranks.rank(words[0]) < common_words
     if how == "every_word":
         return bool(words) and all(ranks.rank(w) < common_words for w in words)
-    raise ValueError(f"concepts.common_filter: {how!r} is not one of {list(COMMON_FILTERS)}")
+    raise ConfigError(f"concepts.common_filter: {how!r} is not one of {list(COMMON_FILTERS)}")
 
 
 def locate(prompt: str, texts: Sequence[str]) -> list[tuple[str, int]]:

@@ -14,7 +14,7 @@ import numpy as np
 
 from hallulab.artifacts.claims import claims_by_record
 from hallulab.artifacts.response_tokens import token_stats
-from hallulab.config import setting
+from hallulab.config import ConfigError, setting
 from hallulab.methods.ccp.formula import (
     AGGREGATIONS,
     claim_ccp,
@@ -84,10 +84,10 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
     k_max = int(raw["k_max"])
     too_large = [k for k in knobs.k if k > k_max]
     if too_large:
-        raise ValueError(f"ccp.aggregate.k: {too_large} exceed K_max = {k_max} (response_tokens.top_k)")
+        raise ConfigError(f"ccp.aggregate.k: {too_large} exceed K_max = {k_max} (response_tokens.top_k)")
     missing = [c for c in knobs.nli_context if c not in raw["contexts"]]
     if missing:
-        raise ValueError(f"ccp.aggregate.nli_context: {missing} were not scored (ccp.score.nli_contexts)")
+        raise ConfigError(f"ccp.aggregate.nli_context: {missing} were not scored (ccp.score.nli_contexts)")
     tokens = token_stats(ctx.artifacts["response_tokens"])
     claims = claims_by_record(ctx.artifacts["claims"])
     passages = {p.id: p for p in ctx.passages}

@@ -26,6 +26,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hallulab.config import ConfigError
+
 ENTAIL, NEUTRAL, CONTRA = "e", "n", "c"
 AGGREGATIONS = ("prod", "len", "min", "mean")
 
@@ -63,7 +65,7 @@ def claim_ccp(log_ccps: Sequence[float], aggregation: str = "prod") -> float:
         return float(1.0 - math.exp(values.min()))
     if aggregation == "mean":
         return float(1.0 - np.exp(values).mean())
-    raise ValueError(f"ccp.claim_aggregation: {aggregation!r} is not one of {list(AGGREGATIONS)}")
+    raise ConfigError(f"ccp.claim_aggregation: {aggregation!r} is not one of {list(AGGREGATIONS)}")
 
 
 def max_probability(logprobs: Sequence[float]) -> float:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hallulab.artifacts.claims.alignment import Span, tokens_in_spans
+from hallulab.config import ConfigError
 from hallulab.tokens import TokenStats
 
 CONTEXTS = ("no_context", "claim_prefix", "sentence_prefix")
@@ -122,4 +123,4 @@ def nli_pairs(
         return prefix + greedy_text, prefix + alternative
     if context == "sentence_prefix":
         return sentence_before + greedy_text, sentence_before + alternative
-    raise ValueError(f"ccp.nli_contexts: {context!r} is not one of {list(CONTEXTS)}")
+    raise ConfigError(f"ccp.nli_contexts: {context!r} is not one of {list(CONTEXTS)}")

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
-from hallulab.config import setting, typed
+from hallulab.config import ConfigError, setting, typed
 from hallulab.methods.factselfcheck.scoring import defined_scores, frequency_score, llm_score, sentence_score
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.units import ScoreTable
@@ -44,7 +44,9 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
         record = graphs[passage.id]
         n = len(passage.samples) if num_samples is None else num_samples
         if n > len(record.sample_kgs):
-            raise ValueError(f"record {passage.id!r}: N={n} samples asked for, {len(record.sample_kgs)} stored")
+            raise ConfigError(
+                f"selfcheck.num_samples: N={n} asked for, record {passage.id!r} stores {len(record.sample_kgs)} samples"
+            )
         facts = record.passage_kg
         per_variant: dict[str, list[float | None]] = {
             "fsc_kg_freq": [frequency_score(f, record.sample_kgs[:n]) for f in facts],

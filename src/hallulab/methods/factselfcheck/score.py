@@ -25,7 +25,9 @@ LLM_VARIANTS = ("kg", "text")
 class FactSelfCheckScoreKnobs:
     """params ``factselfcheck.score``."""
 
-    llm_variants: tuple[str, ...] = setting(LLM_VARIANTS, choices=LLM_VARIANTS, scalar_ok=True)
+    llm_variants: tuple[str, ...] = setting(
+        LLM_VARIANTS, choices=LLM_VARIANTS, scalar_ok=True, empty_ok=True, doc="[]: KG-frequency and RandomFact only"
+    )
     llm_records: int | None = setting(
         None, minimum=0, doc="ask the LLM on the first N records only (null: all); the same subset for both variants"
     )

@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from hallulab.artifacts.atomic_facts import TAGGINGS, facts_by_record
-from hallulab.config import setting
+from hallulab.config import ConfigError, setting
 from hallulab.llm.base import DecodingParams
 from hallulab.pipeline.context import BuildContext
 
@@ -88,7 +88,7 @@ def score(ctx: BuildContext) -> dict[str, Any]:
     available = ctx.artifacts["atomic_facts"]["taggings"]
     missing = [t for t in knobs.taggings if t not in available]
     if missing:
-        raise ValueError(f"hallucheck.score.taggings: {missing} were not extracted (atomic_facts.taggings)")
+        raise ConfigError(f"hallucheck.score.taggings: {missing} were not extracted (atomic_facts.taggings)")
     passages = {p.id: p for p in ctx.passages if p.response is not None}
 
     # 1. one question per distinct (fact, sentence)
@@ -112,7 +112,7 @@ def score(ctx: BuildContext) -> dict[str, Any]:
     for role in regenerators:
         llm = ctx.resources.llm(role)
         if not llm.capabilities.top_k_alternatives:
-            raise ValueError(f"llms.{role}: HalluCheck's probability check needs top-{knobs.top_k} log-probabilities")
+            raise ConfigError(f"llms.{role}: HalluCheck's probability check needs top-{knobs.top_k} log-probabilities")
         for decoding in knobs.decodings:
             params = DecodingParams(
                 max_new_tokens=knobs.max_new_tokens,

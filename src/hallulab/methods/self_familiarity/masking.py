@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from hallulab.config import ConfigError
 from hallulab.text.stopwords import NLTK_ENGLISH_STOPWORDS
 
 MASK = "..."
@@ -52,7 +53,7 @@ def mask_targets(concept: str) -> list[str]:
 def mask_concept(explanation: str, concept: str, mask: str = MASK, masking: str = "substring") -> tuple[str, int]:
     """The explanation with the concept's words masked, and how many spans were masked."""
     if masking not in MASKINGS:
-        raise ValueError(f"self_familiarity.score.masking: {masking!r} is not one of {list(MASKINGS)}")
+        raise ConfigError(f"self_familiarity.score.masking: {masking!r} is not one of {list(MASKINGS)}")
     masked, count = explanation, 0
     for target in mask_targets(concept):
         escaped = re.escape(target)

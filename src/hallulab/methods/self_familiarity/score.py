@@ -29,7 +29,7 @@ class SelfFamiliarityScoreKnobs:
     beam_size: int = setting(30, minimum=1, doc="T_B: constrained beam size (Appendix D: 30)")
     answer_tokens: int = setting(15, minimum=1, doc="l_B: answer length of the concept inference (Appendix D: 15)")
     processings: tuple[str, ...] = setting(PROCESSINGS, choices=PROCESSINGS, scalar_ok=True)
-    baselines: tuple[str, ...] = setting(BASELINES, choices=BASELINES, scalar_ok=True)
+    baselines: tuple[str, ...] = setting(BASELINES, choices=BASELINES, scalar_ok=True, empty_ok=True)
     forward_tokens: int = setting(15, minimum=1, doc="reply length of the Forward-* baselines (Table 7: 15)")
     top_k: int = setting(20, minimum=0, doc="top-K of the first reply token read for P(Yes) / P(No)")
     num_samples: int = setting(10, minimum=2, doc="T_s of the sampling baselines (Appendix D: 10)")

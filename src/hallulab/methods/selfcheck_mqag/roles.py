@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from hallulab.config import ConfigError
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import PromptTemplate
@@ -107,10 +108,12 @@ class LLMRoles:
         question_temperature: float = 1.0,
     ) -> None:
         if not llm.capabilities.top_k_alternatives:
-            raise ValueError("the MQAG LLM substitute needs top-K log-probabilities; choose a backend that gives them")
+            raise ConfigError(
+                "llms.qa: the MQAG LLM substitute needs top-K log-probabilities; choose an entry that gives them"
+            )
         missing = [role for role in ROLE_PROMPTS if role not in prompts]
         if missing:
-            raise ValueError(f"selfcheck_mqag.prompts: no prompt for role(s) {missing}")
+            raise ConfigError(f"selfcheck_mqag.prompts: no prompt for role(s) {missing}")
         self.llm = llm
         self.prompts = prompts
         self.top_k = top_k

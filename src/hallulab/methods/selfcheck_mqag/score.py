@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hallulab.config import setting
+from hallulab.config import ConfigError, setting
 from hallulab.methods.sample_matrix import scorable
 from hallulab.methods.selfcheck_mqag.protocol import MQAGRoles
 from hallulab.methods.selfcheck_mqag.questions import build_questions
@@ -50,7 +50,7 @@ def score(ctx: BuildContext) -> dict[str, Any]:
         hub = ctx.params.typed(HubModels, "selfcheck_mqag.hub")
         roles = HubRoles(hub.g1, hub.g2, hub.answering, hub.answerability)
     else:
-        raise ValueError(f"selfcheck_mqag.roles: {kind!r} is not llm_substitute or hub")
+        raise ConfigError(f"selfcheck_mqag.roles: {kind!r} is not llm_substitute or hub")
     passages, skipped = scorable(ctx.passages)
     stored = build_questions(
         passages,

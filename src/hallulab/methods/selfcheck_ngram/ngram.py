@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
 
+from hallulab.config import ConfigError
 from hallulab.text.ngram_corpus import NgramCorpus
 from hallulab.units import ScoreTable
 
@@ -155,7 +156,7 @@ def selfcheck_ngram_orders(
     evaluated sentence without tokens or an order below 1.
     """
     if any(n < 1 for n in orders):
-        raise ValueError(f"n-gram orders must be >= 1, got {list(orders)}")
+        raise ConfigError(f"selfcheck_ngram.n: n-gram orders must be >= 1, got {list(orders)}")
     vocabulary = _Vocabulary(lowercase)
     samples = corpus.samples if num_samples is None else corpus.samples[:num_samples]
     train = [vocabulary.encode(s) for text in (corpus.response, *samples) for s in text]
@@ -193,11 +194,13 @@ def score_corpora(
     seen in training (scored +inf)."""
     unknown = [a for a in aggregations if a not in AGGREGATIONS]
     if unknown:
-        raise ValueError(f"unknown aggregation(s) {unknown}; expected {AGGREGATIONS}")
+        raise ConfigError(f"selfcheck_ngram.aggregations: unknown {unknown}; expected {AGGREGATIONS}")
     per_passage = {}
     for pid, corpus in corpora.items():
         if num_samples is not None and len(corpus.samples) < num_samples:
-            raise ValueError(f"record {pid!r}, field 'samples': has {len(corpus.samples)}, N={num_samples} requested")
+            raise ConfigError(
+                f"selfcheck.num_samples: N={num_samples} asked for, record {pid!r} stores {len(corpus.samples)} samples"
+            )
         per_passage[pid] = selfcheck_ngram_orders(
             corpus, orders, num_samples=num_samples, lowercase=lowercase, smoothing_k=smoothing_k
         )

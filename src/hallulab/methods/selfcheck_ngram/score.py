@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hallulab.config import ConfigError
 from hallulab.pipeline.context import BuildContext
 from hallulab.text.ngram_corpus import RESPONSE_SPLITS, build_ngram_corpora, corpora_to_dict
 
@@ -12,7 +13,7 @@ from hallulab.text.ngram_corpus import RESPONSE_SPLITS, build_ngram_corpora, cor
 def score(ctx: BuildContext) -> dict[str, Any]:
     response_split = ctx.params.get("selfcheck_ngram.response_split")
     if response_split not in RESPONSE_SPLITS:
-        raise ValueError(f"selfcheck_ngram.response_split: {response_split!r} is not one of {list(RESPONSE_SPLITS)}")
+        raise ConfigError(f"selfcheck_ngram.response_split: {response_split!r} is not one of {list(RESPONSE_SPLITS)}")
     passages = [p for p in ctx.passages if p.response is not None and p.samples]
     corpora = build_ngram_corpora(passages, ctx.resources.spacy, response_split)
     return {
