@@ -1,7 +1,7 @@
 """DVC stage `summary`: one table of every method's headline metrics (100 columns wide).
 
 Writes metrics/<dataset>/summary.md and summary.csv (:mod:`hallulab.evaluation.summary`) and
-prints the table; `make run` prints it again at the end.
+logs where; `make run` prints the table once, at the end.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hallulab.evaluation.summary import SUMMARY_PARAMS, model_notes, summarise
 from hallulab.io import atomic_open
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.params import ParamsView
-from hallulab.pipeline.runner import run_stage
+from hallulab.pipeline.runner import run_stage, stage_logger
 
 
 def main() -> None:
@@ -28,7 +28,7 @@ def main() -> None:
         handle.write(text + "\n")
     with atomic_open(paths.summary(args.dataset, "csv")) as handle:
         frame.to_csv(handle, index=False, float_format="%.4f")
-    print(text)
+    stage_logger("summary").info("summary of %s written to %s", args.dataset, paths.summary(args.dataset, "md"))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ the model and what came back, and the replies of a half-failed batch reach the c
 
 from __future__ import annotations
 
+import socket
+import threading
 import time
 from pathlib import Path
 
@@ -88,3 +90,38 @@ def test_replies_of_a_half_failed_batch_are_cached_and_a_rerun_asks_only_for_the
             outputs = CachedLLM(_llm(healed.url), cache).generate(prompts, PARAMS)
             assert len(healed.requests) == 1  # only the missing one
     assert [o.text for o in outputs] == ["ONE", "ok", "THREE"]
+
+
+def test_a_server_that_stops_answering_stops_the_batch_after_one_requests_retries() -> None:
+    """32 prompts at concurrency 4 against a port that accepts and drops every connection:
+    the first requests spend their retries, the rest are not sent; the error names the URL."""
+    accepted = 0
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def drop_everything() -> None:
+        nonlocal accepted
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            accepted += 1
+            connection.close()
+
+    thread = threading.Thread(target=drop_everything, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    llm = _llm(url, max_retries=2, max_concurrency=4)
+    try:
+        with pytest.raises(ServerReplyError, match=rf"{url}"):
+            llm.generate([f"prompt {i}" for i in range(32)], PARAMS, [None] * 32)
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+    # at most the requests already in flight spent their 3 attempts; none of the other 28 was sent
+    assert accepted <= 4 * 3, accepted

@@ -15,6 +15,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_make_run_ends_with_a_summary_that_fits_100_columns(toy_run: ToyRun) -> None:
+    assert toy_run.output.count("# hallulab summary: toy") == 1, "the summary is printed once"
     tail = toy_run.output[toy_run.output.index("# hallulab summary: toy") :]
     assert "Profile: quick" in tail and "LLMs by role:" in tail and "dvc_plots/index.html" in tail
     assert all(len(line) <= 100 for line in tail.splitlines()), max(tail.splitlines(), key=len)
@@ -31,3 +32,11 @@ def test_make_run_writes_metrics_scores_and_offline_plots(toy_run: ToyRun) -> No
     assert "ngram_n1_max" in metrics
     assert (root / "dvc_plots/index.html").is_file() and (root / "dvc_plots/vendor/vega.min.js").is_file()
     assert (root / "metrics/toy/summary.md").is_file() and (root / "metrics/toy/summary.csv").is_file()
+
+
+def test_the_nli_metrics_file_holds_no_timing(toy_run: ToyRun) -> None:
+    """Seconds and pairs/s differ by machine: they go to logs/, never into a committed output."""
+    heldout = json.loads((toy_run.root / "metrics/nli_model/heldout.json").read_text())
+    text = json.dumps(heldout)
+    assert "seconds" not in text and "per_second" not in text
+    assert "heldout_accuracy" in heldout

@@ -105,7 +105,9 @@ def test_the_gate_catches_a_planted_aggregate_change(slice_run: tuple[str, Path]
     if dataset not in planted or WRITE_BASELINES:
         pytest.skip("CCP's planted change is a formula slip, below")
     method, override = planted[dataset]
-    log = dvc(root, "exp", "run", "-S", override, f"evaluate@{method}", timeout=900)
+    # `dvc exp run` composes params.yaml from conf/ again: the slice's own overrides go with it
+    settings = [arg for value in (*SLICES[dataset].overrides, override) for arg in ("-S", value)]
+    log = dvc(root, "exp", "run", *settings, f"evaluate@{method}", timeout=900)
     assert f"Running stage 'score_{method}'" not in log  # a cheap knob: no model call re-runs
     metrics = _json(root / f"metrics/{dataset}/{method}.json")
     assert check(metrics, _json(REPO / f"tests/baselines/{dataset}/{method}.json")), "planted change passed the gate"

@@ -16,6 +16,9 @@ request costs at most the budget. The final error names the URL, the model and w
 back. Other errors (400, 401, 404: a wrong model name or key) fail at once. When some
 requests of a batch fail, the replies that did arrive are returned to the call cache
 (:class:`hallulab.llm.base.PartialBatchError`), so a re-run asks only for the missing ones.
+A server that stops answering stops the batch: once one request has spent its retries on
+connection errors, the requests not yet sent fail at once with the same words instead of
+each retrying alone (a dead port costs one request's retries, not the batch's).
 
 Server quirks handled (``server``):
   * ``llamacpp``: ignores ``max_completion_tokens`` -> we send ``max_tokens``; applies a
@@ -100,6 +103,7 @@ class OpenAILLM(LLM):
         if config.mode not in MODES:
             raise ValueError(f"llm.mode must be chat or completions, got {config.mode!r}")
         self.config = config
+        self._unreachable: str | None = None  # set when a request spent its retries on connection errors
         self.capabilities = Capabilities(
             token_logprobs=True,
             full_entropy=False,
@@ -174,6 +178,8 @@ class OpenAILLM(LLM):
         started = time.monotonic()
         attempt = 0
         while True:
+            if self._unreachable is not None:
+                raise ServerReplyError(f"{self._unreachable}; the batch's other requests were not sent")
             attempt += 1
             try:
                 return self._attempt(endpoint, kwargs)
@@ -181,7 +187,10 @@ class OpenAILLM(LLM):
                 elapsed = time.monotonic() - started
                 wait = min(2.0 ** (attempt - 1), 30.0)
                 if attempt > self.config.max_retries or elapsed + wait >= self.config.request_budget:
-                    raise ServerReplyError(self._describe(error, attempt, elapsed)) from None
+                    message = self._describe(error, attempt, elapsed)
+                    if isinstance(error, openai.APIConnectionError):
+                        self._unreachable = message
+                    raise ServerReplyError(message) from None
                 time.sleep(wait)
             except openai.APIStatusError as error:  # 4xx other than 429: retrying cannot help
                 raise ServerReplyError(self._describe(error, attempt, time.monotonic() - started)) from None
@@ -232,6 +241,7 @@ class OpenAILLM(LLM):
         """Run ``work(job)`` concurrently; every success is kept even when others fail."""
         results: dict[int, Any] = {}
         errors: dict[int, BaseException] = {}
+        self._unreachable = None  # each batch tries the server afresh
         with ThreadPoolExecutor(max_workers=self.config.max_concurrency) as pool:
             futures = {pool.submit(work, job): index for index, job in enumerate(jobs)}
             for future in as_completed(futures):
