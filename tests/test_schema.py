@@ -42,6 +42,9 @@ def test_round_trip_preserves_every_field() -> None:
         ({"labels": ["accurate", "wrong"]}, "labels[1]", "unknown label"),
         ({"labels": ["accurate", 1.5]}, "labels[1]", "outside [0, 1]"),
         ({"samples": "not a list"}, "samples", "list of strings"),
+        ({"response": "A cat \ud83d sat."}, "response", "not valid UTF-8"),  # a lone surrogate
+        ({"samples": ["ok", "half \ud83d"]}, "samples[1]", "at character 5, not valid UTF-8"),
+        ({"prompt": "why \udfff"}, "prompt", "not valid UTF-8"),
     ],
 )
 def test_bad_field_error_names_record_and_field(changes: dict[str, object], field: str, fragment: str) -> None:

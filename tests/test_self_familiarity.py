@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hallulab.artifacts.concepts.build import parse_entity_list
+from hallulab.artifacts.concepts.build import given_concepts, parse_entity_list
 from hallulab.artifacts.concepts.processing import WordRanks, group, is_common, locate, log_frequency, process
+from hallulab.data.schema import Passage, RecordError
 from hallulab.methods.self_familiarity.aggregate import (
     concept_familiarity,
     format_free_yes,
@@ -338,3 +339,21 @@ def test_a_concept_without_constrained_answer_scores_zero_and_is_counted() -> No
     # a constraint longer than the length budget: no finished hypothesis
     assert constrained_beam_search(Flat(), [(0, 1, 2, 0)], beam_size=3, max_new_tokens=3, eos_ids=[3]) == []
     assert concept_familiarity({"hypotheses": [], "forced": 1}, "answer") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("concepts", "field", "fragment"),
+    [
+        ("Ink wash painting", "meta.concepts", "needs a list, got str"),
+        ([None, 42], "meta.concepts[0]", "expected a non-empty string, got None"),
+        (["ok", "  "], "meta.concepts[1]", "expected a non-empty string"),
+    ],
+)
+def test_given_concepts_must_be_a_list_of_strings_named_by_record(concepts: object, field: str, fragment: str) -> None:
+    passage = Passage(id="q1", response=None, sentences=(), prompt="q", meta={"concepts": concepts})
+    with pytest.raises(RecordError) as caught:
+        given_concepts(passage)
+    assert caught.value.field_name == field and fragment in str(caught.value) and "'q1'" in str(caught.value)
+    assert given_concepts(Passage(id="q2", response=None, sentences=(), prompt="q", meta={"concepts": ["a b"]})) == [
+        "a b"
+    ]

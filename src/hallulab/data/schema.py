@@ -119,6 +119,18 @@ class Passage:
         }
 
 
+def _encodable(value: str, rid: str, name: str) -> str:
+    """Text that UTF-8 can hold: a lone surrogate (``"\\ud83d"`` in JSON, half an emoji) would
+    pass here and crash the first stage that writes the record."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise RecordError(
+            rid, name, f"holds {value[error.start : error.end]!r} at character {error.start}, not valid UTF-8"
+        ) from None
+    return value
+
+
 def _require_str(raw: Mapping[str, Any], rid: str, name: str, *, allow_empty: bool) -> str:
     if name not in raw:
         raise RecordError(rid, name, "missing (required)")
@@ -127,7 +139,7 @@ def _require_str(raw: Mapping[str, Any], rid: str, name: str, *, allow_empty: bo
         raise RecordError(rid, name, f"expected a string, got {type(value).__name__}")
     if not allow_empty and not value.strip():
         raise RecordError(rid, name, "is empty")
-    return value
+    return _encodable(value, rid, name)
 
 
 def _optional_str(raw: Mapping[str, Any], rid: str, name: str) -> str | None:
@@ -136,7 +148,7 @@ def _optional_str(raw: Mapping[str, Any], rid: str, name: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise RecordError(rid, name, f"expected a string or null, got {type(value).__name__}")
-    return value
+    return _encodable(value, rid, name)
 
 
 def _str_list(raw: Mapping[str, Any], rid: str, name: str, *, required: bool) -> tuple[str, ...]:
@@ -150,6 +162,7 @@ def _str_list(raw: Mapping[str, Any], rid: str, name: str, *, required: bool) ->
     for i, item in enumerate(value):
         if not isinstance(item, str):
             raise RecordError(rid, f"{name}[{i}]", f"expected a string, got {type(item).__name__}")
+        _encodable(item, rid, f"{name}[{i}]")
     return tuple(value)
 
 

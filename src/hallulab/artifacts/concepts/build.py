@@ -11,7 +11,7 @@ from hallulab.artifacts.concepts import PROCESSINGS, SOURCES
 from hallulab.artifacts.concepts.processing import COMMON_FILTERS, WordRanks, process
 from hallulab.config import setting
 from hallulab.data.loaders import DATA_ROOT_ENV, data_root
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Passage, RecordError
 from hallulab.errors import UserFacingError
 from hallulab.io import file_sha256
 from hallulab.llm.base import DecodingParams
@@ -98,8 +98,8 @@ def _extract(ctx: BuildContext, cfg: ConceptsConfig, passages: list[Passage], co
         source = cfg.source
         if source == "auto":
             source = "given" if isinstance(given, list) and given else "spacy"
-        if source == "given" and not isinstance(given, list):
-            raise ValueError(f"record {passage.id!r}, field 'meta.concepts': concepts.source=given needs a list")
+        if source == "given":
+            given_concepts(passage)
         chosen.append(source)
         counts[f"extracted_by_{source}"] += 1
     extracted: list[list[str]] = [[] for _ in passages]
@@ -121,8 +121,22 @@ def _extract(ctx: BuildContext, cfg: ConceptsConfig, passages: list[Passage], co
             counts["llm_replies_without_entities"] += not extracted[i]
     for i, s in enumerate(chosen):
         if s == "given":
-            extracted[i] = [str(c) for c in passages[i].meta["concepts"]]
+            extracted[i] = given_concepts(passages[i])
     return extracted
+
+
+def given_concepts(passage: Passage) -> list[str]:
+    """The record's own concepts (``meta.concepts``): a list of non-empty strings, else an error
+    naming the record and the item (``[null, 42]`` must not become the concepts "None", "42")."""
+    given = passage.meta.get("concepts")
+    if not isinstance(given, list):
+        raise RecordError(
+            passage.id, "meta.concepts", f"concepts.source=given needs a list, got {type(given).__name__}"
+        )
+    for index, concept in enumerate(given):
+        if not isinstance(concept, str) or not concept.strip():
+            raise RecordError(passage.id, f"meta.concepts[{index}]", f"expected a non-empty string, got {concept!r}")
+    return list(given)
 
 
 def build(ctx: BuildContext) -> dict[str, Any]:
