@@ -4,6 +4,7 @@ the model and what came back, and the replies of a half-failed batch reach the c
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from hallulab.cache import CallCache, PartialResults
-from hallulab.llm.base import DecodingParams
+from hallulab.errors import UserFacingError
+from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.openai_backend import OpenAIConfig, OpenAILLM, ServerReplyError
 from tests.conftest import free_port
@@ -125,3 +127,67 @@ def test_a_server_that_stops_answering_stops_the_batch_after_one_requests_retrie
         listener.close()
     # at most the requests already in flight spent their 3 attempts; none of the other 28 was sent
     assert accepted <= 4 * 3, accepted
+
+
+def _with_logprobs(text: str, content: object) -> Reply:
+    payload = json.loads(chat_ok(text).body)
+    payload["choices"][0]["logprobs"] = content
+    return Reply(body=json.dumps(payload))
+
+
+@pytest.mark.parametrize(
+    "logprobs",
+    [
+        None,  # the server omits them
+        {"content": [{"token": "Paris", "logprob": None, "top_logprobs": []}]},  # "logprob": null
+        {"content": [{"token": "Paris", "logprob": -0.1, "top_logprobs": []}]},  # no top-K although asked
+    ],
+    ids=["omitted", "null", "no-top-k"],
+)
+def test_a_method_that_reads_probabilities_says_when_the_server_sent_none(logprobs: object) -> None:
+    """HalluCheck's KS test and CCP's P(True) read the top-K of each step: replies without them
+    stop the step with one error naming the role, instead of every fact passing (or failing)."""
+    with ScriptedServer(lambda body, i: _with_logprobs("Paris", logprobs)) as server:
+        replies = _llm(server.url).generate(["Capital of France?"], DecodingParams(4, top_k_alternatives=5), [None])
+    with pytest.raises(UserFacingError, match=r"llms.generator: 1 of 1 replies came without top-5 log-probabilities"):
+        require_token_stats(replies, "generator", "HalluCheck's probability check", 5)
+
+
+def test_null_logprobs_are_no_probabilities_not_a_type_error() -> None:
+    content = {"content": [{"token": "Pa", "logprob": None}, {"token": "ris", "logprob": -0.2}]}
+    with ScriptedServer(lambda body, i: _with_logprobs("Paris", content)) as server:
+        (reply,) = _llm(server.url).generate(["hi"], PARAMS, [None])
+    assert reply.text == "Paris" and reply.tokens == ()
+
+
+def test_teacher_forcing_without_prompt_logprobs_is_an_error_naming_the_server() -> None:
+    completion = {"id": "c", "choices": [{"index": 0, "text": "x", "logprobs": None, "finish_reason": "length"}]}
+    with ScriptedServer(lambda body, i: Reply(body=json.dumps(completion))) as server:
+        llm = _llm(server.url, server="vllm")
+        with pytest.raises(ServerReplyError, match=rf"{server.url}.*no prompt log-probabilities"):
+            llm.score(["Q: capital?"], [" Paris"])
+
+
+def test_a_half_failed_teacher_forcing_batch_keeps_what_arrived(tmp_path: Path) -> None:
+    """Teacher forcing (echo) once lost the whole batch when some requests failed; the rows
+    that arrived are cached and a re-run asks only for the rest, as generation does."""
+
+    def answer(body: dict[str, object], index: int) -> Reply:
+        prompt = str(body["prompt"])
+        if "two" in prompt:
+            return Reply(status=400, body='{"error": "bad"}')
+        start = len(prompt) - len(prompt.split(" ")[-1])
+        logprobs = {
+            "tokens": [prompt[start:]],
+            "token_logprobs": [-0.5],
+            "top_logprobs": [None],
+            "text_offset": [start],
+        }
+        return Reply(body=json.dumps({"id": "c", "choices": [{"index": 0, "text": "", "logprobs": logprobs}]}))
+
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        with ScriptedServer(answer) as server:
+            llm = CachedLLM(_llm(server.url, server="vllm"), cache)
+            with pytest.raises(PartialResults, match="1 of 3"):
+                llm.score(["Q:", "Q:", "Q:"], [" one", " two", " three"])
+        assert len(cache) == 2

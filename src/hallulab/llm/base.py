@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hallulab.cache import PartialResults
+from hallulab.errors import UserFacingError
 from hallulab.tokens import TokenStats
 
 
@@ -90,6 +91,24 @@ class Generation:
             text=raw["text"],
             finish_reason=raw.get("finish_reason", ""),
             tokens=tuple(TokenStats.from_dict(t) for t in raw.get("tokens", [])),
+        )
+
+
+class MissingTokenStatsError(RuntimeError, UserFacingError):
+    """A method that reads token probabilities got replies without them (a server that omits or
+    nulls ``logprobs``); its scores would otherwise be silently constant."""
+
+
+def require_token_stats(replies: Sequence[Generation], role: str, need: str, top_k: int = 0) -> None:
+    """Every non-empty reply carries per-token log-probabilities (and, with ``top_k``, some
+    top-K alternatives); else one error naming the role, the count and what the method needs."""
+    texts = [g for g in replies if g.text.strip()]
+    missing = [g for g in texts if not g.tokens or (top_k and not any(t.top for t in g.tokens))]
+    if missing:
+        wanted = f"top-{top_k} log-probabilities" if top_k else "token log-probabilities"
+        raise MissingTokenStatsError(
+            f"llms.{role}: {len(missing)} of {len(texts)} replies came without {wanted}; {need} reads them "
+            "(choose a catalogue entry whose server returns logprobs)"
         )
 
 

@@ -59,7 +59,11 @@ class CachedLLM:
         ]
 
         def compute(items: list[tuple[Prompt, str]]) -> list[list[dict[str, Any]]]:
-            outputs = self.llm.score([p for p, _ in items], [c for _, c in items], top_k)
+            try:
+                outputs = self.llm.score([p for p, _ in items], [c for _, c in items], top_k)
+            except PartialResults as partial:  # keep every scored row that arrived, as generate does
+                converted = {i: [t.to_dict() for t in row] for i, row in partial.results.items()}
+                raise PartialResults(converted, partial.errors, str(partial)) from partial
             return [[t.to_dict() for t in row] for row in outputs]
 
         values = self._map(keys, list(zip(prefixes, continuations, strict=True)), compute)

@@ -278,17 +278,28 @@ class OpenAILLM(LLM):
                 "temperature": 0.0,
             }
             choice = self._call("completions", kwargs)["choices"][0]
-            return list(_completion_token_stats(choice.get("logprobs"), len(prefix)))
+            stats = list(_completion_token_stats(choice.get("logprobs"), len(prefix)))
+            if pair[1].strip() and not stats:
+                raise ServerReplyError(
+                    f"{self.url} (model {self.config.model!r}) returned no prompt log-probabilities for a "
+                    f"teacher-forced text (echo): the white-box methods need a server that returns them"
+                )
+            return stats
 
         return self._run_all(list(zip(prefixes, continuations, strict=True)), one, "scoring requests to " + self.url)
 
 
 def _chat_token_stats(logprobs: Any) -> tuple[TokenStats, ...]:
+    """The reply's token statistics; () when the server sent none, or sent a token whose
+    log-probability is null (then it sent no usable probabilities: the consumer says so)."""
     if not isinstance(logprobs, dict) or not logprobs.get("content"):
+        return ()
+    if any(not isinstance(item, dict) or item.get("logprob") is None for item in logprobs["content"]):
         return ()
     stats, offset = [], 0
     for item in logprobs["content"]:
-        top = tuple((str(t["token"]), float(t["logprob"])) for t in (item.get("top_logprobs") or []))
+        alternatives = [t for t in (item.get("top_logprobs") or []) if t.get("logprob") is not None]
+        top = tuple((str(t["token"]), float(t["logprob"])) for t in alternatives)
         token = str(item["token"])
         stats.append(TokenStats(token=token, logprob=float(item["logprob"]), top=top, offset=offset))
         offset += len(token)

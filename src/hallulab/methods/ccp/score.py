@@ -17,7 +17,7 @@ from hallulab.artifacts.response_tokens import token_stats
 from hallulab.artifacts.sentences import spans_by_record
 from hallulab.config import setting
 from hallulab.data.schema import Passage
-from hallulab.llm.base import DecodingParams
+from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.methods.ccp.formula import CONTRA, ENTAIL, NEUTRAL
 from hallulab.methods.ccp.units import CONTEXTS, alternatives, claim_words, nli_pairs
 from hallulab.nli.scorer import NLIConfig, NLIScorer
@@ -153,6 +153,8 @@ def _p_true(ctx: BuildContext, claims: dict[str, Any], knobs: CCPScoreKnobs, cou
     white_box = llm.capabilities.top_k_alternatives
     params = DecodingParams(max_new_tokens=1, temperature=0.0, top_k_alternatives=knobs.ptrue_top_k if white_box else 0)
     replies = llm.generate(prompts, params) if prompts else []
+    if white_box:
+        require_token_stats(replies, "proxy", "P(True) (the first reply token's top-K)", knobs.ptrue_top_k)
     out: dict[str, list[float | None]] = {}
     for (rid, _), reply in zip(slots, replies, strict=True):
         probability = p_true(reply.tokens)

@@ -17,7 +17,7 @@ from typing import Any
 
 from hallulab.artifacts.atomic_facts import TAGGINGS, facts_by_record
 from hallulab.config import ConfigError, setting
-from hallulab.llm.base import DecodingParams
+from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.pipeline.context import BuildContext
 
 DECODINGS = ("greedy", "beam")
@@ -121,6 +121,7 @@ def score(ctx: BuildContext) -> dict[str, Any]:
                 num_beams=knobs.num_beams if decoding == "beam" else 1,
             )
             replies = llm.generate([answer_prompt.messages(question=q) for q in asked], params) if asked else []
+            require_token_stats(replies, role, "HalluCheck's probability check (KS test)", knobs.top_k)
             for asked_question, reply in zip(asked, replies, strict=True):
                 counts[f"empty_regenerations_{role}_{decoding}"] += not reply.text.strip()
                 regenerated[(role, decoding, asked_question)] = {
