@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hallulab.cache import CallCache, cache_key
+from hallulab.cache import CacheFileError, CallCache, cache_key
 
 
 def test_hit_after_miss_and_miss_on_any_key_change(tmp_path: Path) -> None:
@@ -134,8 +135,6 @@ def test_two_processes_creating_the_same_new_cache_file_never_fail(tmp_path: Pat
 
 
 def test_a_corrupt_cache_file_is_named_with_the_way_out(tmp_path: Path) -> None:
-    from hallulab.cache import CacheFileError
-
     path = tmp_path / "calls.sqlite"
     path.write_bytes(b"<html>not a database</html>" * 200)
     with pytest.raises(CacheFileError, match=rf"{path}.*delete it.*HALLULAB_CACHE_DIR"):
@@ -159,3 +158,22 @@ def test_partial_results_of_a_failed_batch_are_kept(tmp_path: Path) -> None:
             cache.map(keys, list("abc"), flaky)
         assert cache.map(keys, list("abc"), flaky) == ["A", "B", "C"]
     assert calls[1] == ["b"]  # the re-run asked only for the reply that never came
+
+
+def test_a_damaged_page_the_open_check_misses_is_named_on_first_read(tmp_path: Path) -> None:
+    """Long values live on overflow pages, which the open check's COUNT(*) never reads: damage
+    there once passed the open and crashed the first read with a traceback."""
+    path = tmp_path / "calls.sqlite"
+    with CallCache(path) as cache:
+        cache.put_many((f"k{i}", "x" * 20_000, 0.1) for i in range(20))
+    sqlite3.connect(path).execute("PRAGMA wal_checkpoint(TRUNCATE)").connection.close()
+    raw = bytearray(path.read_bytes())
+    middle = len(raw) // 2
+    raw[middle : middle + 4096] = b"\xff" * 4096  # one overflow page overwritten
+    path.write_bytes(bytes(raw))
+    cache = CallCache(path)  # the open check passes
+    try:
+        with pytest.raises(CacheFileError, match=rf"call cache {path} cannot be used .*delete it"):
+            cache.get_many([f"k{i}" for i in range(20)])
+    finally:
+        cache.close()

@@ -116,11 +116,18 @@ class CallCache:
         try:
             self._conn = self._open()
         except sqlite3.DatabaseError as error:
-            raise CacheFileError(
-                f"call cache {self.path} cannot be used ({error}); delete it (only cached model calls are lost) "
-                f"or point {CACHE_DIR_ENV} at another folder"
-            ) from None
+            raise self._unusable(error) from None
         self.stats = CacheStats()
+
+    def _unusable(self, error: sqlite3.DatabaseError) -> CacheFileError:
+        return CacheFileError(
+            f"call cache {self.path} cannot be used ({error}); delete it (only cached model calls are lost) "
+            f"or point {CACHE_DIR_ENV} at another folder"
+        )
+
+    def _damaged(self, error: sqlite3.DatabaseError) -> bool:
+        """A damaged file (a page the open check did not read), not a busy one."""
+        return not (isinstance(error, sqlite3.OperationalError) and "locked" in str(error))
 
     def _open(self) -> sqlite3.Connection:
         from filelock import FileLock
@@ -163,7 +170,13 @@ class CallCache:
         for start in range(0, len(unique), 500):
             chunk = unique[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            rows = self._conn.execute(f"SELECT key, value, seconds FROM calls WHERE key IN ({marks})", chunk).fetchall()
+            query = f"SELECT key, value, seconds FROM calls WHERE key IN ({marks})"
+            try:
+                rows = self._conn.execute(query, chunk).fetchall()
+            except sqlite3.DatabaseError as error:
+                if self._damaged(error):
+                    raise self._unusable(error) from None
+                raise
             for key, value, seconds in rows:
                 found[key] = json.loads(value)
                 self.stats.seconds_saved += seconds
@@ -180,6 +193,11 @@ class CallCache:
         try:
             self._conn.executemany("INSERT OR IGNORE INTO calls VALUES (?, ?, ?, ?)", rows)
             self._conn.execute("COMMIT")
+        except sqlite3.DatabaseError as error:
+            self._conn.execute("ROLLBACK")
+            if self._damaged(error):
+                raise self._unusable(error) from None
+            raise
         except BaseException:
             self._conn.execute("ROLLBACK")
             raise
