@@ -191,3 +191,14 @@ def test_a_half_failed_teacher_forcing_batch_keeps_what_arrived(tmp_path: Path) 
             with pytest.raises(PartialResults, match="1 of 3"):
                 llm.score(["Q:", "Q:", "Q:"], [" one", " two", " three"])
         assert len(cache) == 2
+
+
+def test_two_endpoints_serving_one_model_name_never_share_cached_replies(tmp_path: Path) -> None:
+    server_a = ScriptedServer(lambda body, i: chat_ok("from A"))
+    server_b = ScriptedServer(lambda body, i: chat_ok("from B"))
+    with CallCache(tmp_path / "c.sqlite") as cache, server_a as a, server_b as b:
+        first = CachedLLM(_llm(a.url), cache).generate(["hi"], PARAMS)
+        second = CachedLLM(_llm(b.url), cache).generate(["hi"], PARAMS)
+        again = CachedLLM(_llm(a.url), cache).generate(["hi"], PARAMS)
+        assert [first[0].text, second[0].text, again[0].text] == ["from A", "from B", "from A"]
+        assert len(b.requests) == 1 and len(a.requests) == 1  # the second ask of A came from the cache

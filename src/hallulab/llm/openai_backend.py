@@ -113,11 +113,20 @@ class OpenAILLM(LLM):
         )
 
     def identity(self) -> LLMIdentity:
+        """What the call cache keys replies by. The endpoint URL is part of it: two servers can
+        serve different weights under one model name, and their replies must not be shared
+        (moving a server to another address costs its cached replies; ``revision`` pins
+        weights explicitly)."""
         return LLMIdentity(
             backend="openai",
             model=self.config.model,
             revision=self.config.revision,
-            extra={"server": self.config.server, "mode": self.config.mode, "system": self.config.system_prompt},
+            extra={
+                "server": self.config.server,
+                "mode": self.config.mode,
+                "system": self.config.system_prompt,
+                "endpoint": self.url,
+            },
         )
 
     @property
