@@ -100,8 +100,11 @@ test: $(STAMP) $(LLAMACPP_STAMP)
 	$(BIN)/mypy
 	$(BIN)/python -m pytest --durations=20
 
+## The inner loop: lint, types and the unit tests (no DAG run, no model load, no server).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/ruff check src stages tests benchmarks
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -q -m "not slow and not model and not server and not reference"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src stages tests benchmarks
