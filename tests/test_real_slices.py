@@ -9,8 +9,8 @@ DVC run-cache), small enough for ``make test``:
 slice          data                                                 methods
 =============  ===================================================  =============================
 ``nq_open``    a seeded random 20 of SAC3's NQ-open questions        HalluCheck (NER, greedy), SAC3
-``concept7``   7 test and 7 basic Concept-7 concepts, no sampling    Self-Familiarity (+ Forward-Inference)
-``factualbio`` the first 5 FactualBio biographies                    CCP (+ its baselines)
+``concept7``   2 test and 2 basic Concept-7 concepts, no sampling    Self-Familiarity (+ Forward-Inference)
+``factualbio`` the first 3 FactualBio biographies                    CCP (+ its baselines)
 =============  ===================================================  =============================
 
 The baselines (``tests/baselines/<dataset>/<method>.json``) are these slices' own numbers, not
@@ -56,15 +56,15 @@ SLICES = {
     "concept7": Slice(
         (
             "dataset=concept7",
-            "dataset.test_concepts=7",
-            "dataset.basic_concepts=7",
+            "dataset.test_concepts=2",
+            "dataset.basic_concepts=2",
             "generate.mode=keep",
             "profile=quick",
             "profile.sf_baselines=[forward_inference]",
         ),
         ("self_familiarity",),
     ),
-    "factualbio": Slice(("dataset=factualbio", "dataset.limit=5", "generate.mode=keep", "profile=quick"), ("ccp",)),
+    "factualbio": Slice(("dataset=factualbio", "dataset.limit=3", "generate.mode=keep", "profile=quick"), ("ccp",)),
 }
 
 
