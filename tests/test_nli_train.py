@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hallulab.config import ConfigError
 from hallulab.nli.data import LABELS, NLIPair
 from hallulab.nli.train import TrainConfig, accuracy, sample_pairs, train_cross_encoder
 
@@ -35,5 +36,5 @@ def test_sample_pairs_is_seeded_and_limits_each_source() -> None:
     sources = {"a": lambda: iter(PAIRS[:6]), "b": lambda: iter(PAIRS[6:12])}
     first = sample_pairs(sources, {"a": 2, "b": None}, seed=3)
     assert len(first) == 8 and first == sample_pairs(sources, {"a": 2, "b": None}, seed=3)
-    with pytest.raises(KeyError, match="unknown NLI source"):
+    with pytest.raises(ConfigError, match=r"nli_train\.sources: unknown NLI source 'c'"):
         sample_pairs(sources, {"c": 1}, seed=0)

@@ -35,7 +35,7 @@ def test_random_selection_is_seeded_per_passage_and_n_is_checked() -> None:
     pick = SampleSelection(num_samples=2, sample_selection="random", seed=7)
     first = selected_columns("a", 4, pick)
     assert len(first) == 2 and np.array_equal(first, selected_columns("a", 4, pick))
-    with pytest.raises(ValueError, match="N=5 samples asked for, 4 stored"):
+    with pytest.raises(ValueError, match=r"selfcheck\.num_samples: N=5 asked for, record 'a' stores 4 samples"):
         selected_columns("a", 4, SampleSelection(num_samples=5))
     with pytest.raises(ValueError, match="sample_aggregation"):
         SampleSelection(sample_aggregation="mode")

@@ -128,5 +128,5 @@ def test_score_corpora_names_variants_by_hyperparameters() -> None:
     assert variants(frame) == ["ngram_n1_max", "ngram_n3_max"]
     assert set(frame["level"]) == {"sentence", "response"}
     assert unseen == {"ngram_n1_max": 0, "ngram_n3_max": 0}
-    with pytest.raises(ValueError, match="'p', field 'samples'"):
+    with pytest.raises(ValueError, match=r"selfcheck\.num_samples: N=99 asked for, record 'p' stores"):
         score_corpora(corpora, [1], num_samples=99)

@@ -95,7 +95,9 @@ def selected_columns(passage_id: str, available: int, selection: SampleSelection
     """Indices of the samples used for one passage."""
     wanted = available if selection.num_samples is None else selection.num_samples
     if wanted > available:
-        raise ValueError(f"passage {passage_id!r}: N={wanted} samples asked for, {available} stored")
+        raise ConfigError(
+            f"selfcheck.num_samples: N={wanted} asked for, record {passage_id!r} stores {available} samples"
+        )
     if selection.selection == "first":
         return np.arange(wanted)
     seed = np.random.SeedSequence([selection.seed, *passage_id.encode("utf-8")])
