@@ -77,20 +77,23 @@ def test_a_dead_port_names_the_url() -> None:
 
 
 def test_replies_of_a_half_failed_batch_are_cached_and_a_rerun_asks_only_for_the_rest(tmp_path: Path) -> None:
+    healed = False
+
     def answer(body: dict[str, object], index: int) -> Reply:
         content = str(body["messages"][-1]["content"])  # type: ignore[index]
+        if healed:
+            return chat_ok("ok")
         return Reply(status=400, body='{"error": "bad"}') if "two" in content else chat_ok(content.upper())
 
     prompts = ["one", "two", "three"]
-    with CallCache(tmp_path / "c.sqlite") as cache:
-        with ScriptedServer(answer) as server:
-            llm = CachedLLM(_llm(server.url), cache)
-            with pytest.raises(PartialResults, match="1 of 3 requests"):
-                llm.generate(prompts, PARAMS)
+    with CallCache(tmp_path / "c.sqlite") as cache, ScriptedServer(answer) as server:
+        llm = CachedLLM(_llm(server.url), cache)
+        with pytest.raises(PartialResults, match="1 of 3 requests"):
+            llm.generate(prompts, PARAMS)
         assert len(cache) == 2  # the two paid replies are kept
-        with ScriptedServer(lambda body, i: chat_ok("ok")) as healed:
-            outputs = CachedLLM(_llm(healed.url), cache).generate(prompts, PARAMS)
-            assert len(healed.requests) == 1  # only the missing one
+        healed = True  # the same endpoint, working again (the cache keys replies by endpoint)
+        outputs = CachedLLM(_llm(server.url), cache).generate(prompts, PARAMS)
+        assert len(server.requests) == 4  # 3, then only the missing one
     assert [o.text for o in outputs] == ["ONE", "ok", "THREE"]
 
 
