@@ -9,9 +9,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.hallulab-installed
 TORCH_VERSION ?= 2.13.0
 
-# Local copies of the real data sets (WikiBio, NLI, ...). In this workplace they sit in
-# ../shared/data beside the clone; elsewhere set HALLULAB_DATA_ROOT yourself or let the
-# loaders fall back to the Hugging Face hub.
+# Local copies of the real data sets (WikiBio, NLI, ...) live under $HALLULAB_DATA_ROOT. When
+# it is unset and a folder ../shared/data sits beside the clone, that folder is used; else the
+# loaders fall back to the Hugging Face hub (and the data sets without a hub copy say so).
 ifneq ($(wildcard ../shared/data),)
 export HALLULAB_DATA_ROOT ?= $(abspath ../shared/data)
 endif

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import time
 
-from hallulab.config import load_params
 from hallulab.data.records import load_jsonl_passages
 from hallulab.io import read_json, write_json
 from hallulab.pipeline import paths, registry
@@ -30,7 +29,7 @@ def main() -> None:
     stage = f"aggregate_{args.method}"
     log = stage_logger(stage)
     spec = registry.method(args.method)
-    view = ParamsView(load_params(args.params), spec.aggregate.param_keys(), stage)
+    view = ParamsView.load(args.params, spec.aggregate.param_keys(), stage)
     passages = load_jsonl_passages(paths.passages(args.dataset))
     artifacts = read_artifacts(spec.requires, args.dataset)
     raw = read_json(paths.raw_scores(args.method, args.dataset)) if spec.score is not None else None

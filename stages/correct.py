@@ -14,7 +14,7 @@ import pandas as pd
 
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
 from hallulab.cache import CallCache
-from hallulab.config import load_params, typed
+from hallulab.config import typed
 from hallulab.correction.run import CORRECTION_INPUTS, CorrectionConfig, correct, table3
 from hallulab.data.records import load_jsonl_passages
 from hallulab.io import write_json
@@ -30,7 +30,7 @@ def main() -> None:
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args()
     log = stage_logger("correct")
-    view = ParamsView(load_params(args.params), CORRECTION_INPUTS.param_keys(), "correct")
+    view = ParamsView.load(args.params, CORRECTION_INPUTS.param_keys(), "correct")
     raw = {k: v for k, v in view.get("correction").items() if k != "prompts"}
     cfg = typed(CorrectionConfig, raw, "correction")
     passages = load_jsonl_passages(paths.passages(args.dataset))

@@ -16,7 +16,6 @@ import argparse
 import csv
 import dataclasses
 
-from hallulab.config import load_params
 from hallulab.data.records import load_jsonl_passages
 from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
 from hallulab.io import atomic_open, read_json
@@ -36,7 +35,7 @@ def main() -> None:
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args()
     log = stage_logger(f"curve_{args.method}")
-    cfg = ParamsView(load_params(args.params), ("evaluate",), "curve").typed(ProtocolConfig, "evaluate")
+    cfg = ParamsView.load(args.params, ("evaluate",), "curve").typed(ProtocolConfig, "evaluate")
     labelled = [p for p in load_jsonl_passages(paths.passages(args.dataset)) if p.labels is not None]
     rows: list[tuple[str, int, str, float]] = []
     for stored in stored_matrices(read_json(paths.raw_scores(args.method, args.dataset))):

@@ -20,7 +20,6 @@ import math
 
 import pandas as pd
 
-from hallulab.config import load_params
 from hallulab.data.records import load_jsonl_passages
 from hallulab.evaluation.levels import evaluate_levels, undefined_report
 from hallulab.evaluation.protocol import ProtocolConfig
@@ -41,7 +40,7 @@ def main() -> None:
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args()
     log = stage_logger(f"evaluate_{args.method}")
-    cfg = ParamsView(load_params(args.params), ("evaluate",), "evaluate").typed(ProtocolConfig, "evaluate")
+    cfg = ParamsView.load(args.params, ("evaluate",), "evaluate").typed(ProtocolConfig, "evaluate")
     passages = load_jsonl_passages(paths.passages(args.dataset))
     frame = pd.read_parquet(paths.unit_scores(args.method, args.dataset))
     diagnostics = read_json(paths.diagnostics(args.method, args.dataset))

@@ -9,7 +9,6 @@ import argparse
 import time
 
 from hallulab.cache import CallCache
-from hallulab.config import load_params
 from hallulab.data.records import load_jsonl_passages
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.context import BuildContext
@@ -27,7 +26,7 @@ def main() -> None:
     stage = f"extract_{args.artifact}"
     log = stage_logger(stage)
     spec = registry.artifact(args.artifact)
-    view = ParamsView(load_params(args.params), spec.inputs.param_keys(), stage)
+    view = ParamsView.load(args.params, spec.inputs.param_keys(), stage)
     passages = load_jsonl_passages(paths.passages(args.dataset))
     inputs = read_artifacts(spec.requires, args.dataset)
     started = time.perf_counter()

@@ -12,7 +12,6 @@ import dataclasses
 import time
 
 from hallulab.cache import CallCache
-from hallulab.config import load_params
 from hallulab.data.records import load_jsonl_passages
 from hallulab.generation import GENERATE_INPUTS, GenerateConfig, generate_passages
 from hallulab.io import write_json, write_jsonl
@@ -28,7 +27,7 @@ def main() -> None:
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args()
     log = stage_logger("generate")
-    view = ParamsView(load_params(args.params), GENERATE_INPUTS.param_keys(), "generate")
+    view = ParamsView.load(args.params, GENERATE_INPUTS.param_keys(), "generate")
     cfg = view.typed(GenerateConfig, "generate")
     passages = load_jsonl_passages(paths.prepared(args.dataset))
     started = time.perf_counter()

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from hallulab.config import load_params
 from hallulab.data.loaders import load_dataset
 from hallulab.io import write_json, write_jsonl
 from hallulab.pipeline import paths
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger
+from hallulab.text.language import probably_not_english
 
 
 def main() -> None:
@@ -18,7 +18,7 @@ def main() -> None:
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args()
     log = stage_logger("prepare")
-    dataset = ParamsView(load_params(args.params), ("dataset",), "prepare").get("dataset")
+    dataset = ParamsView.load(args.params, ("dataset",), "prepare").get("dataset")
     passages, provenance = load_dataset(dataset)
     write_jsonl(paths.prepared(args.dataset), (p.to_dict() for p in passages))
     counts = {
@@ -30,7 +30,31 @@ def main() -> None:
         "prompt_labelled": sum(p.prompt_label is not None for p in passages),
         "prompt_only": sum(p.response is None for p in passages),
         "samples_per_passage": sorted({len(p.samples) for p in passages}),
+        # a blank sample is kept (an empty reply is a sample that supports nothing, as an
+        # empty generation is) but counted, and the records holding one are named in the log
+        "blank_samples": sum(not s.strip() for p in passages for s in p.samples),
     }
+    foreign = probably_not_english(
+        (p.id, " ".join(filter(None, [p.prompt or "", p.response or "", *p.samples]))) for p in passages
+    )
+    counts["probably_not_english"] = len(foreign)
+    if foreign:
+        log.warning(
+            "%d record(s) look not English (few English function and common words), and the spaCy model "
+            "(spacy.model) is English: sentences, tokens and entities may be poor: %s%s",
+            len(foreign),
+            ", ".join(repr(i) for i in foreign[:5]),
+            " ..." if len(foreign) > 5 else "",
+        )
+    with_blank = [p.id for p in passages if any(not s.strip() for s in p.samples)]
+    if with_blank:
+        log.warning(
+            "%d blank sample(s) in %d record(s), kept as samples that support nothing: %s%s",
+            counts["blank_samples"],
+            len(with_blank),
+            ", ".join(repr(i) for i in with_blank[:5]),
+            " ..." if len(with_blank) > 5 else "",
+        )
     write_json(paths.provenance(args.dataset), {**provenance, "dataset": dataset["name"], **counts})
     log.info("wrote %s to %s", counts, paths.prepared(args.dataset))
 

@@ -13,7 +13,6 @@ import argparse
 import time
 
 from hallulab.cache import CallCache
-from hallulab.config import load_params
 from hallulab.data.records import load_jsonl_passages
 from hallulab.io import write_json
 from hallulab.pipeline import paths, registry
@@ -34,7 +33,7 @@ def main() -> None:
     spec = registry.method(args.method)
     if spec.score is None:
         raise SystemExit(f"method {args.method!r} has no score step")
-    view = ParamsView(load_params(args.params), spec.score.param_keys(), stage)
+    view = ParamsView.load(args.params, spec.score.param_keys(), stage)
     passages = load_jsonl_passages(paths.passages(args.dataset))
     artifacts = read_artifacts(spec.requires, args.dataset)
     started = time.perf_counter()
@@ -42,14 +41,17 @@ def main() -> None:
         resources = Resources(view, cache)
         try:
             score = registry.step_function("method", args.method, "score")
-            raw = score(BuildContext(args.dataset, passages, artifacts, view, resources, log))
+            context = BuildContext(args.dataset, passages, artifacts, view, resources, log)
+            raw = score(context)
         finally:
             resources.close()
         stats = cache.stats.as_dict()
     write_json(paths.raw_scores(args.method, args.dataset), raw, indent=None)
     seconds = time.perf_counter() - started
     log.info("%s: %d records in %.1fs; cache %s (%s)", args.method, len(passages), seconds, stats, cache.path)
-    write_run_log(stage, args.dataset, {"seconds": seconds, "cache": stats, "records": len(passages)})
+    write_run_log(
+        stage, args.dataset, {"seconds": seconds, "cache": stats, "records": len(passages), **context.run_stats}
+    )
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 
-from hallulab.config import load_params
 from hallulab.data.loaders import source_fingerprint
 from hallulab.io import write_json
 from hallulab.pipeline.params import ParamsView
@@ -22,7 +21,7 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args()
-    dataset = ParamsView(load_params(args.params), ("dataset",), "source").get("dataset")
+    dataset = ParamsView.load(args.params, ("dataset",), "source").get("dataset")
     write_json(args.out, source_fingerprint(dataset))
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 
-from hallulab.config import load_params
 from hallulab.evaluation.summary import SUMMARY_PARAMS, model_notes, summarise
 from hallulab.io import atomic_open
 from hallulab.pipeline import paths, registry
@@ -21,7 +20,7 @@ def main() -> None:
     parser.add_argument("--dataset", required=True)
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args()
-    view = ParamsView(load_params(args.params), SUMMARY_PARAMS, "summary")
+    view = ParamsView.load(args.params, SUMMARY_PARAMS, "summary")
     specs = list(registry.methods().values())
     text, frame = summarise(specs, args.dataset, model_notes(view))
     with atomic_open(paths.summary(args.dataset, "md")) as handle:

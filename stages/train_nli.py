@@ -1,6 +1,6 @@
 """DVC stage `train_nli`: fine-tune the offline NLI cross-encoder and measure held-out accuracy.
 
-Reads only the `nli_train` params (profile `full` by default, `ci` for the test suite);
+Reads only the `nli_train` params (recipe `full` by default, `quick` with the quick profile: the toy run and the tests);
 writes the model folder (a standard Hugging Face sequence-classification model whose
 config names its labels) and metrics/nli_model/heldout.json (accuracy per held-out set).
 """
@@ -12,7 +12,6 @@ import os
 import time
 from pathlib import Path
 
-from hallulab.config import load_params
 from hallulab.data.loaders import DATA_ROOT_ENV
 from hallulab.io import write_json
 from hallulab.nli.data import heldout_sources, training_sources
@@ -29,7 +28,7 @@ def main() -> None:
     args = parser.parse_args()
     log = stage_logger("train_nli")
 
-    raw = ParamsView(load_params(args.params), ("nli_train",), "train_nli").get("nli_train")
+    raw = ParamsView.load(args.params, ("nli_train",), "train_nli").get("nli_train")
     profile = str(raw.pop("profile"))
     heldout_limit = raw.get("heldout_max_pairs")
     cfg = TrainConfig(**raw)

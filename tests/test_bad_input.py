@@ -122,6 +122,10 @@ def test_a_stage_on_bad_input_prints_one_line_and_exits_2(workspace: Path) -> No
         ("selfcheck.num_samples=abc", "selfcheck.num_samples: expected an integer, got 'abc'"),
         ("selfcheck_ngram.n=2.7", "selfcheck_ngram.n[0]: expected an integer, got 2.7"),
         ("selfcheck_ngram.smoothing_k=-1", "selfcheck_ngram.smoothing_k: must be >= 0.0, got -1"),
+        # a key no file under conf/ defines: Hydra's `+` adds it, nothing would read it
+        ("+selfcheck.temperature=0.5", "selfcheck.temperature: no config under conf/ defines this setting"),
+        ("+selfcheck_ngram.orders=[1]", "selfcheck_ngram.orders: no config under conf/ defines this setting"),
+        ("+temperature=0.5", "temperature: no config under conf/ defines this setting"),
     ],
 )
 def test_a_bad_sweep_knob_stops_the_aggregate_stage_naming_the_setting(
@@ -219,6 +223,30 @@ def test_a_corrupt_call_cache_stops_a_stage_with_its_path(
         extra_env={"HALLULAB_CACHE_DIR": str(cache_dir)},
     )
     _one_line_error(done, str(cache_dir / "calls.sqlite"), "delete it")
+
+
+def test_a_blank_sample_is_kept_counted_and_its_record_named(workspace: Path) -> None:
+    data = _jsonl(workspace / "blank.jsonl", GOOD, {**GOOD, "id": "p2", "samples": ["A cat.", "  "]})
+    _params(workspace, "dataset=jsonl", "dataset.name=blank", f"dataset.path={data}")
+    done = _stage(workspace, "prepare.py", "--dataset", "blank")
+    assert done.returncode == 0, done.stderr
+    assert "1 blank sample(s) in 1 record(s), kept as samples that support nothing: 'p2'" in done.stderr
+    provenance = json.loads((workspace / "data/prepared/blank/provenance.json").read_text())
+    assert provenance["blank_samples"] == 1 and provenance["samples_per_passage"] == [1, 2]
+
+
+def test_a_record_that_is_not_english_is_warned_about_by_id(workspace: Path) -> None:
+    french = (
+        "Marie Curie était une physicienne et chimiste polonaise naturalisée française. Elle a découvert "
+        "le polonium et le radium avec son mari Pierre Curie, et reçu deux prix Nobel."
+    )
+    english = {**GOOD, "id": "en", "samples": ["James Brown wrote Papa's Got a Brand New Bag."] * 4}
+    data = _jsonl(workspace / "fr.jsonl", english, {**GOOD, "id": "fr", "response": french, "sentences": [french]})
+    _params(workspace, "dataset=jsonl", "dataset.name=fr", f"dataset.path={data}")
+    done = _stage(workspace, "prepare.py", "--dataset", "fr")
+    assert done.returncode == 0, done.stderr
+    assert "1 record(s) look not English" in done.stderr and ": 'fr'" in done.stderr
+    assert json.loads((workspace / "data/prepared/fr/provenance.json").read_text())["probably_not_english"] == 1
 
 
 def test_auto_generation_says_what_it_did(workspace: Path) -> None:

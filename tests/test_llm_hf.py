@@ -85,3 +85,25 @@ def test_cached_llm_hits_and_misses(smollm: HFLLM, tmp_path: Path) -> None:
         cached.generate(PROMPTS[:1], params, [3])  # another seed: a miss
         cached.generate(PROMPTS[:1], DecodingParams(max_new_tokens=4, temperature=0.7), [1])  # another temperature
         assert cache.stats.misses == 4
+
+
+def test_teacher_forcing_past_the_context_is_refused_naming_the_record(smollm: HFLLM, tmp_path: Path) -> None:
+    from hallulab.artifacts.response_tokens import SPEC
+    from hallulab.artifacts.response_tokens.build import build
+    from hallulab.data.schema import Passage, RecordError
+    from hallulab.llm.base import ContextLengthError
+    from hallulab.pipeline.context import BuildContext
+    from hallulab.pipeline.params import ParamsView
+    from hallulab.pipeline.resources import Resources
+
+    limit = smollm.model.config.max_position_embeddings
+    long_text = "The river rose again. " * (limit // 4)  # about 5 tokens a sentence: past the limit
+    with pytest.raises(ContextLengthError) as raised:
+        smollm.score([""], [long_text])
+    assert raised.value.continuations == (long_text,) and raised.value.lengths[0] > limit
+    short = Passage(id="short", response="The river rose.", sentences=["The river rose."], samples=[])
+    long = Passage(id="long", response=long_text, sentences=[long_text], samples=[])
+    view = ParamsView(compose(), SPEC.inputs.param_keys(), "response_tokens")
+    expected = rf"record 'long', field 'response': .*context of {limit} positions"
+    with CallCache(tmp_path / "c.sqlite") as cache, pytest.raises(RecordError, match=expected):
+        build(BuildContext("t", [short, long], {}, view, Resources(view, cache)))

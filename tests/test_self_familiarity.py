@@ -175,9 +175,10 @@ def test_threshold_is_the_midpoint_of_the_bootstrap_interval_of_the_percentile()
 
 
 # ---------------------------------------------------------------- Concept-7
-DATA_ROOT = Path(os.environ.get("HALLULAB_DATA_ROOT", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATA_ROOT = Path(os.environ.get("HALLULAB_DATA_ROOT", "/nonexistent"))
 needs_concept7 = pytest.mark.skipif(
-    not (DATA_ROOT / "concept7_self_familiarity").is_dir(), reason="Concept-7 local copy not available"
+    not (DATA_ROOT / "concept7_self_familiarity").is_dir(),
+    reason="set HALLULAB_DATA_ROOT to the folder holding the Concept-7 local copy",
 )
 
 

@@ -93,3 +93,11 @@ def test_a_long_pair_is_truncated_not_a_tensor_size_error(model_dir: Path) -> No
     long_text = "The committee met again. " * 400  # far beyond the model's 512 positions
     value = scorer.contradiction_probs([long_text], ["The committee met."])
     assert 0.0 <= value[0] <= 1.0 and scorer.max_length <= 512
+
+
+def test_pairs_cut_by_truncation_are_counted(model_dir: Path) -> None:
+    scorer = NLIScorer(NLIConfig(model=str(model_dir), max_length=32))
+    claim = " ".join(["word"] * 300) + " Paris"  # the judged word lies past the model's reach
+    texts, pairs = [claim, "A cat sat.", claim], ["The capital is Paris.", "A cat.", "The capital is Paris."]
+    assert scorer.truncated_pairs(texts, pairs) == 1  # distinct pairs, as they are scored
+    assert scorer.truncated_pairs(["A cat sat."], ["A cat."]) == 0

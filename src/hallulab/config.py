@@ -57,27 +57,6 @@ def dataset_config(name: str, conf_dir: Path = CONF_DIR) -> dict[str, Any]:
     return dict(compose([f"dataset={name}"], conf_dir)["dataset"])
 
 
-def section(cfg: DictConfig, name: str) -> dict[str, Any]:
-    """One section as a plain dict; a missing section names itself."""
-    if name not in cfg:
-        raise KeyError(f"params has no section {name!r}; is conf/ composed into params.yaml?")
-    value = OmegaConf.to_container(cfg[name], resolve=True)
-    assert isinstance(value, dict)
-    return {str(k): v for k, v in value.items()}
-
-
-def as_int_list(value: Any, name: str) -> list[int]:
-    """A knob that may be one int (a sweep point) or a list of ints (several at once)."""
-    items = value if isinstance(value, list | tuple) else [value]
-    try:
-        out = [int(v) for v in items]
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"{name}: expected an int or a list of ints, got {value!r}") from error
-    if not out:
-        raise ValueError(f"{name}: empty")
-    return out
-
-
 def write_params(path: str | Path = "params.yaml", overrides: Sequence[str] = (), conf_dir: Path = CONF_DIR) -> None:
     """Compose conf/ into ``path`` exactly as ``dvc exp run`` does (DVC's own dumper)."""
     from dvc.utils.hydra import compose_and_dump

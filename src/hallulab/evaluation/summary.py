@@ -299,10 +299,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if not any(Path(paths.metrics_dir(args.dataset)).glob("*.json")):
         raise SystemExit(f"{path} not found and no metrics for {args.dataset!r}: run the pipeline first (make run)")
-    from hallulab.config import load_params
-    from hallulab.pipeline import registry
+        from hallulab.pipeline import registry
 
-    view = ParamsView(load_params(args.params), SUMMARY_PARAMS, "summary")
+    view = ParamsView.load(args.params, SUMMARY_PARAMS, "summary")
     partial = "Partial: the summary stage has not run; only the methods evaluated so far are listed."
     text, _ = summarise(list(registry.methods().values()), args.dataset, [partial, *model_notes(view)])
     print(text)

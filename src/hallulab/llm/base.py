@@ -99,6 +99,21 @@ class MissingTokenStatsError(RuntimeError, UserFacingError):
     nulls ``logprobs``); its scores would otherwise be silently constant."""
 
 
+class ContextLengthError(ValueError, UserFacingError):
+    """Teacher forcing asked for more positions than the model has; ``continuations`` are the
+    offending texts (a cache layer may batch requests differently), so the caller can name
+    its records."""
+
+    def __init__(self, continuations: Sequence[str], lengths: Sequence[int], limit: int) -> None:
+        self.continuations = tuple(continuations)
+        self.lengths = tuple(lengths)
+        self.limit = limit
+        super().__init__(
+            f"{len(self.continuations)} teacher-forced text(s) need {max(self.lengths)} positions, "
+            f"beyond the model's {limit}"
+        )
+
+
 def require_token_stats(replies: Sequence[Generation], role: str, need: str, top_k: int = 0) -> None:
     """Every non-empty reply carries per-token log-probabilities (and, with ``top_k``, some
     top-K alternatives); else one error naming the role, the count and what the method needs."""

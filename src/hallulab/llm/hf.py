@@ -41,6 +41,7 @@ from hallulab.llm.base import (
     Capabilities,
     ConstrainedParams,
     ConstrainedResult,
+    ContextLengthError,
     DecodingParams,
     Generation,
     LLMIdentity,
@@ -402,6 +403,12 @@ class HFLLM(LLM):
             rows.append(
                 (self._prefix_ids(prefix), list(encoded["input_ids"]), [o[0] for o in encoded["offset_mapping"]])
             )
+        limit = getattr(model.config, "max_position_embeddings", None)
+        if isinstance(limit, int):
+            over = [i for i, row in enumerate(rows) if len(row[0]) + len(row[1]) > limit]
+            if over:  # positions past the model's own would be scored as noise: refuse, naming them
+                lengths = [len(rows[i][0]) + len(rows[i][1]) for i in over]
+                raise ContextLengthError([continuations[i] for i in over], lengths, limit)
         order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]) + len(rows[i][1]))
         results: list[list[TokenStats]] = [[] for _ in rows]
         pad = tokenizer.pad_token_id

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from hallulab.config import setting
+from hallulab.config import ConfigError, setting
 from hallulab.llm.base import (
     LLM,
     Capabilities,
@@ -88,6 +88,14 @@ class LangChainLLM(LLM):
                 kwargs[self.config.api_key_argument] = "not-needed"  # a local server
             else:
                 raise RuntimeError(f"set {self.config.api_key_env} to call {self.config.chat_model['_target_']}")
+        target = str(self.config.chat_model.get("_target_", ""))
+        try:
+            importlib.import_module(target.rsplit(".", 1)[0])
+        except ImportError as error:
+            raise ConfigError(
+                f"chat_model._target_ {target!r}: {error}; install its package "
+                "(langchain_openai: pip install 'hallulab[langchain]')"
+            ) from error
         return instantiate(dict(self.config.chat_model), **kwargs)
 
     @staticmethod

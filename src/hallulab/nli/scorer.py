@@ -165,6 +165,20 @@ class NLIScorer:
             device=device,
         )
 
+    def truncated_pairs(self, texts: Sequence[str], text_pairs: Sequence[str]) -> int:
+        """How many distinct (text, text_pair) pairs are longer than :attr:`max_length` tokens,
+        so that the model reads them cut (the longer side loses its end, as ``truncation=True``
+        does): a score stage reports it beside its scores rather than losing words unseen."""
+        tokenizer = self._loaded[0]
+        unique = list(dict.fromkeys(zip(texts, text_pairs, strict=True)))
+        limit = self.max_length
+        over = 0
+        for start in range(0, len(unique), 256):
+            chunk = unique[start : start + 256]
+            encoded = tokenizer([a for a, _ in chunk], [b for _, b in chunk], truncation=False, verbose=False)
+            over += sum(len(ids) > limit for ids in encoded["input_ids"])
+        return over
+
     def _contradiction(self, pairs: list[tuple[str, str]]) -> list[float]:
         torch = importlib.import_module("torch")
         entail, contra = label_indices(self._loaded[1].config)

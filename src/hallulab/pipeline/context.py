@@ -26,6 +26,9 @@ class BuildContext:
     params: ParamsView
     resources: Resources
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("hallulab.step"))
+    #: Run statistics of this run (seconds, ...): the stage writes them to its run log
+    #: (``logs/``), never into an output, so the same inputs give byte-identical outputs.
+    run_stats: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from hallulab.config import REPO_ROOT
+from hallulab.data import fingerprints
 from hallulab.generation import GENERATE_INPUTS
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.imports import code_deps
@@ -77,10 +78,20 @@ def _no_cache(path: str) -> dict[str, Any]:
     return {path: {"cache": False}}
 
 
+def data_files_stage() -> dict[str, Any]:
+    return _stage(
+        "python stages/data_files.py",
+        code_deps(_script("data_files")),
+        ["concepts.word_list_file"],
+        [_no_cache(paths.data_files(group)) for group in fingerprints.GROUPS],
+        always_changed=True,
+    )
+
+
 def train_nli_stage() -> dict[str, Any]:
     return _stage(
         "python stages/train_nli.py --out models/nli_minilm --metrics metrics/nli_model/heldout.json",
-        code_deps(_script("train_nli")),
+        [*code_deps(_script("train_nli")), paths.data_files("nli_corpora")],
         ["nli_train"],
         ["models/nli_minilm"],
         metrics=[_no_cache("metrics/nli_model/heldout.json")],
@@ -259,7 +270,7 @@ def summary_stage(methods: Sequence[str], correction: bool) -> dict[str, Any]:
 
 
 def build() -> dict[str, Any]:
-    stages: dict[str, Any] = {"train_nli": train_nli_stage(), **data_stages()}
+    stages: dict[str, Any] = {"data_files": data_files_stage(), "train_nli": train_nli_stage(), **data_stages()}
     for artifact in registry.artifacts().values():
         stages[f"extract_{artifact.name}"] = artifact_stage(artifact)
     methods = registry.methods()

@@ -9,11 +9,12 @@ declaration binding: reading a key outside the declared ones raises
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 
-from hallulab.config import ConfigError, typed
+from hallulab.config import ConfigError, load_params, typed
 from hallulab.errors import UserFacingError
 
 T = TypeVar("T")
@@ -55,6 +56,25 @@ class ParamsView:
                 raise ConfigError(f"params has no setting {key!r}; is conf/ composed into params.yaml (make params)?")
             node = node[part]
         return node
+
+    @classmethod
+    def load(cls, path: str, declared: Iterable[str], owner: str) -> ParamsView:
+        """A stage's view of ``params.yaml``; every setting in it must be one that ``conf/``
+        defines (:mod:`hallulab.pipeline.known_keys`:
+        ``-S '+selfcheck.temperature=0.5'`` is refused, not silently ignored)."""
+        from hallulab.config import CONF_DIR
+        from hallulab.pipeline.known_keys import check_known
+
+        params = load_params(path)
+        beside = Path(path).resolve().parent / "conf"  # the conf/ that composed this params.yaml
+        container = OmegaConf.to_container(params, resolve=False)
+        assert isinstance(container, dict)
+        check_known(
+            {str(k): v for k, v in container.items()},
+            [str(k) for k in container],
+            beside if (beside / "config.yaml").is_file() else CONF_DIR,
+        )
+        return cls(params, declared, owner)
 
     def get(self, key: str) -> Any:
         if not any(_covers(d, key) for d in self.declared):

@@ -5,6 +5,11 @@ from __future__ import annotations
 DS = "${dataset.name}"  # the DVC template of the data set's name
 
 
+def data_files(group: str) -> str:
+    """Fingerprint of a group of data-root files a stage reads (:mod:`hallulab.data.fingerprints`)."""
+    return f"data/data_files/{group}.json"
+
+
 def prepared(dataset: str = DS) -> str:
     return f"data/prepared/{dataset}/passages.jsonl"
 

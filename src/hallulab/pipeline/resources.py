@@ -2,7 +2,7 @@
 
 Every model call goes through one call cache (:class:`hallulab.cache.CallCache`); a role's
 LLM is the config at params ``llms.<role>`` (one catalogue, ``conf/llm/``), so
-``-S 'llm@llms.evaluator=openai_gpt35'`` swaps the evaluator of every method that uses it.
+``-S llms.evaluator=openai_gpt35`` (a catalogue entry's name) swaps the evaluator of every method that uses it.
 """
 
 from __future__ import annotations
@@ -66,6 +66,3 @@ class Resources:
     def close(self) -> None:
         for llm in self._llms.values():
             llm.llm.close()
-
-    def stats(self) -> dict[str, Any]:
-        return self.cache.stats.as_dict()

@@ -116,7 +116,3 @@ def write_artifact(value: Any, path: str) -> None:
         write_table(path, value)
     else:
         write_json(path, value, indent=None)
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

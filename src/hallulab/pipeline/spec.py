@@ -13,9 +13,9 @@ renders and any other file it needs, so that ``dvc.yaml`` (generated from these
 declarations by :mod:`hallulab.pipeline.dvcgen`) re-runs a stage exactly when something it
 reads changes. A step that reads an undeclared param fails (:class:`ParamsView`).
 
-Code layout of a method package ``hallulab.methods.<name>``: ``spec.py`` (the
-:class:`MethodSpec` named ``SPEC``, no heavy imports), ``score.py`` (``score(ctx) -> dict``)
-and ``aggregate.py`` (``aggregate(ctx) -> Aggregated``). An artifact module
+Code layout of a method package ``hallulab.methods.<name>``: ``__init__.py`` (the
+:class:`MethodSpec` named ``SPEC``, no heavy imports), ``score.py`` (``score(ctx) -> dict``,
+for a method with an expensive step) and ``aggregate.py`` (``aggregate(ctx) -> Aggregated``). An artifact module
 ``hallulab.artifacts.<name>`` holds ``SPEC`` (an :class:`ArtifactSpec`) and
 ``build(ctx) -> Any``.
 """
@@ -25,9 +25,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hallulab.units import LEVELS
-
-#: The level the paper evaluates a method's units at, and the data labels that make it possible.
-EVALUATION_LEVELS = ("sentence", "claim", "fact", "response", "prompt")
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ SPEC = ArtifactSpec(
         params=("spacy", "concepts"),
         llm_roles=("extractor",),
         prompts=("concepts.prompt",),
+        files=("data/data_files/word_list.json",),  # the word list under the data root (data_files stage)
     ),
 )
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hallulab.config import setting
-from hallulab.data.schema import Passage
-from hallulab.llm.base import Prompt
+from hallulab.config import ConfigError, setting
+from hallulab.data.schema import Passage, RecordError
+from hallulab.llm.base import ContextLengthError, Prompt
 from hallulab.pipeline.context import BuildContext
 
 
@@ -54,13 +54,24 @@ def build(ctx: BuildContext) -> dict[str, Any]:
     if external:
         llm = ctx.resources.llm("proxy")
         if not llm.capabilities.teacher_forcing:
-            raise ValueError(
+            raise ConfigError(
                 f"llms.proxy ({ctx.resources.llm_name('proxy')}) cannot teacher-force text; "
                 "choose a white-box backend (hf, vllm, or a vLLM server)"
             )
         identity = llm.llm.identity().as_key()
         prefixes = [prefix_for(cfg.prefix, p) for p in external]
-        scored = llm.score(prefixes, [p.response or "" for p in external], top_k=cfg.top_k)
+        try:
+            scored = llm.score(prefixes, [p.response or "" for p in external], top_k=cfg.top_k)
+        except ContextLengthError as error:
+            length = dict(zip(error.continuations, error.lengths, strict=True))
+            over = [p for p in external if (p.response or "") in length]
+            named = ", ".join(f"{p.id!r} ({length[p.response or '']} positions)" for p in over)
+            raise RecordError(
+                over[0].id if over else "?",
+                "response",
+                f"prefix + response exceed llms.proxy's context of {error.limit} positions; records: {named} "
+                "(shorten them, or choose a proxy with a longer context)",
+            ) from error
         for passage, stats in zip(external, scored, strict=True):
             sources[passage.id] = "proxy"
             tokens[passage.id] = [t.to_dict() for t in stats]

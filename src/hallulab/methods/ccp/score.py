@@ -123,10 +123,12 @@ def score(ctx: BuildContext) -> dict[str, Any]:
         int(raw_tokens["top_k"]),
     )
     scorer = NLIScorer(ctx.params.typed(NLIConfig, "nli"), cache=ctx.resources.cache)
-    probabilities = scorer.class_probs([p for p, _ in requests.pairs], [h for _, h in requests.pairs], progress=True)
+    premises, hypotheses = [p for p, _ in requests.pairs], [h for _, h in requests.pairs]
+    probabilities = scorer.class_probs(premises, hypotheses, progress=True)
     layout = fill_classes(requests, [nli_class(row) for row in probabilities])
     counts = requests.counts
     counts["nli_pairs"] = len(requests.pairs)
+    counts["nli_pairs_truncated"] = scorer.truncated_pairs(premises, hypotheses)
     ptrue = _p_true(ctx, claims, knobs, counts)
     return {
         "k_max": int(raw_tokens["top_k"]),

@@ -200,7 +200,6 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
             f"(bootstrap of the {100 - threshold_cfg.basic_percentile:g}th percentile)"
         ),
         "decisions_on_test_records": refusals,
-        "cost": raw.get("cost", {}),
         "concept_familiarity": {text: round(value, 6) for text, value in chosen.items()},
     }
     return Aggregated(table.frame(), diagnostics)

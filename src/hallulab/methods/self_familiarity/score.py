@@ -146,10 +146,10 @@ def score(ctx: BuildContext) -> dict[str, Any]:
         "note": "wall time of this run; calls found in the cache cost ~0 s",
     }
     ctx.log.info("self-familiarity: %d concepts, %s", len(texts), cost)
+    ctx.run_stats["self_familiarity_cost"] = cost  # the run log, not the output: seconds vary per run
     return {
         "knobs": {k: (list(v) if isinstance(v, tuple) else v) for k, v in knobs.__dict__.items()},
         "concepts": concepts,
         "baselines": baselines,
         "counts": dict(counts),
-        "cost": cost,
     }

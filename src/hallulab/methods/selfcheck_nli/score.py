@@ -26,11 +26,17 @@ def score(ctx: BuildContext) -> dict[str, Any]:
     passages, skipped = scorable(ctx.passages)
     scorer = NLIScorer(ctx.params.typed(NLIConfig, "nli"), cache=ctx.resources.cache)
     matrices = passage_matrices(passages, scorer, progress=True)
+    sentences, samples = sentence_sample_grid(passages, "SelfCheck-NLI")
+    ordered = (sentences, samples) if scorer.config.pair_order == "sentence_first" else (samples, sentences)
     stored = SampleMatrices(
         method="selfcheck_nli",
         variant="nli",
         identity={"name": scorer.config.name, **scorer.identity},
         matrices=matrices,
-        diagnostics={"pairs": sum(m.size for m in matrices.values()), "skipped_records": skipped},
+        diagnostics={
+            "pairs": sum(m.size for m in matrices.values()),
+            "skipped_records": skipped,
+            "pairs_truncated_for_nli": scorer.truncated_pairs(*ordered),
+        },
     )
     return stored.to_dict()

@@ -1,0 +1,39 @@
+"""The key tree of conf/: every shipped composition passes, an added key is refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from hallulab.config import ConfigError, compose
+from hallulab.pipeline.known_keys import check_known, known_tree, unknown_keys
+
+DATASETS = ["toy", "wikibio", "nq_open", "hotpotqa", "concept7", "factualbio", "jsonl"]
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+@pytest.mark.parametrize("profile", ["paper", "quick"])
+def test_every_shipped_composition_is_known(dataset: str, profile: str) -> None:
+    params = compose([f"dataset={dataset}", f"profile={profile}"])
+    assert unknown_keys(params, list(params), known_tree()) == []
+
+
+def test_a_user_named_catalogue_entry_is_known_and_its_keys_are_checked() -> None:
+    params = compose(["+llm@llm_catalogue.mine=vllm_server", "llms.evaluator=mine"])
+    assert unknown_keys(params, list(params), known_tree()) == []
+    params["llm_catalogue"]["mine"]["temprature"] = 0.2
+    assert unknown_keys(params, ["llm_catalogue"], known_tree())[0][0] == "llm_catalogue.mine.temprature"
+
+
+def test_an_added_key_is_refused_naming_it_and_its_neighbours() -> None:
+    params = compose(["+selfcheck.temperature=0.5", "+ccp.aggregate.kk=3"])
+    problems = dict(unknown_keys(params, list(params), known_tree()))
+    assert set(problems) == {"selfcheck.temperature", "ccp.aggregate.kk"}
+    assert "num_samples" in problems["selfcheck.temperature"]
+    with pytest.raises(ConfigError, match=r"ccp\.aggregate\.kk: no config .* \(and 1 more\)"):
+        check_known(params, list(params))
+
+
+def test_values_below_a_leaf_are_not_settings() -> None:
+    params = compose(["dataset=nq_open"])
+    params["dataset"]["limit"] = 3  # a leaf: what it holds is a value
+    assert unknown_keys(params, list(params), known_tree()) == []
