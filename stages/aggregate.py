@@ -38,7 +38,7 @@ def main() -> None:
     result = aggregate(AggregateContext(args.dataset, passages, artifacts, raw, view, log))
     frame = score_frame(result.scores)
     write_table(paths.unit_scores(args.method, args.dataset), frame)
-    write_json(paths.diagnostics(args.method, args.dataset), result.diagnostics)
+    write_json(paths.diagnostics(args.method, args.dataset), result.record())
     seconds = time.perf_counter() - started
     variants = list(dict.fromkeys(frame["variant"]))
     log.info("%s: %d score rows, variants %s in %.2fs", args.method, len(frame), variants, seconds)

@@ -25,6 +25,7 @@ from hallulab.evaluation.levels import evaluate_levels, undefined_report
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.io import atomic_open, read_json, write_json
 from hallulab.pipeline import paths
+from hallulab.pipeline.controls import AggregateControls
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger
 
@@ -44,7 +45,8 @@ def main() -> None:
     passages = load_jsonl_passages(paths.passages(args.dataset))
     frame = pd.read_parquet(paths.unit_scores(args.method, args.dataset))
     diagnostics = read_json(paths.diagnostics(args.method, args.dataset))
-    results = evaluate_levels(passages, frame, cfg, thresholds=diagnostics.get("thresholds"))
+    controls = AggregateControls.from_record(diagnostics, paths.diagnostics(args.method, args.dataset))
+    results = evaluate_levels(passages, frame, cfg, thresholds=controls.thresholds or None)
 
     metrics: dict[str, dict[str, float | None]] = {}
     intervals: dict[str, dict[str, list[float | None]]] = {}

@@ -16,6 +16,7 @@ import csv
 
 from hallulab.io import atomic_open, read_json
 from hallulab.pipeline import paths
+from hallulab.pipeline.controls import AggregateControls
 from hallulab.pipeline.runner import run_stage
 
 CURVE_METRICS = ("claim_roc_auc", "claim_pr_auc", "nonfact_aucpr", "passage_spearman", "response_roc_auc")
@@ -28,13 +29,16 @@ def main() -> None:
     parser.add_argument("--knob", required=True)
     args = parser.parse_args()
     metrics = read_json(paths.metrics(args.method, "", args.dataset))
-    points = read_json(paths.diagnostics(args.method, args.dataset)).get("knob_curve", {})
+    where = paths.diagnostics(args.method, args.dataset)
+    points = AggregateControls.from_record(read_json(where), where).knob_curve
     rows = []
     for variant, point in points.items():
+        if point.knob != args.knob:
+            raise ValueError(f"{where}: knob_curve.{variant} is a point on {point.knob!r}, not --knob {args.knob!r}")
         for metric in CURVE_METRICS:
             value = metrics.get(variant, {}).get(metric)
             if value is not None:
-                rows.append((point["series"], point[args.knob], metric, f"{value:.4f}"))
+                rows.append((point.series, point.value, metric, f"{value:.4f}"))
     rows.sort(key=lambda r: (r[0], r[2], r[1]))
     with atomic_open(paths.knob_curve(args.method, args.dataset)) as handle:
         writer = csv.writer(handle)

@@ -24,6 +24,7 @@ import pandas as pd
 from hallulab.evaluation.paper_tables import PAPER_REFERENCE
 from hallulab.io import read_json
 from hallulab.pipeline import paths
+from hallulab.pipeline.controls import AggregateControls
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.spec import MethodSpec
 
@@ -76,7 +77,11 @@ def rows_for(spec: MethodSpec, dataset: str, metrics_dir: Path) -> list[SummaryR
     reference = PAPER_REFERENCE.get(spec.paper_table or "")
     paper = reference.rows if reference is not None and reference.dataset == dataset else {}
     info_path = metrics_dir / f"{spec.name}.info.json"
-    headline = read_json(info_path).get("diagnostics", {}).get("headline_variants") if info_path.is_file() else None
+    headline = (
+        AggregateControls.from_record(read_json(info_path).get("diagnostics", {}), str(info_path)).headline_variants
+        if info_path.is_file()
+        else None
+    )
     rows = []
     for variant, values in metrics.items():
         if headline and variant not in headline:

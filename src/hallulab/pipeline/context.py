@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from hallulab.data.schema import Passage
+from hallulab.pipeline.controls import CONTROL_FIELDS, AggregateControls
 from hallulab.pipeline.params import ParamsView
 
 if TYPE_CHECKING:  # the expensive steps' resources; cheap steps never import them
@@ -46,8 +47,17 @@ class AggregateContext:
 
 @dataclass
 class Aggregated:
-    """Unit-level scores (:mod:`hallulab.units`) and the counts the paper's handling rules
-    produced (parse failures, fallbacks ...), reported beside the metrics."""
+    """Unit-level scores (:mod:`hallulab.units`), the counts the paper's handling rules
+    produced (parse failures, fallbacks ...), reported beside the metrics, and the
+    :class:`AggregateControls` later stages read (never keys of ``diagnostics``)."""
 
     scores: pd.DataFrame
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    controls: AggregateControls = field(default_factory=AggregateControls)
+
+    def record(self) -> dict[str, Any]:
+        """The ``.diagnostics.json`` record: diagnostics, then the controls."""
+        clash = [k for k in CONTROL_FIELDS if k in self.diagnostics]
+        if clash:
+            raise ValueError(f"diagnostics may not hold {clash}: set them on Aggregated.controls")
+        return {**self.diagnostics, **self.controls.to_dict()}

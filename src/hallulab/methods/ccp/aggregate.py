@@ -26,6 +26,7 @@ from hallulab.methods.ccp.formula import (
 )
 from hallulab.methods.ccp.units import CONTEXT_NAMES, CONTEXTS, alternatives, outside_top_k, strip_word
 from hallulab.pipeline.context import AggregateContext, Aggregated
+from hallulab.pipeline.controls import AggregateControls, KnobPoint
 from hallulab.text.stopwords import is_stopword
 from hallulab.tokens import TokenStats
 from hallulab.units import ScoreTable
@@ -153,17 +154,18 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
         "proxy_llm": ctx.artifacts["response_tokens"].get("llm", {}),
         "nli": raw.get("nli", {}),
         "ptrue_llm": (raw.get("ptrue") or {}).get("llm"),
-        "headline_variants": [h for h in headline if h in claim_rows],
-        "knob_curve": {
-            variant_name(k, c, merge=knobs.word_merge, stopwords=knobs.stopwords, aggregation="prod"): {
-                "series": f"ccp_{CONTEXT_NAMES[c]}",
-                "k": k,
-            }
+    }
+    controls = AggregateControls(
+        headline_variants=tuple(h for h in headline if h in claim_rows),
+        knob_curve={
+            variant_name(k, c, merge=knobs.word_merge, stopwords=knobs.stopwords, aggregation="prod"): KnobPoint(
+                series=f"ccp_{CONTEXT_NAMES[c]}", knob="k", value=k
+            )
             for k in knobs.k
             for c in knobs.nli_context
         },
-    }
-    return Aggregated(table.frame(), diagnostics)
+    )
+    return Aggregated(table.frame(), diagnostics, controls)
 
 
 def claim_scores(

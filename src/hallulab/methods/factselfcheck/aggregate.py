@@ -19,6 +19,7 @@ from hallulab.artifacts.knowledge_graphs import graphs_by_record
 from hallulab.config import ConfigError, setting, typed
 from hallulab.methods.factselfcheck.scoring import defined_scores, frequency_score, llm_score, sentence_score
 from hallulab.pipeline.context import AggregateContext, Aggregated
+from hallulab.pipeline.controls import AggregateControls
 from hallulab.units import ScoreTable
 
 AGGREGATIONS = ("max", "mean")
@@ -100,16 +101,16 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
         "llm_records": len(ctx.raw.get("llm_records", [])),
         "table8": artifact.get("table8"),
         "table9_llm_calls": {**artifact.get("llm_calls", {}), **ctx.raw.get("llm_calls", {})},
-        "headline_variants": [
-            "fsc_kg_freq_max",
-            "fsc_kg_llm_max",
-            "fsc_text_max",
-            "fsc_kg_llm_pno_max",
-            "fsc_text_pno_max",
-            "fsc_random_fact_mean",
-        ],
     }
-    return Aggregated(table.frame(), diagnostics)
+    headline = (
+        "fsc_kg_freq_max",
+        "fsc_kg_llm_max",
+        "fsc_text_max",
+        "fsc_kg_llm_pno_max",
+        "fsc_text_pno_max",
+        "fsc_random_fact_mean",
+    )
+    return Aggregated(table.frame(), diagnostics, AggregateControls(headline_variants=headline))
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from hallulab.methods.hallucheck.checks import (
     token_f1,
 )
 from hallulab.pipeline.context import AggregateContext, Aggregated
+from hallulab.pipeline.controls import AggregateControls
 from hallulab.units import ScoreTable
 
 NO_FACT_SENTENCE_SCORE = 0.5
@@ -159,18 +160,19 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
         **dict(counts),
         "decision_paths": decision_paths,
         "llms": raw.get("llms", {}),
-        "headline_variants": [
-            n
-            for n in (
-                "hallucheck_ner_greedy",
-                "hallucheck_ner_greedy_align",
-                "hallucheck_ner_greedy_crosseval",
-                "hallucheck_ner_factnll",
-            )
-            if n in set(table.frame()["variant"])
-        ],
     }
-    return Aggregated(table.frame(), diagnostics)
+    present = set(table.frame()["variant"])
+    headline = tuple(
+        n
+        for n in (
+            "hallucheck_ner_greedy",
+            "hallucheck_ner_greedy_align",
+            "hallucheck_ner_greedy_crosseval",
+            "hallucheck_ner_factnll",
+        )
+        if n in present
+    )
+    return Aggregated(table.frame(), diagnostics, AggregateControls(headline_variants=headline))
 
 
 def fact_nll(logprobs: Sequence[float]) -> float | None:

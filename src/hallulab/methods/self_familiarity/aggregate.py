@@ -40,6 +40,7 @@ from hallulab.artifacts.response_tokens import token_stats
 from hallulab.config import setting
 from hallulab.methods.self_familiarity.threshold import ThresholdConfig, basic_threshold
 from hallulab.pipeline.context import AggregateContext, Aggregated
+from hallulab.pipeline.controls import AggregateControls
 from hallulab.units import ScoreTable
 
 NORMALISATIONS = ("answer", "total")
@@ -194,7 +195,6 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
     counts["basic_records"] = sum(s == "basic" for s in split.values())
     diagnostics: dict[str, Any] = {
         "counts": dict(counts),
-        "thresholds": {k: v for k, v in thresholds.items() if v is not None},
         "thresholds_from": (
             f"{counts['basic_records']} basic records "
             f"(bootstrap of the {100 - threshold_cfg.basic_percentile:g}th percentile)"
@@ -202,4 +202,5 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
         "decisions_on_test_records": refusals,
         "concept_familiarity": {text: round(value, 6) for text, value in chosen.items()},
     }
-    return Aggregated(table.frame(), diagnostics)
+    controls = AggregateControls(thresholds={k: v for k, v in thresholds.items() if v is not None})
+    return Aggregated(table.frame(), diagnostics, controls)
