@@ -20,6 +20,7 @@ from hallulab.data.schema import RecordError
 from hallulab.errors import UserFacingError
 from hallulab.io import InputFileError
 from hallulab.methods.ccp.formula import claim_ccp
+from hallulab.methods.sample_matrix import SampleSelection
 from hallulab.methods.self_familiarity.masking import mask_concept
 from hallulab.methods.selfcheck_ngram.ngram import score_corpora
 from hallulab.pipeline import registry
@@ -155,7 +156,7 @@ def _corpus(samples: int) -> NgramCorpus:
         (lambda: registry.method("nope"), "unknown method 'nope'; registered:"),
         (lambda: registry.artifact("nope"), "unknown artifact 'nope'; registered:"),
         (
-            lambda: score_corpora({"p1": _corpus(5)}, [1], ["max"], num_samples=50),
+            lambda: score_corpora({"p1": _corpus(5)}, [1], ["max"], selection=SampleSelection(num_samples=50)),
             "selfcheck.num_samples: N=50 asked for, record 'p1' stores 5 samples",
         ),
         (lambda: score_corpora({"p1": _corpus(2)}, [0], ["max"]), "selfcheck_ngram.n: n-gram orders must be >= 1"),

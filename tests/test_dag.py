@@ -120,7 +120,12 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
             3,
             {"aggregate_selfcheck_ngram", "aggregate_factselfcheck", *SELECTION_AGGREGATES},
         ),
-        ("selfcheck", "sample_selection", "random", SELECTION_AGGREGATES),
+        (
+            "selfcheck",
+            "sample_selection",
+            "random",
+            {"aggregate_selfcheck_ngram", "aggregate_factselfcheck", *SELECTION_AGGREGATES},
+        ),
         (
             "selfcheck_mqag",
             "score",

@@ -166,6 +166,18 @@ def unflatten(passages: Sequence[Passage], flat: np.ndarray) -> dict[str, np.nda
     return out
 
 
+#: The keys that choose which stored samples a method uses (no aggregation over them): what the
+#: methods that pool the chosen samples declare (n-gram's model, FactSelfCheck's frequencies).
+SAMPLE_CHOICE_PARAMS = ("selfcheck.num_samples", "selfcheck.sample_selection", "selfcheck.seed")
+
+
+def sample_choice_from(params: ParamsView) -> SampleSelection:
+    """N, first or random, and the seed (:data:`SAMPLE_CHOICE_PARAMS` must be declared): the one
+    reading of N for every method over samples; :func:`selected_columns` applies it."""
+    values = {key.split(".", 1)[1]: params.get(key) for key in SAMPLE_CHOICE_PARAMS}
+    return typed(SampleSelection, values, "selfcheck")
+
+
 def selection_from(params: ParamsView) -> SampleSelection:
     """The ``selfcheck`` sweep knobs, checked (:data:`SELECTION_PARAMS` must be declared)."""
     values = {key.split(".", 1)[1]: params.get(key) for key in SELECTION_PARAMS}

@@ -22,6 +22,7 @@ replaced by P(No) / (P(Yes) + P(No)) of the first reply token, the reading that 
 reply format.
 """
 
+from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
 from hallulab.pipeline.spec import MethodSpec, StepInputs
 
 SPEC = MethodSpec(
@@ -36,7 +37,7 @@ SPEC = MethodSpec(
         llm_roles=("evaluator",),
         prompts=("factselfcheck.kg_prompt", "factselfcheck.text_prompt"),
     ),
-    aggregate=StepInputs(params=("factselfcheck.aggregate", "selfcheck.num_samples")),
+    aggregate=StepInputs(params=("factselfcheck.aggregate", *SAMPLE_CHOICE_PARAMS)),
     paper_table="fsc-table1",
     order=80,
 )

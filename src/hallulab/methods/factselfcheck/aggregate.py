@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
-from hallulab.config import ConfigError, setting, typed
+from hallulab.config import setting
 from hallulab.methods.factselfcheck.scoring import defined_scores, frequency_score, llm_score, sentence_score
+from hallulab.methods.sample_matrix import sample_choice_from, selected_columns
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls
 from hallulab.units import ScoreTable
@@ -27,7 +28,8 @@ AGGREGATIONS = ("max", "mean")
 
 @dataclass(frozen=True)
 class FactSelfCheckKnobs:
-    """params ``factselfcheck.aggregate`` (and N from ``selfcheck.num_samples``)."""
+    """params ``factselfcheck.aggregate`` (N and the choice of samples come from ``selfcheck``:
+    :func:`sample_choice_from`)."""
 
     aggregations: tuple[str, ...] = setting(AGGREGATIONS, choices=AGGREGATIONS, scalar_ok=True)
     random_seed: int = 0
@@ -36,21 +38,17 @@ class FactSelfCheckKnobs:
 def aggregate(ctx: AggregateContext) -> Aggregated:
     assert ctx.raw is not None
     knobs = ctx.params.typed(FactSelfCheckKnobs, "factselfcheck.aggregate")
-    num_samples = typed(_N, {"num_samples": ctx.params.get("selfcheck.num_samples")}, "selfcheck").num_samples
+    selection = sample_choice_from(ctx.params)
     graphs = graphs_by_record(ctx.artifacts["knowledge_graphs"])
     passages = [p for p in ctx.passages if p.id in graphs and p.samples]
     table = ScoreTable()
     counts: Counter[str] = Counter()
     for passage in passages:
         record = graphs[passage.id]
-        n = len(passage.samples) if num_samples is None else num_samples
-        if n > len(record.sample_kgs):
-            raise ConfigError(
-                f"selfcheck.num_samples: N={n} asked for, record {passage.id!r} stores {len(record.sample_kgs)} samples"
-            )
+        columns = [int(i) for i in selected_columns(passage.id, len(record.sample_kgs), selection)]
         facts = record.passage_kg
         per_variant: dict[str, list[float | None]] = {
-            "fsc_kg_freq": [frequency_score(f, record.sample_kgs[:n]) for f in facts],
+            "fsc_kg_freq": [frequency_score(f, [record.sample_kgs[i] for i in columns]) for f in facts],
             "fsc_random_fact": [
                 random.Random(f"{knobs.random_seed}:{passage.id}:{i}").random() for i in range(len(facts))
             ],
@@ -60,11 +58,11 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
             if stored is None:
                 continue
             name = "fsc_kg_llm" if variant == "kg" else "fsc_text"
-            per_variant[name] = [llm_score(row[:n]) for row in stored]
+            per_variant[name] = [llm_score([row[i] for i in columns]) for row in stored]
             counts[f"{name}_facts_without_valid_answers"] += sum(v is None for v in per_variant[name])
             shares = ctx.raw.get("no_probabilities", {}).get(variant, {}).get(passage.id)
             if shares is not None:  # the format-free reading: mean P(No) share over the samples
-                per_variant[f"{name}_pno"] = [llm_score(row[:n]) for row in shares]
+                per_variant[f"{name}_pno"] = [llm_score([row[i] for i in columns]) for row in shares]
                 counts[f"{name}_pno_facts_without_shares"] += sum(v is None for v in per_variant[f"{name}_pno"])
         for base, scores in per_variant.items():
             by_fact = dict(zip(facts, scores, strict=True))
@@ -111,8 +109,3 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
         "fsc_random_fact_mean",
     )
     return Aggregated(table.frame(), diagnostics, AggregateControls(headline_variants=headline))
-
-
-@dataclass(frozen=True)
-class _N:
-    num_samples: int | None = setting(None, minimum=1)

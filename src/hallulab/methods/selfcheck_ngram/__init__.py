@@ -5,6 +5,7 @@ no sweep knob). ``aggregate``: n-gram counts and the Avg / Max scores for every 
 aggregation (:mod:`hallulab.methods.selfcheck_ngram.ngram` gives the formulas).
 """
 
+from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
 from hallulab.pipeline.spec import MethodSpec, StepInputs
 
 SPEC = MethodSpec(
@@ -20,7 +21,7 @@ SPEC = MethodSpec(
             "selfcheck_ngram.aggregations",
             "selfcheck_ngram.lowercase",
             "selfcheck_ngram.smoothing_k",
-            "selfcheck.num_samples",
+            *SAMPLE_CHOICE_PARAMS,
         )
     ),
     paper_table="table7",

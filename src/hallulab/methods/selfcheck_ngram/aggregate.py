@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hallulab.config import setting, typed
+from hallulab.methods.sample_matrix import sample_choice_from
 from hallulab.methods.selfcheck_ngram.ngram import AGGREGATIONS, score_corpora
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.text.ngram_corpus import corpora_from_dict
@@ -12,39 +13,39 @@ from hallulab.text.ngram_corpus import corpora_from_dict
 
 @dataclass(frozen=True)
 class NgramKnobs:
-    """The sweep knobs of ``selfcheck_ngram`` (and N from ``selfcheck``)."""
+    """The sweep knobs of ``selfcheck_ngram`` (N and the choice of samples come from
+    ``selfcheck``, read once for every method: :func:`sample_choice_from`)."""
 
     n: tuple[int, ...] = setting((1,), minimum=1, scalar_ok=True, doc="n-gram order(s)")
     aggregations: tuple[str, ...] = setting(AGGREGATIONS, choices=AGGREGATIONS, scalar_ok=True)
     lowercase: bool = True
     smoothing_k: float = setting(0.0, minimum=0.0, doc="add-k smoothing; the paper uses 0")
-    num_samples: int | None = setting(None, minimum=1, doc="N: the first N samples (null: all)")
 
 
 def knobs(ctx: AggregateContext) -> NgramKnobs:
     values = {
         key: ctx.params.get(f"selfcheck_ngram.{key}") for key in ("n", "aggregations", "lowercase", "smoothing_k")
     }
-    checked = typed(NgramKnobs, values, "selfcheck_ngram")
-    num_samples = typed(NgramKnobs, {"num_samples": ctx.params.get("selfcheck.num_samples")}, "selfcheck").num_samples
-    return NgramKnobs(checked.n, checked.aggregations, checked.lowercase, checked.smoothing_k, num_samples)
+    return typed(NgramKnobs, values, "selfcheck_ngram")
 
 
 def aggregate(ctx: AggregateContext) -> Aggregated:
     assert ctx.raw is not None
     cfg = knobs(ctx)
+    selection = sample_choice_from(ctx.params)
     corpora = corpora_from_dict(ctx.raw["corpora"])
     frame, unseen = score_corpora(
         corpora,
         list(cfg.n),
         list(cfg.aggregations),
-        num_samples=cfg.num_samples,
+        selection=selection,
         lowercase=cfg.lowercase,
         smoothing_k=cfg.smoothing_k,
     )
     diagnostics = {
         "unseen_tokens": unseen,
-        "num_samples": cfg.num_samples,
+        "num_samples": selection.num_samples,
+        "sample_selection": selection.sample_selection,
         "passages": len(corpora),
         "skipped_records_without_samples": ctx.raw.get("skipped_records", 0),
     }

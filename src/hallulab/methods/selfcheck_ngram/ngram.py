@@ -38,6 +38,7 @@ import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
 
 from hallulab.config import ConfigError
+from hallulab.methods.sample_matrix import SampleSelection, selected_columns
 from hallulab.text.ngram_corpus import NgramCorpus
 from hallulab.units import ScoreTable
 
@@ -185,25 +186,24 @@ def score_corpora(
     orders: Sequence[int],
     aggregations: Sequence[str] = AGGREGATIONS,
     *,
-    num_samples: int | None = None,
+    selection: SampleSelection | None = None,
     lowercase: bool = True,
     smoothing_k: float = 0.0,
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """Every (n, aggregation) variant over a data set: sentence and response (passage) rows
     of the unit-score table, and per variant the number of tokens whose n-gram was never
-    seen in training (scored +inf)."""
+    seen in training (scored +inf). ``selection`` chooses each passage's samples (N, first
+    or a seeded random N: :func:`hallulab.methods.sample_matrix.selected_columns`); None
+    uses every stored sample."""
     unknown = [a for a in aggregations if a not in AGGREGATIONS]
     if unknown:
         raise ConfigError(f"selfcheck_ngram.aggregations: unknown {unknown}; expected {AGGREGATIONS}")
     per_passage = {}
     for pid, corpus in corpora.items():
-        if num_samples is not None and len(corpus.samples) < num_samples:
-            raise ConfigError(
-                f"selfcheck.num_samples: N={num_samples} asked for, record {pid!r} stores {len(corpus.samples)} samples"
-            )
-        per_passage[pid] = selfcheck_ngram_orders(
-            corpus, orders, num_samples=num_samples, lowercase=lowercase, smoothing_k=smoothing_k
-        )
+        if selection is not None:
+            columns = selected_columns(pid, len(corpus.samples), selection)
+            corpus = NgramCorpus(corpus.sentences, corpus.response, [corpus.samples[i] for i in columns])
+        per_passage[pid] = selfcheck_ngram_orders(corpus, orders, lowercase=lowercase, smoothing_k=smoothing_k)
     table = ScoreTable()
     unseen = {}
     for n in orders:
