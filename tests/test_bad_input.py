@@ -326,3 +326,20 @@ def test_unlabelled_and_partly_labelled_data_run_through_the_dag(tmp_path: Path)
     ).stdout
     assert "labels none of the units" in summary
     assert os.path.getsize(root / "metrics/partial/pr/selfcheck_ngram.csv") > 0
+
+
+def test_a_k_max_beyond_what_the_generator_stored_names_both_knobs(tmp_path: Path) -> None:
+    from hallulab.artifacts.response_tokens import SPEC
+    from hallulab.artifacts.response_tokens.build import build
+    from hallulab.cache import CallCache
+    from hallulab.config import ConfigError, compose
+    from hallulab.data.schema import Passage
+    from hallulab.pipeline.context import BuildContext
+    from hallulab.pipeline.params import ParamsView
+    from hallulab.pipeline.resources import Resources
+
+    passage = Passage(id="p", response="A cat.", sentences=["A cat."], samples=[])
+    generated = [{"id": "p", "text": "A cat.", "tokens": [{"token": "A", "logprob": -1.0, "top": [["A", -1.0]] * 3}]}]
+    view = ParamsView(compose(["response_tokens.top_k=5"]), SPEC.inputs.param_keys(), "response_tokens")
+    with CallCache(tmp_path / "c.sqlite") as cache, pytest.raises(ConfigError, match=r"K_max=5 asked for.*stored 3"):
+        build(BuildContext("t", [passage], {"main_tokens": generated}, view, Resources(view, cache)))

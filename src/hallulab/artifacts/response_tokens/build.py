@@ -46,6 +46,13 @@ def build(ctx: BuildContext) -> dict[str, Any]:
     for passage in passages:
         row = generated.get(passage.id)
         if row is not None and row.get("text") == passage.response:
+            stored = max((len(t.get("top", [])) for t in row["tokens"]), default=0)
+            if row["tokens"] and stored < cfg.top_k:
+                raise ConfigError(
+                    f"response_tokens.top_k: K_max={cfg.top_k} asked for, but the generator stored {stored} "
+                    f"alternatives per token for record {passage.id!r}; set generate.top_k_alternatives "
+                    "(response_tokens.top_k follows it)"
+                )
             sources[passage.id] = "generator"
             tokens[passage.id] = [dict(t, top=t.get("top", [])[: cfg.top_k]) for t in row["tokens"]]
         else:
