@@ -19,12 +19,10 @@ from hallulab.methods.ccp.formula import (
     AGGREGATIONS,
     claim_ccp,
     combine_nli,
-    max_entropy,
-    max_probability,
-    perplexity,
     word_log_ccp,
 )
 from hallulab.methods.ccp.units import CONTEXT_NAMES, CONTEXTS, alternatives, outside_top_k, strip_word
+from hallulab.methods.token_statistics import max_entropy, max_probability, perplexity
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls, KnobPoint
 from hallulab.text.stopwords import is_stopword

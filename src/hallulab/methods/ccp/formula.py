@@ -66,18 +66,3 @@ def claim_ccp(log_ccps: Sequence[float], aggregation: str = "prod") -> float:
     if aggregation == "mean":
         return float(1.0 - np.exp(values).mean())
     raise ConfigError(f"ccp.claim_aggregation: {aggregation!r} is not one of {list(AGGREGATIONS)}")
-
-
-def max_probability(logprobs: Sequence[float]) -> float:
-    """Eq. 1: 1 - prod_j p(x_j)."""
-    return float(1.0 - math.exp(float(np.sum(logprobs))))
-
-
-def perplexity(logprobs: Sequence[float]) -> float:
-    """Eq. 2: exp(-mean_j log p(x_j))."""
-    return float(math.exp(-float(np.mean(logprobs))))
-
-
-def max_entropy(entropies: Sequence[float]) -> float:
-    """Eq. 3: max_j H(. | x_<j)."""
-    return float(np.max(entropies))

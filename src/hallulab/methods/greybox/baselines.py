@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from hallulab.data.schema import Passage, RecordError
+from hallulab.methods.token_statistics import max_entropy, max_neglogp, mean_entropy, mean_neglogp
 from hallulab.tokens import TokenStats
 from hallulab.units import ScoreTable
 
@@ -76,11 +77,12 @@ def passage_scores(
 ) -> PassageGreybox:
     """Sentence scores and the passage score of each variant, for one passage."""
     owners = np.asarray(assign_tokens(SentenceSpans.of(passage, spans), tokens))
-    neglogp = -np.asarray([t.logprob for t in tokens], dtype=np.float64)
+    logprobs = np.asarray([t.logprob for t in tokens], dtype=np.float64)
     has_entropy = all(t.entropy is not None for t in tokens)
     entropy = np.asarray([t.entropy if t.entropy is not None else np.nan for t in tokens], dtype=np.float64)
     out: dict[str, tuple[list[float], float]] = {}
-    for name, values in (("neglogp", neglogp), ("entropy", entropy)):
+    readings = (("neglogp", logprobs, mean_neglogp, max_neglogp), ("entropy", entropy, mean_entropy, max_entropy))
+    for name, values, average, maximum in readings:
         if name == "entropy" and not has_entropy:
             continue
         avg, mx = [], []
@@ -88,10 +90,9 @@ def passage_scores(
             chosen = values[owners == i]
             if chosen.size == 0:
                 raise RecordError(passage.id, f"sentences[{i}]", "no scored token falls inside this sentence")
-            avg.append(float(chosen.mean()))
-            mx.append(float(chosen.max()))
-        inside = values[owners >= 0]
-        out[f"avg_{name}"] = (avg, float(inside.mean()))
+            avg.append(average(chosen))
+            mx.append(maximum(chosen))
+        out[f"avg_{name}"] = (avg, average(values[owners >= 0]))
         out[f"max_{name}"] = (mx, float(np.mean(mx)))
     return PassageGreybox(variants=out, tokens_between_sentences=int((owners < 0).sum()))
 

@@ -39,6 +39,7 @@ from hallulab.artifacts.concepts import Concept, concepts_by_record
 from hallulab.artifacts.response_tokens import token_stats
 from hallulab.config import setting
 from hallulab.methods.self_familiarity.threshold import ThresholdConfig, basic_threshold
+from hallulab.methods.token_statistics import max_neglogp, mean_neglogp, perplexity
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls
 from hallulab.units import ScoreTable
@@ -115,9 +116,9 @@ def _greedy(tokens: Sequence[Any]) -> dict[str, float]:
     if logprobs.size == 0:
         return {}
     return {
-        "greedy_perplexity": float(np.exp(-logprobs.mean())),
-        "greedy_avglogp": float(-logprobs.mean()),
-        "greedy_minlogp": float(-logprobs.min()),
+        "greedy_perplexity": perplexity(logprobs),
+        "greedy_avglogp": mean_neglogp(logprobs),
+        "greedy_minlogp": max_neglogp(logprobs),
     }
 
 
