@@ -9,6 +9,9 @@
 * :func:`roc_auc` is the Mann-Whitney statistic with mid-ranks for ties, equal to
   ``roc_auc_score``.
 
+The point estimates are the resampling formulas of :mod:`hallulab.evaluation.bootstrap`
+with every weight 1: one implementation of each metric serves both.
+
 Tests pin each one to scikit-learn on random inputs with ties.
 """
 
@@ -19,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import rankdata
 
-from hallulab.evaluation.undefined import has_spread
+from hallulab.evaluation import bootstrap
 
 
 @dataclass(frozen=True)
@@ -63,39 +66,41 @@ def pr_curve(y_true: np.ndarray, scores: np.ndarray) -> PRCurve:
     return PRCurve(precision=np.r_[1.0, precision], recall=np.r_[0.0, recall])
 
 
+def _unit(values: np.ndarray) -> np.ndarray:
+    return np.ones((1, len(values)))
+
+
 def aucpr_trapezoid(y_true: np.ndarray, scores: np.ndarray) -> float:
-    """Area under the PR curve by the trapezoid rule (``auc(recall, precision)``)."""
-    curve = pr_curve(y_true, scores)
-    return float(np.sum(np.diff(curve.recall) * (curve.precision[1:] + curve.precision[:-1]) / 2.0))
+    """Area under the PR curve by the trapezoid rule (``auc(recall, precision)``): the
+    resampling formula of :mod:`hallulab.evaluation.bootstrap` with every weight 1."""
+    y, s = _check(y_true, scores)
+    if not y.any():
+        raise ValueError("no positive labels: PR curve undefined")
+    # every unit positive: precision 1 at every recall, area 1 (the resampling form calls it undefined)
+    return float(bootstrap.aucpr_trapezoid(y, s, _unit(s))[0]) if (~y).any() else 1.0
 
 
 def average_precision(y_true: np.ndarray, scores: np.ndarray) -> float:
-    """Step-wise average precision (``average_precision_score``)."""
-    curve = pr_curve(y_true, scores)
-    return float(np.sum(np.diff(curve.recall) * curve.precision[1:]))
+    """Step-wise average precision (``average_precision_score``), as :func:`aucpr_trapezoid`."""
+    y, s = _check(y_true, scores)
+    if not y.any():
+        raise ValueError("no positive labels: PR curve undefined")
+    return float(bootstrap.average_precision(y, s, _unit(s))[0]) if (~y).any() else 1.0
 
 
 def roc_auc(y_true: np.ndarray, scores: np.ndarray) -> float:
     """Area under the ROC curve (probability a positive outranks a negative, ties count half)."""
     y, s = _check(y_true, scores)
-    positives = int(y.sum())
-    negatives = len(y) - positives
-    if positives == 0 or negatives == 0:
+    if y.all() or not y.any():
         raise ValueError("ROC-AUC needs both classes")
-    ranks = rankdata(s)
-    return float((ranks[y].sum() - positives * (positives + 1) / 2.0) / (positives * negatives))
+    return float(bootstrap.roc_auc(y, s, _unit(s))[0])
 
 
 def pearson(x: np.ndarray, y: np.ndarray) -> float:
     """Pearson's r; NaN when either side has fewer than two distinct values."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    if not (has_spread(x) and has_spread(y)):
-        return float("nan")
-    xc = x - x.mean()
-    yc = y - y.mean()
-    denominator = np.sqrt((xc * xc).sum() * (yc * yc).sum())
-    return float((xc * yc).sum() / denominator) if denominator > 0 else float("nan")
+    return float(bootstrap.weighted_pearson(x, y, _unit(x))[0])
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
