@@ -31,17 +31,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hallulab.data.dataset_config import CONCEPT7_LABEL_SOURCES, DatasetConfig, dataset_settings
 from hallulab.data.schema import Passage, RecordError, passage_from_dict
 from hallulab.io import file_sha256, read_json
 
 #: The models whose familiarity labels are released, and the crowd-annotated Vicuna labels.
-LABEL_SOURCES = (
-    "vicuna-13b-v1.3",
-    "falcon-7b-instruct",
-    "mpt-7b-instruct",
-    "alpaca-native",
-    "vicuna-13b-v1.3-human",
-)
+LABEL_SOURCES = CONCEPT7_LABEL_SOURCES
 TEST_FILE = "data_knowledge_7_general_multi.csv"
 BASIC_FILE = "data_common.csv"
 HUMAN_FILE = "vicuna-13b-v1.3-7-human-anno.json"
@@ -53,10 +48,11 @@ def label_file(source: str) -> str:
     return HUMAN_FILE if source.endswith("-human") else f"{source}-7-messages.json"
 
 
-def concept7_files(cfg: Mapping[str, Any]) -> list[str]:
+def concept7_files(raw: Mapping[str, Any] | DatasetConfig) -> list[str]:
     """The files (relative to the data root) a Concept-7 config reads."""
-    folder = str(cfg.get("local_dir", "concept7_self_familiarity"))
-    source = str(cfg.get("labels_from", LABEL_SOURCES[0]))
+    cfg = dataset_settings(raw)
+    folder = str(cfg.local_dir)
+    source = str(cfg.labels_from)
     return [f"{folder}/{name}" for name in (TEST_FILE, BASIC_FILE, label_file(source))]
 
 
@@ -107,20 +103,10 @@ def _round_robin(rows: list[dict[str, str]], count: int | None) -> list[int]:
     return sorted(chosen)
 
 
-def _optional_count(cfg: Mapping[str, Any], key: str) -> int | None:
-    value = cfg.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"dataset.{key}: expected a positive integer or null, got {value!r}")
-    return value
-
-
-def load_concept7(root: Path, cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
+def load_concept7(root: Path, raw: Mapping[str, Any] | DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
     """Test and basic records (see the module docstring)."""
-    source = str(cfg.get("labels_from", LABEL_SOURCES[0]))
-    if source not in LABEL_SOURCES:
-        raise ValueError(f"dataset.labels_from must be one of {list(LABEL_SOURCES)}; got {source!r}")
+    cfg = dataset_settings(raw)
+    source = cfg.labels_from
     files = [root / name for name in concept7_files(cfg)]
     for path in files:
         if not path.is_file():
@@ -129,7 +115,7 @@ def load_concept7(root: Path, cfg: Mapping[str, Any]) -> tuple[list[Passage], di
     labels = _labels(source, files[2])
     passages: list[Passage] = []
     missing_labels: list[str] = []
-    for position in _round_robin(test_rows, _optional_count(cfg, "test_concepts")):
+    for position in _round_robin(test_rows, cfg.test_concepts):
         row = test_rows[position]
         concept = row["Concept"].strip()
         rid = f"concept7-{position:03d}"
@@ -168,7 +154,7 @@ def load_concept7(root: Path, cfg: Mapping[str, Any]) -> tuple[list[Passage], di
                 },
             }
             passages.append(passage_from_dict(raw, position=position))
-    basic_count = _optional_count(cfg, "basic_concepts")
+    basic_count = cfg.basic_concepts
     for position, row in enumerate(basic_rows[:basic_count] if basic_count else basic_rows):
         concept = row["Concept"].strip()
         raw = {

