@@ -15,6 +15,7 @@ import numpy as np
 from hallulab.artifacts.claims import claims_by_record
 from hallulab.artifacts.response_tokens import token_stats
 from hallulab.config import ConfigError, setting
+from hallulab.data.schema import Passage
 from hallulab.methods.ccp.formula import (
     AGGREGATIONS,
     claim_ccp,
@@ -76,6 +77,48 @@ def unit_log_ccp(head: TokenStats, text: str, classes: str, k: int, stopwords: s
     return word_log_ccp([lp for _, lp in options], combined)
 
 
+def _modes(knobs: CCPKnobs) -> list[tuple[int, str, bool, str, str]]:
+    """Every (K, NLI context, word merge, stop words, claim aggregation) the knobs ask for:
+    the sweep over K and context, then Table 9 (claim aggregation) and Table 12 (stop words)
+    at the largest K and the first context, and the reference-compatible readings."""
+    k_top = max(knobs.k)
+    modes = [(k, c, knobs.word_merge, knobs.stopwords, "prod") for k in knobs.k for c in knobs.nli_context]
+    first = knobs.nli_context[0]
+    modes += [(k_top, first, knobs.word_merge, knobs.stopwords, a) for a in knobs.claim_aggregation if a != "prod"]
+    if knobs.stopwords != "none":
+        modes.append((k_top, first, knobs.word_merge, "none", "prod"))
+    if knobs.reference_compatible:
+        modes += [(k_top, c, False, "reference", "prod") for c in knobs.nli_context]
+    return modes
+
+
+def _unit_table(
+    claim_rows: Mapping[str, Mapping[str, list[tuple[int, int | None, float]]]],
+    passages: Mapping[str, Passage],
+    counts: Counter[str],
+) -> ScoreTable:
+    """Claim rows as scored; a sentence takes its claims' max (or the no-claim score, counted),
+    a response the mean of its claims."""
+    table = ScoreTable()
+    for variant, by_record in claim_rows.items():
+        for rid, rows in by_record.items():
+            sentence_values: dict[int, list[float]] = {}
+            for index, sentence_index, value in rows:
+                table.add(variant, "claim", rid, index, value, sentence_index=sentence_index)
+                if sentence_index is not None:
+                    sentence_values.setdefault(sentence_index, []).append(value)
+            passage = passages.get(rid)
+            for s in range(len(passage.sentences) if passage else 0):
+                values = sentence_values.get(s)
+                if values is None:
+                    counts["sentences_without_claims"] += 1
+                table.add(
+                    variant, "sentence", rid, s, max(values) if values else NO_CLAIM_SENTENCE_SCORE, sentence_index=s
+                )
+            table.add_response(variant, rid, float(np.mean([v for _, _, v in rows])))
+    return table
+
+
 def aggregate(ctx: AggregateContext) -> Aggregated:
     assert ctx.raw is not None
     knobs = ctx.params.typed(CCPKnobs, "ccp.aggregate")
@@ -91,17 +134,8 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
     claims = claims_by_record(ctx.artifacts["claims"])
     passages = {p.id: p for p in ctx.passages}
     k_top = max(knobs.k)
-    modes: list[tuple[int, str, bool, str, str]] = [
-        (k, c, knobs.word_merge, knobs.stopwords, "prod") for k in knobs.k for c in knobs.nli_context
-    ]
-    # Table 9 (claim aggregation) and Table 12 (stop words) at the largest K, first context
     first = knobs.nli_context[0]
-    modes += [(k_top, first, knobs.word_merge, knobs.stopwords, a) for a in knobs.claim_aggregation if a != "prod"]
-    if knobs.stopwords != "none":
-        modes.append((k_top, first, knobs.word_merge, "none", "prod"))
-    if knobs.reference_compatible:
-        modes += [(k_top, c, False, "reference", "prod") for c in knobs.nli_context]
-    table = ScoreTable()
+    modes = _modes(knobs)
     counts: Counter[str] = Counter()
     claim_rows: dict[str, dict[str, list[tuple[int, int | None, float]]]] = {}
     for rid, entries in raw["records"].items():
@@ -120,22 +154,7 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
                 claim_rows.setdefault(variant, {}).setdefault(rid, []).append(
                     (claim.index, claim.sentence_index, value)
                 )
-    for variant, by_record in claim_rows.items():
-        for rid, rows in by_record.items():
-            sentence_values: dict[int, list[float]] = {}
-            for index, sentence_index, value in rows:
-                table.add(variant, "claim", rid, index, value, sentence_index=sentence_index)
-                if sentence_index is not None:
-                    sentence_values.setdefault(sentence_index, []).append(value)
-            passage = passages.get(rid)
-            for s in range(len(passage.sentences) if passage else 0):
-                values = sentence_values.get(s)
-                if values is None:
-                    counts["sentences_without_claims"] += 1
-                table.add(
-                    variant, "sentence", rid, s, max(values) if values else NO_CLAIM_SENTENCE_SCORE, sentence_index=s
-                )
-            table.add_response(variant, rid, float(np.mean([v for _, _, v in rows])))
+    table = _unit_table(claim_rows, passages, counts)
     headline = [
         variant_name(k_top, first, merge=knobs.word_merge, stopwords=knobs.stopwords, aggregation="prod"),
         "maxprob",

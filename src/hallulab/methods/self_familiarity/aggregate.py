@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,6 +122,31 @@ def _greedy(tokens: Sequence[Any]) -> dict[str, float]:
     }
 
 
+def _baseline_scores(
+    ctx: AggregateContext, raw: Mapping[str, Any], put: Callable[[str, str, float | None], None], counts: Counter[str]
+) -> None:
+    """Table 2's baselines as hallucination scores (higher: less familiar), through ``put``."""
+    tokens = token_stats(ctx.artifacts["response_tokens"])
+    for passage in ctx.passages:
+        if passage.id in tokens and passage.id in raw["baselines"]:
+            for variant, value in _greedy(tokens[passage.id]).items():
+                put(variant, passage.id, value)
+    for rid, found in raw["baselines"].items():
+        for name in ("sample_bertscore", "sample_sentencescore"):
+            if name in found:
+                put(name, rid, None if found[name] is None else 1.0 - float(found[name]))
+        if "self_detection" in found:
+            put("self_detection", rid, found["self_detection"]["entropy"])
+        for name in ("forward_inference", "forward_self"):
+            if name in found:
+                reading = forward_familiarity(found[name])
+                put(name, rid, None if reading is None else 1.0 - reading)
+                free = format_free_yes(found[name])
+                counts[f"{name}_pyes_not_in_top_k"] += free is None
+                put(f"{name}_pyes", rid, 1.0 - (0.5 if free is None else free))
+                counts[f"{name}_replies_{'yes' if yes_in(str(found[name]['text'])) else 'other'}"] += 1
+
+
 def aggregate(ctx: AggregateContext) -> Aggregated:
     assert ctx.raw is not None
     knobs = ctx.params.typed(SelfFamiliarityKnobs, "self_familiarity.aggregate")
@@ -157,25 +182,7 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
             for rid, values in _instruction_scores(records, chosen, knobs.ratio).items():
                 put(variant, rid, 1.0 - values["weighted"])
 
-    tokens = token_stats(ctx.artifacts["response_tokens"])
-    for passage in ctx.passages:
-        if passage.id in tokens and passage.id in raw["baselines"]:
-            for variant, value in _greedy(tokens[passage.id]).items():
-                put(variant, passage.id, value)
-    for rid, found in raw["baselines"].items():
-        for name in ("sample_bertscore", "sample_sentencescore"):
-            if name in found:
-                put(name, rid, None if found[name] is None else 1.0 - float(found[name]))
-        if "self_detection" in found:
-            put("self_detection", rid, found["self_detection"]["entropy"])
-        for name in ("forward_inference", "forward_self"):
-            if name in found:
-                reading = forward_familiarity(found[name])
-                put(name, rid, None if reading is None else 1.0 - reading)
-                free = format_free_yes(found[name])
-                counts[f"{name}_pyes_not_in_top_k"] += free is None
-                put(f"{name}_pyes", rid, 1.0 - (0.5 if free is None else free))
-                counts[f"{name}_replies_{'yes' if yes_in(str(found[name]['text'])) else 'other'}"] += 1
+    _baseline_scores(ctx, raw, put, counts)
 
     split = {p.id: p.meta.get("split") for p in ctx.passages}
     table = ScoreTable()

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hallulab.artifacts.concepts import PROCESSINGS, concepts_by_record
-from hallulab.config import setting
+from hallulab.config import ConfigError, setting
+from hallulab.data.schema import Passage
 from hallulab.llm.base import ConstrainedParams, DecodingParams
 from hallulab.methods.self_familiarity.masking import MASKINGS, concept_texts, constraint_strings, mask_concept
 from hallulab.methods.self_familiarity.self_detection import self_detection
@@ -65,6 +66,34 @@ def _forward(
     ]
 
 
+def _baselines(
+    ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, passages: list[Passage], counts: Counter[str]
+) -> dict[str, dict[str, Any]]:
+    """Step 3: Table 2's baselines that call the model (forward questions, sampling, Self-Detection)."""
+    baselines: dict[str, dict[str, Any]] = {p.id: {} for p in passages}
+    if "forward_inference" in knobs.baselines:
+        rows = [{"domain": str(p.meta.get("domain", "general")), "instruction": p.prompt or ""} for p in passages]
+        for p, reply in zip(
+            passages, _forward(ctx, knobs, "self_familiarity.forward_inference_prompt", rows), strict=True
+        ):
+            baselines[p.id]["forward_inference"] = reply
+    if "forward_self" in knobs.baselines:
+        answered = [p for p in passages if p.response]
+        counts["forward_self_without_response"] = len(passages) - len(answered)
+        rows = [{"response": (p.response or "").replace("\n", " "), "instruction": p.prompt or ""} for p in answered]
+        for p, reply in zip(answered, _forward(ctx, knobs, "self_familiarity.forward_self_prompt", rows), strict=True):
+            baselines[p.id]["forward_self"] = reply
+    sampling = [b for b in knobs.baselines if b.startswith("sample_")]
+    if sampling:
+        similarities = sample_similarities(ctx, [p for p in passages], knobs, sampling, counts)
+        for rid, values in similarities.items():
+            baselines[rid].update(values)
+    if "self_detection" in knobs.baselines:
+        for rid, entry in self_detection(ctx, knobs, passages, counts).items():
+            baselines[rid]["self_detection"] = entry
+    return baselines
+
+
 def score(ctx: BuildContext) -> dict[str, Any]:
     knobs = ctx.params.typed(SelfFamiliarityScoreKnobs, "self_familiarity.score")
     counts: Counter[str] = Counter()
@@ -75,7 +104,7 @@ def score(ctx: BuildContext) -> dict[str, Any]:
     )
     llm = ctx.resources.llm("generator")
     if not llm.capabilities.constrained_search:
-        raise ValueError(
+        raise ConfigError(
             f"llms.generator ({ctx.resources.llm_name('generator')}): Self-Familiarity needs constrained beam "
             "search over the model's own decoding (backend hf)"
         )
@@ -114,28 +143,7 @@ def score(ctx: BuildContext) -> dict[str, Any]:
         }
 
     # 3. Table 2's baselines
-    passages = [p for p in ctx.passages if p.prompt]
-    baselines: dict[str, dict[str, Any]] = {p.id: {} for p in passages}
-    if "forward_inference" in knobs.baselines:
-        rows = [{"domain": str(p.meta.get("domain", "general")), "instruction": p.prompt or ""} for p in passages]
-        for p, reply in zip(
-            passages, _forward(ctx, knobs, "self_familiarity.forward_inference_prompt", rows), strict=True
-        ):
-            baselines[p.id]["forward_inference"] = reply
-    if "forward_self" in knobs.baselines:
-        answered = [p for p in passages if p.response]
-        counts["forward_self_without_response"] = len(passages) - len(answered)
-        rows = [{"response": (p.response or "").replace("\n", " "), "instruction": p.prompt or ""} for p in answered]
-        for p, reply in zip(answered, _forward(ctx, knobs, "self_familiarity.forward_self_prompt", rows), strict=True):
-            baselines[p.id]["forward_self"] = reply
-    sampling = [b for b in knobs.baselines if b.startswith("sample_")]
-    if sampling:
-        similarities = sample_similarities(ctx, [p for p in passages], knobs, sampling, counts)
-        for rid, values in similarities.items():
-            baselines[rid].update(values)
-    if "self_detection" in knobs.baselines:
-        for rid, entry in self_detection(ctx, knobs, passages, counts).items():
-            baselines[rid]["self_detection"] = entry
+    baselines = _baselines(ctx, knobs, [p for p in ctx.passages if p.prompt], counts)
     finished = time.perf_counter()
     cost = {
         "concepts": len(texts),
