@@ -102,7 +102,7 @@ def test_aggregate_reads_the_stored_no_probabilities_as_the_format_free_variant(
     }
     params = {
         "factselfcheck": {"aggregate": {"aggregations": ["max"], "random_seed": 0}},
-        "selfcheck": {"num_samples": None},
+        "selfcheck": {"num_samples": None, "sample_selection": "first", "seed": 0},
     }
     view = ParamsView(params, SPEC.aggregate.param_keys(), "aggregate_factselfcheck")
     done = aggregate(AggregateContext("t", [passage], {"knowledge_graphs": graphs}, raw, view))
@@ -138,7 +138,7 @@ def test_a_given_claim_scores_through_its_triples_and_a_claim_without_triples_sc
     raw = {"llm_variants": [], "llm_records": [], "answers": {}, "no_probabilities": {}}
     params = {
         "factselfcheck": {"aggregate": {"aggregations": ["max", "mean"], "random_seed": 0}},
-        "selfcheck": {"num_samples": None},
+        "selfcheck": {"num_samples": None, "sample_selection": "first", "seed": 0},
     }
     view = ParamsView(params, SPEC.aggregate.param_keys(), "aggregate_factselfcheck")
     done = aggregate(AggregateContext("t", [passage], {"knowledge_graphs": graphs}, raw, view))

@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     if not any(Path(paths.metrics_dir(args.dataset)).glob("*.json")):
         raise SystemExit(f"{path} not found and no metrics for {args.dataset!r}: run the pipeline first (make run)")
-        from hallulab.pipeline import registry
+    from hallulab.pipeline import registry
 
     view = ParamsView.load(args.params, SUMMARY_PARAMS, "summary")
     partial = "Partial: the summary stage has not run; only the methods evaluated so far are listed."
