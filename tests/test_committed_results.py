@@ -46,3 +46,17 @@ def test_the_committed_lock_matches_the_committed_code_params_and_data(tmp_path:
     assert not problems, "committed dvc.lock is stale (run `make run`, commit dvc.lock and metrics/):\n" + "\n".join(
         problems
     )
+
+
+def test_no_committed_output_names_the_machine_it_was_made_on() -> None:
+    """Outputs name models by package and hash, never by an absolute path (a venv, a home
+    folder, the clone): a fresh clone's `make run` then rewrites no committed file."""
+    root = Path(__file__).resolve().parents[1]
+    markers = ("site-packages", str(root), "/home/", "/root/")
+    found = []
+    for folder in ("metrics", "data/prepared", "data/data_files", "results", "dvc.lock"):
+        target = root / folder
+        for path in [target] if target.is_file() else sorted(p for p in target.rglob("*") if p.is_file()):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            found += [f"{path.relative_to(root)}: {m}" for m in markers if m in text]
+    assert not found, "machine-specific paths in committed outputs:\n" + "\n".join(found)

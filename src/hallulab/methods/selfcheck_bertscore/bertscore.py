@@ -93,8 +93,11 @@ class BERTScoreSupport:
     @cached_property
     def identity(self) -> dict[str, Any]:
         path = self.config.model_path()
+        # a packaged model is named by its package and folder, not its absolute path: the same
+        # name (and the same outputs) on every machine
+        packaged = f"{self.config.model_package}/{self.config.model}"
         return {
-            "model": self.config.model if not self.config.model_package else f"{self.config.model_package}/{path}",
+            "model": packaged if self.config.model_package else self.config.model,
             "weights": local_weights_digest(path),
             "num_layers": self.config.num_layers,
             "rescale_with_baseline": self.config.rescale_with_baseline,
