@@ -32,7 +32,10 @@ def main() -> None:
     view = ParamsView.load(args.params, spec.aggregate.param_keys(), stage)
     passages = load_jsonl_passages(paths.passages(args.dataset))
     artifacts = read_artifacts(spec.requires, args.dataset)
-    raw = read_json(paths.raw_scores(args.method, args.dataset)) if spec.score is not None else None
+    raw_path = paths.raw_scores(args.method, args.dataset)
+    raw = read_json(raw_path) if spec.score is not None else None
+    if raw is not None and spec.raw is not None:
+        raw = spec.raw.from_dict(raw, raw_path)
     started = time.perf_counter()
     aggregate = registry.step_function("method", args.method, "aggregate")
     result = aggregate(AggregateContext(args.dataset, passages, artifacts, raw, view, log))

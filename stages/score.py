@@ -15,6 +15,7 @@ import time
 from hallulab.cache import CallCache
 from hallulab.data.records import load_jsonl_passages
 from hallulab.io import write_json
+from hallulab.methods.raw_scores import RawScores
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.context import BuildContext
 from hallulab.pipeline.params import ParamsView
@@ -46,7 +47,8 @@ def main() -> None:
         finally:
             resources.close()
         stats = cache.stats.as_dict()
-    write_json(paths.raw_scores(args.method, args.dataset), raw, indent=None)
+    stored = raw.to_dict() if isinstance(raw, RawScores) else raw
+    write_json(paths.raw_scores(args.method, args.dataset), stored, indent=None)
     seconds = time.perf_counter() - started
     log.info("%s: %d records in %.1fs; cache %s (%s)", args.method, len(passages), seconds, stats, cache.path)
     write_run_log(

@@ -50,3 +50,17 @@ def test_a_misspelt_control_is_an_error_where_it_is_written() -> None:
 def test_a_control_of_the_wrong_shape_is_named_where_it_is_read(record: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         AggregateControls.from_record(record, "metrics/toy/m.info.json")
+
+
+def test_stored_raw_scores_round_trip_and_refuse_a_misspelt_file() -> None:
+    from hallulab.methods.hallucheck.raw import HalluCheckScores
+
+    scores = HalluCheckScores(taggings=["ner"], regenerations=["generator/greedy"], llms={}, records={})
+    assert list(scores.to_dict()) == ["taggings", "regenerations", "llms", "records", "diagnostics"]
+    assert HalluCheckScores.from_dict(scores.to_dict()) == scores
+    with pytest.raises(
+        ValueError, match=r"scores\.json: not the stored scores of HalluCheckScores .*unknown \['tagings'\]"
+    ):
+        HalluCheckScores.from_dict({**scores.to_dict(), "tagings": []}, "scores.json")
+    with pytest.raises(ValueError, match=r"missing \['records'\]"):
+        HalluCheckScores.from_dict({"taggings": [], "regenerations": [], "llms": {}}, "scores.json")

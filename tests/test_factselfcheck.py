@@ -11,6 +11,7 @@ from hallulab.artifacts.knowledge_graphs import Triple, normalise
 from hallulab.artifacts.knowledge_graphs.build import sentence_graphs
 from hallulab.artifacts.knowledge_graphs.parsing import parse_json_list, parse_triples
 from hallulab.data.schema import Passage
+from hallulab.methods.factselfcheck.raw import FactSelfCheckScores
 from hallulab.methods.factselfcheck.scoring import (
     NO_FACT_SENTENCE_SCORE,
     frequency_score,
@@ -94,12 +95,15 @@ def test_aggregate_reads_the_stored_no_probabilities_as_the_format_free_variant(
             }
         }
     }
-    raw = {
-        "llm_variants": ["text"],
-        "llm_records": ["p"],
-        "answers": {"text": {"p": [[1.0, 1.0], [1.0, 1.0]]}},
-        "no_probabilities": {"text": {"p": [[0.2, 0.4], [0.9, None]]}},
-    }
+    raw = FactSelfCheckScores.from_dict(
+        {
+            "llm_variants": ["text"],
+            "llm_records": ["p"],
+            "evaluator": "smollm2",
+            "answers": {"text": {"p": [[1.0, 1.0], [1.0, 1.0]]}},
+            "no_probabilities": {"text": {"p": [[0.2, 0.4], [0.9, None]]}},
+        }
+    )
     params = {
         "factselfcheck": {"aggregate": {"aggregations": ["max"], "random_seed": 0}},
         "selfcheck": {"num_samples": None, "sample_selection": "first", "seed": 0},
@@ -135,7 +139,7 @@ def test_a_given_claim_scores_through_its_triples_and_a_claim_without_triples_sc
             }
         }
     }
-    raw = {"llm_variants": [], "llm_records": [], "answers": {}, "no_probabilities": {}}
+    raw = FactSelfCheckScores(llm_variants=[], llm_records=[], evaluator=None, answers={})
     params = {
         "factselfcheck": {"aggregate": {"aggregations": ["max", "mean"], "random_seed": 0}},
         "selfcheck": {"num_samples": None, "sample_selection": "first", "seed": 0},

@@ -18,6 +18,7 @@ from hallulab.methods.hallucheck.checks import (
     step_is_uniform,
     token_f1,
 )
+from hallulab.methods.hallucheck.raw import HalluCheckScores
 from hallulab.methods.hallucheck.score import parse_question
 from hallulab.methods.sac3.aggregate import inconsistency
 from hallulab.text.answers import contains_gold_answer, normalize_answer
@@ -150,15 +151,16 @@ def test_the_fact_nll_reading_takes_the_least_probable_fact_with_stated_fallback
             found["fact_logprobs"] = logprobs
         return found
 
-    raw = {
-        "taggings": ["ner"],
-        "regenerations": ["generator/greedy"],
-        "records": {
+    raw = HalluCheckScores(
+        taggings=["ner"],
+        regenerations=["generator/greedy"],
+        llms={},
+        records={
             "a": {"ner": [entry(0, 0, [-1.0, -3.0]), entry(1, 0, [-0.5]), entry(2, 1, None)]},
             "b": {"ner": [entry(0, 0, [-4.0])]},
             "c": {"ner": []},
         },
-    }
+    )
     passages = [
         Passage(id="a", response="A. B.", sentences=["A.", "B."], samples=[]),
         Passage(id="b", response="C.", sentences=["C."], samples=[]),

@@ -40,7 +40,7 @@ class AggregateContext:
     dataset: str
     passages: Sequence[Passage]
     artifacts: Mapping[str, Any]
-    raw: Mapping[str, Any] | None
+    raw: Any  # the method's RawScores (spec.raw), a plain mapping, or None without a score step
     params: ParamsView
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("hallulab.step"))
 

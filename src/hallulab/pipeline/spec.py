@@ -23,6 +23,7 @@ for a method with an expensive step) and ``aggregate.py`` (``aggregate(ctx) -> A
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from hallulab.units import LEVELS
 
@@ -70,6 +71,9 @@ class MethodSpec:
     knob_curve: str | None = None  # a knob whose values are variants (CCP's K): the knob-curve stage plots them
     paper_table: str | None = None  # key of its published numbers in hallulab.evaluation.paper_tables
     order: int = 100  # position in listings (summary table, metrics), then by name
+    #: the class its score step returns and its aggregate step reads (a RawScores subclass
+    #: with ``to_dict`` / ``from_dict``); None: a plain mapping (the sample-matrix methods)
+    raw: Any = None
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:

@@ -26,9 +26,11 @@ context: the claim prefix (the paper's standard) vs none (lm-polygraph's default
 the NLI argmax go to entailment, then contradiction, in both modes.
 """
 
+from hallulab.methods.ccp.raw import CCPScores
 from hallulab.pipeline.spec import MethodSpec, StepInputs
 
 SPEC = MethodSpec(
+    raw=CCPScores,
     name="ccp",
     title="CCP (claim-conditioned probability)",
     paper="Fadeeva et al., 2024 (CCP)",

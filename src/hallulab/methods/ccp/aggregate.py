@@ -22,6 +22,7 @@ from hallulab.methods.ccp.formula import (
     combine_nli,
     word_log_ccp,
 )
+from hallulab.methods.ccp.raw import CCPScores
 from hallulab.methods.ccp.units import CONTEXT_NAMES, CONTEXTS, alternatives, outside_top_k, strip_word
 from hallulab.methods.token_statistics import max_entropy, max_probability, perplexity
 from hallulab.pipeline.context import AggregateContext, Aggregated
@@ -120,14 +121,14 @@ def _unit_table(
 
 
 def aggregate(ctx: AggregateContext) -> Aggregated:
-    assert ctx.raw is not None
+    assert isinstance(ctx.raw, CCPScores)
     knobs = ctx.params.typed(CCPKnobs, "ccp.aggregate")
     raw = ctx.raw
-    k_max = int(raw["k_max"])
+    k_max = int(raw.k_max)
     too_large = [k for k in knobs.k if k > k_max]
     if too_large:
         raise ConfigError(f"ccp.aggregate.k: {too_large} exceed K_max = {k_max} (response_tokens.top_k)")
-    missing = [c for c in knobs.nli_context if c not in raw["contexts"]]
+    missing = [c for c in knobs.nli_context if c not in raw.contexts]
     if missing:
         raise ConfigError(f"ccp.aggregate.nli_context: {missing} were not scored (ccp.score.nli_contexts)")
     tokens = token_stats(ctx.artifacts["response_tokens"])
@@ -138,10 +139,10 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
     modes = _modes(knobs)
     counts: Counter[str] = Counter()
     claim_rows: dict[str, dict[str, list[tuple[int, int | None, float]]]] = {}
-    for rid, entries in raw["records"].items():
+    for rid, entries in raw.records.items():
         record_tokens = tokens[rid]
         record_claims = {c.index: c for c in claims[rid]}
-        ptrue = (raw.get("ptrue", {}).get("values") or {}).get(rid)
+        ptrue = (raw.ptrue.get("values") or {}).get(rid)
         for entry in entries:
             claim = record_claims[entry["index"]]
             if not claim.aligned or not entry["units"].get("token"):
@@ -163,14 +164,14 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
         "ptrue",
     ]
     diagnostics: dict[str, Any] = {
-        **raw.get("diagnostics", {}),
+        **raw.diagnostics,
         **{f"aggregate_{k}": v for k, v in counts.items()},
         "claims_source": ctx.artifacts["claims"].get("source"),
         "claims_substitute": ctx.artifacts["claims"].get("substitute"),
         "token_source": dict(Counter(ctx.artifacts["response_tokens"]["sources"].values())),
         "proxy_llm": ctx.artifacts["response_tokens"].get("llm", {}),
-        "nli": raw.get("nli", {}),
-        "ptrue_llm": (raw.get("ptrue") or {}).get("llm"),
+        "nli": raw.nli,
+        "ptrue_llm": (raw.ptrue or {}).get("llm"),
     }
     controls = AggregateControls(
         headline_variants=tuple(h for h in headline if h in claim_rows),

@@ -19,6 +19,7 @@ from hallulab.config import setting
 from hallulab.data.schema import Passage
 from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.methods.ccp.formula import CONTRA, ENTAIL, NEUTRAL
+from hallulab.methods.ccp.raw import CCPScores
 from hallulab.methods.ccp.units import CONTEXTS, alternatives, claim_words, nli_pairs
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.pipeline.context import BuildContext
@@ -110,7 +111,7 @@ def fill_classes(requests: NLIRequests, classes: Sequence[str]) -> dict[str, lis
     return requests.layout
 
 
-def score(ctx: BuildContext) -> dict[str, Any]:
+def score(ctx: BuildContext) -> CCPScores:
     knobs = ctx.params.typed(CCPScoreKnobs, "ccp.score")
     raw_tokens = ctx.artifacts["response_tokens"]
     claims = claims_by_record(ctx.artifacts["claims"])
@@ -130,14 +131,14 @@ def score(ctx: BuildContext) -> dict[str, Any]:
     counts["nli_pairs"] = len(requests.pairs)
     counts["nli_pairs_truncated"] = scorer.truncated_pairs(premises, hypotheses)
     ptrue = _p_true(ctx, claims, knobs, counts)
-    return {
-        "k_max": int(raw_tokens["top_k"]),
-        "contexts": list(knobs.nli_contexts),
-        "nli": {"name": scorer.config.name, **scorer.identity},
-        "records": layout,
-        "ptrue": ptrue,
-        "diagnostics": dict(counts),
-    }
+    return CCPScores(
+        k_max=int(raw_tokens["top_k"]),
+        contexts=list(knobs.nli_contexts),
+        nli={"name": scorer.config.name, **scorer.identity},
+        records=layout,
+        ptrue=ptrue,
+        diagnostics=dict(counts),
+    )
 
 
 def _p_true(ctx: BuildContext, claims: dict[str, Any], knobs: CCPScoreKnobs, counts: Counter[str]) -> dict[str, Any]:

@@ -22,10 +22,12 @@ replaced by P(No) / (P(Yes) + P(No)) of the first reply token, the reading that 
 reply format.
 """
 
+from hallulab.methods.factselfcheck.raw import FactSelfCheckScores
 from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
 from hallulab.pipeline.spec import MethodSpec, StepInputs
 
 SPEC = MethodSpec(
+    raw=FactSelfCheckScores,
     name="factselfcheck",
     title="FactSelfCheck (knowledge-graph facts)",
     paper="Sawczyn et al., 2025 (FactSelfCheck)",

@@ -17,6 +17,7 @@ import numpy as np
 
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
 from hallulab.config import setting
+from hallulab.methods.factselfcheck.raw import FactSelfCheckScores
 from hallulab.methods.factselfcheck.scoring import defined_scores, frequency_score, llm_score, sentence_score
 from hallulab.methods.sample_matrix import sample_choice_from, selected_columns
 from hallulab.pipeline.context import AggregateContext, Aggregated
@@ -36,7 +37,7 @@ class FactSelfCheckKnobs:
 
 
 def aggregate(ctx: AggregateContext) -> Aggregated:
-    assert ctx.raw is not None
+    assert isinstance(ctx.raw, FactSelfCheckScores)
     knobs = ctx.params.typed(FactSelfCheckKnobs, "factselfcheck.aggregate")
     selection = sample_choice_from(ctx.params)
     graphs = graphs_by_record(ctx.artifacts["knowledge_graphs"])
@@ -53,14 +54,14 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
                 random.Random(f"{knobs.random_seed}:{passage.id}:{i}").random() for i in range(len(facts))
             ],
         }
-        for variant in ctx.raw["llm_variants"]:
-            stored = ctx.raw["answers"].get(variant, {}).get(passage.id)
+        for variant in ctx.raw.llm_variants:
+            stored = ctx.raw.answers.get(variant, {}).get(passage.id)
             if stored is None:
                 continue
             name = "fsc_kg_llm" if variant == "kg" else "fsc_text"
             per_variant[name] = [llm_score([row[i] for i in columns]) for row in stored]
             counts[f"{name}_facts_without_valid_answers"] += sum(v is None for v in per_variant[name])
-            shares = ctx.raw.get("no_probabilities", {}).get(variant, {}).get(passage.id)
+            shares = ctx.raw.no_probabilities.get(variant, {}).get(passage.id)
             if shares is not None:  # the format-free reading: mean P(No) share over the samples
                 per_variant[f"{name}_pno"] = [llm_score([row[i] for i in columns]) for row in shares]
                 counts[f"{name}_pno_facts_without_shares"] += sum(v is None for v in per_variant[f"{name}_pno"])
@@ -90,15 +91,15 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
                     table.add(name, "claim", passage.id, c_index, sentence_score(fact_scores, aggregation))
     artifact = ctx.artifacts["knowledge_graphs"]
     diagnostics: dict[str, Any] = {
-        **ctx.raw.get("diagnostics", {}),
+        **ctx.raw.diagnostics,
         **dict(counts),
         "extractor": artifact.get("extractor"),
         "extractor_substitute": artifact.get("substitute"),
         "extractor_llm": artifact.get("extractor_llm"),
-        "evaluator": ctx.raw.get("evaluator"),
-        "llm_records": len(ctx.raw.get("llm_records", [])),
+        "evaluator": ctx.raw.evaluator,
+        "llm_records": len(ctx.raw.llm_records),
         "table8": artifact.get("table8"),
-        "table9_llm_calls": {**artifact.get("llm_calls", {}), **ctx.raw.get("llm_calls", {})},
+        "table9_llm_calls": {**artifact.get("llm_calls", {}), **ctx.raw.llm_calls},
     }
     headline = (
         "fsc_kg_freq_max",

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
 from hallulab.config import setting
 from hallulab.llm.base import DecodingParams
+from hallulab.methods.factselfcheck.raw import FactSelfCheckScores
 from hallulab.methods.factselfcheck.scoring import graph_text, psi
 from hallulab.pipeline.context import BuildContext
 from hallulab.tokens import yes_no_probability
@@ -37,7 +37,7 @@ class FactSelfCheckScoreKnobs:
     )
 
 
-def score(ctx: BuildContext) -> dict[str, Any]:
+def score(ctx: BuildContext) -> FactSelfCheckScores:
     knobs = ctx.params.typed(FactSelfCheckScoreKnobs, "factselfcheck.score")
     graphs = graphs_by_record(ctx.artifacts["knowledge_graphs"])
     passages = [p for p in ctx.passages if p.id in graphs and p.samples]
@@ -80,12 +80,12 @@ def score(ctx: BuildContext) -> dict[str, Any]:
                     counts[f"{variant}_pno_missing"] += share is None
                     shares[f_index][s_index] = share
     ctx.log.info("FactSelfCheck: %s on %d of %d records", dict(counts), len(subset), len(passages))
-    return {
-        "llm_variants": list(knobs.llm_variants),
-        "llm_records": [p.id for p in subset],
-        "evaluator": ctx.resources.llm_name("evaluator") if knobs.llm_variants and subset else None,
-        "answers": answers,
-        "no_probabilities": no_probabilities,
-        "llm_calls": dict(calls),
-        "diagnostics": dict(counts),
-    }
+    return FactSelfCheckScores(
+        llm_variants=list(knobs.llm_variants),
+        llm_records=[p.id for p in subset],
+        evaluator=ctx.resources.llm_name("evaluator") if knobs.llm_variants and subset else None,
+        answers=answers,
+        no_probabilities=no_probabilities,
+        llm_calls=dict(calls),
+        diagnostics=dict(counts),
+    )

@@ -21,9 +21,11 @@ compares with the uniform distribution on [min, max] (scipy's ``args`` are locat
 scale, so the released ``args=(min, max)`` tests [min, min + max]).
 """
 
+from hallulab.methods.hallucheck.raw import HalluCheckScores
 from hallulab.pipeline.spec import MethodSpec, StepInputs
 
 SPEC = MethodSpec(
+    raw=HalluCheckScores,
     name="hallucheck",
     title="HalluCheck (facts -> questions -> regenerated answers)",
     paper="HalluCheck / ConFactCheck (EMNLP submission)",

@@ -24,6 +24,7 @@ from hallulab.methods.hallucheck.checks import (
     span_steps,
     token_f1,
 )
+from hallulab.methods.hallucheck.raw import HalluCheckScores
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls
 from hallulab.units import ScoreTable
@@ -113,17 +114,17 @@ def variant_name(tagging: str, key: str, mode: CheckMode = CHECK_MODES[0]) -> st
 
 
 def aggregate(ctx: AggregateContext) -> Aggregated:
-    assert ctx.raw is not None
+    assert isinstance(ctx.raw, HalluCheckScores)
     knobs = ctx.params.typed(HalluCheckKnobs, "hallucheck.aggregate")
     raw = ctx.raw
     passages = {p.id: p for p in ctx.passages}
     table = ScoreTable()
     counts: Counter[str] = Counter()
-    for tagging in raw["taggings"]:
-        for key in raw["regenerations"]:
+    for tagging in raw.taggings:
+        for key in raw.regenerations:
             for mode in CHECK_MODES:
                 name = variant_name(tagging, key, mode)
-                for rid, by_tag in raw["records"].items():
+                for rid, by_tag in raw.records.items():
                     entries = by_tag.get(tagging, [])
                     flags: list[bool] = []
                     by_sentence: dict[int, list[float]] = {}
@@ -152,14 +153,14 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
                     if not flags:
                         counts[f"{name}_responses_without_checkable_facts"] += 1
                     table.add_response(name, rid, float(np.mean(flags)) if flags else knobs.no_fact_score)
-    for tagging in raw["taggings"]:
+    for tagging in raw.taggings:
         _fact_nll_variant(tagging, raw, passages, table, counts)
     decision_paths = _decision_paths(raw, knobs)
     diagnostics: dict[str, Any] = {
-        **raw.get("diagnostics", {}),
+        **raw.diagnostics,
         **dict(counts),
         "decision_paths": decision_paths,
-        "llms": raw.get("llms", {}),
+        "llms": raw.llms,
     }
     present = set(table.frame()["variant"])
     headline = tuple(
@@ -182,7 +183,7 @@ def fact_nll(logprobs: Sequence[float]) -> float | None:
 
 def _fact_nll_variant(
     tagging: str,
-    raw: Mapping[str, Any],
+    raw: HalluCheckScores,
     passages: Mapping[str, Any],
     table: ScoreTable,
     counts: Counter[str],
@@ -194,7 +195,7 @@ def _fact_nll_variant(
     gets the median fact score of the data set (neutral, as 0.5 is there), a response
     without one the largest response score (no checkable fact = hallucinated); both counted."""
     name = f"hallucheck_{tagging}_factnll"
-    records = raw["records"]
+    records = raw.records
     if not any("fact_logprobs" in e for by_tag in records.values() for e in by_tag.get(tagging, [])):
         return  # the score step stored no fact probabilities (a black-box generator, or switched off)
     by_record: dict[str, dict[int, list[float]]] = {}
@@ -221,14 +222,14 @@ def _fact_nll_variant(
         table.add_response(name, rid, worst if value is None else value)
 
 
-def _decision_paths(raw: Mapping[str, Any], knobs: HalluCheckKnobs) -> dict[str, dict[str, int]]:
+def _decision_paths(raw: HalluCheckScores, knobs: HalluCheckKnobs) -> dict[str, dict[str, int]]:
     """Share of facts by decision path for each tagging and regeneration: no question,
     misaligned, aligned but a uniform step (KS), passed."""
     out: dict[str, dict[str, int]] = {}
-    for tagging in raw["taggings"]:
-        for key in raw["regenerations"]:
+    for tagging in raw.taggings:
+        for key in raw.regenerations:
             paths: Counter[str] = Counter()
-            for by_tag in raw["records"].values():
+            for by_tag in raw.records.values():
                 for entry in by_tag.get(tagging, []):
                     if entry.get("question") is None:
                         paths["no_question"] += 1

@@ -18,6 +18,7 @@ from typing import Any
 from hallulab.artifacts.atomic_facts import TAGGINGS, facts_by_record
 from hallulab.config import ConfigError, setting
 from hallulab.llm.base import DecodingParams, require_token_stats
+from hallulab.methods.hallucheck.raw import HalluCheckScores
 from hallulab.pipeline.context import BuildContext
 
 DECODINGS = ("greedy", "beam")
@@ -138,7 +139,7 @@ def _fact_logprobs(
     return fact_logprobs
 
 
-def score(ctx: BuildContext) -> dict[str, Any]:
+def score(ctx: BuildContext) -> HalluCheckScores:
     knobs = ctx.params.typed(HalluCheckScoreKnobs, "hallucheck.score")
     counts: Counter[str] = Counter()
     available = ctx.artifacts["atomic_facts"]["taggings"]
@@ -202,13 +203,13 @@ def score(ctx: BuildContext) -> dict[str, Any]:
             records[rid].setdefault(tagging, [])
     counts["questions_asked"] = len(distinct)
     ctx.log.info("HalluCheck: %s", dict(counts))
-    return {
-        "taggings": list(knobs.taggings),
-        "regenerations": [f"{r}/{d}" for r in regenerators for d in knobs.decodings],
-        "llms": {role: ctx.resources.llm_name(role) for role in ("question_generator", *regenerators)},
-        "records": records,
-        "diagnostics": dict(counts),
-    }
+    return HalluCheckScores(
+        taggings=list(knobs.taggings),
+        regenerations=[f"{r}/{d}" for r in regenerators for d in knobs.decodings],
+        llms={role: ctx.resources.llm_name(role) for role in ("question_generator", *regenerators)},
+        records=records,
+        diagnostics=dict(counts),
+    )
 
 
 def _answers(regenerated: dict[tuple[str, str, str], dict[str, Any]], question: str) -> list[dict[str, Any]]:

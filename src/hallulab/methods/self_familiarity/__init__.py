@@ -20,9 +20,11 @@ reply token), and Self-Detection (Zhao et al., 2023: the entropy of the answers 
 rephrasings, clustered by semantic equivalence; ``self_detection.py``).
 """
 
+from hallulab.methods.self_familiarity.raw import SelfFamiliarityScores
 from hallulab.pipeline.spec import MethodSpec, StepInputs
 
 SPEC = MethodSpec(
+    raw=SelfFamiliarityScores,
     name="self_familiarity",
     title="Self-Familiarity (concept guessing before answering)",
     paper="Luo et al., 2023 (Self-Familiarity)",

@@ -38,6 +38,7 @@ import numpy as np
 from hallulab.artifacts.concepts import Concept, concepts_by_record
 from hallulab.artifacts.response_tokens import token_stats
 from hallulab.config import setting
+from hallulab.methods.self_familiarity.raw import SelfFamiliarityScores
 from hallulab.methods.self_familiarity.threshold import ThresholdConfig, basic_threshold
 from hallulab.methods.token_statistics import max_neglogp, mean_neglogp, perplexity
 from hallulab.pipeline.context import AggregateContext, Aggregated
@@ -123,15 +124,18 @@ def _greedy(tokens: Sequence[Any]) -> dict[str, float]:
 
 
 def _baseline_scores(
-    ctx: AggregateContext, raw: Mapping[str, Any], put: Callable[[str, str, float | None], None], counts: Counter[str]
+    ctx: AggregateContext,
+    raw: SelfFamiliarityScores,
+    put: Callable[[str, str, float | None], None],
+    counts: Counter[str],
 ) -> None:
     """Table 2's baselines as hallucination scores (higher: less familiar), through ``put``."""
     tokens = token_stats(ctx.artifacts["response_tokens"])
     for passage in ctx.passages:
-        if passage.id in tokens and passage.id in raw["baselines"]:
+        if passage.id in tokens and passage.id in raw.baselines:
             for variant, value in _greedy(tokens[passage.id]).items():
                 put(variant, passage.id, value)
-    for rid, found in raw["baselines"].items():
+    for rid, found in raw.baselines.items():
         for name in ("sample_bertscore", "sample_sentencescore"):
             if name in found:
                 put(name, rid, None if found[name] is None else 1.0 - float(found[name]))
@@ -148,12 +152,12 @@ def _baseline_scores(
 
 
 def aggregate(ctx: AggregateContext) -> Aggregated:
-    assert ctx.raw is not None
+    assert isinstance(ctx.raw, SelfFamiliarityScores)
     knobs = ctx.params.typed(SelfFamiliarityKnobs, "self_familiarity.aggregate")
     threshold_cfg = ctx.params.typed(ThresholdConfig, "self_familiarity.threshold")
     raw = ctx.raw
-    counts: Counter[str] = Counter(raw.get("counts", {}))
-    scored = raw["concepts"]
+    counts: Counter[str] = Counter(raw.counts)
+    scored = raw.concepts
     scores: dict[str, dict[str, float]] = {}  # variant -> record -> hallucination score
 
     def put(variant: str, rid: str, value: float | None) -> None:
@@ -166,7 +170,7 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
         name: {text: concept_familiarity(entry, name) for text, entry in scored.items()} for name in NORMALISATIONS
     }
     chosen = familiarity[knobs.length_normalisation]
-    processings = raw["knobs"]["processings"]
+    processings = raw.knobs["processings"]
     full = concepts_by_record(ctx.artifacts["concepts"], "full")
     main = _instruction_scores(full, chosen, knobs.ratio)
     for rid, values in main.items():

@@ -14,6 +14,7 @@ from hallulab.config import ConfigError, setting
 from hallulab.data.schema import Passage
 from hallulab.llm.base import ConstrainedParams, DecodingParams
 from hallulab.methods.self_familiarity.masking import MASKINGS, concept_texts, constraint_strings, mask_concept
+from hallulab.methods.self_familiarity.raw import SelfFamiliarityScores
 from hallulab.methods.self_familiarity.self_detection import self_detection
 from hallulab.methods.self_familiarity.similarity import sample_similarities
 from hallulab.pipeline.context import BuildContext
@@ -94,7 +95,7 @@ def _baselines(
     return baselines
 
 
-def score(ctx: BuildContext) -> dict[str, Any]:
+def score(ctx: BuildContext) -> SelfFamiliarityScores:
     knobs = ctx.params.typed(SelfFamiliarityScoreKnobs, "self_familiarity.score")
     counts: Counter[str] = Counter()
     raw_concepts = ctx.artifacts["concepts"]
@@ -155,9 +156,9 @@ def score(ctx: BuildContext) -> dict[str, Any]:
     }
     ctx.log.info("self-familiarity: %d concepts, %s", len(texts), cost)
     ctx.run_stats["self_familiarity_cost"] = cost  # the run log, not the output: seconds vary per run
-    return {
-        "knobs": {k: (list(v) if isinstance(v, tuple) else v) for k, v in knobs.__dict__.items()},
-        "concepts": concepts,
-        "baselines": baselines,
-        "counts": dict(counts),
-    }
+    return SelfFamiliarityScores(
+        knobs={k: (list(v) if isinstance(v, tuple) else v) for k, v in knobs.__dict__.items()},
+        concepts=concepts,
+        baselines=baselines,
+        counts=dict(counts),
+    )

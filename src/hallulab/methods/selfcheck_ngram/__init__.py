@@ -6,9 +6,11 @@ aggregation (:mod:`hallulab.methods.selfcheck_ngram.ngram` gives the formulas).
 """
 
 from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
+from hallulab.methods.selfcheck_ngram.raw import NgramScores
 from hallulab.pipeline.spec import MethodSpec, StepInputs
 
 SPEC = MethodSpec(
+    raw=NgramScores,
     name="selfcheck_ngram",
     title="SelfCheckGPT n-gram",
     paper="Manakul et al., 2023 (SelfCheckGPT)",

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from hallulab.config import setting, typed
 from hallulab.methods.sample_matrix import sample_choice_from
 from hallulab.methods.selfcheck_ngram.ngram import AGGREGATIONS, score_corpora
+from hallulab.methods.selfcheck_ngram.raw import NgramScores
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.text.ngram_corpus import corpora_from_dict
 
@@ -30,10 +31,10 @@ def knobs(ctx: AggregateContext) -> NgramKnobs:
 
 
 def aggregate(ctx: AggregateContext) -> Aggregated:
-    assert ctx.raw is not None
+    assert isinstance(ctx.raw, NgramScores)
     cfg = knobs(ctx)
     selection = sample_choice_from(ctx.params)
-    corpora = corpora_from_dict(ctx.raw["corpora"])
+    corpora = corpora_from_dict(ctx.raw.corpora)
     frame, unseen = score_corpora(
         corpora,
         list(cfg.n),
@@ -47,6 +48,6 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
         "num_samples": selection.num_samples,
         "sample_selection": selection.sample_selection,
         "passages": len(corpora),
-        "skipped_records_without_samples": ctx.raw.get("skipped_records", 0),
+        "skipped_records_without_samples": ctx.raw.skipped_records,
     }
     return Aggregated(frame, diagnostics)

@@ -3,22 +3,21 @@ tokenised once with spaCy (through the call cache)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from hallulab.config import ConfigError
+from hallulab.methods.selfcheck_ngram.raw import NgramScores
 from hallulab.pipeline.context import BuildContext
 from hallulab.text.ngram_corpus import RESPONSE_SPLITS, build_ngram_corpora, corpora_to_dict
 
 
-def score(ctx: BuildContext) -> dict[str, Any]:
+def score(ctx: BuildContext) -> NgramScores:
     response_split = ctx.params.get("selfcheck_ngram.response_split")
     if response_split not in RESPONSE_SPLITS:
         raise ConfigError(f"selfcheck_ngram.response_split: {response_split!r} is not one of {list(RESPONSE_SPLITS)}")
     passages = [p for p in ctx.passages if p.response is not None and p.samples]
     corpora = build_ngram_corpora(passages, ctx.resources.spacy, response_split)
-    return {
-        "spacy": ctx.resources.spacy.identity,
-        "response_split": response_split,
-        "skipped_records": len(ctx.passages) - len(passages),
-        "corpora": corpora_to_dict(corpora),
-    }
+    return NgramScores(
+        spacy=ctx.resources.spacy.identity,
+        response_split=response_split,
+        skipped_records=len(ctx.passages) - len(passages),
+        corpora=corpora_to_dict(corpora),
+    )

@@ -1,0 +1,41 @@
+"""The typed contract between a method's expensive ``score`` step and its cheap ``aggregate``.
+
+A method's score step returns a :class:`RawScores` dataclass (or, for the sample-matrix
+methods, :class:`hallulab.methods.sample_matrix.SampleMatrices`); the stage writes
+:meth:`RawScores.to_dict` to ``data/scores/<ds>/<method>.json``; the aggregate stage reads it
+back with :meth:`RawScores.from_dict` (the class the method's spec names in ``raw``), so the
+aggregate step reads attributes, and a field that is missing, misspelt or unknown is an error
+naming the file, not a silent ``.get(..., {})`` default. Field order is the file's key order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+T = TypeVar("T", bound="RawScores")
+
+
+@dataclasses.dataclass
+class RawScores:
+    """Base of a method's stored raw scores (subclasses are dataclasses of JSON values)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls: type[T], raw: Mapping[str, Any], where: str = "") -> T:
+        fields = dataclasses.fields(cls)
+        names = [f.name for f in fields]
+        required = [
+            f.name for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        ]
+        unknown = sorted(set(raw) - set(names))
+        missing = [name for name in required if name not in raw]
+        if unknown or missing:
+            raise ValueError(
+                f"{where or cls.__name__}: not the stored scores of {cls.__name__} "
+                f"(missing {missing}, unknown {unknown}); re-run its score stage"
+            )
+        return cls(**{name: raw[name] for name in names if name in raw})

@@ -1,0 +1,20 @@
+"""What SelfCheckGPT n-gram's score step stores (:class:`hallulab.methods.raw_scores.RawScores`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hallulab.methods.raw_scores import RawScores
+
+
+@dataclass
+class NgramScores(RawScores):
+    """``spacy``: the tokenizer's identity; ``response_split``: how the response is split;
+    ``skipped_records``: records without a response or samples; ``corpora``: every passage's
+    tokens (:func:`hallulab.text.ngram_corpus.corpora_to_dict`)."""
+
+    spacy: dict[str, Any]
+    response_split: str
+    skipped_records: int
+    corpora: dict[str, Any]
