@@ -15,13 +15,14 @@ import pandas as pd
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
 from hallulab.cache import CallCache
 from hallulab.config import typed
-from hallulab.correction.run import CORRECTION_INPUTS, CorrectionConfig, correct, table3
+from hallulab.correction.run import CorrectionConfig, correct, table3
 from hallulab.data.records import load_jsonl_passages
 from hallulab.io import write_json
 from hallulab.pipeline import paths
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources
 from hallulab.pipeline.runner import read_artifacts, run_stage, stage_logger, write_run_log
+from hallulab.pipeline.stage_inputs import CORRECTION_INPUTS
 
 
 def main() -> None:

@@ -13,12 +13,13 @@ import time
 
 from hallulab.cache import CallCache
 from hallulab.data.records import load_jsonl_passages
-from hallulab.generation import GENERATE_INPUTS, GenerateConfig, generate_passages
+from hallulab.generation import GenerateConfig, generate_passages
 from hallulab.io import write_json, write_jsonl
 from hallulab.pipeline import paths
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources
 from hallulab.pipeline.runner import run_stage, stage_logger, write_run_log
+from hallulab.pipeline.stage_inputs import GENERATE_INPUTS
 
 
 def main() -> None:

@@ -28,14 +28,12 @@ from hallulab.config import setting
 from hallulab.data.schema import Passage, RecordError
 from hallulab.llm.base import DecodingParams, Generation
 from hallulab.llm.cached import CachedLLM
-from hallulab.pipeline.spec import StepInputs
 from hallulab.text.answers import contains_gold_answer
 
 MODES = ("keep", "auto", "samples", "all")
 
 #: What the generate stage reads: its section, spaCy (to split regenerated responses) and the
 #: ``generator`` LLM role.
-GENERATE_INPUTS = StepInputs(params=("generate", "spacy"), llm_roles=("generator",))
 
 
 @dataclass(frozen=True)

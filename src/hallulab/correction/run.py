@@ -18,17 +18,11 @@ from hallulab.data.schema import Passage
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import PromptTemplate
-from hallulab.pipeline.spec import StepInputs
 from hallulab.units import level_rows, sentence_scores
 
 LEVELS = ("baseline", "sentence", "fact")
 
 #: What the correct stage reads: its section, the corrector and judge roles, the prompt files.
-CORRECTION_INPUTS = StepInputs(
-    params=("correction",),
-    llm_roles=("corrector", "judge"),
-    prompts=tuple(f"correction.prompts.{name}" for name in ("baseline", "sentence", "fact", "judge")),
-)
 POSITIVE_ABOVE = 0.499
 
 

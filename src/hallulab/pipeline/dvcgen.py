@@ -23,10 +23,10 @@ import yaml
 
 from hallulab.config import REPO_ROOT
 from hallulab.data import fingerprints
-from hallulab.generation import GENERATE_INPUTS
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.imports import code_deps
 from hallulab.pipeline.spec import ArtifactSpec, MethodSpec, StepInputs
+from hallulab.pipeline.stage_inputs import CORRECTION_INPUTS, GENERATE_INPUTS
 
 STAGES_DIR = REPO_ROOT / "stages"
 HEADER = """\
@@ -239,7 +239,6 @@ def knob_curve_stage(method: str, knob: str) -> dict[str, Any]:
 
 
 def correct_stage() -> dict[str, Any]:
-    from hallulab.correction.run import CORRECTION_INPUTS
 
     inputs = [
         paths.passages(),
