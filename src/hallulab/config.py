@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections.abc
 import dataclasses
 import math
+import re
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -41,9 +42,18 @@ def compose(overrides: Sequence[str] = (), conf_dir: Path = CONF_DIR) -> dict[st
     """Compose ``conf/config.yaml`` with Hydra overrides, resolved to plain containers."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
 
-    with initialize_config_dir(config_dir=str(conf_dir.resolve()), version_base=None):
-        cfg = hydra_compose(config_name="config", overrides=list(overrides))
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir.resolve()), version_base=None):
+            cfg = hydra_compose(config_name="config", overrides=list(overrides))
+    except (HydraException, OmegaConfBaseException) as error:  # a bad override: one line, naming it
+        message = " ".join(str(error).split())
+        unknown = re.search(r"Could not override '([^']+)'", message)
+        if unknown:  # Hydra's hint ("use +key") would add a key nothing reads: name the key instead
+            raise ConfigError(f"{unknown.group(1)}: no such setting in conf/ (check the name)") from error
+        raise ConfigError(f"settings {list(overrides)}: {message}") from error
     container = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(container, dict)
     return {str(k): v for k, v in container.items()}

@@ -1,0 +1,167 @@
+"""Score records with any registered method in-process, without DVC: the stages' own steps.
+
+    from hallulab.api import Detector
+    scores = Detector("selfcheck_ngram").score("my_records.jsonl")      # a unit-score DataFrame
+    scores = Detector("ccp", overrides=["ccp.aggregate.k=[5]"]).score(records)
+
+:class:`Detector` composes the settings from ``conf/`` exactly as ``dvc exp run -S`` does
+(Hydra overrides, every setting checked, unknown keys refused), then runs what the DAG runs
+for the method, in its order and through the same functions: ``generate`` (samples for the
+records that have none, as ``generate.mode`` says), every shared artifact the method needs
+(each artifact's ``build``), the method's ``score`` and ``aggregate`` steps, with the one call
+cache. Between steps every value takes the round trip the stage files give it (JSON for
+records and stored scores, Parquet for tables), so the returned DataFrame equals the
+``data/aggregated/<dataset>/<method>.parquet`` a DAG run over the same records writes.
+
+A step that needs a file the DAG produces elsewhere reads it where the DAG puts it (the
+offline NLI model under ``models/`` after ``dvc repro train_nli``; a hub model by id needs
+nothing).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from hallulab.cache import CallCache
+from hallulab.config import CONF_DIR, compose
+from hallulab.data.records import load_jsonl_passages
+from hallulab.data.schema import Passage, check_unique_ids, passage_from_dict
+from hallulab.pipeline import registry
+from hallulab.pipeline.context import AggregateContext, BuildContext
+from hallulab.pipeline.known_keys import check_known
+from hallulab.pipeline.params import ParamsView
+from hallulab.pipeline.resources import Resources
+from hallulab.pipeline.spec import MethodSpec
+from hallulab.pipeline.stage_inputs import GENERATE_INPUTS
+from hallulab.units import score_frame
+
+Records = str | Path | Iterable[Passage | Mapping[str, Any]]
+
+
+def _as_stored(value: Any) -> Any:
+    """The value as a stage file gives it back: Parquet for a DataFrame, JSON otherwise."""
+    if isinstance(value, pd.DataFrame):
+        buffer = io.BytesIO()
+        value.to_parquet(buffer, index=False)
+        buffer.seek(0)
+        return pd.read_parquet(buffer)
+    return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
+
+
+def _records(records: Records) -> list[Passage]:
+    """Records from a JSONL file in the canonical schema, or Passages / mappings."""
+    if isinstance(records, str | Path):
+        return load_jsonl_passages(Path(records))
+    passages = [r if isinstance(r, Passage) else passage_from_dict(r, position=i + 1) for i, r in enumerate(records)]
+    check_unique_ids(passages)
+    return passages
+
+
+def _artifact_order(names: Iterable[str]) -> list[str]:
+    """The artifacts ``names`` need, each after the artifacts it is built from."""
+    ordered: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in ordered or name == "main_tokens":
+            return
+        for required in registry.artifact(name).requires:
+            visit(required)
+        ordered.append(name)
+
+    for name in names:
+        visit(name)
+    return ordered
+
+
+@dataclass
+class Detector:
+    """One method with its settings (``overrides`` as ``-S`` takes them, e.g.
+    ``["selfcheck.num_samples=5"]``); :meth:`score` runs it on records."""
+
+    method: str
+    overrides: Sequence[str] = ()
+    dataset: str = "api"  # the name a step sees (log lines, a cache of nothing else)
+    conf_dir: Path = CONF_DIR
+    log: logging.Logger = field(default_factory=lambda: logging.getLogger("hallulab.api"))
+
+    def __post_init__(self) -> None:
+        self.spec: MethodSpec = registry.method(self.method)
+        self.params: dict[str, Any] = compose(list(self.overrides), self.conf_dir)
+        check_known(self.params, list(self.params), self.conf_dir)
+
+    def view(self, declared: Iterable[str], owner: str) -> ParamsView:
+        return ParamsView(self.params, declared, owner)
+
+    def score(self, records: Records, cache: CallCache | None = None) -> pd.DataFrame:
+        """Unit-level scores of ``records`` (columns of :data:`hallulab.units.COLUMNS`)."""
+        passages = _records(records)
+        if cache is not None:
+            return self._run(passages, cache)
+        with CallCache() as opened:
+            return self._run(passages, opened)
+
+    def _run(self, passages: list[Passage], cache: CallCache) -> pd.DataFrame:
+        passages, main_tokens = self._generate(passages, cache)
+        artifacts: dict[str, Any] = {"main_tokens": main_tokens}
+        for name in _artifact_order(self.spec.requires):
+            spec = registry.artifact(name)
+            build = registry.step_function("artifact", name, "build")
+            view = self.view(spec.inputs.param_keys(), f"extract_{name}")
+            inputs = {r: artifacts[r] for r in spec.requires}
+            artifacts[name] = _as_stored(self._with_resources(view, cache, build, passages, inputs))
+        needed = {name: artifacts[name] for name in self.spec.requires}
+        raw = None
+        if self.spec.score is not None:
+            score = registry.step_function("method", self.method, "score")
+            view = self.view(self.spec.score.param_keys(), f"score_{self.method}")
+            stored = self._with_resources(view, cache, score, passages, needed)
+            raw = _as_stored(stored.to_dict() if hasattr(stored, "to_dict") else stored)
+            if self.spec.raw is not None:
+                raw = self.spec.raw.from_dict(raw, f"score_{self.method}")
+        aggregate = registry.step_function("method", self.method, "aggregate")
+        view = self.view(self.spec.aggregate.param_keys(), f"aggregate_{self.method}")
+        result = aggregate(AggregateContext(self.dataset, passages, needed, raw, view, self.log))
+        return _as_stored(score_frame(result.scores))
+
+    def _generate(self, passages: list[Passage], cache: CallCache) -> tuple[list[Passage], list[dict[str, Any]]]:
+        """The ``generate`` stage's step: samples (and main responses) as ``generate.mode`` says."""
+        from hallulab.generation import GenerateConfig, generate_passages
+
+        view = self.view(GENERATE_INPUTS.param_keys(), "generate")
+        cfg = view.typed(GenerateConfig, "generate")
+        resources = Resources(view, cache)
+        try:
+            llm, split = resources.llm("generator"), resources.spacy.sentences
+            generated, mains, report = generate_passages(passages, llm, cfg, split)
+        finally:
+            resources.close()
+        self.log.info("%s", report.summary(cfg))
+        stored = [passage_from_dict(_as_stored(p.to_dict())) for p in generated]
+        return stored, [_as_stored(row) for row in mains]
+
+    def _with_resources(
+        self, view: ParamsView, cache: CallCache, step: Any, passages: list[Passage], inputs: Mapping[str, Any]
+    ) -> Any:
+        resources = Resources(view, cache)
+        try:
+            return step(BuildContext(self.dataset, passages, inputs, view, resources, self.log))
+        finally:
+            resources.close()
+
+
+def detect(records: Records, method: str, overrides: Sequence[str] = ()) -> pd.DataFrame:
+    """Unit-level scores of ``records`` by ``method`` (see :class:`Detector`)."""
+    return Detector(method, overrides).score(records)
+
+
+def methods() -> list[MethodSpec]:
+    """Every registered method's spec, in listing order."""
+    return list(registry.methods().values())
