@@ -92,3 +92,27 @@ def test_a_bad_record_through_the_command_names_the_record_and_field(tmp_path: P
     bad.write_text(json.dumps(good) + "\n" + json.dumps({**good, "id": "p2", "labels": ["wrong"]}) + "\n")
     done = _cli("score", str(bad), "--method", "selfcheck_ngram", "-o", str(tmp_path / "x.parquet"))
     assert done.returncode == 2 and "record 'p2', field 'labels" in done.stderr, done.stderr
+
+
+@pytest.mark.model
+def test_a_langchain_chain_returns_its_output_with_the_scores_of_it() -> None:
+    """A real chain: the packaged SmolLM2 behind a LangChain runnable, sampled at temperature 1."""
+    from langchain_core.runnables import RunnableLambda
+
+    from hallulab.api import with_hallucination_scores
+    from hallulab.config import compose
+    from hallulab.llm import build_llm
+    from hallulab.llm.base import DecodingParams
+
+    llm = build_llm({**compose()["llm_catalogue"]["smollm2"], "num_threads": 1})
+    params = DecodingParams(max_new_tokens=24, temperature=1.0)
+
+    def answer(question: str) -> str:
+        return llm.generate([[{"role": "user", "content": question}]], params, [None])[0].text
+
+    checked = with_hallucination_scores(RunnableLambda(answer), "selfcheck_ngram", num_samples=3)
+    result = checked.invoke("Who was Marie Curie?")
+    assert result["output"] and len(result["samples"]) == 3
+    scores = result["scores"]
+    assert set(scores["level"]) == {"sentence", "response"} and set(scores["record_id"]) == {"chain"}
+    assert len(scores[(scores["level"] == "sentence") & (scores["variant"] == "ngram_n1_max")]) >= 1

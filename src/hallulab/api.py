@@ -165,3 +165,41 @@ def detect(records: Records, method: str, overrides: Sequence[str] = ()) -> pd.D
 def methods() -> list[MethodSpec]:
     """Every registered method's spec, in listing order."""
     return list(registry.methods().values())
+
+
+def with_hallucination_scores(
+    chain: Any, method: str = "selfcheck_ngram", num_samples: int = 5, overrides: Sequence[str] = ()
+) -> Any:
+    """A LangChain ``Runnable``: ``chain``'s output with the method's scores of it.
+
+    The wrapped runnable invokes ``chain`` once for the response and ``num_samples`` more times
+    (``chain.batch``) for the samples a sampling-consistency method compares it with, so the
+    samples come from the same chain (give its model a temperature above 0), splits the
+    response into sentences with the configured spaCy model, and scores the record with
+    :class:`Detector`. It returns ``{"output", "samples", "scores"}``: the chain's text, the
+    samples and the unit-level DataFrame (sentence and response rows, higher = more likely
+    hallucinated)."""
+    from langchain_core.runnables import RunnableLambda
+
+    from hallulab.text.spacy_tokens import SpacyTokenizer
+
+    detector = Detector(method, overrides)
+    spacy = SpacyTokenizer(str(detector.params["spacy"]["model"]))
+
+    def text_of(value: Any) -> str:
+        return str(getattr(value, "content", value))
+
+    def run(question: Any) -> dict[str, Any]:
+        output = text_of(chain.invoke(question))
+        samples = [text_of(s) for s in chain.batch([question] * num_samples)] if num_samples else []
+        sentences = spacy.sentences([output])[0] or [output]
+        record = {
+            "id": "chain",
+            "prompt": str(question),
+            "response": output,
+            "sentences": sentences,
+            "samples": samples,
+        }
+        return {"output": output, "samples": samples, "scores": detector.score([record])}
+
+    return RunnableLambda(run)
