@@ -24,7 +24,9 @@ from hallulab.errors import UserFacingError
 T = TypeVar("T")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CONF_DIR = REPO_ROOT / "conf"
+#: The configs, inside the package (``pip install`` ships them): in a checkout a link to the
+#: repository's ``conf/``, which ``dvc exp run`` composes from.
+CONF_DIR = Path(__file__).parent / "conf"
 
 
 def load_params(path: str | Path = "params.yaml") -> DictConfig:

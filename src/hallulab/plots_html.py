@@ -14,10 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hallulab.config import REPO_ROOT
+from hallulab.config import CONF_DIR
 
-TEMPLATE = REPO_ROOT / "conf" / "plots" / "offline.html"
-VENDOR = REPO_ROOT / "conf" / "plots" / "vendor"
+TEMPLATE = CONF_DIR / "plots" / "offline.html"
+VENDOR = CONF_DIR / "plots" / "vendor"
 VENDORED_SCRIPTS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js")
 
 
