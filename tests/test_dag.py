@@ -59,6 +59,7 @@ def _edit_params(root: Path, section: str, key: str, value: object) -> None:
 TOY_UNLABELLED = {
     "sac3": "reads the SAC3 sets' own verifier verdicts; toy records have none",
     "self_familiarity": "scores prompts; the toy set has no familiarity labels",
+    "lexical_similarity": "scores responses; the toy set labels sentences, not responses",
 }
 
 
