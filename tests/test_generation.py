@@ -62,6 +62,9 @@ def test_all_mode_regenerates_main_with_white_box_tokens_and_drops_labels(toy_pa
     assert out[0].labels is None and out[0].response == mains[0]["text"]
     assert out[0].sentences and all(s in out[0].response for s in out[0].sentences)
     assert len(mains[0]["tokens"][0]["top"]) == 3
+    # without new samples the data's old ones (another model's) do not stay beside the new answer
+    alone, _, _ = generate_passages(toy_passages[:1], llm, dataclasses.replace(cfg, num_samples=0), SPLIT)
+    assert toy_passages[0].samples and alone[0].samples == ()
 
 
 def test_missing_prompt_names_record_and_field(toy_passages, llm) -> None:

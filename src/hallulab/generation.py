@@ -137,6 +137,7 @@ def generate_passages(
                     passage,
                     response=main.text,
                     sentences=tuple(sentences),
+                    samples=(),  # the data's samples were another model's: only new ones (if any) stay
                     labels=None,
                     claims=(),
                     response_label=response_label,
