@@ -17,6 +17,7 @@ from hallulab.evaluation.gate import check
 from hallulab.evaluation.protocol import METRIC_KEYS
 from hallulab.nli.train import export_two_label
 from hallulab.pipeline import registry
+from hallulab.pipeline.dvcgen import CMD_ENV
 from tests.conftest import REPO, ToyRun
 from tests.workspace import dvc, git
 
@@ -34,6 +35,7 @@ def _aggregates_reading(key: str) -> set[str]:
 
 
 #: methods that aggregate over the chosen samples, and those that only choose them
+CMD = f"{CMD_ENV} "
 SELECTION_AGGREGATES = _aggregates_reading("selfcheck.sample_aggregation")
 SAMPLE_CHOICE_AGGREGATES = _aggregates_reading("selfcheck.num_samples") - SELECTION_AGGREGATES
 
@@ -97,12 +99,13 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
     for name, stage in stages.items():
         if "foreach" in stage:
             for item in stage["foreach"]:
-                commands[stage["do"]["cmd"].replace("${item}", item).replace("${dataset.name}", "toy")] = (
+                command = stage["do"]["cmd"].replace("${item}", item).replace("${dataset.name}", "toy")
+                commands[command.removeprefix(CMD)] = (
                     f"{name}@{item}",
                     [d.replace("${item}", item) for d in stage["do"]["deps"]],
                 )
         else:
-            commands[stage["cmd"].replace("${dataset.name}", "toy")] = (name, stage["deps"])
+            commands[stage["cmd"].replace("${dataset.name}", "toy").removeprefix(CMD)] = (name, stage["deps"])
     traces = list(toy_run.traces.glob("*.json"))
     assert len(traces) >= len(METHODS) * 2
     problems = []

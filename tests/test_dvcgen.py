@@ -25,6 +25,8 @@ def test_every_stage_depends_on_every_module_its_script_and_step_import() -> Non
     for name, stage in stages.items():
         body = stage.get("do", stage)
         words = body["cmd"].split()
+        if words[0] == dvcgen.CMD_ENV:
+            words = words[1:]
         roots = [REPO / words[1]]
         step_script = words[1].endswith(("score.py", "aggregate.py"))
         if "--method" in words and "${item}" not in body["cmd"] and step_script:

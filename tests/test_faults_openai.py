@@ -156,6 +156,17 @@ def test_a_method_that_reads_probabilities_says_when_the_server_sent_none(logpro
         require_token_stats(replies, "generator", "HalluCheck's probability check", 5)
 
 
+def test_placeholder_log_probabilities_are_named_not_read_as_guesses() -> None:
+    """A server that fills top_logprobs with one value for every alternative would make every
+    step of every reply look flat (every fact "guessed"): named instead."""
+    flat = [{"token": t, "logprob": 0.0} for t in ("Paris", "Lyon", "Nice")]
+    content = {"content": [{"token": "Paris", "logprob": 0.0, "top_logprobs": flat}] * 2}
+    with ScriptedServer(lambda body, i: _with_logprobs("Paris Paris", content)) as server:
+        replies = _llm(server.url).generate(["Capital of France?"], DecodingParams(4, top_k_alternatives=3), [None])
+    with pytest.raises(UserFacingError, match=r"llms.generator: every reply came with placeholder top-3"):
+        require_token_stats(replies, "generator", "HalluCheck's probability check", 3)
+
+
 def test_null_logprobs_are_no_probabilities_not_a_type_error() -> None:
     content = {"content": [{"token": "Pa", "logprob": None}, {"token": "ris", "logprob": -0.2}]}
     with ScriptedServer(lambda body, i: _with_logprobs("Paris", content)) as server:

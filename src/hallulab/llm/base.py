@@ -119,12 +119,24 @@ def require_token_stats(replies: Sequence[Generation], role: str, need: str, top
     top-K alternatives); else one error naming the role, the count and what the method needs."""
     texts = [g for g in replies if g.text.strip()]
     missing = [g for g in texts if not g.tokens or (top_k and not any(t.top for t in g.tokens))]
+    wanted = f"top-{top_k} log-probabilities" if top_k else "token log-probabilities"
     if missing:
-        wanted = f"top-{top_k} log-probabilities" if top_k else "token log-probabilities"
         raise MissingTokenStatsError(
             f"llms.{role}: {len(missing)} of {len(texts)} replies came without {wanted}; {need} reads them "
             "(choose a catalogue entry whose server returns logprobs)"
         )
+    if top_k and texts and all(_placeholder(g) for g in texts):
+        raise MissingTokenStatsError(
+            f"llms.{role}: every reply came with placeholder {wanted} (all alternatives of every step equal); "
+            f"{need} would read every step as a guess (check the server's logprobs support)"
+        )
+
+
+def _placeholder(reply: Generation) -> bool:
+    """Every step's alternatives share one log-probability: what a server that fills the field
+    without computing it sends (a real model is never indifferent at every step of every reply)."""
+    steps = [t.top for t in reply.tokens if len(t.top) > 1]
+    return bool(steps) and all(len({lp for _, lp in top}) == 1 for top in steps)
 
 
 @dataclass(frozen=True)

@@ -64,8 +64,15 @@ def _artifact_packages(requires: Sequence[str]) -> list[str]:
     return [f"hallulab.artifacts.{name}" for name in requires if name != "main_tokens"]
 
 
+#: Every stage runs with a fixed string-hash seed: Python's per-process hash randomisation
+#: changes the iteration order of sets of strings, which bert-score (and any library that
+#: batches a set) turns into a different batching and float32 results that differ in the
+#: last bit from run to run; with it, the same inputs give byte-identical outputs on every run.
+CMD_ENV = "PYTHONHASHSEED=0"
+
+
 def _stage(cmd: str, deps: list[str], params: Sequence[str], outs: list[Any], **extra: Any) -> dict[str, Any]:
-    stage: dict[str, Any] = {"cmd": cmd, "deps": deps}
+    stage: dict[str, Any] = {"cmd": f"{CMD_ENV} {cmd}", "deps": deps}
     if params:
         stage["params"] = list(params)
     if outs:
