@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hallulab.results import RESULTS_DIR, load_result
+from hallulab.results import RESULTS_DIR, import_kept, load_result
 from hallulab.results_render import MARKER, TableSpec, render, render_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,3 +70,46 @@ def test_a_null_cell_names_its_reason(tmp_path: Path) -> None:
     (folder / "run.json").write_text(json.dumps(raw), encoding="utf-8")
     table = render_table(TableSpec("ds/run", ("v",), ("a", "b")), tmp_path)
     assert "| `v` | 50.0 [40.0, 60.0] | null (one_class) |" in table
+
+
+def test_a_paper_table_shows_ours_beside_the_published_number(tmp_path: Path) -> None:
+    folder = tmp_path / RESULTS_DIR / "wikibio"
+    folder.mkdir(parents=True)
+    raw = {
+        "name": "ngram",
+        "dataset": "wikibio",
+        "method": "selfcheck_ngram",
+        "command": "make result",
+        "git_revision": "0" * 40,
+        "git_dirty": False,
+        "overrides": [],
+        "params": {},
+        "models": [],
+        "metrics": {"ngram_n1_max": {"nonfact_aucpr": 85.621, "passage_pearson": None}},
+        "intervals": {},
+        "counts": {},
+        "random_baselines": {"sentence": {"nonfact_aucpr": 72.956}},
+    }
+    (folder / "ngram.json").write_text(json.dumps(raw), encoding="utf-8")
+    text = (
+        "<!-- results: wikibio/ngram | ngram_n1_max, ngram_n1_max=bertscore, random@sentence=random"
+        " | nonfact_aucpr, passage_pearson"
+        " | paper: table2 -->\n<!-- /results -->"
+    )
+    table = render(text, tmp_path)
+    assert "| `ngram_n1_max` | 85.62 / 85.63 (-0.01) | null / 64.71 |" in table
+    assert "| `ngram_n1_max` | 85.62 / 81.96 (+3.66) | null / 58.18 |" in table
+    assert "| random (sentence level) | 72.96 / 72.96 (-0.00) | – / – |" in table
+    with pytest.raises(KeyError, match="no row 'nope'"):
+        render(text.replace("=bertscore", "=nope"), tmp_path)
+
+
+def test_kept_evaluate_files_import_with_their_provenance() -> None:
+    folder = ROOT / "docs" / "results" / "wikibio"
+    result = import_kept(
+        folder, "wikibio", "selfcheck_nli", "nli", "make wikibio TARGETS=evaluate@selfcheck_nli", "HEAD"
+    )
+    kept = json.loads((folder / "selfcheck_nli.json").read_text(encoding="utf-8"))
+    assert result.metrics == kept and result.intervals["nli"]["nonfact_aucpr"][0] < kept["nli"]["nonfact_aucpr"]
+    assert re.fullmatch(r"[0-9a-f]{40}", result.git_revision)
+    assert "kept" in result.provenance and "docs/results/wikibio" in result.provenance

@@ -22,6 +22,12 @@ CLI::
         --name factselfcheck_llm3 --args '-S ...' --command 'make result ...' [--params params.yaml]
 
 ``make result DATASET=... METHOD=... NAME=... ARGS='-S ...'`` runs the experiment and publishes it.
+
+    python -m hallulab.results import-kept --from docs/results/wikibio --dataset wikibio \
+        --method selfcheck_nli --name selfcheck_nli --command 'make wikibio ...' --revision <commit>
+
+turns the evaluate files an earlier run kept in the repository into a results file whose
+``provenance`` says so (for runs too long to repeat here).
 """
 
 from __future__ import annotations
@@ -80,6 +86,9 @@ class PublishedResult:
     undefined: dict[str, Any] = field(default_factory=dict)
     random_baselines: dict[str, Any] = field(default_factory=dict)
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    #: "" for a run published from the workspace; else where the metrics came from (the kept
+    #: evaluate files of an earlier run, see ``import-kept``) and what is not known about it
+    provenance: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -173,6 +182,36 @@ def collect(
     )
 
 
+def import_kept(folder: Path, dataset: str, method: str, name: str, command: str, revision: str) -> PublishedResult:
+    """A result from the evaluate files an earlier run kept in the repository (``<method>.json``,
+    ``.ci.json``, ``.info.json``), for a run too long to repeat for every release (the WikiBio NLI
+    run: 30 minutes of training and 45 of scoring on 2 cores). ``revision`` is the commit that
+    added those files; params and models are not known beyond what the info file records."""
+    info = read_json(folder / f"{method}.info.json")
+    diagnostics = info.get("diagnostics", {})
+    identity = diagnostics.get("identity", {})
+    return PublishedResult(
+        name=name,
+        dataset=dataset,
+        method=method,
+        command=command,
+        git_revision=_git("rev-parse", revision) or revision,
+        git_dirty=False,
+        overrides=[],
+        params={},
+        models=[],
+        metrics=read_json(folder / f"{method}.json"),
+        intervals=read_json(folder / f"{method}.ci.json"),
+        counts={key: info[key] for key in ("passages", "sentences", "records") if key in info},
+        random_baselines={"sentence": info.get("random_baseline", {})},
+        diagnostics={"identity": identity, "pairs": diagnostics.get("pairs")},
+        provenance=(
+            f"imported from {folder.as_posix()}: the evaluate files an earlier run kept, added in commit "
+            f"{revision}; that run's params and call log were not kept"
+        ),
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command_name", required=True)
@@ -183,7 +222,20 @@ def main(argv: list[str] | None = None) -> int:
     publish.add_argument("--command", required=True, help="the command that produced the metrics")
     publish.add_argument("--args", default="", help="that command's settings (-S key=value ...)")
     publish.add_argument("--params", default="params.yaml")
+    kept = sub.add_parser("import-kept", help="a results file from an earlier run's kept evaluate files")
+    kept.add_argument("--from", dest="folder", required=True, help="folder holding <method>.json, .ci.json, .info.json")
+    kept.add_argument("--dataset", required=True)
+    kept.add_argument("--method", required=True)
+    kept.add_argument("--name", required=True)
+    kept.add_argument("--command", required=True, help="the command that produced the kept files")
+    kept.add_argument("--revision", required=True, help="the commit that added the kept files")
     args = parser.parse_args(argv)
+    if args.command_name == "import-kept":
+        imported = import_kept(Path(args.folder), args.dataset, args.method, args.name, args.command, args.revision)
+        target = result_path(args.dataset, args.name)
+        write_json(target, imported.to_dict())
+        print(f"imported {target}")
+        return 0
     params = load_params(args.params)
     if str(params.dataset.name) != args.dataset:
         print(

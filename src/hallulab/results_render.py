@@ -8,7 +8,16 @@ variants (rows) and the metrics (columns):
     <!-- /results -->
 
 A cell is the value in percent with its 95% bootstrap interval, or ``null (reason)`` where the
-metric is undefined on that run (:mod:`hallulab.evaluation.undefined`). Nothing in a table is
+metric is undefined on that run (:mod:`hallulab.evaluation.undefined`). A row named
+``random@<level>`` shows the random scorer's value at that level, as the evaluate stage wrote it.
+
+A fourth field compares with a paper's published numbers (a key of
+:data:`hallulab.evaluation.paper_tables.PAPER_REFERENCE`); a row may name the paper's row it is
+compared with as ``ours=paper``. Each cell is then ``ours / paper (difference)`` to two
+decimals, the form the exact reproductions are judged in:
+
+    <!-- results: wikibio/selfcheck_ngram | ngram_n1_avg, ngram_n1_max | nonfact_aucpr | paper: table7 -->
+ Nothing in a table is
 typed by hand: ``python -m hallulab.results_render README.md`` rewrites every table, and
 ``--check`` fails when one differs from its file (the test suite runs the check).
 """
@@ -21,10 +30,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from hallulab.evaluation.paper_tables import PAPER_REFERENCE
 from hallulab.results import RESULTS_DIR, PublishedResult, load_result
 
 MARKER = re.compile(
-    r"(?P<open><!-- results: *(?P<file>[\w/.-]+) *\| *(?P<rows>[^|]+?) *\| *(?P<cols>[^|]+?) *-->\n)"
+    r"(?P<open><!-- results: *(?P<file>[\w/.-]+) *\| *(?P<rows>[^|]+?) *\| *(?P<cols>[^|]+?)"
+    r"(?: *\| *paper: *(?P<paper>[\w.-]+))? *-->\n)"
     r"(?P<body>.*?)"
     r"(?P<close><!-- /results -->)",
     re.DOTALL,
@@ -36,19 +47,36 @@ class TableSpec:
     """One README table: which results file, which variants as rows, which metrics as columns."""
 
     file: str
-    variants: tuple[str, ...]
+    variants: tuple[str, ...]  # each ``ours`` or ``ours=paper_row``
     metrics: tuple[str, ...]
+    paper: str | None = None  # a PAPER_REFERENCE key: cells become ``ours / paper (difference)``
 
 
 def _names(text: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
-def cell(result: PublishedResult, variant: str, metric: str) -> str:
-    """``86.1 [83.8, 88.3]``, ``86.1`` without an interval, or ``null (reason)``."""
+RANDOM_ROW = "random@"  # ``random@sentence``: the random scorer's value at that level
+
+
+def _values(result: PublishedResult, variant: str) -> dict[str, float | None]:
+    if variant.startswith(RANDOM_ROW):
+        level = variant.removeprefix(RANDOM_ROW)
+        if level not in result.random_baselines:
+            raise KeyError(f"results {result.dataset}/{result.name}: no random baseline at level {level!r}")
+        return dict(result.random_baselines[level])
     if variant not in result.metrics:
         raise KeyError(f"results {result.dataset}/{result.name}: no variant {variant!r}")
-    value = result.metrics[variant].get(metric)
+    return result.metrics[variant]
+
+
+def cell(result: PublishedResult, variant: str, metric: str) -> str:
+    """``86.1 [83.8, 88.3]``, ``86.1`` without an interval, ``–`` where the row has no such
+    metric (a random baseline's correlations), or ``null (reason)``."""
+    values = _values(result, variant)
+    if metric not in values:
+        return "–"
+    value = values[metric]
     if value is None:
         reason = result.undefined.get("metrics", {}).get(variant, {}).get(metric, "undefined")
         return f"null ({reason})"
@@ -58,13 +86,42 @@ def cell(result: PublishedResult, variant: str, metric: str) -> str:
     return f"{value:.1f} [{low:.1f}, {high:.1f}]"
 
 
+def paper_cell(result: PublishedResult, variant: str, metric: str, paper_value: float | None) -> str:
+    """``81.52 / 81.52 (+0.00)``; either side is ``–`` where it gives no number."""
+    values = _values(result, variant)
+    value = values.get(metric)
+    ours = "–" if metric not in values else "null" if value is None else f"{value:.2f}"
+    if paper_value is None:
+        return f"{ours} / –"
+    if value is None:
+        return f"{ours} / {paper_value:.2f}"
+    return f"{ours} / {paper_value:.2f} ({value - paper_value:+.2f})"
+
+
+def _row(result: PublishedResult, spec: TableSpec, name: str) -> str:
+    ours, _, paper_row = name.partition("=")
+    if spec.paper is None:
+        cells = [cell(result, ours, m) for m in spec.metrics]
+    else:
+        if spec.paper not in PAPER_REFERENCE:
+            raise KeyError(f"README table for {spec.file}: no paper reference {spec.paper!r}")
+        rows = PAPER_REFERENCE[spec.paper].rows
+        published = rows.get(paper_row or ours)
+        if published is None:
+            raise KeyError(f"paper reference {spec.paper!r} has no row {paper_row or ours!r}")
+        cells = [paper_cell(result, ours, m, published.get(m)) for m in spec.metrics]
+    label = f"random ({ours.removeprefix(RANDOM_ROW)} level)" if ours.startswith(RANDOM_ROW) else f"`{ours}`"
+    return f"| {label} | " + " | ".join(cells) + " |"
+
+
 def render_table(spec: TableSpec, root: Path) -> str:
     result = load_result(root / RESULTS_DIR / f"{spec.file}.json")
+    header = spec.metrics if spec.paper is None else tuple(f"{m}: ours / paper (Δ)" for m in spec.metrics)
     lines = [
-        "| variant | " + " | ".join(spec.metrics) + " |",
+        "| variant | " + " | ".join(header) + " |",
         "|---|" + "---|" * len(spec.metrics),
     ]
-    lines += [f"| `{v}` | " + " | ".join(cell(result, v, m) for m in spec.metrics) + " |" for v in spec.variants]
+    lines += [_row(result, spec, name) for name in spec.variants]
     return "\n".join(lines) + "\n"
 
 
@@ -72,7 +129,7 @@ def render(text: str, root: Path) -> str:
     """The document with every marked table rewritten from its results file."""
 
     def replace(match: re.Match[str]) -> str:
-        spec = TableSpec(match["file"], _names(match["rows"]), _names(match["cols"]))
+        spec = TableSpec(match["file"], _names(match["rows"]), _names(match["cols"]), match["paper"])
         return match["open"] + render_table(spec, root) + match["close"]
 
     return MARKER.sub(replace, text)

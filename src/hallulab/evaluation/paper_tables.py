@@ -208,6 +208,12 @@ PAPER_REFERENCE: dict[str, PaperReference] = {
         "wikibio", "SelfCheckGPT Table 2 (GPT-3.5)", {"prompt": SELFCHECK_TABLE2["prompt"]}
     ),
     "table8-opt-125m": PaperReference("wikibio", "SelfCheckGPT Table 8 (OPT-125m proxy)", SELFCHECK_TABLE8["opt-125m"]),
+    "table8-llama-30b": PaperReference(
+        "wikibio", "SelfCheckGPT Table 8 (LLaMA-30B proxy)", SELFCHECK_TABLE8["llama-30b"]
+    ),
+    "table2": PaperReference(
+        "wikibio", "SelfCheckGPT Table 2", {**SELFCHECK_TABLE2, "random": SELFCHECK_TABLE2_RANDOM}
+    ),
     "fsc-table1": PaperReference("wikibio", "FactSelfCheck Table 6 (Llama-3.1-70B)", FACTSELFCHECK_TABLE6),
     "sf-table2": PaperReference(
         "concept7",
