@@ -92,13 +92,14 @@ def test_a_paper_table_shows_ours_beside_the_published_number(tmp_path: Path) ->
     }
     (folder / "ngram.json").write_text(json.dumps(raw), encoding="utf-8")
     text = (
-        "<!-- results: wikibio/ngram | ngram_n1_max, ngram_n1_max=bertscore, random@sentence=random"
+        "<!-- results: wikibio/ngram | ngram_n1_max, ngram_n1_max=bertscore, ngram_n1_max=-, random@sentence=random"
         " | nonfact_aucpr, passage_pearson"
         " | paper: table2 -->\n<!-- /results -->"
     )
     table = render(text, tmp_path)
     assert "| `ngram_n1_max` | 85.62 / 85.63 (-0.01) | null / 64.71 |" in table
     assert "| `ngram_n1_max` | 85.62 / 81.96 (+3.66) | null / 58.18 |" in table
+    assert "| `ngram_n1_max` | 85.62 / – | null / – |" in table
     assert "| random (sentence level) | 72.96 / 72.96 (-0.00) | – / – |" in table
     with pytest.raises(KeyError, match="no row 'nope'"):
         render(text.replace("=bertscore", "=nope"), tmp_path)

@@ -182,6 +182,17 @@ def collect(
     )
 
 
+def _without_machine_paths(identity: Mapping[str, Any]) -> dict[str, Any]:
+    """An identity whose packaged-model paths name the package's folder, not where the earlier
+    run's environment happened to be installed (``pkg//…/site-packages/pkg/model`` → ``pkg/model``)."""
+    cleaned: dict[str, Any] = {}
+    for key, value in identity.items():
+        if isinstance(value, str) and "/site-packages/" in value:
+            value = value.split("/site-packages/", 1)[1]
+        cleaned[key] = value
+    return cleaned
+
+
 def import_kept(folder: Path, dataset: str, method: str, name: str, command: str, revision: str) -> PublishedResult:
     """A result from the evaluate files an earlier run kept in the repository (``<method>.json``,
     ``.ci.json``, ``.info.json``), for a run too long to repeat for every release (the WikiBio NLI
@@ -189,7 +200,7 @@ def import_kept(folder: Path, dataset: str, method: str, name: str, command: str
     added those files; params and models are not known beyond what the info file records."""
     info = read_json(folder / f"{method}.info.json")
     diagnostics = info.get("diagnostics", {})
-    identity = diagnostics.get("identity", {})
+    identity = _without_machine_paths(diagnostics.get("identity", {}))
     return PublishedResult(
         name=name,
         dataset=dataset,

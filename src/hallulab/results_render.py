@@ -13,13 +13,15 @@ metric is undefined on that run (:mod:`hallulab.evaluation.undefined`). A row na
 
 A fourth field compares with a paper's published numbers (a key of
 :data:`hallulab.evaluation.paper_tables.PAPER_REFERENCE`); a row may name the paper's row it is
-compared with as ``ours=paper``. Each cell is then ``ours / paper (difference)`` to two
-decimals, the form the exact reproductions are judged in:
+compared with as ``ours=paper``, or ``ours=-`` where the paper has no such row. Each cell is
+then ``ours / paper (difference)`` to two decimals, the form the exact reproductions are
+judged in:
 
     <!-- results: wikibio/selfcheck_ngram | ngram_n1_avg, ngram_n1_max | nonfact_aucpr | paper: table7 -->
- Nothing in a table is
-typed by hand: ``python -m hallulab.results_render README.md`` rewrites every table, and
-``--check`` fails when one differs from its file (the test suite runs the check).
+
+Nothing in a table is typed by hand: ``python -m hallulab.results_render README.md`` rewrites
+every table, and ``--check`` fails when one differs from its file (the test suite runs the
+check).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
+NO_PAPER_ROW = "-"  # ``ours=-``: a row the paper has no number for (cells ``ours / –``)
 RANDOM_ROW = "random@"  # ``random@sentence``: the random scorer's value at that level
 
 
@@ -106,7 +109,7 @@ def _row(result: PublishedResult, spec: TableSpec, name: str) -> str:
         if spec.paper not in PAPER_REFERENCE:
             raise KeyError(f"README table for {spec.file}: no paper reference {spec.paper!r}")
         rows = PAPER_REFERENCE[spec.paper].rows
-        published = rows.get(paper_row or ours)
+        published = {} if paper_row == NO_PAPER_ROW else rows.get(paper_row or ours)
         if published is None:
             raise KeyError(f"paper reference {spec.paper!r} has no row {paper_row or ours!r}")
         cells = [paper_cell(result, ours, m, published.get(m)) for m in spec.metrics]
