@@ -101,7 +101,7 @@ def toy_run(tmp_path_factory: pytest.TempPathFactory) -> ToyRun:
         env=env,
         capture_output=True,
         text=True,
-        timeout=1800,
+        timeout=3600,  # about 10 minutes on a quick 2-core machine, 20 on a slow one
     )
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-5000:]

@@ -134,13 +134,30 @@ def test_a_bad_sweep_knob_stops_the_aggregate_stage_naming_the_setting(
 ) -> None:
     raw = workspace / "data/scores/toy/selfcheck_ngram.json"
     raw.parent.mkdir(parents=True)
-    raw.write_text(json.dumps({"corpora": {}, "skipped_records": 0}))
+    raw.write_text(json.dumps({"spacy": {}, "response_split": "given", "skipped_records": 0, "corpora": {}}))
     generated = workspace / "data/generated/toy/passages.jsonl"
     generated.parent.mkdir(parents=True)
     generated.write_text(TOY.read_text())
     _params(workspace, override)
     done = _stage(workspace, "aggregate.py", "--method", "selfcheck_ngram", "--dataset", "toy")
     _one_line_error(done, fragment)
+
+
+def test_stored_scores_of_another_shape_are_a_one_line_error_naming_the_file(workspace: Path) -> None:
+    raw = workspace / "data/scores/toy/selfcheck_ngram.json"
+    raw.parent.mkdir(parents=True)
+    raw.write_text(json.dumps({"corpora": {}, "skipped_records": 0, "ngram_orders": [1]}))
+    generated = workspace / "data/generated/toy/passages.jsonl"
+    generated.parent.mkdir(parents=True)
+    generated.write_text(TOY.read_text())
+    _params(workspace, "selfcheck_ngram.smoothing_k=0")
+    done = _stage(workspace, "aggregate.py", "--method", "selfcheck_ngram", "--dataset", "toy")
+    _one_line_error(
+        done,
+        "data/scores/toy/selfcheck_ngram.json: not the stored scores of NgramScores",
+        "missing ['spacy', 'response_split'], unknown ['ngram_orders']",
+        "re-run its score stage",
+    )
 
 
 # ---------------------------------------------------------------- settings a user can fix

@@ -14,7 +14,14 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from hallulab.errors import UserFacingError
+
 T = TypeVar("T", bound="RawScores")
+
+
+class StaleScoresError(ValueError, UserFacingError):
+    """A stored raw-scores file that is not the shape the method's aggregate step reads
+    (written by another version of the score step, or edited by hand)."""
 
 
 @dataclasses.dataclass
@@ -34,7 +41,7 @@ class RawScores:
         unknown = sorted(set(raw) - set(names))
         missing = [name for name in required if name not in raw]
         if unknown or missing:
-            raise ValueError(
+            raise StaleScoresError(
                 f"{where or cls.__name__}: not the stored scores of {cls.__name__} "
                 f"(missing {missing}, unknown {unknown}); re-run its score stage"
             )
