@@ -12,12 +12,18 @@ import argparse
 import time
 
 from hallulab.data.records import load_jsonl_passages
+from hallulab.errors import UserFacingError
 from hallulab.io import read_json, write_json
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import read_artifacts, run_stage, stage_logger, write_run_log, write_table
 from hallulab.units import score_frame
+
+
+class StaleScoresError(ValueError, UserFacingError):
+    """The stored raw scores are not the shape the method's aggregate step reads (written by
+    another version of its score step, or edited by hand): one line naming the file."""
 
 
 def main() -> None:
@@ -35,7 +41,10 @@ def main() -> None:
     raw_path = paths.raw_scores(args.method, args.dataset)
     raw = read_json(raw_path) if spec.score is not None else None
     if raw is not None and spec.raw is not None:
-        raw = spec.raw.from_dict(raw, raw_path)
+        try:
+            raw = spec.raw.from_dict(raw, raw_path)
+        except ValueError as error:  # RawScores.from_dict: missing or unknown fields
+            raise StaleScoresError(str(error)) from error
     started = time.perf_counter()
     aggregate = registry.step_function("method", args.method, "aggregate")
     result = aggregate(AggregateContext(args.dataset, passages, artifacts, raw, view, log))

@@ -14,14 +14,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from hallulab.errors import UserFacingError
-
 T = TypeVar("T", bound="RawScores")
-
-
-class StaleScoresError(ValueError, UserFacingError):
-    """A stored raw-scores file that is not the shape the method's aggregate step reads
-    (written by another version of the score step, or edited by hand)."""
 
 
 @dataclasses.dataclass
@@ -41,7 +34,7 @@ class RawScores:
         unknown = sorted(set(raw) - set(names))
         missing = [name for name in required if name not in raw]
         if unknown or missing:
-            raise StaleScoresError(
+            raise ValueError(
                 f"{where or cls.__name__}: not the stored scores of {cls.__name__} "
                 f"(missing {missing}, unknown {unknown}); re-run its score stage"
             )
