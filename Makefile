@@ -35,12 +35,14 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 # llama.cpp's OpenAI-compatible server (llama-cpp-python[server]) for the openai-backend
-# tests. Built from source once (about 8 minutes on 2 cores) with the flags this CPU needs,
-# and the wheel kept in $(WHEEL_CACHE) so later runs and CI install it in seconds.
+# tests. Built from source once (8 to 16 minutes on 2 cores) with portable CPU flags (no
+# -march=native, no AVX-512/AMX: the wheel runs on any x86-64 CPU that CI lands on) and without
+# the multimodal library (LLAVA_BUILD=OFF: the server here serves text only), and the wheel kept
+# in $(WHEEL_CACHE) so later runs install it in seconds.
 LLAMACPP_VERSION ?= 0.3.36
 WHEEL_CACHE ?= $(HOME)/.cache/hallulab/wheels
 LLAMACPP_STAMP := $(VENV)/.llamacpp-$(LLAMACPP_VERSION)
-LLAMACPP_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_BF16=OFF -DGGML_AVX512=OFF
+LLAMACPP_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_BF16=OFF -DGGML_AVX512=OFF -DLLAVA_BUILD=OFF
 
 $(LLAMACPP_STAMP): $(STAMP)
 	mkdir -p $(WHEEL_CACHE)

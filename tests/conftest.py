@@ -106,7 +106,7 @@ def toy_run(tmp_path_factory: pytest.TempPathFactory) -> ToyRun:
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-5000:]
     git(root, "add", "-A")
-    git(root, "commit", "-qm", "reproduced")
+    git(root, "commit", "-q", "--allow-empty", "-m", "reproduced")  # outputs often reproduce exactly
     return ToyRun(root, done.stdout, traces)
 
 
