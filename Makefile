@@ -20,7 +20,7 @@ export DVC_NO_ANALYTICS := 1
 export PATH := $(abspath $(BIN)):$(PATH)
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install llamacpp run wikibio experiment result readme test test-fast lint params dvcyaml plots bench clean-venv
+.PHONY: install llamacpp run wikibio experiment result report readme test test-fast lint params dvcyaml plots bench clean-venv
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -64,6 +64,7 @@ run: $(STAMP) .git/HEAD
 	$(BIN)/dvc repro
 	$(BIN)/python -m hallulab.plots_html --out dvc_plots
 	@$(BIN)/python -m hallulab.evaluation.summary --dataset toy
+	@$(BIN)/python -m hallulab.report --dataset toy
 
 ## The SelfCheckGPT reproduction on WikiBio (papers' profile: trains the full offline NLI model,
 ## about 30 min on 2 cores, then every variant; hours on a CPU for NLI / Prompt / MQAG).
@@ -72,6 +73,7 @@ TARGETS ?=
 wikibio: $(STAMP) .git/HEAD
 	$(BIN)/dvc exp run -S dataset=wikibio $(TARGETS)
 	@$(BIN)/python -m hallulab.evaluation.summary --dataset wikibio
+	@$(BIN)/python -m hallulab.report --dataset wikibio
 
 ## One paper's method on its own data set (papers' profile), then its summary, e.g.
 ##   make experiment DATASET=concept7 TARGETS="evaluate@self_familiarity" ARGS="-S dataset.test_concepts=14"
@@ -81,6 +83,7 @@ ARGS ?=
 experiment: $(STAMP) .git/HEAD
 	$(BIN)/dvc exp run -S dataset=$(DATASET) $(ARGS) $(TARGETS)
 	@$(BIN)/python -m hallulab.evaluation.summary --dataset $(DATASET)
+	@$(BIN)/python -m hallulab.report --dataset $(DATASET)
 
 ## One method on one data set, published with its provenance as results/<DATASET>/<NAME>.json
 ## (what the README's result tables are rendered from: `make readme`), e.g.
@@ -91,6 +94,11 @@ result: $(STAMP) .git/HEAD
 	$(BIN)/dvc exp run -S dataset=$(DATASET) $(ARGS) evaluate@$(METHOD)
 	$(BIN)/python -m hallulab.results publish --dataset $(DATASET) --method $(METHOD) --name $(NAME) --args '$(ARGS)' \
 	  --command "make result DATASET=$(DATASET) METHOD=$(METHOD) NAME=$(NAME) ARGS=\"$(ARGS)\""
+
+## The report page of every data set the pipeline ran on: reports/<dataset>/index.html, one
+## self-contained file (summary, records with each method's scored units, curves, correction).
+report: $(STAMP)
+	$(BIN)/python -m hallulab.report
 
 ## Rewrite the README's result tables from results/ (tests/test_results.py checks them).
 readme: $(STAMP)

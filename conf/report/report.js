@@ -1,0 +1,283 @@
+// hallulab report page: reads the JSON document embedded in the page (hallulab.report.payload)
+// and draws the summary, the record explorer, the curves and the correction table. No network.
+"use strict";
+(function () {
+  const data = JSON.parse(document.getElementById("report-data").textContent);
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, attrs, children) => {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (key === "text") node.textContent = value;
+      else node.setAttribute(key, value);
+    }
+    for (const child of children || []) node.appendChild(child);
+    return node;
+  };
+  const fmt = (v, digits) => (v === null || v === undefined || Number.isNaN(v) ? "" : Number(v).toFixed(digits));
+  const colour = (rank) => `hsl(${Math.round(120 * (1 - rank))}, 70%, 82%)`;
+  const HALLUCINATED_ABOVE = 0.499; // the evaluation's positive class (hallulab.evaluation.levels)
+  const mark = (label) => {
+    if (label === null || label === undefined) return null;
+    const bad = label > HALLUCINATED_ABOVE;
+    return el("span", { class: `mark ${bad ? "bad" : "good"}`, text: `${bad ? "✗" : "✓"} ${label}`,
+      title: `label ${label}` });
+  };
+
+  // --- header
+  for (const note of data.notes) $("notes").appendChild(el("li", { text: note }));
+
+  // --- summary, sortable: summary.csv's columns, each interval in one cell
+  const summary = data.summary;
+  const index = new Map(summary.columns.map((name, i) => [name, i]));
+  const summaryColumns = [["method", "method"], ["variant", "variant"], ["level", "level"],
+    ["metric_1", "metric"], ["value_1", "value"], ["ci_1", "95% interval"], ["paper_1", "paper"],
+    ["metric_2", "metric"], ["value_2", "value"], ["ci_2", "95% interval"], ["paper_2", "paper"]];
+  const interval = (row, key) => {
+    const low = row[index.get(`${key}_low`)], high = row[index.get(`${key}_high`)];
+    return low === null || high === null || low === undefined || high === undefined ? null : [low, high];
+  };
+  const shown = summaryColumns.every(([key]) => index.has(key) || (index.has(`${key}_low`) && index.has(`${key}_high`)))
+    ? summaryColumns : summary.columns.map((name) => [name, name]);
+  const cellValue = (row, key) => (index.has(key) ? row[index.get(key)] : interval(row, key));
+  let sortKey = null, sortDescending = false;
+  function drawSummary() {
+    const table = $("summary-table");
+    table.innerHTML = "";
+    if (!summary.rows.length) {
+      table.appendChild(el("tr", {}, [el("td", { text: "No summary: the summary stage has not run." })]));
+      return;
+    }
+    const head = el("tr");
+    for (const [key, title] of shown) {
+      const th = el("th", { text: title, "data-column": key });
+      if (key === sortKey) th.className = sortDescending ? "sorted-desc" : "sorted-asc";
+      th.addEventListener("click", () => {
+        sortDescending = sortKey === key ? !sortDescending : false;
+        sortKey = key;
+        drawSummary();
+      });
+      head.appendChild(th);
+    }
+    table.appendChild(head);
+    const rows = summary.rows.slice();
+    if (sortKey !== null) {
+      const key = (row) => { const v = cellValue(row, sortKey); return Array.isArray(v) ? v[0] : v; };
+      rows.sort((a, b) => {
+        const x = key(a), y = key(b);
+        if (x === y) return 0;
+        if (x === null || x === undefined) return 1;
+        if (y === null || y === undefined) return -1;
+        const order = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+        return sortDescending ? -order : order;
+      });
+    }
+    for (const row of rows) {
+      table.appendChild(el("tr", {}, shown.map(([key]) => {
+        const v = cellValue(row, key);
+        if (Array.isArray(v)) return el("td", { class: "num", text: `[${fmt(v[0], 1)}, ${fmt(v[1], 1)}]` });
+        return typeof v === "number" ? el("td", { class: "num", text: fmt(v, 1) }) : el("td", { text: v === null ? "" : v });
+      })));
+    }
+  }
+  drawSummary();
+
+  // --- record explorer
+  const records = new Map(data.records.map((r) => [r.id, r]));
+  const methods = new Map(data.methods.map((m) => [m.name, m]));
+  const fill = (select, values, labels) => {
+    select.innerHTML = "";
+    values.forEach((v, i) => select.appendChild(el("option", { value: v, text: labels ? labels[i] : v })));
+  };
+  fill($("record"), data.records.map((r) => r.id));
+  fill($("method"), data.methods.map((m) => m.name), data.methods.map((m) => `${m.name} (${m.title})`));
+
+  function fillVariants() {
+    const method = methods.get($("method").value);
+    fill($("variant"), method ? method.variants.map((v) => v.name) : []);
+  }
+
+  function catalogueKey(method, variant) {
+    const parts = variant.split("_");
+    return method === "hallucheck" && parts.length >= 3 ? `hallucheck:${parts[1]}` : method;
+  }
+
+  function describe(method, variant, level, record, index) {
+    const r = records.get(record);
+    if (level === "sentence") {
+      const s = r.sentences[index] || { text: "(no such sentence)", label: null };
+      return { t: s.text, l: s.label, d: [] };
+    }
+    if (level === "response") return { t: "the whole response", l: r.response_label, d: [] };
+    const units = ((data.units[catalogueKey(method, variant)] || {})[level] || {})[record] || [];
+    return units.find((u) => u.i === index) || { t: `(${level} ${index})`, l: null, d: [] };
+  }
+
+  function drawRecord() {
+    const record = records.get($("record").value);
+    const method = $("method").value, variant = $("variant").value;
+    const byLevel = ((data.scores[method] || {})[variant]) || {};
+    $("prompt").textContent = record.prompt ? `prompt: ${record.prompt}` : "";
+    if (record.prompt_label !== null && record.prompt_label !== undefined) {
+      const m = mark(record.prompt_label);
+      if (m) $("prompt").appendChild(m);
+    }
+    // the response, its sentences coloured when the variant scores sentences
+    const response = $("response");
+    response.innerHTML = "";
+    const sentenceRows = new Map(((byLevel.sentence || {})[record.id] || []).map((row) => [row[0], row]));
+    if (record.sentences.length) {
+      record.sentences.forEach((sentence, index) => {
+        const row = sentenceRows.get(index);
+        const span = el("span", { class: "unit", "data-sentence": String(index), text: sentence.text });
+        if (row) {
+          span.style.background = colour(row[2]);
+          span.title = `score ${row[1]} (rank ${row[2]})`;
+        }
+        response.appendChild(span);
+        const m = mark(sentence.label);
+        if (m) response.appendChild(m);
+        response.appendChild(document.createTextNode(" "));
+      });
+    } else {
+      response.textContent = record.response || "(no response)";
+    }
+    const responseRow = ((byLevel.response || {})[record.id] || [])[0];
+    if (responseRow) {
+      const line = el("div", { class: "record-score", text: `response score ${responseRow[1]} (rank ${responseRow[2]})` });
+      line.style.background = colour(responseRow[2]);
+      const m = mark(record.response_label);
+      if (m) line.appendChild(m);
+      response.appendChild(line);
+    }
+    // every unit the variant scored in this record, level by level
+    const units = $("units");
+    units.innerHTML = "";
+    for (const level of ["claim", "fact", "sentence", "prompt", "response"]) {
+      const rows = (byLevel[level] || {})[record.id];
+      if (!rows || !rows.length) continue;
+      units.appendChild(el("h3", { text: `${level} units (${rows.length})` }));
+      const table = el("table", { "data-level": level });
+      table.appendChild(el("tr", {}, ["#", "unit", "score", "rank", "label", "detail"].map((t) => el("th", { text: t }))));
+      for (const [index, score, rank] of rows) {
+        const unit = describe(method, variant, level, record.id, index);
+        const detail = el("dl", {}, unit.d.flatMap(([name, value]) => [el("dt", { text: name }), el("dd", { text: value })]));
+        const text = el("td", { class: "unit-text", text: unit.t });
+        text.style.background = colour(rank);
+        const label = el("td");
+        const m = mark(unit.l);
+        if (m) label.appendChild(m);
+        table.appendChild(el("tr", { "data-unit": String(index) }, [
+          el("td", { class: "num", text: String(index) }), text,
+          el("td", { class: "num", text: String(score) }), el("td", { class: "num", text: fmt(rank, 2) }),
+          label, el("td", {}, [detail])]));
+      }
+      units.appendChild(table);
+    }
+    if (!units.childNodes.length) units.appendChild(el("p", { text: "This variant scored no unit of this record." }));
+    const list = $("sample-list");
+    list.innerHTML = "";
+    for (const sample of record.samples) list.appendChild(el("li", { text: sample }));
+    $("samples").querySelector("summary").textContent = `samples (${record.samples.length})`;
+    history.replaceState(null, "", `#record=${encodeURIComponent(record.id)}&method=${encodeURIComponent(method)}&variant=${encodeURIComponent(variant)}`);
+  }
+
+  $("record").addEventListener("change", drawRecord);
+  $("method").addEventListener("change", () => { fillVariants(); drawRecord(); });
+  $("variant").addEventListener("change", drawRecord);
+  const requested = new URLSearchParams(location.hash.slice(1));
+  if (records.has(requested.get("record"))) $("record").value = requested.get("record");
+  if (methods.has(requested.get("method"))) $("method").value = requested.get("method");
+  fillVariants();
+  if (requested.get("variant")) {
+    const options = Array.from($("variant").options).map((o) => o.value);
+    if (options.includes(requested.get("variant"))) $("variant").value = requested.get("variant");
+  }
+  if (data.records.length && data.methods.length) drawRecord();
+
+  // --- curves: a plain SVG line chart per group
+  const palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+  fill($("curve"), data.curves.map((_, i) => String(i)), data.curves.map((c) => c.title));
+  const SHOWN_AT_FIRST = 6; // a chart opens with its first series; the legend switches any on or off
+  let hidden = new Set();
+  function drawCurve() {
+    const chart = $("chart");
+    chart.innerHTML = "";
+    const group = data.curves[Number($("curve").value)];
+    if (!group) { chart.textContent = "No curves: the curve stages have not run on this data set."; return; }
+    const W = 640, H = 360, L = 56, B = 40, T = 12, R = 12;
+    const points = group.series.flatMap((s) => s.points);
+    const xs = points.map((p) => p[0]), ys = points.map((p) => p[1]);
+    let x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
+    if (x0 === x1) { x0 -= 1; x1 += 1; }
+    if (y0 === y1) { y0 -= 1; y1 += 1; }
+    const sx = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
+    const sy = (y) => H - B - ((y - y0) / (y1 - y0)) * (H - B - T);
+    const ns = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(ns, "svg");
+    svg.setAttribute("width", W); svg.setAttribute("height", H);
+    const add = (tag, attrs, text) => {
+      const node = document.createElementNS(ns, tag);
+      for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+      if (text !== undefined) node.textContent = text;
+      svg.appendChild(node);
+      return node;
+    };
+    add("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#444" });
+    add("line", { x1: L, y1: T, x2: L, y2: H - B, stroke: "#444" });
+    for (let i = 0; i <= 4; i++) {
+      const xv = x0 + ((x1 - x0) * i) / 4, yv = y0 + ((y1 - y0) * i) / 4;
+      add("text", { x: sx(xv), y: H - B + 16, "text-anchor": "middle", "font-size": 11 }, fmt(xv, 2));
+      add("text", { x: L - 6, y: sy(yv) + 4, "text-anchor": "end", "font-size": 11 }, fmt(yv, 2));
+    }
+    add("text", { x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle", "font-size": 12 }, group.x);
+    add("text", { x: 12, y: T + 10, "font-size": 12 }, group.y);
+    group.series.forEach((series, i) => {
+      if (hidden.has(series.name)) return;
+      const d = series.points.map((p, j) => `${j ? "L" : "M"}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join(" ");
+      add("path", { d, fill: "none", stroke: palette[i % palette.length], "stroke-width": 1.6, "data-series": series.name });
+    });
+    chart.appendChild(svg);
+    const legend = el("div", { class: "legend" });
+    group.series.forEach((series, i) => {
+      const off = hidden.has(series.name);
+      const item = el("span", { text: `${off ? "□" : "■"} ${series.name}  `, "data-legend": series.name,
+        title: "click: show or hide" });
+      item.style.color = off ? "#999" : palette[i % palette.length];
+      item.style.cursor = "pointer";
+      item.addEventListener("click", () => {
+        if (hidden.has(series.name)) hidden.delete(series.name); else hidden.add(series.name);
+        drawCurve();
+      });
+      legend.appendChild(item);
+    });
+    chart.appendChild(legend);
+  }
+  function openCurve() {
+    const group = data.curves[Number($("curve").value)];
+    hidden = new Set(group ? group.series.slice(SHOWN_AT_FIRST).map((s) => s.name) : []);
+    drawCurve();
+  }
+  $("curve").addEventListener("change", openCurve);
+  openCurve();
+
+  // --- correction table
+  const correction = $("correction");
+  if (!data.correction || !data.correction.table3) {
+    correction.textContent = "The correct stage has not run on this data set.";
+  } else {
+    const verdicts = ["factual", "non-factual", "refused"];
+    const table = el("table", { id: "correction-table" });
+    table.appendChild(el("tr", {}, ["level", ...verdicts].map((t) => el("th", { text: t }))));
+    for (const [level, row] of Object.entries(data.correction.table3)) {
+      table.appendChild(el("tr", {}, [el("td", { text: level }), ...verdicts.map((v) => {
+        const change = row[`${v}_change_percent`];
+        const text = row[v] === null || row[v] === undefined ? "n/a"
+          : fmt(row[v], 2) + (change === null || change === undefined ? "" : ` (${change >= 0 ? "+" : ""}${fmt(change, 1)}%)`);
+        return el("td", { class: "num", text });
+      })]));
+    }
+    correction.appendChild(table);
+    const details = ["corrector", "judge", "fact_detector"].filter((k) => data.correction[k]).map((k) => `${k}: ${data.correction[k]}`);
+    correction.appendChild(el("p", { class: "hint", text: details.join("; ") }));
+  }
+})();

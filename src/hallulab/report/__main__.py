@@ -1,0 +1,3 @@
+from hallulab.report.page import main
+
+main()

@@ -1,0 +1,137 @@
+"""What a report page is built from: a run's files, read once into typed values.
+
+Everything here is an output the DAG already wrote (nothing is recomputed but HalluCheck's
+per-fact decision path, which :mod:`hallulab.report.units` derives from the stored answers
+with the method's own check functions):
+
+* the records (``data/generated/<dataset>/passages.jsonl``): prompt, response, sentences and
+  their labels, samples, given claims, response and prompt labels;
+* every method's unit-level scores (``data/aggregated/<dataset>/<method>.parquet``);
+* the artifacts that name the units (claims, knowledge graphs, concepts) and the raw score
+  files whose units carry a text of their own (HalluCheck's NER facts, Self-Familiarity's
+  concepts);
+* the summary (``metrics/<dataset>/summary.csv`` and the notes of ``summary.md``), the curves
+  (``metrics/<dataset>/{pr,n_curve,knob_curve}/*.csv``) and the correction table.
+
+A file a run did not write (a method not run, a data set without labels) is simply absent
+from the page; nothing is filled in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from hallulab.data.records import load_jsonl_passages
+from hallulab.data.schema import Passage
+from hallulab.io import read_json
+from hallulab.pipeline import paths
+
+#: artifacts whose units a page names (read when present)
+ARTIFACTS = ("claims", "knowledge_graphs", "concepts")
+#: raw score files whose units carry a text of their own
+RAW_WITH_UNITS = ("hallucheck", "self_familiarity")
+#: curve families: (folder under metrics/<dataset>, title)
+CURVE_FAMILIES = (("pr", "precision-recall"), ("n_curve", "N (samples)"), ("knob_curve", "K (alternatives)"))
+
+
+@dataclass(frozen=True)
+class CurveFile:
+    """One CSV of a curve family, as the curve stages wrote it."""
+
+    family: str
+    method: str
+    frame: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """A run's outputs for one data set (see the module docstring)."""
+
+    dataset: str
+    passages: list[Passage]
+    scores: dict[str, pd.DataFrame]  # method -> unit-level scores
+    artifacts: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    raw: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    summary: pd.DataFrame | None = None
+    notes: list[str] = field(default_factory=list)
+    curves: list[CurveFile] = field(default_factory=list)
+    correction: Mapping[str, Any] | None = None
+    method_titles: dict[str, str] = field(default_factory=dict)
+
+
+class NothingToReportError(FileNotFoundError):
+    """The data set has no generated records or no scores: the pipeline has not run on it."""
+
+
+def summary_notes(markdown: str) -> list[str]:
+    """The notes paragraph of ``summary.md`` (between the title and the first table), one
+    note per line as the summary wrote them before wrapping."""
+    notes: list[str] = []
+    for line in markdown.splitlines()[1:]:
+        if line.startswith("## "):
+            break
+        if not line.strip():
+            continue
+        if notes and not any(line.startswith(p) for p in NOTE_STARTS):
+            notes[-1] += " " + line.strip()
+        else:
+            notes.append(line.strip())
+    return notes
+
+
+#: how each note of the summary starts (a wrapped line that starts otherwise continues one)
+NOTE_STARTS = (
+    "Profile:",
+    "LLMs by role:",
+    "NLI model:",
+    "No published",
+    "Paper columns:",
+    "Scored,",
+    "Plots:",
+    "Partial:",
+)
+
+
+def _read_if(path: Path) -> Mapping[str, Any] | None:
+    return read_json(path) if path.is_file() else None
+
+
+def load_inputs(dataset: str, root: Path = Path(), method_titles: Mapping[str, str] | None = None) -> ReportInputs:
+    """Read a run's outputs for ``dataset`` under ``root`` (the repository)."""
+    records_path = root / paths.passages(dataset)
+    if not records_path.is_file():
+        raise NothingToReportError(f"{records_path} not found: run the pipeline on {dataset!r} first (make run)")
+    passages = load_jsonl_passages(records_path)
+    scores = {
+        path.stem: pd.read_parquet(path)
+        for path in sorted((root / paths.unit_scores("x", dataset)).parent.glob("*.parquet"))
+    }
+    if not scores:
+        raise NothingToReportError(f"no unit scores under data/aggregated/{dataset}: run the pipeline first")
+    artifacts = {name: found for name in ARTIFACTS if (found := _read_if(root / paths.artifact(name, "json", dataset)))}
+    raw = {name: found for name in RAW_WITH_UNITS if (found := _read_if(root / paths.raw_scores(name, dataset)))}
+    summary_csv = root / paths.summary(dataset, "csv")
+    summary_md = root / paths.summary(dataset, "md")
+    metrics_dir = root / paths.metrics_dir(dataset)
+    curves = [
+        CurveFile(family, csv.stem, pd.read_csv(csv))
+        for family, _ in CURVE_FAMILIES
+        for csv in sorted((metrics_dir / family).glob("*.csv"))
+    ]
+    return ReportInputs(
+        dataset=dataset,
+        passages=passages,
+        scores=scores,
+        artifacts=artifacts,
+        raw=raw,
+        summary=pd.read_csv(summary_csv) if summary_csv.is_file() else None,
+        notes=summary_notes(summary_md.read_text(encoding="utf-8")) if summary_md.is_file() else [],
+        curves=curves,
+        correction=_read_if(root / paths.correction_metrics(dataset)),
+        method_titles=dict(method_titles or {}),
+    )

@@ -1,0 +1,105 @@
+"""Write the report page: one self-contained HTML file (style, script and data inlined).
+
+The page opens from the file system with no network and no server: the data is a JSON
+document inside the page (:mod:`hallulab.report.payload`), drawn by a plain script
+(``conf/report/report.js``) with no library.
+
+    python -m hallulab.report --dataset toy            # -> reports/toy/index.html
+    python -m hallulab.report --dataset wikibio --out /tmp/wikibio.html
+    python -m hallulab.report                          # every data set the pipeline ran on
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from hallulab.config import CONF_DIR
+from hallulab.io import atomic_open
+from hallulab.methods.hallucheck.aggregate import HalluCheckKnobs
+from hallulab.pipeline.params import ParamsView
+from hallulab.report.inputs import NothingToReportError, load_inputs
+from hallulab.report.payload import build_payload
+from hallulab.report.units import UnitCatalogue
+
+REPORT_CONF = CONF_DIR / "report"
+
+
+def default_path(dataset: str) -> Path:
+    return Path("reports") / dataset / "index.html"
+
+
+def embedded_json(payload: Any) -> str:
+    """JSON safe inside a <script> element: no ``</`` can close it early."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+
+
+def render(payload: dict[str, Any]) -> str:
+    """The page's HTML for ``payload``."""
+    template = (REPORT_CONF / "page.html").read_text(encoding="utf-8")
+    pieces = {
+        "__STYLE__": (REPORT_CONF / "report.css").read_text(encoding="utf-8"),
+        "__SCRIPT__": (REPORT_CONF / "report.js").read_text(encoding="utf-8"),
+        "__DATASET__": str(payload["dataset"]),
+        "__DATA__": embedded_json(payload),
+    }
+    for marker in ("__STYLE__", "__SCRIPT__", "__DATASET__"):
+        template = template.replace(marker, pieces[marker])
+    return template.replace("__DATA__", pieces["__DATA__"])  # last: the data may hold any marker
+
+
+def hallucheck_knobs(params: Path) -> HalluCheckKnobs:
+    """The run's HalluCheck check settings (the page redraws its decision path with them)."""
+    if not params.is_file():
+        return HalluCheckKnobs()
+    view = ParamsView.load(str(params), ("hallucheck.aggregate",), "report")
+    return (
+        view.typed(HalluCheckKnobs, "hallucheck.aggregate") if view.has("hallucheck.aggregate") else HalluCheckKnobs()
+    )
+
+
+def write_report(dataset: str, out: Path | None = None, root: Path = Path()) -> Path:
+    """Build the page for ``dataset`` from the run's files under ``root``; returns its path."""
+    from hallulab.pipeline import registry
+
+    titles = {name: spec.title for name, spec in registry.methods().items()}
+    inputs = load_inputs(dataset, root, titles)
+    catalogue = UnitCatalogue.build(
+        inputs.passages, inputs.artifacts, inputs.raw, hallucheck_knobs(root / "params.yaml")
+    )
+    page = render(build_payload(inputs, catalogue))
+    path = out or root / default_path(dataset)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(path) as handle:
+        handle.write(page)
+    return path
+
+
+def datasets_run(root: Path = Path()) -> list[str]:
+    """Data sets with generated records and unit scores under ``root``."""
+    return sorted(
+        found.parent.name
+        for found in (root / "data" / "generated").glob("*/passages.jsonl")
+        if any((root / "data" / "aggregated" / found.parent.name).glob("*.parquet"))
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", default=None, help="default: every data set the pipeline ran on")
+    parser.add_argument("--out", type=Path, default=None, help="default: reports/<dataset>/index.html")
+    args = parser.parse_args(argv)
+    datasets = [args.dataset] if args.dataset else datasets_run()
+    if not datasets:
+        raise SystemExit("no data set has scores yet: run the pipeline first (make run)")
+    if args.out is not None and len(datasets) > 1:
+        raise SystemExit("--out names one page: give --dataset too")
+    for dataset in datasets:
+        try:
+            path = write_report(dataset, args.out)
+        except NothingToReportError as error:
+            raise SystemExit(str(error)) from None
+        size = path.stat().st_size / 1e6
+        print(f"Report: {path} ({size:.1f} MB; open it in a browser, no server needed)")

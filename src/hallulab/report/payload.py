@@ -1,0 +1,222 @@
+"""The report page's data: one JSON document the page's script reads (no server, no fetch).
+
+Shape (every list in the order the page shows it)::
+
+    dataset, notes                      the run's data set and the summary's notes (models,
+                                        profile, paper columns)
+    summary  {columns, rows}            summary.csv as it is: every headline variant with
+                                        its interval and the paper's value
+    methods  [{name, title, variants: [{name, levels}]}]
+    records  [{id, prompt, response, sentences: [{text, label}], samples,
+               response_label, prompt_label}]
+    scores   {method: {variant: {level: {record: [[index, score, rank], ...]}}}}
+    units    {catalogue key: {level: {record: [{i, si, t, l, d}]}}}   (claim/fact/prompt only:
+                                        sentences and responses are read off the records)
+    curves   [{title, x, y, series: [{name, points}]}]
+    correction  FactSelfCheck's Table 3 as the correct stage measured it, or null
+
+``rank`` is the unit's percentile among every unit the variant scored at that level in the
+data set (0 = least, 1 = most likely hallucinated): scores of different methods live on
+different scales, so the page colours by rank.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hallulab.report.inputs import CURVE_FAMILIES, CurveFile, ReportInputs
+from hallulab.report.units import UnitCatalogue
+
+#: levels whose units are described in ``units`` (sentences and responses come from the records)
+DESCRIBED_LEVELS = ("claim", "fact", "prompt")
+#: most points a curve keeps (evenly spaced, the ends kept): a page stays a few MB on WikiBio
+MAX_CURVE_POINTS = 200
+
+
+@dataclass(frozen=True)
+class CurveSeries:
+    name: str
+    points: list[tuple[float, float]]
+
+
+@dataclass(frozen=True)
+class CurveGroup:
+    """One chart: every series of one method, family and task or metric."""
+
+    title: str
+    x: str
+    y: str
+    series: list[CurveSeries]
+
+
+def _number(value: Any) -> float | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    number = float(value)
+    if math.isinf(number):
+        return math.copysign(1e308, number)  # JSON has no infinity; the rank keeps the order
+    return float(f"{number:.6g}")
+
+
+def catalogue_key(method: str, variant: str) -> str:
+    """Units of one method are the same for all its variants, except HalluCheck's, whose facts
+    depend on the tagging the variant names (``hallucheck_<tagging>_...``)."""
+    if method == "hallucheck" and variant.count("_") >= 2:
+        return f"hallucheck:{variant.split('_')[1]}"
+    return method
+
+
+def percentile_ranks(scores: pd.Series) -> np.ndarray:
+    """Average rank of each score among the others, scaled to [0, 1] (one unit: 0.5)."""
+    if len(scores) == 1:
+        return np.array([0.5])
+    ranks = scores.rank(method="average").to_numpy(dtype=np.float64)
+    return (ranks - 1.0) / (len(scores) - 1.0)
+
+
+def score_tree(frame: pd.DataFrame) -> dict[str, dict[str, dict[str, list[list[Any]]]]]:
+    """variant -> level -> record -> [[unit index, score, rank], ...] (NaN scores left out)."""
+    tree: dict[str, dict[str, dict[str, list[list[Any]]]]] = {}
+    kept = frame[frame["score"].notna()]
+    for (variant, level), rows in kept.groupby(["variant", "level"], sort=False):
+        ranks = percentile_ranks(rows["score"])
+        by_record = tree.setdefault(str(variant), {}).setdefault(str(level), {})
+        for record, index, score, rank in zip(rows["record_id"], rows["unit_index"], rows["score"], ranks, strict=True):
+            by_record.setdefault(str(record), []).append([int(index), _number(score), round(float(rank), 3)])
+    return tree
+
+
+def unit_tree(
+    catalogue: UnitCatalogue, method: str, frame: pd.DataFrame
+) -> dict[str, dict[str, dict[str, list[dict[str, Any]]]]]:
+    """catalogue key -> level -> record -> the units that method's rows name (claim/fact/prompt)."""
+    out: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] = {}
+    described = frame[frame["level"].isin(DESCRIBED_LEVELS)]
+    firsts = described.drop_duplicates(["variant", "level", "record_id", "unit_index"])
+    for variant, level, record, index in zip(
+        firsts["variant"], firsts["level"], firsts["record_id"], firsts["unit_index"], strict=True
+    ):
+        key = catalogue_key(method, str(variant))
+        units = out.setdefault(key, {}).setdefault(str(level), {}).setdefault(str(record), [])
+        if any(u["i"] == int(index) for u in units):
+            continue
+        unit = catalogue.unit(method, str(variant), str(level), str(record), int(index))
+        units.append(
+            {
+                "i": unit.index,
+                "si": unit.sentence_index,
+                "t": unit.text,
+                "l": unit.label,
+                "d": [list(pair) for pair in unit.details],
+            }
+        )
+    for levels in out.values():
+        for records in levels.values():
+            for units in records.values():
+                units.sort(key=lambda u: u["i"])
+    return out
+
+
+def _thinned(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    if len(points) <= MAX_CURVE_POINTS:
+        return points
+    keep = np.unique(np.linspace(0, len(points) - 1, MAX_CURVE_POINTS).round().astype(int))
+    return [points[i] for i in keep]
+
+
+def curve_groups(curves: Sequence[CurveFile]) -> list[CurveGroup]:
+    """One chart per (family, method, task or metric), a series per variant."""
+    titles = dict(CURVE_FAMILIES)
+    groups: list[CurveGroup] = []
+    for curve in curves:
+        frame = curve.frame
+        if curve.family == "pr":
+            group_by, series_by, x, y = "task", "variant", "recall", "precision"
+        elif curve.family == "n_curve":
+            group_by, series_by, x, y = "metric", "variant", "num_samples", "value"
+        else:
+            group_by, series_by, x, y = "metric", "series", "k", "value"
+        if not {group_by, series_by, x, y} <= set(frame.columns):
+            continue
+        for group, rows in frame.groupby(group_by, sort=False):
+            series = [
+                CurveSeries(
+                    str(name),
+                    _thinned(
+                        [
+                            (float(a), float(b))
+                            for a, b in zip(part[x], part[y], strict=True)
+                            if math.isfinite(float(a)) and math.isfinite(float(b))
+                        ]
+                    ),
+                )
+                for name, part in rows.groupby(series_by, sort=False)
+            ]
+            title = f"{titles[curve.family]}: {curve.method}, {group}"
+            groups.append(CurveGroup(title, x, y if curve.family == "pr" else str(group), series))
+    return groups
+
+
+def _summary(frame: pd.DataFrame | None) -> dict[str, Any]:
+    if frame is None:
+        return {"columns": [], "rows": []}
+    rows = [[_number(v) if isinstance(v, float) else v for v in row] for row in frame.itertuples(index=False)]
+    return {"columns": list(frame.columns), "rows": rows}
+
+
+def _method_entries(inputs: ReportInputs) -> list[dict[str, Any]]:
+    entries = []
+    for method, frame in inputs.scores.items():
+        if frame.empty:
+            continue
+        variants = [
+            {"name": str(v), "levels": sorted(set(frame.loc[frame["variant"] == v, "level"].astype(str)))}
+            for v in dict.fromkeys(frame["variant"])
+        ]
+        entries.append({"name": method, "title": inputs.method_titles.get(method, method), "variants": variants})
+    order = list(inputs.method_titles)
+    entries.sort(key=lambda e: order.index(e["name"]) if e["name"] in order else len(order))
+    return entries
+
+
+def _records(inputs: ReportInputs) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": p.id,
+            "prompt": p.prompt,
+            "response": p.response,
+            "sentences": [
+                {"text": s, "label": p.labels[i] if p.labels is not None and i < len(p.labels) else None}
+                for i, s in enumerate(p.sentences)
+            ],
+            "samples": list(p.samples),
+            "response_label": p.response_label,
+            "prompt_label": p.prompt_label,
+        }
+        for p in inputs.passages
+    ]
+
+
+def build_payload(inputs: ReportInputs, catalogue: UnitCatalogue) -> dict[str, Any]:
+    """The page's JSON document (see the module docstring)."""
+    units: dict[str, Any] = {}
+    for method, frame in inputs.scores.items():
+        for key, levels in unit_tree(catalogue, method, frame).items():
+            units.setdefault(key, {}).update(levels)
+    return {
+        "dataset": inputs.dataset,
+        "notes": list(inputs.notes),
+        "summary": _summary(inputs.summary),
+        "methods": _method_entries(inputs),
+        "records": _records(inputs),
+        "scores": {method: score_tree(frame) for method, frame in inputs.scores.items() if not frame.empty},
+        "units": units,
+        "curves": [asdict(group) for group in curve_groups(inputs.curves)],
+        "correction": dict(inputs.correction) if isinstance(inputs.correction, Mapping) else None,
+    }

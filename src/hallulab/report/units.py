@@ -1,0 +1,173 @@
+"""What each scored unit *is*, for the page: its text, its label and the method's detail.
+
+A unit-level score row (:mod:`hallulab.units`) names a unit by (record, level, index). The
+page shows the unit itself, read from the artifact or raw score file that defined it:
+
+==========  ===============================================================================
+level       text and detail
+==========  ===============================================================================
+sentence    the response's sentence; its label when the data set labels sentences
+claim       the claims artifact's claim (CCP, FactSelfCheck); the data set's label if given
+fact        FactSelfCheck: the knowledge-graph triple (Section 3.1), in the order the
+            aggregate step numbers them (every sentence's triples in turn);
+            HalluCheck: the NER fact, its question and every regenerated answer with the
+            decision path of Section 3 (answer span, token F1 against the fact, the span
+            steps the KS test finds uniform)
+response    the whole response; its label when the data set gives one
+prompt      the prompt, its familiarity label, and per concept (Self-Familiarity, Section 3)
+            the masked explanation and the constrained search's best guess
+==========  ===============================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hallulab.artifacts.claims import claims_by_record
+from hallulab.artifacts.knowledge_graphs import graphs_by_record
+from hallulab.data.schema import Passage
+from hallulab.methods.hallucheck.aggregate import HalluCheckKnobs
+from hallulab.methods.hallucheck.checks import answer_span, span_steps, step_is_uniform, token_f1
+
+
+@dataclass(frozen=True)
+class UnitView:
+    """One unit as the page shows it: position, text, label (None: unlabelled) and details
+    (name, value) pairs in the order they read best."""
+
+    index: int
+    sentence_index: int | None
+    text: str
+    label: float | None = None
+    details: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class UnitCatalogue:
+    """Every unit a run defined, by (method, level) then record (see the module docstring)."""
+
+    passages: Mapping[str, Passage]
+    claims: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    kg_facts: Mapping[str, Sequence[tuple[int, str]]] = field(default_factory=dict)
+    hallucheck: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]] = field(default_factory=dict)
+    concepts: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    familiarity: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    hallucheck_knobs: HalluCheckKnobs = field(default_factory=HalluCheckKnobs)
+
+    @classmethod
+    def build(
+        cls,
+        passages: Sequence[Passage],
+        artifacts: Mapping[str, Mapping[str, Any]],
+        raw: Mapping[str, Mapping[str, Any]],
+        hallucheck_knobs: HalluCheckKnobs | None = None,
+    ) -> UnitCatalogue:
+        claims = (
+            {rid: [c.text for c in found] for rid, found in claims_by_record(artifacts["claims"]).items()}
+            if "claims" in artifacts
+            else {}
+        )
+        kg_facts = (
+            {
+                rid: [(s, triple.text()) for s, kg in enumerate(graphs.sentence_kgs) for triple in kg]
+                for rid, graphs in graphs_by_record(artifacts["knowledge_graphs"]).items()
+            }
+            if "knowledge_graphs" in artifacts
+            else {}
+        )
+        concepts: dict[str, list[str]] = {}
+        for rid, record in artifacts.get("concepts", {}).get("records", {}).items():
+            processings = record.get("processings") or {}
+            first: list[dict[str, Any]] = next(iter(processings.values()), [])
+            concepts[rid] = [c["text"] for c in first]
+        return cls(
+            passages={p.id: p for p in passages},
+            claims=claims,
+            kg_facts=kg_facts,
+            hallucheck=raw.get("hallucheck", {}).get("records", {}),
+            concepts=concepts,
+            familiarity=raw.get("self_familiarity", {}).get("concepts", {}),
+            hallucheck_knobs=hallucheck_knobs or HalluCheckKnobs(),
+        )
+
+    def unit(self, method: str, variant: str, level: str, record_id: str, index: int) -> UnitView:
+        """The unit ``index`` of ``level`` in ``record_id`` as ``method``'s ``variant`` scored it."""
+        passage = self.passages.get(record_id)
+        if passage is None:
+            return UnitView(index, None, f"(record {record_id} is not among the generated records)")
+        if level == "sentence":
+            label = passage.labels[index] if passage.labels is not None and index < len(passage.labels) else None
+            text = passage.sentences[index] if index < len(passage.sentences) else "(no such sentence)"
+            return UnitView(index, index, text, label)
+        if level == "response":
+            return UnitView(index, None, "the whole response", passage.response_label)
+        if level == "prompt":
+            return self._prompt(passage, index)
+        if level == "claim":
+            return self._claim(passage, index)
+        if level == "fact" and method == "hallucheck":
+            return self._ner_fact(record_id, variant, index)
+        if level == "fact":
+            facts = self.kg_facts.get(record_id, [])
+            if index < len(facts):
+                sentence, text = facts[index]
+                return UnitView(index, sentence, text)
+        return UnitView(index, None, f"({level} {index})")
+
+    def _claim(self, passage: Passage, index: int) -> UnitView:
+        texts = self.claims.get(passage.id) or [c.text for c in passage.claims]
+        given = passage.claims[index] if index < len(passage.claims) else None
+        text = texts[index] if index < len(texts) else (given.text if given else f"(claim {index})")
+        return UnitView(index, given.sentence_index if given else None, text, given.label if given else None)
+
+    def _prompt(self, passage: Passage, index: int) -> UnitView:
+        details: list[tuple[str, str]] = []
+        for concept in self.concepts.get(passage.id, []):
+            found = self.familiarity.get(concept)
+            if not found:
+                details.append((concept, "(no explanation stored)"))
+                continue
+            hypotheses = found.get("hypotheses") or []
+            best = hypotheses[0]["text"] if hypotheses else "(no guess)"
+            details.append((f"{concept}: masked explanation", str(found.get("masked", ""))))
+            details.append((f"{concept}: best guess", str(best)))
+        return UnitView(index, None, passage.prompt or "(no prompt)", passage.prompt_label, tuple(details))
+
+    def _ner_fact(self, record_id: str, variant: str, index: int) -> UnitView:
+        tagging = variant.split("_")[1] if variant.count("_") >= 2 else "ner"
+        entries = self.hallucheck.get(record_id, {}).get(tagging, [])
+        entry = next((e for e in entries if e.get("index") == index), None)
+        if entry is None:
+            return UnitView(index, None, f"(fact {index})")
+        details: list[tuple[str, str]] = [("question", str(entry.get("question") or "(no question formed)"))]
+        for key, answer in (entry.get("answers") or {}).items():
+            details.extend(self._decision_path(entry["text"], key, answer))
+        return UnitView(index, entry.get("sentence_index"), str(entry["text"]), None, tuple(details))
+
+    def _decision_path(self, fact: str, key: str, answer: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """HalluCheck's checks on one regenerated answer: the span alignment reads, its token F1
+        against the fact, and how many of the span's steps look guessed (KS test)."""
+        knobs = self.hallucheck_knobs
+        steps: list[str] | None = answer.get("steps")
+        reply = "".join(steps) if steps is not None else str(answer.get("text", ""))
+        span = answer_span(reply, fact)
+        span_text = reply[span[0] : span[1]] if span else ""
+        f1 = token_f1(span_text, fact)
+        rows = [
+            (f"{key}: answer", reply.strip() or "(empty)"),
+            (
+                f"{key}: alignment",
+                f"span '{span_text}', token F1 {f1:.2f} "
+                f"({'aligned' if f1 >= knobs.f1_threshold else 'not aligned'} at {knobs.f1_threshold:g})",
+            ),
+        ]
+        tops = answer.get("top")
+        if steps is not None and span is not None and tops:
+            indices = [i for i in span_steps(steps, span) if i < min(knobs.ks_steps, len(tops))]
+            uniform = sum(step_is_uniform(tops[i], knobs.ks_alpha) for i in indices)
+            rows.append(
+                (f"{key}: KS check", f"{uniform} of the span's {len(indices)} steps uniform at α = {knobs.ks_alpha:g}")
+            )
+        return rows

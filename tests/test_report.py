@@ -1,0 +1,262 @@
+"""The report page (hallulab.report): its data from a run's files, and the page itself driven in
+headless Chromium (Debian's chromium + chromium-driver) on the toy run's outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from hallulab.data.schema import GivenClaim, Passage
+from hallulab.report.inputs import ReportInputs, summary_notes
+from hallulab.report.page import embedded_json, render
+from hallulab.report.payload import build_payload, catalogue_key, percentile_ranks
+from hallulab.report.units import UnitCatalogue
+from hallulab.units import score_frame
+
+SCREENSHOTS_ENV = "HALLULAB_REPORT_SCREENSHOTS"  # a folder: the browser test saves its screenshots there too
+
+
+def _passages() -> list[Passage]:
+    return [
+        Passage(
+            id="r1",
+            response="Ada was born in 1815. She wrote </script> notes.",
+            sentences=("Ada was born in 1815.", "She wrote </script> notes."),
+            samples=("Ada was born in 1815.", "Ada was born in 1816."),
+            labels=(0.0, 1.0),
+            prompt="Write about Ada Lovelace.",
+            claims=(GivenClaim("Ada was born in 1815", label=0.0, sentence_index=0),),
+        ),
+        Passage(id="r2", response="Alan was a logician.", sentences=("Alan was a logician.",), labels=(0.0,)),
+    ]
+
+
+def _frame() -> pd.DataFrame:
+    rows: list[dict[str, Any]] = []
+    for record, index, score in (("r1", 0, 0.1), ("r1", 1, 0.9), ("r2", 0, 0.5)):
+        rows.append(
+            {
+                "variant": "v",
+                "level": "sentence",
+                "record_id": record,
+                "unit_id": f"{record}#sentence{index}",
+                "unit_index": index,
+                "sentence_index": index,
+                "score": score,
+            }
+        )
+    rows.append(
+        {
+            "variant": "v",
+            "level": "claim",
+            "record_id": "r1",
+            "unit_id": "r1#claim0",
+            "unit_index": 0,
+            "sentence_index": 0,
+            "score": float("inf"),
+        }
+    )
+    rows.append(
+        {
+            "variant": "v",
+            "level": "response",
+            "record_id": "r1",
+            "unit_id": "r1#response",
+            "unit_index": 0,
+            "score": float("nan"),
+        }
+    )
+    return score_frame([{"sentence_index": None, "start": None, "end": None, **row} for row in rows])
+
+
+def _inputs() -> ReportInputs:
+    summary = pd.DataFrame(
+        [["m", "v", "sentence", "NonFact AUC-PR", 70.0, 60.0, 80.0, None, "Pearson", 50.0, 40.0, 60.0, 55.5]],
+        columns=[
+            "method",
+            "variant",
+            "level",
+            "metric_1",
+            "value_1",
+            "ci_1_low",
+            "ci_1_high",
+            "paper_1",
+            "metric_2",
+            "value_2",
+            "ci_2_low",
+            "ci_2_high",
+            "paper_2",
+        ],
+    )
+    return ReportInputs(
+        "unit",
+        _passages(),
+        {"m": _frame()},
+        summary=summary,
+        notes=["Profile: quick."],
+        method_titles={"m": "A method"},
+    )
+
+
+def test_the_payload_holds_every_scored_unit_with_its_rank_text_and_label() -> None:
+    inputs = _inputs()
+    payload = build_payload(inputs, UnitCatalogue.build(inputs.passages, {}, {}))
+    sentences = payload["scores"]["m"]["v"]["sentence"]
+    assert sentences["r1"] == [[0, 0.1, 0.0], [1, 0.9, 1.0]]
+    assert sentences["r2"] == [[0, 0.5, 0.5]]
+    assert payload["scores"]["m"]["v"]["claim"]["r1"] == [[0, 1e308, 0.5]]  # +inf kept as the largest number
+    assert "response" not in payload["scores"]["m"]["v"]  # a NaN score is left out, not shown as 0
+    claim = payload["units"]["m"]["claim"]["r1"][0]
+    assert (claim["t"], claim["l"], claim["si"]) == ("Ada was born in 1815", 0.0, 0)
+    assert payload["records"][0]["sentences"][1] == {"text": "She wrote </script> notes.", "label": 1.0}
+    assert payload["methods"] == [
+        {"name": "m", "title": "A method", "variants": [{"name": "v", "levels": ["claim", "response", "sentence"]}]}
+    ]
+    assert payload["summary"]["rows"][0][12] == 55.5
+
+
+def test_the_page_embeds_its_data_so_that_no_text_closes_the_script_early() -> None:
+    inputs = _inputs()
+    page = render(build_payload(inputs, UnitCatalogue.build(inputs.passages, {}, {})))
+    data = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S)
+    assert data is not None
+    assert json.loads(data.group(1))["records"][0]["sentences"][1]["text"] == "She wrote </script> notes."
+    assert not re.search(r"<script[^>]+src=", page) and "http://" not in page.replace("http://www.w3.org", "")
+    assert embedded_json({"a": "</b>"}) == '{"a":"<\\/b>"}'
+
+
+def test_ranks_and_catalogue_keys() -> None:
+    assert percentile_ranks(pd.Series([3.0, 1.0, 2.0, 2.0])).tolist() == [1.0, 0.0, 0.5, 0.5]
+    assert catalogue_key("hallucheck", "hallucheck_ner_greedy_align") == "hallucheck:ner"
+    assert catalogue_key("ccp", "ccp_k3_claimpref") == "ccp"
+
+
+def test_summary_notes_rejoin_wrapped_lines() -> None:
+    markdown = (
+        "# hallulab summary: toy\n\nProfile: quick (fast smoke run,\nnear chance).\nLLMs by role: smollm2.\n\n## x\n"
+    )
+    assert summary_notes(markdown) == ["Profile: quick (fast smoke run, near chance).", "LLMs by role: smollm2."]
+
+
+# --- the page in a real browser, on the toy run's outputs ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and driver):
+        if os.environ.get("CI"):
+            raise RuntimeError("chromium and chromium-driver are not installed (.ci/run installs them)")
+        pytest.skip("needs Debian's chromium and chromium-driver")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1300,1600",
+    ):
+        options.add_argument(flag)
+    session = webdriver.Chrome(service=Service(driver), options=options)
+    try:
+        yield session
+    finally:
+        session.quit()
+
+
+def _screenshot(browser: Any, folder: Path, name: str) -> None:
+    browser.save_screenshot(str(folder / name))
+    if os.environ.get(SCREENSHOTS_ENV):
+        target = Path(os.environ[SCREENSHOTS_ENV])
+        target.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(target / name))
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_make_run_names_the_report_page_and_the_page_works_in_chromium(
+    toy_run: Any, browser: Any, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    page = toy_run.root / "reports" / "toy" / "index.html"
+    assert f"Report: {page.relative_to(toy_run.root)}" in toy_run.output
+    assert page.stat().st_size < 5_000_000
+    browser.get(page.as_uri())
+    errors = [entry for entry in browser.get_log("browser") if entry.get("level") == "SEVERE"]
+    assert not errors, errors  # a script error would leave the page blank
+    assert browser.find_element(By.ID, "dataset").text == "toy"
+    assert browser.find_elements(By.CSS_SELECTOR, "#summary-table tr")  # the summary table is drawn
+
+    # sort the summary by its first value column, largest first
+    header = browser.find_element(By.CSS_SELECTOR, '#summary-table th[data-column="value_1"]')
+    header.click()
+    browser.find_element(By.CSS_SELECTOR, '#summary-table th[data-column="value_1"]').click()
+    columns = browser.find_elements(By.CSS_SELECTOR, "#summary-table th")
+    column = [th.get_attribute("data-column") for th in columns].index("value_1")
+    cells = [
+        row.find_elements(By.TAG_NAME, "td")[column].text
+        for row in browser.find_elements(By.CSS_SELECTOR, "#summary-table tr")[1:]
+    ]
+    values = [float(c) for c in cells if c]
+    assert values == sorted(values, reverse=True) and len(values) > 10
+
+    # a record and a sentence-level method: the response's sentences are coloured, labels marked
+    Select(browser.find_element(By.ID, "record")).select_by_value("toy-curie")
+    Select(browser.find_element(By.ID, "method")).select_by_value("selfcheck_ngram")
+    sentences = browser.find_elements(By.CSS_SELECTOR, "#response span.unit")
+    assert [s.text for s in sentences][1] == "She was born in Vienna in 1871."
+    assert all("score" in (s.get_attribute("title") or "") for s in sentences)
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#response .mark.bad")) == 2  # the toy labels two
+    _screenshot(browser, tmp_path, "report-ngram.png")
+
+    # HalluCheck: its NER facts with the question and the decision path of every answer
+    Select(browser.find_element(By.ID, "method")).select_by_value("hallucheck")
+    facts = browser.find_elements(By.CSS_SELECTOR, '#units table[data-level="fact"] tr[data-unit]')
+    assert facts
+    detail = facts[0].text
+    assert "question" in detail and "alignment" in detail and "token F1" in detail
+    browser.execute_script("document.getElementById('explorer-section').scrollIntoView()")
+    _screenshot(browser, tmp_path, "report-hallucheck.png")
+
+    # FactSelfCheck: knowledge-graph triples; the fact's text is a triple
+    Select(browser.find_element(By.ID, "method")).select_by_value("factselfcheck")
+    triples = browser.find_elements(By.CSS_SELECTOR, '#units table[data-level="fact"] td.unit-text')
+    assert triples and all(t.text.startswith("(") and t.text.count(",") >= 2 for t in triples)
+
+    # the page's address names the choice, and reloading it restores the choice
+    assert "record=toy-curie" in browser.current_url and "method=factselfcheck" in browser.current_url
+    browser.refresh()
+    assert Select(browser.find_element(By.ID, "method")).first_selected_option.get_attribute("value") == "factselfcheck"
+
+    # a curve is drawn, and the correction table is there
+    curves = Select(browser.find_element(By.ID, "curve"))
+    assert any(o.text.startswith("K (alternatives): ccp") for o in curves.options)
+    drawn = len(browser.find_elements(By.CSS_SELECTOR, "#chart svg path[data-series]"))
+    legend = browser.find_elements(By.CSS_SELECTOR, "#chart [data-legend]")
+    assert drawn >= 1 and len(legend) >= drawn
+    if len(legend) > drawn:  # a series the chart opened without: one click draws it
+        legend[drawn].click()
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#chart svg path[data-series]")) == drawn + 1
+    assert browser.find_elements(By.CSS_SELECTOR, "#correction-table tr")
+    browser.execute_script("document.getElementById('curves-section').scrollIntoView()")
+    _screenshot(browser, tmp_path, "report-curves.png")
+    logs = [entry for entry in browser.get_log("browser") if entry.get("level") == "SEVERE"]
+    assert not logs, logs
