@@ -60,3 +60,13 @@ def test_no_committed_output_names_the_machine_it_was_made_on() -> None:
             text = path.read_text(encoding="utf-8", errors="replace")
             found += [f"{path.relative_to(root)}: {m}" for m in markers if m in text]
     assert not found, "machine-specific paths in committed outputs:\n" + "\n".join(found)
+
+
+def test_every_registered_method_has_a_toy_gate_baseline() -> None:
+    """The DAG tier gates every method's toy metrics against tests/baselines/toy/<method>.json;
+    a method added without one would fail only there, after the whole toy run."""
+    from hallulab.pipeline import registry
+
+    baselines = Path(__file__).parent / "baselines" / "toy"
+    missing = [name for name in registry.methods() if not (baselines / f"{name}.json").is_file()]
+    assert not missing, f"no toy baseline for {missing}: python -m hallulab.evaluation.gate ... --update"
