@@ -38,3 +38,20 @@ def test_sample_pairs_is_seeded_and_limits_each_source() -> None:
     assert len(first) == 8 and first == sample_pairs(sources, {"a": 2, "b": None}, seed=3)
     with pytest.raises(ConfigError, match=r"nli_train\.sources: unknown NLI source 'c'"):
         sample_pairs(sources, {"c": 1}, seed=0)
+
+
+def test_frozen_word_embeddings_stay_as_pretrained_and_the_rest_trains(tmp_path: Path) -> None:
+    """``freeze_word_embeddings`` (the quick recipe): the saved word-embedding matrix equals the
+    packaged encoder's, while the layers above it moved."""
+    from safetensors.torch import load_file
+
+    from hallulab.nli.train import encoder_path
+
+    cfg = TrainConfig(epochs=1, batch_size=8, num_threads=1, learning_rate=1e-4, freeze_word_embeddings=True)
+    train_cross_encoder(PAIRS, cfg, tmp_path / "nli")
+    before = load_file(str(Path(encoder_path(cfg)) / "model.safetensors"))
+    after = load_file(str(tmp_path / "nli" / "model.safetensors"))
+    word = "embeddings.word_embeddings.weight"
+    assert (after[f"bert.{word}"] == before[word]).all()
+    layer = "encoder.layer.5.output.dense.weight"
+    assert not (after[f"bert.{layer}"] == before[layer]).all()

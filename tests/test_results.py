@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hallulab.results import RESULTS_DIR, import_kept, load_result
-from hallulab.results_render import MARKER, TableSpec, render, render_table
+from hallulab.results_render import EXCERPT, MARKER, TableSpec, render, render_excerpt, render_table
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULT_FILES = sorted((ROOT / RESULTS_DIR).glob("*/*.json"))
@@ -24,6 +24,7 @@ def test_every_readme_results_table_equals_its_committed_file() -> None:
 
 def test_a_changed_results_file_makes_the_readme_check_fail(tmp_path: Path) -> None:
     shutil.copytree(ROOT / RESULTS_DIR, tmp_path / RESULTS_DIR)
+    shutil.copytree(ROOT / "metrics", tmp_path / "metrics")  # the excerpts' files
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     match = MARKER.search(text)
     assert match is not None
@@ -34,6 +35,58 @@ def test_a_changed_results_file_makes_the_readme_check_fail(tmp_path: Path) -> N
     raw["metrics"][variant][metric] = 12.3456
     target.write_text(json.dumps(raw), encoding="utf-8")
     assert render(text, tmp_path) != text
+
+
+def test_the_readme_excerpts_follow_their_files(tmp_path: Path) -> None:
+    """The toy summary in the README is an excerpt of metrics/toy/summary.md: a changed
+    number there makes the README check fail."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert any(m["file"] == "metrics/toy/summary.md" for m in EXCERPT.finditer(text))
+    shutil.copytree(ROOT / RESULTS_DIR, tmp_path / RESULTS_DIR)
+    shutil.copytree(ROOT / "metrics", tmp_path / "metrics")
+    assert render(text, tmp_path) == text
+    summary = tmp_path / "metrics/toy/summary.md"
+    lines = summary.read_text(encoding="utf-8").splitlines()
+    row = next(i for i, line in enumerate(lines) if line.split("|")[1:2] == ["   ngram_n1_avg                 "])
+    lines[row] = lines[row].replace("|  9", "|  1", 1)
+    summary.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert render(text, tmp_path) != text
+
+
+def test_an_excerpt_keeps_the_head_headings_table_headers_and_named_rows() -> None:
+    lines = [
+        "# title",
+        "note",
+        "",
+        "## level",
+        "",
+        "| method / variant | AUC |",
+        "|---|---|",
+        "| **a** | |",
+        "|   a1 | 1.0 |",
+        "|   a2 | 2.0 |",
+        "| **b** | |",
+        "|   b1 | 3.0 |",
+    ]
+    out = render_excerpt(lines, 2, ("b", "a1"))
+    assert out.splitlines() == [
+        "```",
+        "# title",
+        "note",
+        "",
+        "## level",
+        "",
+        "| method / variant | AUC |",
+        "|---|---|",
+        "...",
+        "|   a1 | 1.0 |",
+        "...",
+        "| **b** | |",
+        "...",
+        "```",
+    ]
+    with pytest.raises(KeyError, match="no row named"):
+        render_excerpt(lines, 2, ("c",))
 
 
 @pytest.mark.parametrize("path", RESULT_FILES, ids=[p.stem for p in RESULT_FILES])

@@ -19,7 +19,12 @@ judged in:
 
     <!-- results: wikibio/selfcheck_ngram | ngram_n1_avg, ngram_n1_max | nonfact_aucpr | paper: table7 -->
 
-Nothing in a table is typed by hand: ``python -m hallulab.results_render README.md`` rewrites
+An excerpt of a committed text file (the toy run's ``metrics/toy/summary.md``) sits between
+``<!-- excerpt: PATH | head: N | rows: name, ... -->`` and ``<!-- /excerpt -->``: the file's
+first N lines, its headings and table headers, and the table rows (or ``**group**`` rows) whose
+first cell is one of the names, in a code block, with ``...`` where lines were left out.
+
+Nothing in a table or an excerpt is typed by hand: ``python -m hallulab.results_render README.md`` rewrites
 every table, and ``--check`` fails when one differs from its file (the test suite runs the
 check).
 """
@@ -40,6 +45,14 @@ MARKER = re.compile(
     r"(?: *\| *paper: *(?P<paper>[\w.-]+))? *-->\n)"
     r"(?P<body>.*?)"
     r"(?P<close><!-- /results -->)",
+    re.DOTALL,
+)
+
+
+EXCERPT = re.compile(
+    r"(?P<open><!-- excerpt: *(?P<file>[\w/.-]+) *\| *head: *(?P<head>\d+) *\| *rows: *(?P<rows>[^|]*?) *-->\n)"
+    r"(?P<body>.*?)"
+    r"(?P<close><!-- /excerpt -->)",
     re.DOTALL,
 )
 
@@ -128,14 +141,53 @@ def render_table(spec: TableSpec, root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _first_cell(line: str) -> str:
+    return line.strip("|").split("|")[0].strip().strip("*") if line.startswith("|") else ""
+
+
+def render_excerpt(lines: list[str], head: int, rows: tuple[str, ...]) -> str:
+    """The kept lines of a file (see the module docstring), ``...`` marking each gap."""
+    wanted = set(rows)
+    kept: list[str] = []
+    skipped = False
+    for number, line in enumerate(lines):
+        keep = (
+            number < head
+            or line.startswith("## ")
+            or line.startswith("|---")
+            or _first_cell(line) in wanted
+            or (number + 1 < len(lines) and lines[number + 1].startswith("|---"))  # a table's header
+            or (not line.strip() and number + 1 < len(lines) and lines[number + 1].startswith("## "))
+            or (not line.strip() and bool(kept) and kept[-1].startswith("## "))
+        )
+        if not keep:
+            skipped = True
+            continue
+        if skipped and kept and kept[-1] != "...":
+            kept.append("...")
+        skipped = False
+        kept.append(line)
+    if skipped:
+        kept.append("...")
+    missing = sorted(wanted - {_first_cell(line) for line in lines})
+    if missing:
+        raise KeyError(f"excerpt: no row named {missing}")
+    return "```\n" + "\n".join(kept) + "\n```\n"
+
+
 def render(text: str, root: Path) -> str:
-    """The document with every marked table rewritten from its results file."""
+    """The document with every marked table rewritten from its results file and every
+    excerpt from its text file."""
 
     def replace(match: re.Match[str]) -> str:
         spec = TableSpec(match["file"], _names(match["rows"]), _names(match["cols"]), match["paper"])
         return match["open"] + render_table(spec, root) + match["close"]
 
-    return MARKER.sub(replace, text)
+    def replace_excerpt(match: re.Match[str]) -> str:
+        lines = (root / match["file"]).read_text(encoding="utf-8").splitlines()
+        return match["open"] + render_excerpt(lines, int(match["head"]), _names(match["rows"])) + match["close"]
+
+    return EXCERPT.sub(replace_excerpt, MARKER.sub(replace, text))
 
 
 def main(argv: list[str] | None = None) -> int:

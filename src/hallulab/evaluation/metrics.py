@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata
 
 from hallulab.evaluation import bootstrap
 
@@ -104,8 +103,10 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman's rho: Pearson correlation of mid-ranks (``scipy.stats.spearmanr``)."""
-    return pearson(rankdata(x), rankdata(y))
+    """Spearman's rho: Pearson correlation of mid-ranks (equal to ``scipy.stats.spearmanr``)."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    return float(bootstrap.weighted_spearman(x, y, _unit(x))[0])
 
 
 def rejection_area(uncertainty: np.ndarray, quality: np.ndarray) -> float:

@@ -35,7 +35,6 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import kstest
 
 from hallulab.text.answers import normalize_answer
 
@@ -73,6 +72,8 @@ def step_is_uniform(logprobs: Sequence[float], alpha: float = 0.05) -> bool:
     low, high = float(p.min()), float(p.max())
     if math.isclose(low, high):
         return True  # exactly flat: the model had no preference at all
+    from scipy.stats import kstest  # here, not at the top: importing scipy.stats costs every stage ~0.5 s
+
     return bool(kstest(p, "uniform", args=(low, high - low)).pvalue > alpha)
 
 
