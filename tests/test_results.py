@@ -22,10 +22,16 @@ def test_every_readme_results_table_equals_its_committed_file() -> None:
     assert render(text, ROOT) == text, "run `python -m hallulab.results_render README.md` and commit"
 
 
-def test_a_changed_results_file_makes_the_readme_check_fail(tmp_path: Path) -> None:
+def _copy_rendered_files(tmp_path: Path) -> str:
+    """Copy every file the README renders from (results tables, excerpts) under ``tmp_path``;
+    returns the README's text."""
     shutil.copytree(ROOT / RESULTS_DIR, tmp_path / RESULTS_DIR)
-    shutil.copytree(ROOT / "metrics", tmp_path / "metrics")  # the excerpts' files
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    shutil.copytree(ROOT / "metrics", tmp_path / "metrics")
+    return (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_a_changed_results_file_makes_the_readme_check_fail(tmp_path: Path) -> None:
+    text = _copy_rendered_files(tmp_path)
     match = MARKER.search(text)
     assert match is not None
     target = tmp_path / RESULTS_DIR / f"{match['file']}.json"
@@ -40,10 +46,8 @@ def test_a_changed_results_file_makes_the_readme_check_fail(tmp_path: Path) -> N
 def test_the_readme_excerpts_follow_their_files(tmp_path: Path) -> None:
     """The toy summary in the README is an excerpt of metrics/toy/summary.md: a changed
     number there makes the README check fail."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = _copy_rendered_files(tmp_path)
     assert any(m["file"] == "metrics/toy/summary.md" for m in EXCERPT.finditer(text))
-    shutil.copytree(ROOT / RESULTS_DIR, tmp_path / RESULTS_DIR)
-    shutil.copytree(ROOT / "metrics", tmp_path / "metrics")
     assert render(text, tmp_path) == text
     summary = tmp_path / "metrics/toy/summary.md"
     lines = summary.read_text(encoding="utf-8").splitlines()

@@ -163,7 +163,7 @@ def render_excerpt(lines: list[str], head: int, rows: tuple[str, ...]) -> str:
         if not keep:
             skipped = True
             continue
-        if skipped and kept and kept[-1] != "...":
+        if skipped and kept:
             kept.append("...")
         skipped = False
         kept.append(line)
