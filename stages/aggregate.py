@@ -11,11 +11,14 @@ from __future__ import annotations
 import argparse
 import time
 
+import pandas as pd
+
 from hallulab.data.records import load_jsonl_passages
 from hallulab.errors import UserFacingError
 from hallulab.io import read_json, write_json
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.context import AggregateContext
+from hallulab.pipeline.members import parse_members
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import read_artifacts, run_stage, stage_logger, write_run_log, write_table
 from hallulab.units import score_frame
@@ -45,9 +48,14 @@ def main() -> None:
             raw = spec.raw.from_dict(raw, raw_path)
         except ValueError as error:  # RawScores.from_dict: missing or unknown fields
             raise StaleScoresError(str(error)) from error
+    members: dict[str, pd.DataFrame] = {}
+    if spec.combines is not None:  # the members_<method> stages wrote one file per member
+        for member in parse_members(view.get(spec.combines), spec.combines, spec.name):
+            path = paths.member_scores(spec.name, member.method, member.variant, args.dataset)
+            members[member.key] = pd.read_parquet(path)
     started = time.perf_counter()
     aggregate = registry.step_function("method", args.method, "aggregate")
-    result = aggregate(AggregateContext(args.dataset, passages, artifacts, raw, view, log))
+    result = aggregate(AggregateContext(args.dataset, passages, artifacts, raw, view, log, members))
     frame = score_frame(result.scores)
     write_table(paths.unit_scores(args.method, args.dataset), frame)
     write_json(paths.diagnostics(args.method, args.dataset), result.record())

@@ -43,6 +43,9 @@ class AggregateContext:
     raw: Any  # the method's RawScores (spec.raw), a plain mapping, or None without a score step
     params: ParamsView
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("hallulab.step"))
+    #: a combining method's members (spec.combines): ``"<method>/<variant>"`` -> that
+    #: variant's unit scores at the combined level, in the order the settings list them
+    members: Mapping[str, pd.DataFrame] = field(default_factory=dict)
 
 
 @dataclass

@@ -163,6 +163,9 @@ def method_stages(spec: MethodSpec) -> dict[str, Any]:
     deps += [*spec.aggregate.files, *_prompt_deps(spec.aggregate), *inputs]
     if spec.score is not None:
         deps.append(paths.raw_scores(spec.name))
+    if spec.combines is not None:
+        stages[f"members_{spec.name}"] = members_stage(spec.name, spec.combines)
+        deps.append(paths.members_dir(spec.name))
     stages[f"aggregate_{spec.name}"] = _stage(
         f"python stages/aggregate.py --method {spec.name} --dataset ${{dataset.name}}",
         deps,
@@ -170,6 +173,22 @@ def method_stages(spec: MethodSpec) -> dict[str, Any]:
         [paths.unit_scores(spec.name), paths.diagnostics(spec.name)],
     )
     return stages
+
+
+def members_stage(combiner: str, setting: str) -> dict[str, Any]:
+    """One stage per member of a combining method (DVC ``foreach`` over the member list in
+    params): copies the member's unit scores, so the combiner depends on exactly its members."""
+    method, variant = "${item.method}", "${item.variant}"
+    return {
+        "foreach": f"${{{setting}}}",
+        "do": _stage(
+            f"python stages/member.py --combiner {combiner} --method {method} --variant {variant}"
+            " --dataset ${dataset.name}",
+            [*code_deps(_script("member")), paths.unit_scores(method)],
+            [f"{combiner}.level"],
+            [paths.member_scores(combiner, method, variant)],
+        ),
+    }
 
 
 def evaluate_stage(methods: Sequence[str]) -> dict[str, Any]:

@@ -44,6 +44,16 @@ def unit_scores(method: str, dataset: str = DS) -> str:
     return f"data/aggregated/{dataset}/{method}.parquet"
 
 
+def members_dir(combiner: str, dataset: str = DS) -> str:
+    """The member scores a combining method reads (one Parquet file per member)."""
+    return f"data/members/{dataset}/{combiner}"
+
+
+def member_scores(combiner: str, method: str, variant: str, dataset: str = DS) -> str:
+    """One member's unit scores: ``<method>.<variant>.parquet`` under :func:`members_dir`."""
+    return f"{members_dir(combiner, dataset)}/{method}.{variant}.parquet"
+
+
 def diagnostics(method: str, dataset: str = DS) -> str:
     return f"data/aggregated/{dataset}/{method}.diagnostics.json"
 

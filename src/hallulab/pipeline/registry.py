@@ -74,6 +74,12 @@ def _one(package: str, name: str, kind: type) -> Any:
     return spec
 
 
+def method_names() -> list[str]:
+    """The registered methods' names, sorted, without importing them (a stage that only checks
+    a name imports nothing it does not run)."""
+    return _subpackages(METHODS_PACKAGE)
+
+
 def method(name: str) -> MethodSpec:
     return _one(METHODS_PACKAGE, name, MethodSpec)
 

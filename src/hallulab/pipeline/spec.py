@@ -74,6 +74,10 @@ class MethodSpec:
     #: the class its score step returns and its aggregate step reads (a RawScores subclass
     #: with ``to_dict`` / ``from_dict``); None: a plain mapping (the sample-matrix methods)
     raw: Any = None
+    #: a combining method (the ensemble): the params key of its member list, each member a
+    #: mapping ``{method, variant}``; the DAG gives each member a ``members_<name>`` stage that
+    #: copies that variant's unit scores, and the aggregate step reads them as ``ctx.members``
+    combines: str | None = None
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
