@@ -6,7 +6,8 @@ Writes, for one method on one data set (:mod:`hallulab.evaluation.levels`):
   metrics/<dataset>/<method>.json       variant -> metric -> value (percent; null = undefined)
   metrics/<dataset>/<method>.ci.json    variant -> metric -> [low, high] (bootstrap CI)
   metrics/<dataset>/<method>.info.json  counts per level, random baselines, why each null is null
-                                        (reason counts; resamples an interval left out), diagnostics
+                                        (reason counts; resamples an interval left out), diagnostics;
+                                        a combining method's paired differences against its members
   metrics/<dataset>/pr/<method>.csv     PR curves (task, variant, recall, precision) for DVC plots
 A data set without labels at any level the method scores gives empty files ({} and a header).
 Any subset evaluates: an undefined metric is null with its reason, never an error.
@@ -22,6 +23,7 @@ import pandas as pd
 
 from hallulab.data.records import load_jsonl_passages
 from hallulab.evaluation.levels import evaluate_levels, undefined_report
+from hallulab.evaluation.paired import against_members
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.io import atomic_open, read_json, write_json
 from hallulab.pipeline import paths
@@ -60,6 +62,8 @@ def main() -> None:
     write_json(paths.metrics(args.method, "", args.dataset), metrics)
     write_json(paths.metrics(args.method, "ci", args.dataset), intervals)
     sentence = results.get("sentence")
+    # a combining method's variants against each member's own, on the same resamples
+    paired = against_members(passages, frame, cfg) if results else {}
     write_json(
         paths.metrics(args.method, "info", args.dataset),
         {
@@ -72,6 +76,7 @@ def main() -> None:
             "bootstrap": {"samples": cfg.bootstrap_samples, "ci_level": cfg.ci_level, "seed": cfg.seed},
             "undefined": undefined_report(results),
             "diagnostics": diagnostics,
+            **({"paired": paired} if paired else {}),
         },
     )
     with atomic_open(paths.pr_curves(args.method, args.dataset)) as handle:

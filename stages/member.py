@@ -16,7 +16,7 @@ import argparse
 import pandas as pd
 
 from hallulab.pipeline import paths, registry
-from hallulab.pipeline.members import Member, check_level, select_member
+from hallulab.pipeline.members import Member, MemberError, check_level, select_member
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger, write_table
 
@@ -30,7 +30,8 @@ def main() -> None:
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args()
     log = stage_logger(f"members_{args.combiner}")
-    registry.method(args.method)  # an unknown name: one line listing the registered ones
+    if args.method not in registry.method_names():  # checked without importing the method
+        raise MemberError(f"--method {args.method!r} is not a registered method; registered: {registry.method_names()}")
     key = f"{args.combiner}.level"
     view = ParamsView.load(args.params, (key,), f"members_{args.combiner}")
     level = check_level(str(view.get(key)), key)

@@ -9,6 +9,7 @@ import math
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -92,17 +93,36 @@ def test_the_toy_run_leaves_nothing_to_do(workspace: Path) -> None:
     assert _changed_stages(workspace) == set()
 
 
+def _foreach_items(foreach: Any, root: Path) -> list[Any]:
+    """A foreach's items: a literal list, or a ``${key}`` template resolved from params.yaml."""
+    if isinstance(foreach, str) and foreach.startswith("${"):
+        node: Any = yaml.safe_load((root / "params.yaml").read_text())
+        for part in foreach[2:-1].split("."):
+            node = node[part]
+        return list(node)
+    return list(foreach)
+
+
+def _fill(text: str, item: Any) -> str:
+    """``${item}`` (a string item) or ``${item.<key>}`` (a mapping item) filled in."""
+    if isinstance(item, dict):
+        for key, value in item.items():
+            text = text.replace(f"${{item.{key}}}", str(value))
+        return text
+    return text.replace("${item}", str(item))
+
+
 def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> None:
     """Import traces written by the stages (sys.modules at exit) against dvc.yaml's deps."""
     stages = yaml.safe_load((toy_run.root / "dvc.yaml").read_text())["stages"]
     commands = {}
     for name, stage in stages.items():
         if "foreach" in stage:
-            for item in stage["foreach"]:
-                command = stage["do"]["cmd"].replace("${item}", item).replace("${dataset.name}", "toy")
+            for index, item in enumerate(_foreach_items(stage["foreach"], toy_run.root)):
+                command = _fill(stage["do"]["cmd"], item).replace("${dataset.name}", "toy")
                 commands[command.removeprefix(CMD)] = (
-                    f"{name}@{item}",
-                    [d.replace("${item}", item) for d in stage["do"]["deps"]],
+                    f"{name}@{item if isinstance(item, str) else index}",
+                    [_fill(d, item) for d in stage["do"]["deps"]],
                 )
         else:
             commands[stage["cmd"].replace("${dataset.name}", "toy").removeprefix(CMD)] = (name, stage["deps"])
@@ -172,6 +192,8 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
         ("selfcheck_ngram", "response_split", "spacy", {"score_selfcheck_ngram"}),
         ("dataset", "limit", 3, {"source", "prepare"}),
         ("llms", "qa", "llamacpp_server", {"score_selfcheck_mqag", "summary"}),
+        ("ensemble", "folds", 3, {"aggregate_ensemble"}),
+        ("ensemble", "level", "response", {"aggregate_ensemble", *(f"members_ensemble@{i}" for i in range(5))}),
     ],
 )
 def test_a_param_edit_invalidates_exactly_the_stages_that_read_it(

@@ -109,6 +109,8 @@ class Detector:
             return self._run(passages, opened)
 
     def _run(self, passages: list[Passage], cache: CallCache) -> pd.DataFrame:
+        if self.spec.combines is not None:
+            return self._combine(passages, cache)
         passages, main_tokens = self._generate(passages, cache)
         artifacts: dict[str, Any] = {"main_tokens": main_tokens}
         for name in _artifact_order(self.spec.requires):
@@ -130,6 +132,28 @@ class Detector:
         view = self.view(self.spec.aggregate.param_keys(), f"aggregate_{self.method}")
         result = aggregate(AggregateContext(self.dataset, passages, needed, raw, view, self.log))
         return _as_stored(score_frame(result.scores))
+
+    def _combine(self, passages: list[Passage], cache: CallCache) -> pd.DataFrame:
+        """A combining method (the ensemble): each member's method runs as its own
+        :class:`Detector` with the same settings and call cache (what the members_<name> stages
+        read from the members' aggregate stages), then the combiner's aggregate step."""
+        from hallulab.pipeline.members import check_level, parse_members, select_member
+
+        assert self.spec.combines is not None
+        view = self.view(self.spec.aggregate.param_keys(), f"aggregate_{self.method}")
+        section = self.spec.combines.rsplit(".", 1)[0]
+        level = check_level(str(view.get(f"{section}.level")), f"{section}.level")
+        members = parse_members(view.get(self.spec.combines), self.spec.combines, self.method)
+        by_method: dict[str, pd.DataFrame] = {}
+        for member in members:
+            if member.method not in by_method:
+                detector = Detector(member.method, self.overrides, self.dataset, self.conf_dir, self.log)
+                by_method[member.method] = detector._run(passages, cache)
+        tables = {m.key: select_member(by_method[m.method], m, level, f"{m.method}'s scores") for m in members}
+        passages, _ = self._generate(passages, cache)
+        aggregate = registry.step_function("method", self.method, "aggregate")
+        context = AggregateContext(self.dataset, passages, {}, None, view, self.log, tables)
+        return _as_stored(score_frame(aggregate(context).scores))
 
     def _generate(self, passages: list[Passage], cache: CallCache) -> tuple[list[Passage], list[dict[str, Any]]]:
         """The ``generate`` stage's step: samples (and main responses) as ``generate.mode`` says."""

@@ -14,7 +14,9 @@ Publishing gathers them into ``results/<dataset>/<name>.json``:
   interval, exactly as the evaluate stage wrote them;
 * ``counts``, ``undefined``, ``random_baselines``, ``diagnostics``: the evaluate stage's
   record counts, the reason of every null, the random scorer's value at each level, and the
-  method's own diagnostics (malformed replies, decision paths, Table 8-style statistics).
+  method's own diagnostics (malformed replies, decision paths, Table 8-style statistics);
+* ``paired`` (a combining method only): each of its variants against each member, the paired
+  bootstrap difference of every metric.
 
 CLI::
 
@@ -86,6 +88,9 @@ class PublishedResult:
     undefined: dict[str, Any] = field(default_factory=dict)
     random_baselines: dict[str, Any] = field(default_factory=dict)
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    #: a combining method's paired differences against its members: level -> variant ->
+    #: member variant -> metric -> [difference, low, high] (:mod:`hallulab.evaluation.paired`)
+    paired: dict[str, Any] = field(default_factory=dict)
     #: "" for a run published from the workspace; else where the metrics came from (the kept
     #: evaluate files of an earlier run, see ``import-kept``) and what is not known about it
     provenance: str = ""
@@ -179,6 +184,7 @@ def collect(
         undefined=info.get("undefined", {}),
         random_baselines=info.get("random_baselines", {}),
         diagnostics=info.get("diagnostics", {}),
+        paired=info.get("paired", {}),
     )
 
 

@@ -19,6 +19,11 @@ judged in:
 
     <!-- results: wikibio/selfcheck_ngram | ngram_n1_avg, ngram_n1_max | nonfact_aucpr | paper: table7 -->
 
+A combining method's paired differences against its members (``paired`` in its results file,
+:mod:`hallulab.evaluation.paired`) sit between ``<!-- paired: FILE | LEVEL | VARIANTS | METRICS -->``
+and ``<!-- /paired -->``: one row per variant and member, each cell the difference in points
+with its paired interval, e.g. ``+0.84 [-0.41, +2.10]``.
+
 An excerpt of a committed text file (the toy run's ``metrics/toy/summary.md``) sits between
 ``<!-- excerpt: PATH | head: N | rows: name, ... -->`` and ``<!-- /excerpt -->``: the file's
 first N lines, its headings and table headers, and the table rows (or ``**group**`` rows) whose
@@ -53,6 +58,14 @@ EXCERPT = re.compile(
     r"(?P<open><!-- excerpt: *(?P<file>[\w/.-]+) *\| *head: *(?P<head>\d+) *\| *rows: *(?P<rows>[^|]*?) *-->\n)"
     r"(?P<body>.*?)"
     r"(?P<close><!-- /excerpt -->)",
+    re.DOTALL,
+)
+
+
+PAIRED = re.compile(
+    r"(?P<open><!-- paired: *(?P<file>[\w/.-]+) *\| *(?P<level>\w+) *\| *(?P<rows>[^|]+?) *\| *(?P<cols>[^|]+?) *-->\n)"
+    r"(?P<body>.*?)"
+    r"(?P<close><!-- /paired -->)",
     re.DOTALL,
 )
 
@@ -141,6 +154,32 @@ def render_table(spec: TableSpec, root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _signed(value: float | None) -> str:
+    return "null" if value is None else f"{value:+.2f}"
+
+
+def render_paired(file: str, level: str, variants: tuple[str, ...], metrics: tuple[str, ...], root: Path) -> str:
+    """The paired-difference table of a combining method's results file."""
+    result = load_result(root / RESULTS_DIR / f"{file}.json")
+    by_variant = result.paired.get(level)
+    if not by_variant:
+        raise KeyError(f"results {file}: no paired differences at level {level!r}")
+    lines = [
+        "| variant − member | " + " | ".join(f"{m} (Δ, paired interval)" for m in metrics) + " |",
+        "|---|" + "---|" * len(metrics),
+    ]
+    for variant in variants:
+        if variant not in by_variant:
+            raise KeyError(f"results {file}: no paired differences for variant {variant!r}")
+        for member, by_metric in by_variant[variant].items():
+            cells = []
+            for metric in metrics:
+                point, low, high = by_metric.get(metric, [None, None, None])
+                cells.append(f"{_signed(point)} [{_signed(low)}, {_signed(high)}]")
+            lines.append(f"| `{variant}` − `{member}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def _first_cell(line: str) -> str:
     return line.strip("|").split("|")[0].strip().strip("*") if line.startswith("|") else ""
 
@@ -187,7 +226,11 @@ def render(text: str, root: Path) -> str:
         lines = (root / match["file"]).read_text(encoding="utf-8").splitlines()
         return match["open"] + render_excerpt(lines, int(match["head"]), _names(match["rows"])) + match["close"]
 
-    return EXCERPT.sub(replace_excerpt, MARKER.sub(replace, text))
+    def replace_paired(match: re.Match[str]) -> str:
+        table = render_paired(match["file"], match["level"], _names(match["rows"]), _names(match["cols"]), root)
+        return match["open"] + table + match["close"]
+
+    return PAIRED.sub(replace_paired, EXCERPT.sub(replace_excerpt, MARKER.sub(replace, text)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -41,6 +41,9 @@ import pandas as pd
 LEVELS = ("sentence", "claim", "fact", "response", "prompt")
 COLUMNS = ("variant", "level", "record_id", "unit_id", "unit_index", "sentence_index", "start", "end", "score")
 REDUCTIONS = ("max", "mean", "min")
+#: A combining method (the ensemble) also writes each member's own scores, as the variant
+#: ``member.<method>.<variant>``: the evaluation compares it with each on the same resamples.
+MEMBER_PREFIX = "member."
 
 
 def unit_id(record_id: str, level: str, index: int) -> str:

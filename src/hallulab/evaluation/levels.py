@@ -123,7 +123,7 @@ def unit_labels(passages: Sequence[Passage], level: str) -> UnitLabels:
 
 
 @dataclass(frozen=True)
-class _Units:
+class Units:
     """One variant's scored, labelled units at a binary level."""
 
     positive: np.ndarray
@@ -132,12 +132,12 @@ class _Units:
     clusters: np.ndarray
 
 
-def _rank_metric(metric: Any, units: _Units) -> tuple[float, str | None]:
+def _rank_metric(metric: Any, units: Units) -> tuple[float, str | None]:
     reason = undefined.ranking(units.positive)
     return (float("nan"), reason) if reason else (100.0 * float(metric(units.positive, units.scores)), None)
 
 
-def _decision_metrics(units: _Units, threshold: float | None) -> dict[str, tuple[float, str | None]]:
+def _decision_metrics(units: Units, threshold: float | None) -> dict[str, tuple[float, str | None]]:
     """ACC and F1 of the decision "unfamiliar" = ``score > threshold`` (the method's own
     threshold; none chosen: null). ``f1`` takes *familiar* as the positive class, as
     Self-Familiarity's Table 2 and its released code do (the rows where a model answers
@@ -155,7 +155,7 @@ def _decision_metrics(units: _Units, threshold: float | None) -> dict[str, tuple
     return found
 
 
-def _binary_metrics(level: str, units: _Units, threshold: float | None) -> dict[str, tuple[float, str | None]]:
+def binary_metrics(level: str, units: Units, threshold: float | None) -> dict[str, tuple[float, str | None]]:
     """metric -> (value in percent or NaN, reason when NaN) at one binary level."""
     if level in ("claim", "fact"):
         values = {
@@ -179,29 +179,41 @@ def _binary_metrics(level: str, units: _Units, threshold: float | None) -> dict[
     return {f"{level}_{k}": v for k, v in values.items()}
 
 
-def _binary_intervals(
-    level: str, units: _Units, reasons: Mapping[str, str], cfg: ProtocolConfig
-) -> dict[str, bootstrap.Interval]:
-    """Bootstrap intervals resampling records (a record's units move together)."""
-    names, owner = np.unique(units.clusters, return_inverse=True)
-    weights = bootstrap.resample_weights(len(names), cfg.bootstrap_samples, cfg.seed)[:, owner]
+def binary_draws(level: str, units: Units, weights: np.ndarray) -> dict[str, np.ndarray]:
+    """The rank metrics of a binary level (percent) on each resample, given the units'
+    (B, units) multiplicities; the decision metrics (ACC, F1) have no draws."""
     y, scores = units.positive, units.scores
     roc = 100.0 * bootstrap.roc_auc(y, scores, weights)
     ap = 100.0 * bootstrap.average_precision(y, scores, weights)
-    draws: dict[str, np.ndarray]
     if level in ("claim", "fact"):
         draws = {"roc_auc": roc, "pr_auc": ap}
     elif level == "response":
         draws = {"roc_auc": roc, "ap": ap, "aucpr": 100.0 * bootstrap.aucpr_trapezoid(y, scores, weights)}
     else:
         draws = {"auc": roc, "pearson": 100.0 * bootstrap.weighted_pearson(scores, units.labels, weights)}
+    return {f"{level}_{k}": v for k, v in draws.items()}
+
+
+def _binary_intervals(
+    level: str, units: Units, reasons: Mapping[str, str], cfg: ProtocolConfig
+) -> dict[str, bootstrap.Interval]:
+    """Bootstrap intervals resampling records (a record's units move together)."""
+    names, owner = np.unique(units.clusters, return_inverse=True)
+    weights = bootstrap.resample_weights(len(names), cfg.bootstrap_samples, cfg.seed)[:, owner]
     return {
-        f"{level}_{k}": bootstrap.summarise(v, cfg.ci_level, reasons.get(f"{level}_{k}"), len(names))
-        for k, v in draws.items()
+        key: bootstrap.summarise(draws, cfg.ci_level, reasons.get(key), len(names))
+        for key, draws in binary_draws(level, units, weights).items()
     }
 
 
-def _variant_units(truth: UnitLabels, chosen: pd.DataFrame) -> tuple[_Units, int]:
+def units_of(truth: UnitLabels, chosen: pd.DataFrame, keys: set[tuple[str, int]]) -> Units:
+    """The labelled units among ``keys`` (record id, unit index) that ``chosen`` scored with a
+    number, in the data set's unit order (two variants restricted to the same keys line up)."""
+    subset = chosen[[(rid, int(u)) in keys for rid, u in zip(chosen["record_id"], chosen["unit_index"], strict=True)]]
+    return _variant_units(truth, subset)[0]
+
+
+def _variant_units(truth: UnitLabels, chosen: pd.DataFrame) -> tuple[Units, int]:
     """The labelled units a variant scored (a NaN score is a unit it did not score), and how
     many of its labelled units had a NaN score."""
     scored = {
@@ -212,7 +224,7 @@ def _variant_units(truth: UnitLabels, chosen: pd.DataFrame) -> tuple[_Units, int
     labelled = [key for key in truth.keys if key in scored]
     present = [key for key in labelled if not np.isnan(scored[key])]
     rows = np.asarray([index[key] for key in present], dtype=np.int64)
-    units = _Units(
+    units = Units(
         positive=truth.positive[rows],
         labels=truth.labels[rows],
         scores=finite_for_ranking(np.asarray([scored[key] for key in present], dtype=np.float64)),
@@ -239,7 +251,7 @@ def evaluate_binary_level(
     scored_units: dict[str, int] = {}
     positives: dict[str, int] = {}
     nan_scores: dict[str, int] = {}
-    widest: _Units | None = None
+    widest: Units | None = None
     for variant in variants(rows):
         units, nan_scores[variant] = _variant_units(truth, level_rows(frame, variant, level))
         scored_units[variant] = len(units.scores)
@@ -248,7 +260,7 @@ def evaluate_binary_level(
             result.add_uncovered(variant, LEVEL_METRICS[level])
             continue
         threshold = None if thresholds is None else thresholds.get(variant)
-        found = _binary_metrics(level, units, threshold)
+        found = binary_metrics(level, units, threshold)
         result.metrics[variant] = {key: value for key, (value, _) in found.items()}
         result.reasons[variant] = {key: reason for key, (_, reason) in found.items() if reason is not None}
         if cfg.bootstrap_samples > 0:

@@ -202,6 +202,24 @@ def compute_metrics(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, floa
     return point_metrics(data, cfg).values
 
 
+def bootstrap_draws(data: LabelledScores, cfg: ProtocolConfig, weights: np.ndarray) -> dict[str, np.ndarray]:
+    """Every metric (percent) on each resample, given the (B, passages) multiplicities: one
+    array of B draws per metric key (NaN where a resample leaves it undefined)."""
+    sentence_weights = weights[:, data.sentence_passage]
+    draws: dict[str, np.ndarray] = {}
+    for task in TASKS:
+        y, s = task_arrays(data, task, cfg)
+        keep = task_mask(data, task, cfg)
+        draws[f"{task}_aucpr"] = 100.0 * bootstrap.aucpr_trapezoid(y, s, sentence_weights[:, keep])
+    x, labels, keep = passage_arrays(data)
+    draws["passage_pearson"] = 100.0 * bootstrap.weighted_pearson(x, labels, weights[:, keep])
+    draws["passage_spearman"] = 100.0 * bootstrap.weighted_spearman(x, labels, weights[:, keep])
+    y, s = task_arrays(data, "nonfact", cfg)
+    draws["roc_auc"] = 100.0 * bootstrap.roc_auc(y, s, sentence_weights[:, scored(data)])
+    draws["avg_precision"] = 100.0 * bootstrap.average_precision(y, s, sentence_weights[:, scored(data)])
+    return draws
+
+
 def bootstrap_intervals(
     data: LabelledScores, cfg: ProtocolConfig, reasons: Mapping[str, str] | None = None
 ) -> dict[str, bootstrap.Interval]:
@@ -215,21 +233,11 @@ def bootstrap_intervals(
         reasons = point_metrics(data, cfg).reasons
     n_passages = len(data.passage_labels)
     weights = bootstrap.resample_weights(n_passages, cfg.bootstrap_samples, cfg.seed)
-    sentence_weights = weights[:, data.sentence_passage]
-    draws: dict[str, np.ndarray] = {}
+    draws = bootstrap_draws(data, cfg, weights)
     clusters: dict[str, int] = {}
     for task in TASKS:
-        y, s = task_arrays(data, task, cfg)
-        keep = task_mask(data, task, cfg)
-        draws[f"{task}_aucpr"] = 100.0 * bootstrap.aucpr_trapezoid(y, s, sentence_weights[:, keep])
-        clusters[f"{task}_aucpr"] = len(np.unique(data.sentence_passage[keep]))
-    x, labels, keep = passage_arrays(data)
-    draws["passage_pearson"] = 100.0 * bootstrap.weighted_pearson(x, labels, weights[:, keep])
-    draws["passage_spearman"] = 100.0 * bootstrap.weighted_spearman(x, labels, weights[:, keep])
-    clusters["passage_pearson"] = clusters["passage_spearman"] = int(keep.sum())
-    y, s = task_arrays(data, "nonfact", cfg)
-    draws["roc_auc"] = 100.0 * bootstrap.roc_auc(y, s, sentence_weights[:, scored(data)])
-    draws["avg_precision"] = 100.0 * bootstrap.average_precision(y, s, sentence_weights[:, scored(data)])
+        clusters[f"{task}_aucpr"] = len(np.unique(data.sentence_passage[task_mask(data, task, cfg)]))
+    clusters["passage_pearson"] = clusters["passage_spearman"] = int(passage_arrays(data)[2].sum())
     clusters["roc_auc"] = clusters["avg_precision"] = clusters["nonfact_aucpr"]
     return {key: bootstrap.summarise(draws[key], cfg.ci_level, reasons.get(key), clusters[key]) for key in METRIC_KEYS}
 

@@ -20,7 +20,9 @@ import pandas as pd
 from hallulab.config import typed
 from hallulab.errors import UserFacingError
 from hallulab.pipeline import registry
-from hallulab.units import LEVELS
+from hallulab.units import LEVELS, MEMBER_PREFIX
+
+__all__ = ["MEMBER_PREFIX", "Member", "MemberError", "check_level", "parse_members", "select_member"]
 
 
 class MemberError(ValueError, UserFacingError):

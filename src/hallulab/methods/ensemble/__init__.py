@@ -25,6 +25,13 @@ ways (``ensemble.combiners``):
   get the model fit on every labelled record. y is the evaluation's positive class
   (label > 0.499: NonFact at sentence level, unsupported / wrong / unfamiliar elsewhere).
 
+Beside its own variants it writes each member's scores as they are, as the variant
+``member.<method>.<variant>``: the evaluation scores them on the same units with the same
+resamples and reports each combiner's paired bootstrap difference against each member
+(:mod:`hallulab.evaluation.paired`), which answers "does the ensemble beat its best member?"
+with an interval. (At sentence level a passage's score is then the mean of its sentence
+scores for the members too, as for the ensemble.)
+
 No model call and no score step: one cheap aggregate step over the ``members_ensemble``
 stages' copies of the members' scores (:mod:`hallulab.pipeline.members`).
 """

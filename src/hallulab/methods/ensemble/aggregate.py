@@ -13,7 +13,7 @@ from hallulab.config import setting
 from hallulab.data.schema import Passage
 from hallulab.methods.ensemble.logistic import fit_logistic
 from hallulab.pipeline.context import AggregateContext, Aggregated
-from hallulab.pipeline.members import Member, MemberError, check_level, parse_members
+from hallulab.pipeline.members import MEMBER_PREFIX, Member, MemberError, check_level, parse_members
 from hallulab.units import COLUMNS, LEVELS, score_frame
 
 COMBINERS = ("rank_mean", "logistic")
@@ -172,5 +172,8 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
                 "weights_full_fit": fitted.weights,
                 "intercept_full_fit": fitted.intercept,
             }
+    for key, rows in ctx.members.items():  # the members as they scored, for the paired comparison
+        method, variant = key.split("/", 1)
+        parts.append(rows.assign(variant=f"{MEMBER_PREFIX}{method}.{variant}"))
     frame = pd.concat(parts, ignore_index=True) if parts else None
     return Aggregated(score_frame(frame), diagnostics)

@@ -1,0 +1,210 @@
+"""The ensemble: its logistic regression against scikit-learn's, the ranks it averages, that
+cross-fitting never lets a unit's own label reach its score, and the member contract's errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from hallulab.config import ConfigError
+from hallulab.data.schema import Passage
+from hallulab.methods.ensemble.aggregate import (
+    EnsembleKnobs,
+    aggregate,
+    cross_fit,
+    rank_matrix,
+    record_folds,
+    unit_positives,
+)
+from hallulab.methods.ensemble.logistic import fit_logistic
+from hallulab.pipeline.context import AggregateContext
+from hallulab.pipeline.members import Member, MemberError, parse_members, select_member
+from hallulab.pipeline.params import ParamsView
+from hallulab.units import ScoreTable
+
+
+@pytest.mark.parametrize("l2", [0.1, 1.0, 10.0])
+def test_the_newton_fit_reaches_scikit_learns_optimum(l2: float) -> None:
+    rng = np.random.default_rng(3)
+    x = rng.uniform(size=(300, 4))
+    y = (x @ np.array([2.0, -1.0, 0.5, 0.0]) + rng.normal(scale=0.7, size=300) > 0.7).astype(float)
+    ours = fit_logistic(x, y, l2)
+    theirs = LogisticRegression(C=1.0 / l2, tol=1e-12, max_iter=10_000).fit(x, y)
+    np.testing.assert_allclose(ours.weights, theirs.coef_[0], atol=1e-5)
+    assert ours.intercept == pytest.approx(float(theirs.intercept_[0]), abs=1e-5)
+
+
+def _table(method_scores: dict[str, list[list[float]]]) -> dict[str, pd.DataFrame]:
+    tables = {}
+    for key, records in method_scores.items():
+        table = ScoreTable()
+        for index, scores in enumerate(records):
+            table.add_sentences(key.split("/")[1], f"r{index}", scores)
+        tables[key] = table.frame()
+    return tables
+
+
+def test_ranks_are_percentiles_with_ties_averaged_and_inf_highest() -> None:
+    members = _table({"a/x": [[0.1, float("inf")], [0.1, 0.5]], "b/y": [[3.0, 1.0], [2.0]]})
+    matrix = rank_matrix(members)
+    assert matrix.units["unit_id"].tolist() == ["r0#sentence0", "r0#sentence1", "r1#sentence0", "r1#sentence1"]
+    np.testing.assert_allclose(matrix.ranks[:, 0], [1.5 / 4, 1.0, 1.5 / 4, 3 / 4])
+    np.testing.assert_allclose(matrix.ranks[:3, 1], [1.0, 1 / 3, 2 / 3])
+    assert np.isnan(matrix.ranks[3, 1])  # b did not score r1's second sentence
+
+
+def _passages(labels: list[list[float]]) -> list[Passage]:
+    return [
+        Passage(id=f"r{i}", response=" ".join(["s."] * len(ls)), sentences=tuple(["s."] * len(ls)), labels=tuple(ls))
+        for i, ls in enumerate(labels)
+    ]
+
+
+def test_cross_fitting_keeps_each_records_labels_out_of_its_own_scores() -> None:
+    rng = np.random.default_rng(0)
+    records = 12
+    labels = [[float(v) for v in rng.integers(0, 2, size=4)] for _ in range(records)]
+    members = _table({f"m{j}/v": [[float(v) + rng.normal(scale=0.8) for v in ls] for ls in labels] for j in range(3)})
+    knobs = EnsembleKnobs(folds=4)
+    matrix = rank_matrix(members)
+    base = cross_fit(matrix, unit_positives(_passages(labels), "sentence"), knobs)
+    assert base is not None and base.folds_one_class == 0 and base.labelled_units == 4 * records
+    folds = record_folds([f"r{i}" for i in range(records)], 4, 0)
+    flipped = [list(ls) for ls in labels]
+    flipped[5] = [1.0 - v for v in flipped[5]]  # record r5's own labels change ...
+    other = cross_fit(matrix, unit_positives(_passages(flipped), "sentence"), knobs)
+    assert other is not None
+    in_fold = (matrix.units["record_id"].map(folds) == folds["r5"]).to_numpy()
+    np.testing.assert_array_equal(other.scores[in_fold], base.scores[in_fold])  # ... its fold's scores do not
+    assert not np.allclose(other.scores[~in_fold], base.scores[~in_fold])  # the other folds learnt from them
+
+
+def _view(**ensemble: object) -> ParamsView:
+    return ParamsView({"ensemble": ensemble}, ("ensemble",), "aggregate_ensemble")
+
+
+def test_the_aggregate_step_writes_both_combiners_and_the_full_fit_weights() -> None:
+    labels = [[1.0, 0.0, 1.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]
+    members = _table(
+        {"a/x": [[0.9, 0.1, 0.8], [0.2, 0.3], [0.7, 0.2], [0.1, 0.6]], "b/y": [[1, 2, 3], [4, 5], [6, 7], [8, 9]]}
+    )
+    listed = [{"method": "selfcheck_ngram", "variant": "x"}, {"method": "greybox", "variant": "y"}]
+    tables = {f"{m['method']}/{m['variant']}": t for m, t in zip(listed, members.values(), strict=True)}
+    ctx = AggregateContext("t", _passages(labels), {}, None, _view(members=listed, folds=2), members=tables)
+    result = aggregate(ctx)
+    assert set(result.scores["variant"]) == {
+        "rank_mean",
+        "logistic_cv2",
+        "member.selfcheck_ngram.x",  # each member's own scores, for the paired comparison
+        "member.greybox.y",
+    }
+    rank_mean = result.scores[result.scores["variant"] == "rank_mean"]["score"].to_numpy()
+    np.testing.assert_allclose(rank_mean, np.nanmean(rank_matrix(tables).ranks, axis=1))
+    assert set(result.diagnostics["logistic"]["weights_full_fit"]) == set(tables)  # type: ignore[index]
+
+
+def test_unlabelled_records_get_the_rank_mean_and_a_stated_skip_of_the_supervised_combiner() -> None:
+    passages = [Passage(id="r0", response="s. s.", sentences=("s.", "s."))]
+    tables = _table({"selfcheck_ngram/x": [[0.1, 0.2]]})
+    ctx = AggregateContext(
+        "t", passages, {}, None, _view(members=[{"method": "selfcheck_ngram", "variant": "x"}]), members=tables
+    )
+    result = aggregate(ctx)
+    assert set(result.scores["variant"]) == {"rank_mean", "member.selfcheck_ngram.x"}
+    assert "no labelled sentence unit" in str(result.diagnostics["logistic_skipped"])
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        ([], "must be a non-empty list"),
+        ([{"method": "nope", "variant": "x"}], "ensemble.members[0].method 'nope' is not a registered method"),
+        ([{"method": "ensemble", "variant": "x"}], "is not a registered method"),
+        ([{"method": "greybox"}], "ensemble.members[0]"),
+        ([{"method": "greybox", "variant": "x", "weight": 2}], "unknown setting(s) ['weight']"),
+        ([{"method": "greybox", "variant": "x"}] * 2, "greybox/x is listed twice"),
+    ],
+)
+def test_a_bad_member_list_is_one_line_naming_the_setting(value: object, fragment: str) -> None:
+    with pytest.raises((MemberError, ConfigError)) as raised:
+        parse_members(value, "ensemble.members", "ensemble")
+    assert fragment in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_a_member_variant_the_method_did_not_write_lists_what_it_did() -> None:
+    frame = _table({"greybox/avg_neglogp": [[0.1]]})["greybox/avg_neglogp"]
+    with pytest.raises(MemberError, match=r"no variant 'max_entropy'; it has \['avg_neglogp'\]"):
+        select_member(frame, Member("greybox", "max_entropy"), "sentence", "greybox.parquet")
+    with pytest.raises(
+        MemberError, match=r"no 'response' units in greybox.parquet; this variant scores \['sentence'\]"
+    ):
+        select_member(frame, Member("greybox", "avg_neglogp"), "response", "greybox.parquet")
+
+
+def _labelled_frame(rng: np.random.Generator, records: int) -> tuple[list[Passage], pd.DataFrame]:
+    labels = [[float(v) for v in rng.integers(0, 2, size=3)] for _ in range(records)]
+    noisy = {
+        "good": [[v + rng.normal(scale=0.5) for v in ls] for ls in labels],
+        "member.m.worse": [[v + rng.normal(scale=2.0) for v in ls] for ls in labels],
+    }
+    table = ScoreTable()
+    for variant, records_scores in noisy.items():
+        for index, scores in enumerate(records_scores):
+            table.add_sentences(variant, f"r{index}", scores)
+    return _passages(labels), table.frame()
+
+
+def test_a_paired_difference_is_the_difference_of_the_metrics_with_an_interval_around_it() -> None:
+    from hallulab.evaluation.paired import against_members, paired_difference
+    from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
+    from hallulab.units import sentence_scores
+
+    passages, frame = _labelled_frame(np.random.default_rng(1), 40)
+    cfg = ProtocolConfig(bootstrap_samples=200)
+    found = paired_difference(passages, frame, "sentence", "good", "member.m.worse", cfg)
+
+    def metrics(variant: str) -> dict[str, float]:
+        by_record = sentence_scores(frame, variant)
+        means = {rid: float(np.mean(v)) for rid, v in by_record.items()}
+        return compute_metrics(align(passages, by_record, means, variant), cfg)
+
+    good, worse = metrics("good"), metrics("member.m.worse")
+    assert found["nonfact_aucpr"].point == pytest.approx(good["nonfact_aucpr"] - worse["nonfact_aucpr"])
+    assert found["roc_auc"].low > 0  # the less noisy scorer is better on these 40 records
+    same = paired_difference(passages, frame, "sentence", "good", "good", cfg)
+    assert same["roc_auc"].to_list() == [0.0, 0.0, 0.0]  # the same resamples for both sides
+    report = against_members(passages, frame, cfg)
+    assert list(report["sentence"]) == ["good"] and list(report["sentence"]["good"]) == ["member.m.worse"]
+
+
+def test_the_readme_paired_table_renders_from_the_results_file(tmp_path: Path) -> None:
+    from hallulab.results import RESULTS_DIR
+    from hallulab.results_render import render_paired
+
+    folder = tmp_path / RESULTS_DIR / "ds"
+    folder.mkdir(parents=True)
+    raw = {
+        "name": "ensemble",
+        "dataset": "ds",
+        "method": "ensemble",
+        "command": "make result",
+        "git_revision": "0" * 40,
+        "git_dirty": False,
+        "overrides": [],
+        "params": {},
+        "models": [],
+        "metrics": {},
+        "intervals": {},
+        "counts": {},
+        "paired": {"sentence": {"rank_mean": {"member.a.x": {"roc_auc": [1.5, -0.25, 3.0]}}}},
+    }
+    (folder / "ensemble.json").write_text(json.dumps(raw), encoding="utf-8")
+    table = render_paired("ds/ensemble", "sentence", ("rank_mean",), ("roc_auc",), tmp_path)
+    assert "| `rank_mean` − `member.a.x` | +1.50 [-0.25, +3.00] |" in table
+    with pytest.raises(KeyError, match="no paired differences at level 'response'"):
+        render_paired("ds/ensemble", "response", ("rank_mean",), ("roc_auc",), tmp_path)
