@@ -104,11 +104,14 @@ report: $(STAMP)
 readme: $(STAMP)
 	$(BIN)/python -m hallulab.results_render README.md
 
-## Every test: unit, stage, end-to-end DAG, WikiBio reproduction + the CI metric gate.
+## Every test: unit, stage, end-to-end DAG, WikiBio reproduction + the CI metric gate. Two
+## pytest-xdist workers: the toy-DAG tests on one, the WikiBio and real-data slices beside them
+## (tests/conftest.py groups them); TEST_WORKERS=0 runs everything in one process.
+TEST_WORKERS ?= 2
 test: $(STAMP) $(LLAMACPP_STAMP)
 	$(BIN)/ruff check src stages tests benchmarks
 	$(BIN)/mypy
-	$(BIN)/python -m pytest --durations=20
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=20
 
 ## The inner loop: lint, types and the unit tests (no DAG run, no model load, no server).
 test-fast: $(STAMP)

@@ -27,6 +27,21 @@ TOY = REPO / "data" / "toy" / "passages.jsonl"
 WIKIBIO_CFG = {**dataset_config("wikibio"), "source": "local"}
 
 
+#: Session fixtures that several test files share: every test that uses one runs on the same
+#: pytest-xdist worker, so that each is built once per run (the toy DAG, the llama.cpp server,
+#: the WikiBio copy). Every other test stays with its file (module fixtures are built once).
+SHARED_SESSION_FIXTURES = ("toy_run", "llamacpp_url", "wikibio_passages")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Group the tests for ``pytest -n 2 --dist loadgroup`` (``make test``): by the shared
+    session fixture they use, else by file."""
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        group = next((name for name in SHARED_SESSION_FIXTURES if name in names), item.nodeid.split("::")[0])
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_call_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests never touch the user's call cache: one fresh cache per test session (so the
