@@ -146,6 +146,34 @@ def test_summary_notes_rejoin_wrapped_lines() -> None:
     assert summary_notes(markdown) == ["Profile: quick (fast smoke run, near chance).", "LLMs by role: smollm2."]
 
 
+def test_a_ccp_claim_shows_each_words_ccp_and_they_multiply_to_its_score(toy_run: Any) -> None:
+    """Eq. 7 word by word: 1 - prod_j CCP_word(j) is the claim's score (prod aggregation), for
+    two variants that differ in K and NLI context."""
+    import math
+
+    from hallulab.report.inputs import load_inputs
+    from hallulab.report.page import ccp_knobs, hallucheck_knobs
+
+    inputs = load_inputs("toy", toy_run.root)
+    params = toy_run.root / "params.yaml"
+    catalogue = UnitCatalogue.build(
+        inputs.passages, inputs.artifacts, inputs.raw, hallucheck_knobs(params), ccp_knobs(params)
+    )
+    scores = inputs.scores["ccp"]
+    claims = scores[scores["variant"].isin(["ccp_k10_claimpref", "ccp_k3_nocontext"]) & (scores["level"] == "claim")]
+    assert len(claims) > 10
+    doubted = 0
+    for row in claims.itertuples():
+        view = catalogue.unit("ccp", row.variant, "claim", row.record_id, int(row.unit_index))
+        values = [float(value.removeprefix("CCP ")) for _, value in view.details]
+        assert values and all(0.0 <= v <= 1.0 for v in values), view
+        assert 1.0 - math.prod(values) == pytest.approx(row.score, abs=0.01), (row.variant, view.text)
+        doubted += any(v < 0.5 for v in values)
+    assert doubted, "some claim has a word the NLI model doubts"
+    baseline = catalogue.unit("ccp", "maxprob", "claim", claims.iloc[0].record_id, int(claims.iloc[0].unit_index))
+    assert baseline.details == ()  # MaxProb has no words to show
+
+
 # --- the page in a real browser, on the toy run's outputs ------------------------------------
 
 

@@ -34,7 +34,7 @@ from hallulab.pipeline import paths
 #: artifacts whose units a page names (read when present)
 ARTIFACTS = ("claims", "knowledge_graphs", "concepts")
 #: raw score files whose units carry a text of their own
-RAW_WITH_UNITS = ("hallucheck", "self_familiarity")
+RAW_WITH_UNITS = ("hallucheck", "self_familiarity", "ccp")
 #: curve families: (folder under metrics/<dataset>, title)
 CURVE_FAMILIES = (("pr", "precision-recall"), ("n_curve", "N (samples)"), ("knob_curve", "K (alternatives)"))
 
@@ -115,6 +115,10 @@ def load_inputs(dataset: str, root: Path = Path(), method_titles: Mapping[str, s
         raise NothingToReportError(f"no unit scores under data/aggregated/{dataset}: run the pipeline first")
     artifacts = {name: found for name in ARTIFACTS if (found := _read_if(root / paths.artifact(name, "json", dataset)))}
     raw = {name: found for name in RAW_WITH_UNITS if (found := _read_if(root / paths.raw_scores(name, dataset)))}
+    if "ccp" in raw:  # CCP's words are token positions of the responses: the page shows each word's CCP
+        tokens = _read_if(root / paths.artifact("response_tokens", "json", dataset))
+        if tokens is not None:
+            artifacts["response_tokens"] = tokens
     summary_csv = root / paths.summary(dataset, "csv")
     summary_md = root / paths.summary(dataset, "md")
     metrics_dir = root / paths.metrics_dir(dataset)

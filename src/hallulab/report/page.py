@@ -18,6 +18,7 @@ from typing import Any
 
 from hallulab.config import CONF_DIR
 from hallulab.io import atomic_open
+from hallulab.methods.ccp.aggregate import CCPKnobs
 from hallulab.methods.hallucheck.aggregate import HalluCheckKnobs
 from hallulab.pipeline.params import ParamsView
 from hallulab.report.inputs import NothingToReportError, load_inputs
@@ -60,6 +61,14 @@ def hallucheck_knobs(params: Path) -> HalluCheckKnobs:
     )
 
 
+def ccp_knobs(params: Path) -> CCPKnobs:
+    """The run's CCP sweep knobs (which variant is which K, context and word rule)."""
+    if not params.is_file():
+        return CCPKnobs()
+    view = ParamsView.load(str(params), ("ccp.aggregate",), "report")
+    return view.typed(CCPKnobs, "ccp.aggregate") if view.has("ccp.aggregate") else CCPKnobs()
+
+
 def write_report(dataset: str, out: Path | None = None, root: Path = Path()) -> Path:
     """Build the page for ``dataset`` from the run's files under ``root``; returns its path."""
     from hallulab.pipeline import registry
@@ -67,7 +76,11 @@ def write_report(dataset: str, out: Path | None = None, root: Path = Path()) -> 
     titles = {name: spec.title for name, spec in registry.methods().items()}
     inputs = load_inputs(dataset, root, titles)
     catalogue = UnitCatalogue.build(
-        inputs.passages, inputs.artifacts, inputs.raw, hallucheck_knobs(root / "params.yaml")
+        inputs.passages,
+        inputs.artifacts,
+        inputs.raw,
+        hallucheck_knobs(root / "params.yaml"),
+        ccp_knobs(root / "params.yaml"),
     )
     page = render(build_payload(inputs, catalogue))
     path = out or root / default_path(dataset)

@@ -7,7 +7,8 @@ page shows the unit itself, read from the artifact or raw score file that define
 level       text and detail
 ==========  ===============================================================================
 sentence    the response's sentence; its label when the data set labels sentences
-claim       the claims artifact's claim (CCP, FactSelfCheck); the data set's label if given
+claim       the claims artifact's claim (CCP, FactSelfCheck); the data set's label if given;
+            CCP: each word of the claim with its CCP under the variant's K and NLI context
 fact        FactSelfCheck: the knowledge-graph triple (Section 3.1), in the order the
             aggregate step numbers them (every sentence's triples in turn);
             HalluCheck: the NER fact, its question and every regenerated answer with the
@@ -21,15 +22,19 @@ prompt      the prompt, its familiarity label, and per concept (Self-Familiarity
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hallulab.artifacts.claims import claims_by_record
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
+from hallulab.artifacts.response_tokens import token_stats
 from hallulab.data.schema import Passage
+from hallulab.methods.ccp.aggregate import CCPKnobs, unit_log_ccps, variant_modes
 from hallulab.methods.hallucheck.aggregate import HalluCheckKnobs
 from hallulab.methods.hallucheck.checks import answer_span, span_steps, step_is_uniform, token_f1
+from hallulab.tokens import TokenStats
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,9 @@ class UnitCatalogue:
     concepts: Mapping[str, Sequence[str]] = field(default_factory=dict)
     familiarity: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     hallucheck_knobs: HalluCheckKnobs = field(default_factory=HalluCheckKnobs)
+    ccp_records: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+    tokens: Mapping[str, Sequence[TokenStats]] = field(default_factory=dict)
+    ccp_modes: Mapping[str, tuple[int, str, bool, str, str]] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -63,6 +71,7 @@ class UnitCatalogue:
         artifacts: Mapping[str, Mapping[str, Any]],
         raw: Mapping[str, Mapping[str, Any]],
         hallucheck_knobs: HalluCheckKnobs | None = None,
+        ccp_knobs: CCPKnobs | None = None,
     ) -> UnitCatalogue:
         claims = (
             {rid: [c.text for c in found] for rid, found in claims_by_record(artifacts["claims"]).items()}
@@ -90,6 +99,9 @@ class UnitCatalogue:
             concepts=concepts,
             familiarity=raw.get("self_familiarity", {}).get("concepts", {}),
             hallucheck_knobs=hallucheck_knobs or HalluCheckKnobs(),
+            ccp_records=raw.get("ccp", {}).get("records", {}),
+            tokens=token_stats(artifacts["response_tokens"]) if "response_tokens" in artifacts else {},
+            ccp_modes=variant_modes(ccp_knobs or CCPKnobs()),
         )
 
     def unit(self, method: str, variant: str, level: str, record_id: str, index: int) -> UnitView:
@@ -106,7 +118,10 @@ class UnitCatalogue:
         if level == "prompt":
             return self._prompt(passage, index)
         if level == "claim":
-            return self._claim(passage, index)
+            view = self._claim(passage, index)
+            if method == "ccp" and variant in self.ccp_modes:
+                return replace(view, details=self._ccp_words(record_id, variant, index))
+            return view
         if level == "fact" and method == "hallucheck":
             return self._ner_fact(record_id, variant, index)
         if level == "fact":
@@ -121,6 +136,20 @@ class UnitCatalogue:
         given = passage.claims[index] if index < len(passage.claims) else None
         text = texts[index] if index < len(texts) else (given.text if given else f"(claim {index})")
         return UnitView(index, given.sentence_index if given else None, text, given.label if given else None)
+
+    def _ccp_words(self, record_id: str, variant: str, index: int) -> tuple[tuple[str, str], ...]:
+        """Each word of the claim with its CCP (Eq. 7 under the variant's K, context and word
+        rule); the claim's score is 1 minus their product (the prod aggregation)."""
+        entry = next((e for e in self.ccp_records.get(record_id, []) if e.get("index") == index), None)
+        tokens = self.tokens.get(record_id)
+        if entry is None or not tokens or not entry.get("units", {}).get("token"):
+            return ()
+        k, context, merge, stopwords, _ = self.ccp_modes[variant]
+        words = unit_log_ccps(entry, tokens, k, context, merge, stopwords)
+        return tuple(
+            (f"word {i + 1}: {text.strip() or repr(text)}", f"CCP {math.exp(value):.3f}")
+            for i, (text, value) in enumerate(words)
+        )
 
     def _prompt(self, passage: Passage, index: int) -> UnitView:
         details: list[tuple[str, str]] = []

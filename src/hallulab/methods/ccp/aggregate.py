@@ -206,14 +206,30 @@ def claim_scores(
     if ptrue is not None and claim_index < len(ptrue) and ptrue[claim_index] is not None:
         out["ptrue"] = 1.0 - float(ptrue[claim_index])  # type: ignore[arg-type]
     for k, context, merge, stopwords, aggregation in modes:
-        kind = "word" if merge else "token"
-        units = entry["units"][kind]
-        classes = entry["classes"][context][kind]
-        log_ccps = []
-        for unit, unit_classes in zip(units, classes, strict=True):
-            head = record_tokens[unit[0]]
-            text = head.token if not merge else "".join(record_tokens[i].token for i in unit)
-            log_ccps.append(unit_log_ccp(head, text, unit_classes, k, stopwords, words=merge))
+        log_ccps = [value for _, value in unit_log_ccps(entry, record_tokens, k, context, merge, stopwords)]
         name = variant_name(k, context, merge=merge, stopwords=stopwords, aggregation=aggregation)
         out[name] = claim_ccp(log_ccps, aggregation)
     return out
+
+
+def unit_log_ccps(
+    entry: Mapping[str, Any], record_tokens: Sequence[TokenStats], k: int, context: str, merge: bool, stopwords: str
+) -> list[tuple[str, float]]:
+    """(text, log CCP) of each word (``merge``) or token of one stored claim, in order: what
+    the claim's score multiplies (the report shows them word by word)."""
+    kind = "word" if merge else "token"
+    found = []
+    for unit, unit_classes in zip(entry["units"][kind], entry["classes"][context][kind], strict=True):
+        head = record_tokens[unit[0]]
+        text = head.token if not merge else "".join(record_tokens[i].token for i in unit)
+        found.append((text, unit_log_ccp(head, text, unit_classes, k, stopwords, words=merge)))
+    return found
+
+
+def variant_modes(knobs: CCPKnobs) -> dict[str, tuple[int, str, bool, str, str]]:
+    """Each CCP variant the knobs write -> its (K, NLI context, word merge, stop words,
+    aggregation)."""
+    return {
+        variant_name(k, c, merge=merge, stopwords=stop, aggregation=agg): (k, c, merge, stop, agg)
+        for k, c, merge, stop, agg in _modes(knobs)
+    }
