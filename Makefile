@@ -136,11 +136,17 @@ dvcyaml: $(STAMP)
 plots: $(STAMP)
 	$(BIN)/python -m hallulab.plots_html --out dvc_plots
 
-## Benchmarks (not tests): n-gram and NLI vs the reference selfcheckgpt package, LLM calls, CCP's cost over MaxProb.
+## Benchmarks (not tests): n-gram and NLI vs the reference selfcheckgpt package, LLM calls, CCP's
+## cost over MaxProb; each records into benchmarks/results.json, then the README's tables are
+## rendered from it. Run alone on an idle machine (about 12 minutes on 2 cores); CCP's reads
+## the toy run's artifacts (make run first).
+BENCH_PASSAGES ?= 40
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_ngram.py
-	$(BIN)/python benchmarks/bench_llm.py
+	$(BIN)/python benchmarks/bench_ngram.py --passages $(BENCH_PASSAGES)
 	$(BIN)/python benchmarks/bench_nli.py
+	$(BIN)/python benchmarks/bench_llm.py
+	$(BIN)/python benchmarks/bench_ccp.py
+	$(BIN)/python -m hallulab.results_render README.md
 	$(BIN)/python benchmarks/bench_ccp.py
 
 clean-venv:

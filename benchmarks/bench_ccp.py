@@ -30,6 +30,7 @@ from hallulab.artifacts.claims import claims_by_record
 from hallulab.artifacts.response_tokens import token_stats
 from hallulab.artifacts.response_tokens.build import prefix_for
 from hallulab.artifacts.sentences import spans_by_record
+from hallulab.bench_record import BenchRow, record
 from hallulab.cache import CallCache
 from hallulab.config import compose, typed
 from hallulab.data.records import load_jsonl_passages
@@ -89,6 +90,39 @@ def main() -> None:
     print(f"CCP's NLI ({params['nli']['name']}), empty cache: {ccp:.2f} s")
     print(f"CCP's NLI again from the call cache: {warm:.3f} s")
     print(f"ratio CCP / inference: {ccp / inference:.2f} (paper: 0.03-0.08 on a GPU)")
+    rows = [
+        BenchRow(
+            "maxprob",
+            f"MaxProb's cost: the white-box pass ({proxy['name']}, {tokens} tokens)",
+            round(inference, 3),
+            "s",
+            1.0,
+        ),
+        BenchRow(
+            "ccp_nli",
+            f"CCP's NLI pairs on top ({len(set(requests.pairs))} distinct), empty cache",
+            round(ccp, 3),
+            "s",
+            round(ccp / inference, 2),
+        ),
+        BenchRow(
+            "ccp_nli_warm",
+            "CCP's NLI pairs again, from the call cache (a K or context sweep)",
+            round(warm, 4),
+            "s",
+            round(warm / inference, 3),
+        ),
+    ]
+    setup = {
+        "dataset": args.dataset,
+        "responses": len(passages),
+        "tokens": tokens,
+        "top_k": top_k,
+        "pairs": len(requests.pairs),
+        "distinct_pairs": len(set(requests.pairs)),
+        "nli": params["nli"]["name"],
+    }
+    record("ccp", rows, setup, threads=args.threads)
 
 
 if __name__ == "__main__":

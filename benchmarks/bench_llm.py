@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from hallulab.bench_record import BenchRow, record
 from hallulab.cache import CallCache
 from hallulab.config import compose
 from hallulab.data.loaders import load_jsonl_passages
@@ -52,15 +53,18 @@ def main() -> None:
     prompts = prompts[: args.prompts]
     params = DecodingParams(max_new_tokens=args.new_tokens, temperature=1.0)
     seeds = list(range(len(prompts)))
+    rates: dict[str, float] = {}
     for name, llm in (("batched", batched), ("one at a time", single)):
         seconds, outputs = timed(llm.generate, prompts, params, seeds)
         tokens = sum(len(o.tokens) for o in outputs)
+        rates[f"generate {name}"] = tokens / seconds
         print(f"generation  {name:>14}: {tokens / seconds:8.1f} tokens/s ({tokens} tokens, {seconds:.1f}s)")
 
     texts = [s for p in passages for s in p.samples][: args.prompts]
     for name, llm in (("batched", batched), ("one at a time", single)):
         seconds, scored = timed(llm.score, [""] * len(texts), texts)
         tokens = sum(len(s) for s in scored)
+        rates[f"score {name}"] = tokens / seconds
         print(f"scoring     {name:>14}: {tokens / seconds:8.1f} tokens/s ({tokens} tokens, {seconds:.2f}s)")
 
     with tempfile.TemporaryDirectory() as tmp, CallCache(Path(tmp) / "c.sqlite") as cache:
@@ -68,6 +72,35 @@ def main() -> None:
         miss, _ = timed(cached.generate, prompts, params, seeds)
         hit, _ = timed(cached.generate, prompts, params, seeds)
     print(f"call cache: miss {miss:.2f}s, hit {hit * 1000:.1f}ms, speed-up {miss / hit:.0f}x")
+    gen, score = rates["generate one at a time"], rates["score one at a time"]
+    rows = [
+        BenchRow("generate_single", "generation, one prompt at a time", round(gen, 1), "tokens/s", 1.0),
+        BenchRow(
+            "generate_batched",
+            f"generation, batches of {args.batch_size}",
+            round(rates["generate batched"], 1),
+            "tokens/s",
+            round(rates["generate batched"] / gen, 2),
+        ),
+        BenchRow("score_single", "teacher-forced scoring, one text at a time", round(score, 1), "tokens/s", 1.0),
+        BenchRow(
+            "score_batched",
+            f"teacher-forced scoring, batches of {args.batch_size}",
+            round(rates["score batched"], 1),
+            "tokens/s",
+            round(rates["score batched"] / score, 2),
+        ),
+        BenchRow("cache_miss", f"{len(prompts)} generations, call-cache miss", round(miss, 3), "s", 1.0),
+        BenchRow(
+            "cache_hit",
+            f"the same {len(prompts)} generations, call-cache hit",
+            round(hit, 4),
+            "s",
+            round(miss / hit, 0),
+        ),
+    ]
+    setup = {"model": cfg["model"], "backend": "hf", "prompts": len(prompts), "new_tokens": args.new_tokens}
+    record("llm", rows, setup, threads=args.threads)
 
 
 if __name__ == "__main__":

@@ -24,9 +24,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from hallulab.bench_record import BenchRow, record
 from hallulab.cache import CallCache
 from hallulab.config import dataset_config
 from hallulab.data.loaders import load_dataset
+from hallulab.evaluation.levels import evaluate_levels
+from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.methods.selfcheck_ngram.ngram import score_corpora
 from hallulab.reference import reference_ngram, spacy_name_alias
 from hallulab.text.ngram_corpus import build_ngram_corpora
@@ -84,16 +87,34 @@ def main() -> None:
         cold, (corpora, _) = ours(passages, cache_path)
         warm, _ = ours(passages, cache_path)
     started = time.perf_counter()
-    score_corpora(corpora, ORDERS)  # type: ignore[arg-type]
+    frame, _ = score_corpora(corpora, ORDERS)  # type: ignore[arg-type]
     score_only = time.perf_counter() - started
+    started = time.perf_counter()
+    evaluate_levels(passages, frame, ProtocolConfig())  # the evaluate stage's work: 10 variants, 1000 resamples
+    evaluation = time.perf_counter() - started
     floor = spacy_floor(passages)
     print(f"spaCy floor (one pass, tok2vec + parser only):  {floor:8.2f} s")
     print(f"hallulab cold (spaCy once per text + counting): {cold:8.2f} s  ({cold / floor:.2f}x the floor)")
     print(f"hallulab warm (call cache hit + counting):      {warm:8.2f} s")
     print(f"hallulab scoring only (tokens in memory):       {score_only:8.2f} s")
-    if args.skip_reference:
+    print(f"evaluation of the 10 variants (bootstrap 1000): {evaluation:8.2f} s")
+    ref = None if args.skip_reference else reference(passages)
+
+    def row(key: str, label: str, seconds: float) -> BenchRow:
+        return BenchRow(key, label, round(seconds, 3), "s", None if ref is None else round(ref / seconds, 1))
+
+    rows = [] if ref is None else [row("reference", "selfcheckgpt 0.1.7 SelfCheckNgram, n = 1..5", ref)]
+    rows += [
+        row("cold", "hallulab cold: empty call cache, spaCy once per text + counting", cold),
+        row("warm", "hallulab warm: call-cache hit + counting (a re-run)", warm),
+        row("score", "hallulab scoring only: counting from tokens in memory (an n / N sweep point)", score_only),
+        row("spacy_floor", "the floor: one spaCy pass (tok2vec + parser), load included", floor),
+        row("evaluate", "the evaluate stage's work: 10 variants, 1000 bootstrap resamples", evaluation),
+    ]
+    setup = {"dataset": "wikibio", "passages": len(passages), "orders": list(ORDERS), "reference": ref is not None}
+    record("ngram", rows, setup)
+    if ref is None:
         return
-    ref = reference(passages)
     print(f"selfcheckgpt 0.1.7 SelfCheckNgram, n=1..5:      {ref:8.2f} s")
     print(f"speed-up cold:  {ref / cold:7.1f}x")
     print(f"speed-up warm:  {ref / warm:7.1f}x")

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from hallulab.bench_record import BenchRow, record
 from hallulab.cache import CallCache
 from hallulab.config import dataset_config
 from hallulab.data.loaders import load_dataset
@@ -79,6 +80,41 @@ def main() -> None:
     print(f"hallulab warm (cache) : {t_warm:8.2f} s  {pairs / t_warm:9.1f} pairs/s  ({t_reference / t_warm:.0f}x)")
     print(f"hallulab cold, bf16   : {t_bf16:8.2f} s  {pairs / t_bf16:9.1f} pairs/s  ({t_reference / t_bf16:.1f}x)")
     print(f"max |difference| of sentence scores vs reference: float32 {worst:.2e}, bfloat16 {worst_bf16:.2e}")
+    rate = pairs / t_reference
+    rows = [
+        BenchRow(
+            "reference", "selfcheckgpt 0.1.7 SelfCheckNLI (one forward pass per pair)", round(rate, 1), "pairs/s", 1.0
+        ),
+        BenchRow(
+            "fp32",
+            "hallulab float32, empty call cache",
+            round(pairs / t_cold, 1),
+            "pairs/s",
+            round(t_reference / t_cold, 2),
+        ),
+        BenchRow(
+            "bf16",
+            "hallulab bfloat16, empty call cache",
+            round(pairs / t_bf16, 1),
+            "pairs/s",
+            round(t_reference / t_bf16, 2),
+        ),
+        BenchRow(
+            "warm",
+            "hallulab, the same request again (call cache)",
+            round(pairs / t_warm, 1),
+            "pairs/s",
+            round(t_reference / t_warm, 1),
+        ),
+    ]
+    setup = {
+        "dataset": "wikibio",
+        "passages": len(passages),
+        "pairs": pairs,
+        "model": args.model,
+        "max_abs_difference": {"float32": float(f"{worst:.2e}"), "bfloat16": float(f"{worst_bf16:.2e}")},
+    }
+    record("nli", rows, setup, threads=args.threads)
 
 
 if __name__ == "__main__":

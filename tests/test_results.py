@@ -171,3 +171,19 @@ def test_kept_evaluate_files_import_with_their_provenance() -> None:
     assert result.metrics == kept and result.intervals["nli"]["nonfact_aucpr"][0] < kept["nli"]["nonfact_aucpr"]
     assert re.fullmatch(r"[0-9a-f]{40}", result.git_revision)
     assert "kept" in result.provenance and "docs/results/wikibio" in result.provenance
+
+
+def test_a_benchmark_table_renders_from_the_results_file(tmp_path: Path) -> None:
+    from hallulab.bench_record import BenchRow, record, render_section
+
+    path = tmp_path / "results.json"
+    rows = [BenchRow("reference", "the reference", 412.0, "s", 1.0), BenchRow("ours", "ours", 13.3, "s", 31.0)]
+    record("ngram", rows, {"passages": 40}, threads=2, path=path)
+    record("other", [BenchRow("x", "x", 0.5, "s")], {}, path=path)
+    results = json.loads(path.read_text(encoding="utf-8"))
+    assert list(results) == ["ngram", "other"]  # a second benchmark keeps the first one's section
+    table = render_section("ngram", results)
+    assert "| the reference | 412.0 s | 1.0x |" in table and "| ours | 13.3 s | 31.0x |" in table
+    assert "2 torch threads" in table
+    with pytest.raises(KeyError, match="no section 'nli'"):
+        render_section("nli", results)

@@ -24,6 +24,9 @@ A combining method's paired differences against its members (``paired`` in its r
 and ``<!-- /paired -->``: one row per variant and member, each cell the difference in points
 with its paired interval, e.g. ``+0.84 [-0.41, +2.10]``.
 
+A benchmark table (``make bench`` writes ``benchmarks/results.json``, :mod:`hallulab.bench_record`)
+sits between ``<!-- bench: SECTION -->`` and ``<!-- /bench -->``.
+
 An excerpt of a committed text file (the toy run's ``metrics/toy/summary.md``) sits between
 ``<!-- excerpt: PATH | head: N | rows: name, ... -->`` and ``<!-- /excerpt -->``: the file's
 first N lines, its headings and table headers, and the table rows (or ``**group**`` rows) whose
@@ -42,7 +45,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from hallulab.bench_record import RESULTS as BENCH_RESULTS
+from hallulab.bench_record import render_section
 from hallulab.evaluation.paper_tables import PAPER_REFERENCE
+from hallulab.io import read_json
 from hallulab.results import RESULTS_DIR, PublishedResult, load_result
 
 MARKER = re.compile(
@@ -66,6 +72,12 @@ PAIRED = re.compile(
     r"(?P<open><!-- paired: *(?P<file>[\w/.-]+) *\| *(?P<level>\w+) *\| *(?P<rows>[^|]+?) *\| *(?P<cols>[^|]+?) *-->\n)"
     r"(?P<body>.*?)"
     r"(?P<close><!-- /paired -->)",
+    re.DOTALL,
+)
+
+
+BENCH = re.compile(
+    r"(?P<open><!-- bench: *(?P<section>\w+) *-->\n)(?P<body>.*?)(?P<close><!-- /bench -->)",
     re.DOTALL,
 )
 
@@ -230,7 +242,12 @@ def render(text: str, root: Path) -> str:
         table = render_paired(match["file"], match["level"], _names(match["rows"]), _names(match["cols"]), root)
         return match["open"] + table + match["close"]
 
-    return PAIRED.sub(replace_paired, EXCERPT.sub(replace_excerpt, MARKER.sub(replace, text)))
+    def replace_bench(match: re.Match[str]) -> str:
+        results = read_json(root / BENCH_RESULTS)
+        return match["open"] + render_section(match["section"], results) + match["close"]
+
+    text = PAIRED.sub(replace_paired, EXCERPT.sub(replace_excerpt, MARKER.sub(replace, text)))
+    return BENCH.sub(replace_bench, text)
 
 
 def main(argv: list[str] | None = None) -> int:

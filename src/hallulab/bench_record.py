@@ -1,0 +1,83 @@
+"""The benchmark report: every ``make bench`` script records what it measured in one file.
+
+``benchmarks/results.json`` holds one section per benchmark:
+
+    {"ngram": {"command": "...", "setup": {...}, "machine": {...},
+               "rows": [{"key": "reference", "label": "...", "seconds": 412.3, "ratio": 1.0}, ...]}}
+
+A row is one measurement: seconds (or a rate with its unit), and its ratio to the section's
+baseline row where the benchmark compares. The README's performance tables are rendered from
+this file (``<!-- bench: SECTION -->``, :mod:`hallulab.results_render`), so no timing there
+is typed by hand. Timings depend on the machine: ``machine`` names its CPU count and the
+torch threads the benchmark used; ratios measured side by side in one run are what carries.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shlex
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from hallulab.io import read_json, write_json
+
+RESULTS = Path("benchmarks") / "results.json"
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """One measurement: a value in ``unit`` and, where the section compares, its ratio."""
+
+    key: str
+    label: str
+    value: float
+    unit: str  # "s" (lower is better) or a rate such as "pairs/s" (higher is better)
+    ratio: float | None = None  # speed-up over the section's baseline (baseline = 1.0)
+
+
+def machine(threads: int | None = None) -> dict[str, Any]:
+    return {
+        "cpus": os.cpu_count(),
+        "torch_threads": threads,
+        "python": platform.python_version(),
+        "processor": platform.machine(),
+    }
+
+
+def record(
+    section: str,
+    rows: list[BenchRow],
+    setup: dict[str, Any],
+    threads: int | None = None,
+    path: Path = RESULTS,
+) -> None:
+    """Write (or replace) ``section`` in the results file; the other sections stay."""
+    found: dict[str, Any] = read_json(path) if path.is_file() else {}
+    found[section] = {
+        "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
+        "setup": setup,
+        "machine": machine(threads),
+        "rows": [asdict(row) for row in rows],
+    }
+    write_json(path, dict(sorted(found.items())))
+
+
+def render_section(section: str, results: dict[str, Any]) -> str:
+    """The README table of one section: measurement, value, ratio."""
+    if section not in results:
+        raise KeyError(f"benchmarks/results.json has no section {section!r}: run make bench")
+    body = results[section]
+    lines = ["| measurement | value | ratio |", "|---|---|---|"]
+    for row in body["rows"]:
+        value = row["value"]
+        shown = f"{value:.3g} {row['unit']}" if value < 10 else f"{value:,.1f} {row['unit']}"
+        ratio = "" if row["ratio"] is None else f"{row['ratio']:,.1f}x"
+        lines.append(f"| {row['label']} | {shown} | {ratio} |")
+    where = body["machine"]
+    threads = f", {where['torch_threads']} torch threads" if where.get("torch_threads") else ""
+    lines.append("")
+    lines.append(f"`{body['command']}` on {where['cpus']} CPUs{threads}.")
+    return "\n".join(lines) + "\n"
