@@ -27,19 +27,16 @@ TOY = REPO / "data" / "toy" / "passages.jsonl"
 WIKIBIO_CFG = {**dataset_config("wikibio"), "source": "local"}
 
 
-#: Session fixtures that several test files share: every test that uses one runs on the same
-#: pytest-xdist worker, so that each is built once per run (the toy DAG, the llama.cpp server,
-#: the WikiBio copy). Every other test stays with its file (module fixtures are built once).
-SHARED_SESSION_FIXTURES = ("toy_run", "llamacpp_url", "wikibio_passages")
+#: ``make test`` runs the tests that need the toy DAG (the ``toy_run`` session fixture: one
+#: ``make run``) in one pytest process and every other test in a second one beside it, so that
+#: the two halves share the two cores; ``-m toy_dag`` / ``-m "not toy_dag"`` select them.
+TOY_DAG_MARK = "toy_dag"
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Group the tests for ``pytest -n 2 --dist loadgroup`` (``make test``): by the shared
-    session fixture they use, else by file."""
-    for item in items:
-        names = getattr(item, "fixturenames", ())
-        group = next((name for name in SHARED_SESSION_FIXTURES if name in names), item.nodeid.split("::")[0])
-        item.add_marker(pytest.mark.xdist_group(group))
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark every test that uses the toy DAG (directly or through another fixture)."""
+    if "toy_run" in getattr(item, "fixturenames", ()):
+        item.add_marker(getattr(pytest.mark, TOY_DAG_MARK))
 
 
 @pytest.fixture(autouse=True, scope="session")
