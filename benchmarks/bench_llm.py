@@ -99,7 +99,7 @@ def main() -> None:
             round(miss / hit, 0),
         ),
     ]
-    setup = {"model": cfg["model"], "backend": "hf", "prompts": len(prompts), "new_tokens": args.new_tokens}
+    setup = {"model": cfg["name"], "backend": "hf", "prompts": len(prompts), "new_tokens": args.new_tokens}
     record("llm", rows, setup, threads=args.threads)
 
 

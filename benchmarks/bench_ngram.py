@@ -108,8 +108,15 @@ def main() -> None:
         row("cold", "hallulab cold: empty call cache, spaCy once per text + counting", cold),
         row("warm", "hallulab warm: call-cache hit + counting (a re-run)", warm),
         row("score", "hallulab scoring only: counting from tokens in memory (an n / N sweep point)", score_only),
-        row("spacy_floor", "the floor: one spaCy pass (tok2vec + parser), load included", floor),
-        row("evaluate", "the evaluate stage's work: 10 variants, 1000 bootstrap resamples", evaluation),
+        BenchRow(
+            "spacy_floor",
+            f"the floor: one spaCy pass (tok2vec + parser), load included (cold is {cold / floor:.2f}x this)",
+            round(floor, 3),
+            "s",
+        ),
+        BenchRow(
+            "evaluate", "the evaluate stage's work: 10 variants, 1000 bootstrap resamples", round(evaluation, 3), "s"
+        ),
     ]
     setup = {"dataset": "wikibio", "passages": len(passages), "orders": list(ORDERS), "reference": ref is not None}
     record("ngram", rows, setup)
