@@ -5,8 +5,9 @@
 Reads ``data/aggregated/<dataset>/<method>.parquet``, keeps the variant's rows at the level
 the combiner works at (``<combiner>.level``) and writes them to
 ``data/members/<dataset>/<combiner>/<method>.<variant>.parquet``
-(:mod:`hallulab.pipeline.members`). A variant the method did not write, or one without units
-at that level, is a one-line error listing what the method's file holds.
+(:mod:`hallulab.pipeline.members`). A variant the method did not write under this run's
+settings is absent (an empty table and a warning: the combiner combines the others and says
+so); one without units at that level is a one-line error listing what the file holds.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import argparse
 import pandas as pd
 
 from hallulab.pipeline import paths, registry
-from hallulab.pipeline.members import Member, MemberError, check_level, select_member
+from hallulab.pipeline.members import AbsentVariant, Member, MemberError, check_level, select_member
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger, write_table
+from hallulab.units import score_frame
 
 
 def main() -> None:
@@ -37,7 +39,11 @@ def main() -> None:
     level = check_level(str(view.get(key)), key)
     member = Member(args.method, args.variant)
     source = paths.unit_scores(args.method, args.dataset)
-    rows = select_member(pd.read_parquet(source), member, level, source)
+    try:
+        rows = select_member(pd.read_parquet(source), member, level, source)
+    except AbsentVariant as absent:  # a sweep left it out: the combiner combines the others and says so
+        log.warning("%s; the %s combines the other members", absent, args.combiner)
+        rows = score_frame()
     write_table(paths.member_scores(args.combiner, args.method, args.variant, args.dataset), rows)
     log.info("%s: %d %s units", member.key, len(rows), level)
 

@@ -23,7 +23,7 @@ from hallulab.methods.ensemble.aggregate import (
 )
 from hallulab.methods.ensemble.logistic import fit_logistic
 from hallulab.pipeline.context import AggregateContext
-from hallulab.pipeline.members import Member, MemberError, parse_members, select_member
+from hallulab.pipeline.members import AbsentVariant, Member, MemberError, parse_members, select_member
 from hallulab.pipeline.params import ParamsView
 from hallulab.units import ScoreTable
 
@@ -119,6 +119,22 @@ def test_unlabelled_records_get_the_rank_mean_and_a_stated_skip_of_the_supervise
     assert "no labelled sentence unit" in str(result.diagnostics["logistic_skipped"])
 
 
+def test_a_member_absent_under_the_runs_settings_is_left_out_and_named() -> None:
+    labels = [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0]]
+    tables = _table({"selfcheck_ngram/x": [[0.9, 0.1], [0.2, 0.8], [0.7, 0.6], [0.1, 0.2]]})
+    tables["greybox/y"] = ScoreTable().frame()  # the members stage's empty table: a sweep left it out
+    listed = [{"method": "selfcheck_ngram", "variant": "x"}, {"method": "greybox", "variant": "y"}]
+    ctx = AggregateContext("t", _passages(labels), {}, None, _view(members=listed, folds=2), members=tables)
+    result = aggregate(ctx)
+    assert result.diagnostics["members_absent"] == ["greybox/y"]
+    assert list(result.diagnostics["members"]) == ["selfcheck_ngram/x"]  # type: ignore[call-overload]
+    assert "member.greybox.y" not in set(result.scores["variant"])
+    nothing = {"selfcheck_ngram/x": ScoreTable().frame(), "greybox/y": ScoreTable().frame()}
+    ctx = AggregateContext("t", _passages(labels), {}, None, _view(members=listed), members=nothing)
+    with pytest.raises(MemberError, match="none of"):
+        aggregate(ctx)
+
+
 @pytest.mark.parametrize(
     ("value", "fragment"),
     [
@@ -138,7 +154,7 @@ def test_a_bad_member_list_is_one_line_naming_the_setting(value: object, fragmen
 
 def test_a_member_variant_the_method_did_not_write_lists_what_it_did() -> None:
     frame = _table({"greybox/avg_neglogp": [[0.1]]})["greybox/avg_neglogp"]
-    with pytest.raises(MemberError, match=r"no variant 'max_entropy'; it has \['avg_neglogp'\]"):
+    with pytest.raises(AbsentVariant, match=r"no variant 'max_entropy'; it has \['avg_neglogp'\]"):
         select_member(frame, Member("greybox", "max_entropy"), "sentence", "greybox.parquet")
     with pytest.raises(
         MemberError, match=r"no 'response' units in greybox.parquet; this variant scores \['sentence'\]"

@@ -23,10 +23,13 @@ def test_every_readme_results_table_equals_its_committed_file() -> None:
 
 
 def _copy_rendered_files(tmp_path: Path) -> str:
-    """Copy every file the README renders from (results tables, excerpts) under ``tmp_path``;
+    """Copy every file the README renders from (results tables, excerpts, benchmark tables)
+    under ``tmp_path``;
     returns the README's text."""
     shutil.copytree(ROOT / RESULTS_DIR, tmp_path / RESULTS_DIR)
     shutil.copytree(ROOT / "metrics", tmp_path / "metrics")
+    (tmp_path / "benchmarks").mkdir()
+    shutil.copy2(ROOT / "benchmarks" / "results.json", tmp_path / "benchmarks" / "results.json")
     return (ROOT / "README.md").read_text(encoding="utf-8")
 
 

@@ -184,7 +184,8 @@ def members_stage(combiner: str, setting: str) -> dict[str, Any]:
         "do": _stage(
             f"python stages/member.py --combiner {combiner} --method {method} --variant {variant}"
             " --dataset ${dataset.name}",
-            [*code_deps(_script("member")), paths.unit_scores(method)],
+            # hallulab.methods: the registry lists the method packages (imports the package only)
+            [*code_deps(_script("member"), "hallulab.methods"), paths.unit_scores(method)],
             [f"{combiner}.level"],
             [paths.member_scores(combiner, method, variant)],
         ),

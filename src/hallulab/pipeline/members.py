@@ -7,6 +7,11 @@ that list) that copies the variant's unit scores at the combined level out of th
 ``aggregate_<method>`` output, so that the combiner's aggregate stage depends on exactly its
 members' scores and re-runs when one of them changes. A list (not a mapping) because Hydra
 replaces a list on override and merges a mapping.
+
+A member whose method wrote no such variant under the run's settings (a sweep over
+``selfcheck_ngram.n`` without 1 has no ``ngram_n1_max``) is absent, not an error: its stage
+writes an empty table and warns, and the combiner combines the others and lists the absent
+ones in its diagnostics (none present is an error). A variant at the wrong level is an error.
 """
 
 from __future__ import annotations
@@ -22,11 +27,17 @@ from hallulab.errors import UserFacingError
 from hallulab.pipeline import registry
 from hallulab.units import LEVELS, MEMBER_PREFIX
 
-__all__ = ["MEMBER_PREFIX", "Member", "MemberError", "check_level", "parse_members", "select_member"]
+__all__ = ["MEMBER_PREFIX", "AbsentVariant", "Member", "MemberError", "check_level", "parse_members", "select_member"]
 
 
 class MemberError(ValueError, UserFacingError):
     """A member list or a member's scores that the combiner cannot use (one line)."""
+
+
+class AbsentVariant(MemberError):
+    """The member's method wrote no such variant under this run's settings (a sweep over
+    ``selfcheck_ngram.n`` leaves out ``ngram_n1_max``): the members stage writes an empty
+    table and the combiner says which members it combined."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +83,7 @@ def select_member(frame: pd.DataFrame, member: Member, level: str, source: str) 
     is one line listing what the file does hold."""
     variants = list(dict.fromkeys(frame["variant"].tolist()))
     if member.variant not in variants:
-        raise MemberError(f"{member.key}: {source} has no variant {member.variant!r}; it has {variants}")
+        raise AbsentVariant(f"{member.key}: {source} has no variant {member.variant!r}; it has {variants}")
     rows = frame[(frame["variant"] == member.variant) & (frame["level"] == level)]
     if rows.empty:
         levels = sorted(set(frame.loc[frame["variant"] == member.variant, "level"]))

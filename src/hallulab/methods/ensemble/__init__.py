@@ -32,6 +32,9 @@ resamples and reports each combiner's paired bootstrap difference against each m
 with an interval. (At sentence level a passage's score is then the mean of its sentence
 scores for the members too, as for the ensemble.)
 
+A member its method did not write under the run's settings (a sweep that leaves out
+``ngram_n1_max``) is left out and named in the diagnostics (``members_absent``).
+
 No model call and no score step: one cheap aggregate step over the ``members_ensemble``
 stages' copies of the members' scores (:mod:`hallulab.pipeline.members`).
 """

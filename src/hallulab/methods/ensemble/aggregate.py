@@ -146,11 +146,18 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
     absent = [m.key for m in members if m.key not in ctx.members]
     if absent:
         raise MemberError(f"ensemble.members: no scores given for {absent}; given: {list(ctx.members)}")
-    matrix = rank_matrix(ctx.members)
+    present = {key: frame for key, frame in ctx.members.items() if not frame.empty}
+    absent = [key for key, frame in ctx.members.items() if frame.empty]
+    if not present:
+        raise MemberError(f"ensemble.members: none of {absent} wrote {knobs.level} units under this run's settings")
+    if absent:
+        ctx.log.warning("ensemble: %s absent under this run's settings; combining %s", absent, list(present))
+    matrix = rank_matrix(present)
     missing = int(np.isnan(matrix.ranks).any(axis=1).sum())
     diagnostics: dict[str, object] = {
         "level": knobs.level,
-        "members": {key: len(frame) for key, frame in ctx.members.items()},
+        "members": {key: len(frame) for key, frame in present.items()},
+        **({"members_absent": absent} if absent else {}),
         "units": len(matrix.units),
         "units_missing_members": missing,
     }
@@ -172,7 +179,7 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
                 "weights_full_fit": fitted.weights,
                 "intercept_full_fit": fitted.intercept,
             }
-    for key, rows in ctx.members.items():  # the members as they scored, for the paired comparison
+    for key, rows in present.items():  # the members as they scored, for the paired comparison
         method, variant = key.split("/", 1)
         parts.append(rows.assign(variant=f"{MEMBER_PREFIX}{method}.{variant}"))
     frame = pd.concat(parts, ignore_index=True) if parts else None
