@@ -34,9 +34,11 @@ TOY_DAG_MARK = "toy_dag"
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
-    """Mark every test that uses the toy DAG (directly or through another fixture)."""
+    """Mark every test that uses the toy DAG (directly or through another fixture); such a
+    test is also slow (a whole ``make run``), so ``make test-fast`` never starts one."""
     if "toy_run" in getattr(item, "fixturenames", ()):
         item.add_marker(getattr(pytest.mark, TOY_DAG_MARK))
+        item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -146,6 +146,7 @@ def test_summary_notes_rejoin_wrapped_lines() -> None:
     assert summary_notes(markdown) == ["Profile: quick (fast smoke run, near chance).", "LLMs by role: smollm2."]
 
 
+@pytest.mark.slow
 def test_a_ccp_claim_shows_each_words_ccp_and_they_multiply_to_its_score(toy_run: Any) -> None:
     """Eq. 7 word by word: 1 - prod_j CCP_word(j) is the claim's score (prod aggregation), for
     two variants that differ in K and NLI context."""
