@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hallulab.config import CONF_DIR
 from hallulab.io import atomic_open
@@ -51,22 +51,21 @@ def render(payload: dict[str, Any]) -> str:
     return template.replace("__DATA__", pieces["__DATA__"])  # last: the data may hold any marker
 
 
-def hallucheck_knobs(params: Path) -> HalluCheckKnobs:
-    """The run's HalluCheck check settings (the page redraws its decision path with them)."""
-    if not params.is_file():
-        return HalluCheckKnobs()
-    view = ParamsView.load(str(params), ("hallucheck.aggregate",), "report")
-    return (
-        view.typed(HalluCheckKnobs, "hallucheck.aggregate") if view.has("hallucheck.aggregate") else HalluCheckKnobs()
-    )
+K = TypeVar("K")
 
 
-def ccp_knobs(params: Path) -> CCPKnobs:
-    """The run's CCP sweep knobs (which variant is which K, context and word rule)."""
+def run_knobs(params: Path) -> tuple[HalluCheckKnobs, CCPKnobs]:
+    """The run's settings the page redraws with: HalluCheck's checks (its decision path) and
+    CCP's sweep knobs (which variant is which K, context and word rule); defaults for a
+    section the run's params.yaml lacks, or without one."""
     if not params.is_file():
-        return CCPKnobs()
-    view = ParamsView.load(str(params), ("ccp.aggregate",), "report")
-    return view.typed(CCPKnobs, "ccp.aggregate") if view.has("ccp.aggregate") else CCPKnobs()
+        return HalluCheckKnobs(), CCPKnobs()
+    view = ParamsView.load(str(params), ("hallucheck.aggregate", "ccp.aggregate"), "report")
+
+    def section(cls: type[K], key: str) -> K:
+        return view.typed(cls, key) if view.has(key) else cls()
+
+    return section(HalluCheckKnobs, "hallucheck.aggregate"), section(CCPKnobs, "ccp.aggregate")
 
 
 def write_report(dataset: str, out: Path | None = None, root: Path = Path()) -> Path:
@@ -75,13 +74,7 @@ def write_report(dataset: str, out: Path | None = None, root: Path = Path()) -> 
 
     titles = {name: spec.title for name, spec in registry.methods().items()}
     inputs = load_inputs(dataset, root, titles)
-    catalogue = UnitCatalogue.build(
-        inputs.passages,
-        inputs.artifacts,
-        inputs.raw,
-        hallucheck_knobs(root / "params.yaml"),
-        ccp_knobs(root / "params.yaml"),
-    )
+    catalogue = UnitCatalogue.build(inputs.passages, inputs.artifacts, inputs.raw, *run_knobs(root / "params.yaml"))
     page = render(build_payload(inputs, catalogue))
     path = out or root / default_path(dataset)
     path.parent.mkdir(parents=True, exist_ok=True)
