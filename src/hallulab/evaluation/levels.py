@@ -284,6 +284,16 @@ def evaluate_binary_level(
     return result
 
 
+def passage_scores(frame: pd.DataFrame, variant: str, by_record: Mapping[str, list[float]]) -> dict[str, float]:
+    """A variant's passage scores: its ``response`` rows, or the mean of each record's
+    sentence scores (``by_record``) when it has none."""
+    found = record_scores(frame, variant, "response")
+    if not found:
+        with np.errstate(invalid="ignore"):  # +inf and -inf in one record: NaN, left out and counted
+            found = {rid: float(np.mean(v)) for rid, v in by_record.items() if v}
+    return found
+
+
 def evaluate_sentence_level(
     passages: Sequence[Passage], frame: pd.DataFrame, cfg: ProtocolConfig
 ) -> LevelResult | None:
@@ -299,10 +309,7 @@ def evaluate_sentence_level(
     widest: LabelledScores | None = None
     for variant in variants(rows):
         by_record = sentence_scores(frame, variant)
-        passage_level = record_scores(frame, variant, "response")
-        if not passage_level:
-            with np.errstate(invalid="ignore"):  # +inf and -inf in one record: NaN, left out and counted
-                passage_level = {rid: float(np.mean(v)) for rid, v in by_record.items() if v}
+        passage_level = passage_scores(frame, variant, by_record)
         # a variant may score a subset of the records (an LLM variant on a stated subset):
         # it is evaluated on the labelled records it scored, and the count says so
         covered = [p for p in labelled if p.id in by_record]

@@ -25,9 +25,17 @@ import pandas as pd
 
 from hallulab.data.schema import Passage
 from hallulab.evaluation import bootstrap
-from hallulab.evaluation.levels import LEVEL_METRICS, Units, binary_draws, binary_metrics, unit_labels, units_of
+from hallulab.evaluation.levels import (
+    LEVEL_METRICS,
+    Units,
+    binary_draws,
+    binary_metrics,
+    passage_scores,
+    unit_labels,
+    units_of,
+)
 from hallulab.evaluation.protocol import LabelledScores, ProtocolConfig, align, bootstrap_draws, compute_metrics
-from hallulab.units import MEMBER_PREFIX, level_rows, record_scores, sentence_scores, variants
+from hallulab.units import MEMBER_PREFIX, level_rows, sentence_scores, variants
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,24 @@ class Difference:
         return [None if np.isnan(v) else round(float(v), 4) for v in (self.point, self.low, self.high)]
 
 
+def _differences(
+    points_a: Mapping[str, float],
+    points_b: Mapping[str, float],
+    draws_a: Mapping[str, np.ndarray],
+    draws_b: Mapping[str, np.ndarray],
+    cfg: ProtocolConfig,
+    records: int,
+) -> dict[str, Difference]:
+    """A - B for every metric with draws: the point difference and the percentiles of the
+    per-resample differences."""
+    found = {}
+    for key, draws in draws_a.items():
+        with np.errstate(invalid="ignore"):
+            low, high = bootstrap.percentile_interval(draws - draws_b[key], cfg.ci_level)
+        found[key] = Difference(points_a[key] - points_b[key], low, high, records)
+    return found
+
+
 def _sentence_level(
     passages: Sequence[Passage], frame: pd.DataFrame, a: str, b: str, cfg: ProtocolConfig
 ) -> dict[str, Difference]:
@@ -52,22 +78,13 @@ def _sentence_level(
         return {}
 
     def labelled(variant: str, by_record: Mapping[str, list[float]]) -> LabelledScores:
-        passage_level = record_scores(frame, variant, "response")
-        if not passage_level:
-            with np.errstate(invalid="ignore"):
-                passage_level = {rid: float(np.mean(v)) for rid, v in by_record.items() if v}
-        return align(common, by_record, passage_level, variant)
+        return align(common, by_record, passage_scores(frame, variant, by_record), variant)
 
     data_a, data_b = labelled(a, scores_a), labelled(b, scores_b)
     points_a, points_b = compute_metrics(data_a, cfg), compute_metrics(data_b, cfg)
     weights = bootstrap.resample_weights(len(common), cfg.bootstrap_samples, cfg.seed)
     draws_a, draws_b = bootstrap_draws(data_a, cfg, weights), bootstrap_draws(data_b, cfg, weights)
-    found = {}
-    for key, draws in draws_a.items():
-        with np.errstate(invalid="ignore"):
-            low, high = bootstrap.percentile_interval(draws - draws_b[key], cfg.ci_level)
-        found[key] = Difference(points_a[key] - points_b[key], low, high, len(common))
-    return found
+    return _differences(points_a, points_b, draws_a, draws_b, cfg, len(common))
 
 
 def _binary_level(
@@ -83,14 +100,10 @@ def _binary_level(
         return {}
     names, owner = np.unique(units_a.clusters, return_inverse=True)
     weights = bootstrap.resample_weights(len(names), cfg.bootstrap_samples, cfg.seed)[:, owner]
-    points_a, points_b = binary_metrics(level, units_a, None), binary_metrics(level, units_b, None)
+    points_a = {key: value for key, (value, _) in binary_metrics(level, units_a, None).items()}
+    points_b = {key: value for key, (value, _) in binary_metrics(level, units_b, None).items()}
     draws_a, draws_b = binary_draws(level, units_a, weights), binary_draws(level, units_b, weights)
-    found = {}
-    for key, draws in draws_a.items():
-        with np.errstate(invalid="ignore"):
-            low, high = bootstrap.percentile_interval(draws - draws_b[key], cfg.ci_level)
-        found[key] = Difference(points_a[key][0] - points_b[key][0], low, high, len(names))
-    return found
+    return _differences(points_a, points_b, draws_a, draws_b, cfg, len(names))
 
 
 def paired_difference(
