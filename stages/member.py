@@ -17,10 +17,9 @@ import argparse
 import pandas as pd
 
 from hallulab.pipeline import paths, registry
-from hallulab.pipeline.members import AbsentVariant, Member, MemberError, check_level, select_member
+from hallulab.pipeline.members import Member, MemberError, check_level, member_rows
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger, write_table
-from hallulab.units import score_frame
 
 
 def main() -> None:
@@ -39,11 +38,7 @@ def main() -> None:
     level = check_level(str(view.get(key)), key)
     member = Member(args.method, args.variant)
     source = paths.unit_scores(args.method, args.dataset)
-    try:
-        rows = select_member(pd.read_parquet(source), member, level, source)
-    except AbsentVariant as absent:  # a sweep left it out: the combiner combines the others and says so
-        log.warning("%s; the %s combines the other members", absent, args.combiner)
-        rows = score_frame()
+    rows = member_rows(pd.read_parquet(source), member, level, source, log)
     write_table(paths.member_scores(args.combiner, args.method, args.variant, args.dataset), rows)
     log.info("%s: %d %s units", member.key, len(rows), level)
 

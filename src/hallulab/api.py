@@ -137,7 +137,7 @@ class Detector:
         """A combining method (the ensemble): each member's method runs as its own
         :class:`Detector` with the same settings and call cache (what the members_<name> stages
         read from the members' aggregate stages), then the combiner's aggregate step."""
-        from hallulab.pipeline.members import AbsentVariant, check_level, parse_members, select_member
+        from hallulab.pipeline.members import check_level, member_rows, parse_members
 
         assert self.spec.combines is not None
         view = self.view(self.spec.aggregate.param_keys(), f"aggregate_{self.method}")
@@ -149,12 +149,7 @@ class Detector:
             if member.method not in by_method:
                 detector = Detector(member.method, self.overrides, self.dataset, self.conf_dir, self.log)
                 by_method[member.method] = detector._run(passages, cache)
-        tables = {}
-        for m in members:
-            try:
-                tables[m.key] = select_member(by_method[m.method], m, level, f"{m.method}'s scores")
-            except AbsentVariant:  # as the members stage: absent under these settings, the others combine
-                tables[m.key] = score_frame()
+        tables = {m.key: member_rows(by_method[m.method], m, level, f"{m.method}'s scores", self.log) for m in members}
         passages, _ = self._generate(passages, cache)
         aggregate = registry.step_function("method", self.method, "aggregate")
         context = AggregateContext(self.dataset, passages, {}, None, view, self.log, tables)

@@ -3,10 +3,10 @@
 ``benchmarks/results.json`` holds one section per benchmark:
 
     {"ngram": {"command": "...", "setup": {...}, "machine": {...},
-               "rows": [{"key": "reference", "label": "...", "seconds": 412.3, "ratio": 1.0}, ...]}}
+               "rows": [{"key": "reference", "label": "...", "value": 378.0, "unit": "s", "ratio": 1.0}, ...]}}
 
-A row is one measurement: seconds (or a rate with its unit), and its ratio to the section's
-baseline row where the benchmark compares. The README's performance tables are rendered from
+A row is one measurement: a value in its unit (seconds, or a rate such as pairs/s), and its
+speed-up over the section's baseline row where the benchmark compares. The README's performance tables are rendered from
 this file (``<!-- bench: SECTION -->``, :mod:`hallulab.results_render`), so no timing there
 is typed by hand. Timings depend on the machine: ``machine`` names its CPU count and the
 torch threads the benchmark used; ratios measured side by side in one run are what carries.

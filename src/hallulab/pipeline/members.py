@@ -16,6 +16,7 @@ ones in its diagnostics (none present is an error). A variant at the wrong level
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,9 +26,18 @@ import pandas as pd
 from hallulab.config import typed
 from hallulab.errors import UserFacingError
 from hallulab.pipeline import registry
-from hallulab.units import LEVELS, MEMBER_PREFIX
+from hallulab.units import LEVELS, MEMBER_PREFIX, score_frame
 
-__all__ = ["MEMBER_PREFIX", "AbsentVariant", "Member", "MemberError", "check_level", "parse_members", "select_member"]
+__all__ = [
+    "MEMBER_PREFIX",
+    "AbsentVariant",
+    "Member",
+    "MemberError",
+    "check_level",
+    "member_rows",
+    "parse_members",
+    "select_member",
+]
 
 
 class MemberError(ValueError, UserFacingError):
@@ -89,3 +99,13 @@ def select_member(frame: pd.DataFrame, member: Member, level: str, source: str) 
         levels = sorted(set(frame.loc[frame["variant"] == member.variant, "level"]))
         raise MemberError(f"{member.key}: no {level!r} units in {source}; this variant scores {levels}")
     return rows.reset_index(drop=True)
+
+
+def member_rows(frame: pd.DataFrame, member: Member, level: str, source: str, log: logging.Logger) -> pd.DataFrame:
+    """:func:`select_member`, with a variant absent under the run's settings an empty table
+    and a warning (the combiner combines the other members and says so)."""
+    try:
+        return select_member(frame, member, level, source)
+    except AbsentVariant as absent:
+        log.warning("%s; the combiner combines the other members", absent)
+        return score_frame()
