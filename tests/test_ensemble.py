@@ -3,9 +3,6 @@ cross-fitting never lets a unit's own label reach its score, and the member cont
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -196,31 +193,3 @@ def test_a_paired_difference_is_the_difference_of_the_metrics_with_an_interval_a
     assert same["roc_auc"].to_list() == [0.0, 0.0, 0.0]  # the same resamples for both sides
     report = against_members(passages, frame, cfg)
     assert list(report["sentence"]) == ["good"] and list(report["sentence"]["good"]) == ["member.m.worse"]
-
-
-def test_the_readme_paired_table_renders_from_the_results_file(tmp_path: Path) -> None:
-    from hallulab.results import RESULTS_DIR
-    from hallulab.results_render import render_paired
-
-    folder = tmp_path / RESULTS_DIR / "ds"
-    folder.mkdir(parents=True)
-    raw = {
-        "name": "ensemble",
-        "dataset": "ds",
-        "method": "ensemble",
-        "command": "make result",
-        "git_revision": "0" * 40,
-        "git_dirty": False,
-        "overrides": [],
-        "params": {},
-        "models": [],
-        "metrics": {},
-        "intervals": {},
-        "counts": {},
-        "paired": {"sentence": {"rank_mean": {"member.a.x": {"roc_auc": [1.5, -0.25, 3.0]}}}},
-    }
-    (folder / "ensemble.json").write_text(json.dumps(raw), encoding="utf-8")
-    table = render_paired("ds/ensemble", "sentence", ("rank_mean",), ("roc_auc",), tmp_path)
-    assert "| `rank_mean` − `member.a.x` | +1.50 [-0.25, +3.00] |" in table
-    with pytest.raises(KeyError, match="no paired differences at level 'response'"):
-        render_paired("ds/ensemble", "response", ("rank_mean",), ("roc_auc",), tmp_path)

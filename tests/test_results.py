@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from hallulab.results import RESULTS_DIR, import_kept, load_result
-from hallulab.results_render import EXCERPT, MARKER, TableSpec, render, render_excerpt, render_table
+from hallulab.results_render import EXCERPT, MARKER, TableSpec, render, render_excerpt, render_paired, render_table
+from tests.helpers.results_files import write_result
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULT_FILES = sorted((ROOT / RESULTS_DIR).glob("*/*.json"))
@@ -110,47 +111,28 @@ def test_a_results_file_names_its_command_revision_and_models(path: Path) -> Non
 
 
 def test_a_null_cell_names_its_reason(tmp_path: Path) -> None:
-    folder = tmp_path / RESULTS_DIR / "ds"
-    folder.mkdir(parents=True)
-    raw = {
-        "name": "run",
-        "dataset": "ds",
-        "method": "m",
-        "command": "make experiment",
-        "git_revision": "0" * 40,
-        "git_dirty": False,
-        "overrides": [],
-        "params": {},
-        "models": [],
-        "metrics": {"v": {"a": 50.0, "b": None}},
-        "intervals": {"v": {"a": [40.0, 60.0], "b": [None, None]}},
-        "counts": {},
-        "undefined": {"metrics": {"v": {"b": "one_class"}}},
-    }
-    (folder / "run.json").write_text(json.dumps(raw), encoding="utf-8")
+    write_result(
+        tmp_path,
+        "ds",
+        "run",
+        "m",
+        metrics={"v": {"a": 50.0, "b": None}},
+        intervals={"v": {"a": [40.0, 60.0], "b": [None, None]}},
+        undefined={"metrics": {"v": {"b": "one_class"}}},
+    )
     table = render_table(TableSpec("ds/run", ("v",), ("a", "b")), tmp_path)
     assert "| `v` | 50.0 [40.0, 60.0] | null (one_class) |" in table
 
 
 def test_a_paper_table_shows_ours_beside_the_published_number(tmp_path: Path) -> None:
-    folder = tmp_path / RESULTS_DIR / "wikibio"
-    folder.mkdir(parents=True)
-    raw = {
-        "name": "ngram",
-        "dataset": "wikibio",
-        "method": "selfcheck_ngram",
-        "command": "make result",
-        "git_revision": "0" * 40,
-        "git_dirty": False,
-        "overrides": [],
-        "params": {},
-        "models": [],
-        "metrics": {"ngram_n1_max": {"nonfact_aucpr": 85.621, "passage_pearson": None}},
-        "intervals": {},
-        "counts": {},
-        "random_baselines": {"sentence": {"nonfact_aucpr": 72.956}},
-    }
-    (folder / "ngram.json").write_text(json.dumps(raw), encoding="utf-8")
+    write_result(
+        tmp_path,
+        "wikibio",
+        "ngram",
+        "selfcheck_ngram",
+        metrics={"ngram_n1_max": {"nonfact_aucpr": 85.621, "passage_pearson": None}},
+        random_baselines={"sentence": {"nonfact_aucpr": 72.956}},
+    )
     text = (
         "<!-- results: wikibio/ngram | ngram_n1_max, ngram_n1_max=bertscore, ngram_n1_max=-, random@sentence=random"
         " | nonfact_aucpr, passage_pearson"
@@ -163,6 +145,15 @@ def test_a_paper_table_shows_ours_beside_the_published_number(tmp_path: Path) ->
     assert "| random (sentence level) | 72.96 / 72.96 (-0.00) | – / – |" in table
     with pytest.raises(KeyError, match="no row 'nope'"):
         render(text.replace("=bertscore", "=nope"), tmp_path)
+
+
+def test_the_readme_paired_table_renders_from_the_results_file(tmp_path: Path) -> None:
+    paired = {"sentence": {"rank_mean": {"member.a.x": {"roc_auc": [1.5, -0.25, 3.0]}}}}
+    write_result(tmp_path, "ds", "ensemble", "ensemble", paired=paired)
+    table = render_paired("ds/ensemble", "sentence", ("rank_mean",), ("roc_auc",), tmp_path)
+    assert "| `rank_mean` − `member.a.x` | +1.50 [-0.25, +3.00] |" in table
+    with pytest.raises(KeyError, match="no paired differences at level 'response'"):
+        render_paired("ds/ensemble", "response", ("rank_mean",), ("roc_auc",), tmp_path)
 
 
 def test_kept_evaluate_files_import_with_their_provenance() -> None:
