@@ -142,7 +142,7 @@ params: $(STAMP)
 
 ## Regenerate dvc.yaml from the registered methods and artifacts (tests/test_dvcgen.py checks it).
 dvcyaml: $(STAMP)
-	$(BIN)/python -m hallulab.pipeline.dvcgen
+	$(BIN)/python -m hallulab.dag.dvcgen
 
 ## Offline HTML of every DVC plot (vega from conf/plots/vendor, no CDN).
 plots: $(STAMP)

@@ -30,9 +30,9 @@ from hallulab.config import dataset_config
 from hallulab.data.loaders import load_dataset
 from hallulab.evaluation.levels import evaluate_levels
 from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.methods.selfcheck_ngram.corpus import build_ngram_corpora
 from hallulab.methods.selfcheck_ngram.ngram import score_corpora
 from hallulab.reference import reference_ngram, spacy_name_alias
-from hallulab.text.ngram_corpus import build_ngram_corpora
 from hallulab.text.spacy_tokens import SpacyTokenizer
 
 ORDERS = (1, 2, 3, 4, 5)

@@ -16,15 +16,14 @@ import pytest
 from hallulab.artifacts.concepts.processing import WordRanks, is_common
 from hallulab.config import write_params
 from hallulab.data.loaders import DatasetConfigError, load_dataset, load_jsonl_passages
-from hallulab.data.schema import RecordError
-from hallulab.errors import UserFacingError
+from hallulab.errors import RecordError, UserFacingError
 from hallulab.io import InputFileError
 from hallulab.methods.ccp.formula import claim_ccp
 from hallulab.methods.sample_matrix import SampleSelection
 from hallulab.methods.self_familiarity.masking import mask_concept
+from hallulab.methods.selfcheck_ngram.corpus import NgramCorpus
 from hallulab.methods.selfcheck_ngram.ngram import score_corpora
 from hallulab.pipeline import registry
-from hallulab.text.ngram_corpus import NgramCorpus
 from tests.conftest import REPO, TOY
 from tests.workspace import environment
 

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
+from hallulab.dag.dvcgen import CMD_ENV
 from hallulab.evaluation.gate import check
 from hallulab.evaluation.protocol import METRIC_KEYS
 from hallulab.nli.train import export_two_label
 from hallulab.pipeline import registry
-from hallulab.pipeline.dvcgen import CMD_ENV
 from tests.conftest import REPO, ToyRun
 from tests.workspace import dvc, git
 

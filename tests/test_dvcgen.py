@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import yaml
 
-from hallulab.pipeline import dvcgen, registry
-from hallulab.pipeline.imports import closure, module_roots
+from hallulab.dag import dvcgen
+from hallulab.dag.imports import closure, module_roots
+from hallulab.pipeline import registry
 from tests.conftest import REPO
 
 

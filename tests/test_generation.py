@@ -9,7 +9,7 @@ import pytest
 
 from hallulab.cache import CallCache
 from hallulab.config import compose
-from hallulab.data.schema import RecordError
+from hallulab.errors import RecordError
 from hallulab.generation import GenerateConfig, generate_passages, sample_seed
 from hallulab.llm import build_llm
 from hallulab.llm.cached import CachedLLM

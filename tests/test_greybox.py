@@ -8,7 +8,8 @@ import math
 import pytest
 
 from hallulab.artifacts.sentences import locate
-from hallulab.data.schema import Passage, RecordError
+from hallulab.data.schema import Passage
+from hallulab.errors import RecordError
 from hallulab.methods.greybox.baselines import SentenceSpans, assign_tokens, passage_scores, score_passages
 from hallulab.tokens import TokenStats
 from hallulab.units import record_scores, sentence_scores, variants

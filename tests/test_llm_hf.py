@@ -90,7 +90,8 @@ def test_cached_llm_hits_and_misses(smollm: HFLLM, tmp_path: Path) -> None:
 def test_teacher_forcing_past_the_context_is_refused_naming_the_record(smollm: HFLLM, tmp_path: Path) -> None:
     from hallulab.artifacts.response_tokens import SPEC
     from hallulab.artifacts.response_tokens.build import build
-    from hallulab.data.schema import Passage, RecordError
+    from hallulab.data.schema import Passage
+    from hallulab.errors import RecordError
     from hallulab.llm.base import ContextLengthError
     from hallulab.pipeline.context import BuildContext
     from hallulab.pipeline.params import ParamsView

@@ -10,7 +10,7 @@ from hallulab.data.loaders import (
     load_dataset,
     select_samples,
 )
-from hallulab.data.schema import RecordError
+from hallulab.errors import RecordError
 from tests.conftest import TOY, WIKIBIO_CFG, requires_wikibio
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hallulab.methods.selfcheck_ngram.corpus import build_ngram_corpora
 from hallulab.methods.selfcheck_ngram.ngram import selfcheck_ngram_orders
 from hallulab.reference import reference_ngram, spacy_name_alias
-from hallulab.text.ngram_corpus import build_ngram_corpora
 from hallulab.text.spacy_tokens import SpacyTokenizer
 from tests.conftest import requires_wikibio
 

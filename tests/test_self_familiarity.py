@@ -12,7 +12,8 @@ import pytest
 
 from hallulab.artifacts.concepts.build import given_concepts, parse_entity_list
 from hallulab.artifacts.concepts.processing import WordRanks, group, is_common, locate, log_frequency, process
-from hallulab.data.schema import Passage, RecordError
+from hallulab.data.schema import Passage
+from hallulab.errors import RecordError
 from hallulab.methods.self_familiarity.aggregate import (
     concept_familiarity,
     format_free_yes,

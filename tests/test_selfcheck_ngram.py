@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from hallulab.methods.sample_matrix import SampleSelection, selected_columns
+from hallulab.methods.selfcheck_ngram.corpus import NgramCorpus
 from hallulab.methods.selfcheck_ngram.ngram import score_corpora, selfcheck_ngram, selfcheck_ngram_orders
-from hallulab.text.ngram_corpus import NgramCorpus
 from hallulab.units import variants
 
 

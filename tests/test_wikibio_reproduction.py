@@ -21,8 +21,8 @@ from hallulab.evaluation.paper_tables import (
 )
 from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
 from hallulab.methods.factselfcheck.scoring import frequency_score
+from hallulab.methods.selfcheck_ngram.corpus import corpora_from_dict
 from hallulab.methods.selfcheck_ngram.ngram import score_corpora
-from hallulab.text.ngram_corpus import corpora_from_dict
 from hallulab.units import record_scores, sentence_scores
 from tests.conftest import REPO, requires_wikibio
 from tests.workspace import copy_workspace, dvc

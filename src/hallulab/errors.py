@@ -10,3 +10,13 @@ from __future__ import annotations
 
 class UserFacingError(Exception):
     """Marker base: the message alone tells the user what went wrong and where."""
+
+
+class RecordError(ValueError, UserFacingError):
+    """A record failed validation; names the record, the field and what was expected."""
+
+    def __init__(self, record_id: str, field_name: str, problem: str) -> None:
+        self.record_id = record_id
+        self.field_name = field_name
+        self.problem = problem
+        super().__init__(f"record {record_id!r}, field {field_name!r}: {problem}")

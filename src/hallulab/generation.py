@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hallulab.config import setting
-from hallulab.data.schema import Passage, RecordError
+from hallulab.data.schema import Passage
+from hallulab.errors import RecordError
 from hallulab.llm.base import DecodingParams, Generation
 from hallulab.llm.cached import CachedLLM
 from hallulab.text.answers import contains_gold_answer

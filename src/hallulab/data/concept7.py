@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from hallulab.data.dataset_config import CONCEPT7_LABEL_SOURCES, DatasetConfig, dataset_settings
-from hallulab.data.schema import Passage, RecordError, passage_from_dict
+from hallulab.data.schema import Passage, passage_from_dict
+from hallulab.errors import RecordError
 from hallulab.io import file_sha256, read_json
 
 #: The models whose familiarity labels are released, and the crowd-annotated Vicuna labels.

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 
-from hallulab.data.schema import Passage, RecordError, passage_from_dict
+from hallulab.data.schema import Passage, passage_from_dict
+from hallulab.errors import RecordError
 from hallulab.io import read_jsonl
 
 __all__ = ["load_jsonl_passages"]

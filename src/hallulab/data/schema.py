@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hallulab.errors import UserFacingError
+from hallulab.errors import RecordError
 
 #: WikiBio annotation vocabulary -> numeric label (SelfCheckGPT §6 and its notebooks).
 LABEL_VALUES: dict[str, float] = {
@@ -35,16 +35,6 @@ RESPONSE_LABEL_VALUES: dict[str, float] = {"correct": 0.0, "hallucinated": 1.0}
 PROMPT_LABEL_VALUES: dict[str, float] = {"familiar": 0.0, "unfamiliar": 1.0}
 
 SCHEMA_VERSION = 2
-
-
-class RecordError(ValueError, UserFacingError):
-    """A record failed validation; names the record, the field and what was expected."""
-
-    def __init__(self, record_id: str, field_name: str, problem: str) -> None:
-        self.record_id = record_id
-        self.field_name = field_name
-        self.problem = problem
-        super().__init__(f"record {record_id!r}, field {field_name!r}: {problem}")
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from hallulab.config import ConfigError, setting, typed
-from hallulab.data.schema import Passage, RecordError
+from hallulab.data.schema import Passage
+from hallulab.errors import RecordError
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.params import ParamsView
 from hallulab.units import ScoreTable, concat

@@ -10,7 +10,7 @@ stored scores; reads the sweep knobs) that returns unit-level scores (:mod:`hall
 Each declaration lists exactly the params each step reads (``section`` or
 ``section.key``), the LLM roles it calls (params ``llms.<role>``), the prompt files it
 renders and any other file it needs, so that ``dvc.yaml`` (generated from these
-declarations by :mod:`hallulab.pipeline.dvcgen`) re-runs a stage exactly when something it
+declarations by :mod:`hallulab.dag.dvcgen`) re-runs a stage exactly when something it
 reads changes. A step that reads an undeclared param fails (:class:`ParamsView`).
 
 Code layout of a method package ``hallulab.methods.<name>``: ``__init__.py`` (the

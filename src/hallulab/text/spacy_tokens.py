@@ -25,8 +25,7 @@ from functools import cached_property
 from typing import Any
 
 from hallulab.cache import CallCache, cache_key
-from hallulab.data.schema import RecordError
-from hallulab.errors import UserFacingError
+from hallulab.errors import RecordError, UserFacingError
 
 #: Components that never influence ``Doc.sents`` in the en_core_web_* pipelines.
 NON_SEGMENTING_COMPONENTS = ("tagger", "attribute_ruler", "lemmatizer", "ner")

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hallulab.config import ConfigError, setting
-from hallulab.data.schema import Passage, RecordError
+from hallulab.data.schema import Passage
+from hallulab.errors import RecordError
 from hallulab.llm.base import ContextLengthError, Prompt
 from hallulab.pipeline.context import BuildContext
 

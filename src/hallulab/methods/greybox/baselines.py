@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from hallulab.data.schema import Passage, RecordError
+from hallulab.data.schema import Passage
+from hallulab.errors import RecordError
 from hallulab.methods.token_statistics import max_entropy, max_neglogp, mean_entropy, mean_neglogp
 from hallulab.tokens import TokenStats
 from hallulab.units import ScoreTable

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 from hallulab.config import setting, typed
 from hallulab.methods.sample_matrix import sample_choice_from
+from hallulab.methods.selfcheck_ngram.corpus import corpora_from_dict
 from hallulab.methods.selfcheck_ngram.ngram import AGGREGATIONS, score_corpora
 from hallulab.methods.selfcheck_ngram.raw import NgramScores
 from hallulab.pipeline.context import AggregateContext, Aggregated
-from hallulab.text.ngram_corpus import corpora_from_dict
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from hallulab.config import ConfigError
 from hallulab.methods.sample_matrix import SampleSelection, selected_columns
-from hallulab.text.ngram_corpus import NgramCorpus
+from hallulab.methods.selfcheck_ngram.corpus import NgramCorpus
 from hallulab.units import ScoreTable
 
 PAD_SYMBOL = "<s>"

@@ -12,7 +12,7 @@ from hallulab.methods.raw_scores import RawScores
 class NgramScores(RawScores):
     """``spacy``: the tokenizer's identity; ``response_split``: how the response is split;
     ``skipped_records``: records without a response or samples; ``corpora``: every passage's
-    tokens (:func:`hallulab.text.ngram_corpus.corpora_to_dict`)."""
+    tokens (:func:`hallulab.methods.selfcheck_ngram.corpus.corpora_to_dict`)."""
 
     spacy: dict[str, Any]
     response_split: str
