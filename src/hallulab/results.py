@@ -15,6 +15,9 @@ Publishing gathers them into ``results/<dataset>/<name>.json``:
 * ``counts``, ``undefined``, ``random_baselines``, ``diagnostics``: the evaluate stage's
   record counts, the reason of every null, the random scorer's value at each level, and the
   method's own diagnostics (malformed replies, decision paths, Table 8-style statistics);
+* ``environment``: the lock files' digest the environment was installed from, whether the
+  installed packages match them, and the torch and Python versions (:mod:`hallulab.environment`);
+  absent (null) in results published before the environment was locked;
 * ``paired`` (a combining method only): each of its variants against each member, the paired
   bootstrap difference of every metric.
 
@@ -47,6 +50,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from hallulab.config import load_params
+from hallulab.environment import EnvironmentRef, current
 from hallulab.io import file_sha256, read_json, write_json
 from hallulab.packages import find_package_file
 from hallulab.pipeline import paths, registry
@@ -94,6 +98,7 @@ class PublishedResult:
     #: "" for a run published from the workspace; else where the metrics came from (the kept
     #: evaluate files of an earlier run, see ``import-kept``) and what is not known about it
     provenance: str = ""
+    environment: EnvironmentRef | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -102,6 +107,8 @@ class PublishedResult:
     def from_dict(cls, raw: Mapping[str, Any]) -> PublishedResult:
         fields = dict(raw)
         fields["models"] = [ModelRef(**model) for model in raw.get("models", [])]
+        if raw.get("environment") is not None:
+            fields["environment"] = EnvironmentRef(**raw["environment"])
         return cls(**fields)
 
 
@@ -185,6 +192,7 @@ def collect(
         random_baselines=info.get("random_baselines", {}),
         diagnostics=info.get("diagnostics", {}),
         paired=info.get("paired", {}),
+        environment=current(),
     )
 
 
