@@ -19,7 +19,7 @@ import dataclasses
 from hallulab.data.records import load_jsonl_passages
 from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
 from hallulab.io import atomic_open, read_json
-from hallulab.methods.sample_matrix import SampleSelection, aggregate, stored_matrices
+from hallulab.methods.sample_matrix import SampleMatrixScores, SampleSelection, aggregate
 from hallulab.pipeline import paths
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger
@@ -38,7 +38,8 @@ def main() -> None:
     cfg = ParamsView.load(args.params, ("evaluate",), "curve").typed(ProtocolConfig, "evaluate")
     labelled = [p for p in load_jsonl_passages(paths.passages(args.dataset)) if p.labels is not None]
     rows: list[tuple[str, int, str, float]] = []
-    for stored in stored_matrices(read_json(paths.raw_scores(args.method, args.dataset))):
+    raw_path = paths.raw_scores(args.method, args.dataset)
+    for stored in SampleMatrixScores.from_dict(read_json(raw_path), str(raw_path)).variants:
         chosen = {pid: m for pid, m in stored.matrices.items() if any(p.id == pid for p in labelled)}
         if not chosen:
             continue

@@ -15,7 +15,6 @@ import time
 from hallulab.cache import CallCache
 from hallulab.data.records import load_jsonl_passages
 from hallulab.io import write_json
-from hallulab.methods.raw_scores import RawScores
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.context import BuildContext
 from hallulab.pipeline.params import ParamsView
@@ -47,7 +46,11 @@ def main() -> None:
         finally:
             resources.close()
         stats = cache.stats.as_dict()
-    stored = raw.to_dict() if isinstance(raw, RawScores) else raw
+    if not isinstance(raw, spec.raw):
+        raise TypeError(
+            f"{args.method}'s score step returned {type(raw).__name__}, not its spec's raw class {spec.raw}"
+        )
+    stored = raw.to_dict()
     write_json(paths.raw_scores(args.method, args.dataset), stored, indent=None)
     seconds = time.perf_counter() - started
     log.info("%s: %d records in %.1fs; cache %s (%s)", args.method, len(passages), seconds, stats, cache.path)

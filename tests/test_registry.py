@@ -45,3 +45,12 @@ def test_methods_name_their_paper_level_and_required_artifacts(spec: MethodSpec)
 def test_an_unknown_method_is_named_with_the_registered_ones() -> None:
     with pytest.raises(KeyError, match=r"registered: .*selfcheck_ngram"):
         registry.method("no_such_method")
+
+
+def test_a_score_step_and_its_raw_class_are_declared_together() -> None:
+    for method in registry.methods().values():
+        assert (method.score is None) == (method.raw is None), method.name
+        if method.raw is not None:
+            assert callable(getattr(method.raw, "from_dict", None)) and callable(getattr(method.raw, "to_dict", None))
+    with pytest.raises(ValueError, match="a score step and a raw class"):
+        MethodSpec(name="m", title="M", paper="p", section="s", level="sentence")

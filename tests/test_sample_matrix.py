@@ -8,6 +8,7 @@ import pytest
 from hallulab.config import ConfigError, typed
 from hallulab.methods.sample_matrix import (
     SampleMatrices,
+    SampleMatrixScores,
     SampleSelection,
     aggregate,
     selected_columns,
@@ -67,3 +68,15 @@ def test_round_trip_and_grid(toy_passages) -> None:
     first = toy_passages[0]
     assert matrices[first.id].shape == (len(first.sentences), len(first.samples))
     assert sentences[len(first.samples)] == first.sentences[1] and samples[1] == first.samples[1]
+
+
+def test_stored_scores_round_trip_and_a_file_of_another_shape_is_named() -> None:
+    both = SampleMatrixScores((_stored(), SampleMatrices("selfcheck_prompt", "prompt_pno", {}, {"a": np.ones((1, 2))})))
+    again = SampleMatrixScores.from_dict(both.to_dict(), "x.json")
+    assert [s.variant for s in again.variants] == ["nli", "prompt_pno"]
+    np.testing.assert_array_equal(again.variants[0].matrices["a"], _stored().matrices["a"])
+    # one matrix set without the variants list: the shape score stages wrote before the typed contract
+    with pytest.raises(
+        ValueError, match=r"data/scores/toy/selfcheck_nli.json: not the stored scores of SampleMatrixScores"
+    ):
+        SampleMatrixScores.from_dict(_stored().to_dict(), "data/scores/toy/selfcheck_nli.json")

@@ -53,6 +53,10 @@ def test_sentence_is_the_mean_over_questions_and_n_restricts_samples() -> None:
     assert diagnostics["sentences_without_questions"] == 1
     round_trip = StoredMQAG.from_dict(stored.to_dict())
     np.testing.assert_allclose(round_trip.questions["p"][0][1].p_samples, questions[1].p_samples)
+    with pytest.raises(
+        ValueError, match=r"mqag.json: not the stored scores of StoredMQAG \(missing \[\], unknown \['question'\]"
+    ):
+        StoredMQAG.from_dict({**stored.to_dict(), "question": {}}, "mqag.json")
 
 
 def test_parsers() -> None:

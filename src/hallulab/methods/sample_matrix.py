@@ -192,21 +192,34 @@ def scorable(passages: Sequence[Passage]) -> tuple[list[Passage], int]:
     return chosen, len(passages) - len(chosen)
 
 
-def stored_matrices(raw: Mapping[str, Any]) -> list[SampleMatrices]:
-    """The matrix sets a score step stored: one (``SampleMatrices.to_dict()``) or several
-    (``{"variants": [...]}``, e.g. SelfCheck-Prompt's verdicts and probabilities)."""
-    if "variants" in raw:
-        return [SampleMatrices.from_dict(v) for v in raw["variants"]]
-    return [SampleMatrices.from_dict(raw)]
+@dataclass(frozen=True)
+class SampleMatrixScores:
+    """What a sample-matrix method's score step returns and its aggregate step reads: one
+    :class:`SampleMatrices` per variant it scores (SelfCheck-Prompt stores two, its verdicts and
+    its P(No) reading; NLI and BERTScore one). Stored as ``{"variants": [...]}``."""
+
+    variants: tuple[SampleMatrices, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"variants": [stored.to_dict() for stored in self.variants]}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], where: str = "") -> SampleMatrixScores:
+        if set(raw) != {"variants"} or not isinstance(raw["variants"], list):
+            raise ValueError(
+                f"{where or cls.__name__}: not the stored scores of {cls.__name__} (expected only a "
+                f"'variants' list, got keys {sorted(raw)}); re-run its score stage"
+            )
+        return cls(tuple(SampleMatrices.from_dict(stored) for stored in raw["variants"]))
 
 
 def aggregate_step(ctx: AggregateContext) -> Aggregated:
     """The aggregate step of every sample-matrix variant (NLI, BERTScore, Prompt)."""
-    assert ctx.raw is not None
+    assert isinstance(ctx.raw, SampleMatrixScores), "the spec's raw class is SampleMatrixScores"
     selection = selection_from(ctx.params)
     frames: list[pd.DataFrame] = []
     diagnostics: dict[str, Any] = {}
-    for stored in stored_matrices(ctx.raw):
+    for stored in ctx.raw.variants:
         frame, found = aggregate(stored, selection)
         frames.append(frame)
         diagnostics = {**found, **diagnostics} if diagnostics else found

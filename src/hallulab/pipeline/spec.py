@@ -71,8 +71,9 @@ class MethodSpec:
     knob_curve: str | None = None  # a knob whose values are variants (CCP's K): the knob-curve stage plots them
     paper_table: str | None = None  # key of its published numbers in hallulab.evaluation.paper_tables
     order: int = 100  # position in listings (summary table, metrics), then by name
-    #: the class its score step returns and its aggregate step reads (a RawScores subclass
-    #: with ``to_dict`` / ``from_dict``); None: a plain mapping (the sample-matrix methods)
+    #: the class its score step returns and its aggregate step reads, with ``to_dict`` and
+    #: ``from_dict(raw, where)`` (a RawScores subclass, or the sample-matrix methods'
+    #: SampleMatrixScores); required when the method has a score step, None otherwise
     raw: Any = None
     #: a combining method (the ensemble): the params key of its member list, each member a
     #: mapping ``{method, variant}``; the DAG gives each member a ``members_<name>`` stage that
@@ -82,3 +83,8 @@ class MethodSpec:
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
             raise ValueError(f"method {self.name!r}: level {self.level!r} is not one of {LEVELS}")
+        if (self.score is None) != (self.raw is None):
+            raise ValueError(
+                f"method {self.name!r}: a score step and a raw class (what it returns) come together "
+                f"(score {'absent' if self.score is None else 'declared'}, raw {self.raw!r})"
+            )

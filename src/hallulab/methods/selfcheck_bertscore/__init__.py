@@ -5,7 +5,7 @@ over the sample's sentences (:mod:`hallulab.methods.selfcheck_bertscore.bertscor
 ``aggregate`` averages over the chosen N samples.
 """
 
-from hallulab.methods.sample_matrix import SELECTION_PARAMS
+from hallulab.methods.sample_matrix import SELECTION_PARAMS, SampleMatrixScores
 from hallulab.pipeline.spec import MethodSpec, StepInputs
 
 SPEC = MethodSpec(
@@ -14,6 +14,7 @@ SPEC = MethodSpec(
     paper="Manakul et al., 2023 (SelfCheckGPT)",
     section="§5.1, Eq. 2; Table 2",
     level="sentence",
+    raw=SampleMatrixScores,
     score=StepInputs(params=("bertscore", "spacy")),
     aggregate=StepInputs(params=SELECTION_PARAMS),
     sample_curve=True,

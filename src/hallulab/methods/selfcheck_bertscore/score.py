@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from hallulab.methods.sample_matrix import SampleMatrices, scorable
+from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores, scorable
 from hallulab.methods.selfcheck_bertscore.bertscore import BERTScoreConfig, BERTScoreSupport, passage_matrices
 from hallulab.pipeline.context import BuildContext
 
 
-def score(ctx: BuildContext) -> dict[str, Any]:
+def score(ctx: BuildContext) -> SampleMatrixScores:
     passages, skipped = scorable(ctx.passages)
     config = ctx.params.typed(BERTScoreConfig, "bertscore")
     ctx.resources.spacy.require_fits(
@@ -28,4 +26,4 @@ def score(ctx: BuildContext) -> dict[str, Any]:
             "skipped_records": skipped,
         },
     )
-    return stored.to_dict()
+    return SampleMatrixScores((stored,))

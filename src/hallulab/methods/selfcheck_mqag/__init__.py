@@ -8,6 +8,7 @@ scoring rules (counting, Bayes, Bayes + alpha), beta1 / beta2, AT and N
 """
 
 from hallulab.methods.sample_matrix import SELECTION_PARAMS
+from hallulab.methods.selfcheck_mqag.scoring import StoredMQAG
 from hallulab.pipeline.spec import MethodSpec, StepInputs
 
 SPEC = MethodSpec(
@@ -16,6 +17,7 @@ SPEC = MethodSpec(
     paper="Manakul et al., 2023 (SelfCheckGPT)",
     section="§5.2, App. B; Tables 2 and 5",
     level="sentence",
+    raw=StoredMQAG,
     score=StepInputs(
         params=("selfcheck_mqag.roles", "selfcheck_mqag.hub", "selfcheck_mqag.generate"),
         llm_roles=("qa",),

@@ -9,11 +9,10 @@ from hallulab.pipeline.context import AggregateContext, Aggregated
 
 
 def aggregate(ctx: AggregateContext) -> Aggregated:
-    assert ctx.raw is not None
+    assert isinstance(ctx.raw, StoredMQAG), "the spec's raw class is StoredMQAG"
     scoring = ctx.params.typed(MQAGScoring, "selfcheck_mqag.score")
     selection = selection_from(ctx.params)
-    stored = StoredMQAG.from_dict(ctx.raw)
     frame, diagnostics = aggregate_questions(
-        stored, scoring, lambda pid, available: selected_columns(pid, available, selection)
+        ctx.raw, scoring, lambda pid, available: selected_columns(pid, available, selection)
     )
     return Aggregated(frame, diagnostics)

@@ -3,14 +3,14 @@ response and every stored sample (the paper's T5 / Longformer models, or the LLM
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from hallulab.config import ConfigError, setting
 from hallulab.methods.sample_matrix import scorable
 from hallulab.methods.selfcheck_mqag.protocol import MQAGRoles
 from hallulab.methods.selfcheck_mqag.questions import build_questions
 from hallulab.methods.selfcheck_mqag.roles import ROLE_PROMPTS, HubRoles, LLMRoles
+from hallulab.methods.selfcheck_mqag.scoring import StoredMQAG
 from hallulab.pipeline.context import BuildContext
 
 
@@ -34,7 +34,7 @@ class HubModels:
     answerability: str = "potsawee/longformer-large-4096-answerable-squad2"
 
 
-def score(ctx: BuildContext) -> dict[str, Any]:
+def score(ctx: BuildContext) -> StoredMQAG:
     generate = ctx.params.typed(GenerateKnobs, "selfcheck_mqag.generate")
     kind = ctx.params.get("selfcheck_mqag.roles")
     roles: MQAGRoles
@@ -60,6 +60,4 @@ def score(ctx: BuildContext) -> dict[str, Any]:
         cache=ctx.resources.cache,
     )
     ctx.log.info("MQAG (%s): %s", kind, dict(stored.diagnostics))
-    raw = stored.to_dict()
-    raw["diagnostics"] = {**raw["diagnostics"], "skipped_records": skipped}
-    return raw
+    return replace(stored, diagnostics={**stored.diagnostics, "skipped_records": skipped})

@@ -141,7 +141,14 @@ class StoredMQAG:
         }
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> StoredMQAG:
+    def from_dict(cls, raw: Mapping[str, Any], where: str = "") -> StoredMQAG:
+        unknown = sorted(set(raw) - {"method", "identity", "diagnostics", "questions"})
+        missing = [key for key in ("identity", "questions") if key not in raw]
+        if unknown or missing or raw.get("method", "selfcheck_mqag") != "selfcheck_mqag":
+            raise ValueError(
+                f"{where or cls.__name__}: not the stored scores of {cls.__name__} (missing {missing}, "
+                f"unknown {unknown}, method {raw.get('method')!r}); re-run its score stage"
+            )
         questions = {
             pid: [[MQAGQuestion.from_dict(q) for q in sentence] for sentence in sentences]
             for pid, sentences in raw["questions"].items()

@@ -14,7 +14,7 @@ paper's wording. The NLI model and its label order come from the shared NLI laye
 ``aggregate`` applies N, the sample selection and the aggregation (Eq. 10's mean).
 """
 
-from hallulab.methods.sample_matrix import SELECTION_PARAMS
+from hallulab.methods.sample_matrix import SELECTION_PARAMS, SampleMatrixScores
 from hallulab.pipeline.spec import MethodSpec, StepInputs
 
 SPEC = MethodSpec(
@@ -23,6 +23,7 @@ SPEC = MethodSpec(
     paper="Manakul et al., 2023 (SelfCheckGPT)",
     section="§5.4, Eq. 9-10; Table 2",
     level="sentence",
+    raw=SampleMatrixScores,
     score=StepInputs(params=("nli",), files=("${nli.depends_on}",)),
     aggregate=StepInputs(params=SELECTION_PARAMS),
     sample_curve=True,

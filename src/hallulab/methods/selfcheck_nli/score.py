@@ -4,12 +4,11 @@ every stored sample, all pairs of the data set in one batched, cached request.""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from hallulab.data.schema import Passage
-from hallulab.methods.sample_matrix import SampleMatrices, scorable, sentence_sample_grid, unflatten
+from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores, scorable, sentence_sample_grid, unflatten
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.pipeline.context import BuildContext
 
@@ -22,7 +21,7 @@ def passage_matrices(
     return unflatten(passages, scorer.pair_probs(sentences, samples, progress=progress))
 
 
-def score(ctx: BuildContext) -> dict[str, Any]:
+def score(ctx: BuildContext) -> SampleMatrixScores:
     passages, skipped = scorable(ctx.passages)
     scorer = NLIScorer(ctx.params.typed(NLIConfig, "nli"), cache=ctx.resources.cache)
     matrices = passage_matrices(passages, scorer, progress=True)
@@ -39,4 +38,4 @@ def score(ctx: BuildContext) -> dict[str, Any]:
             "pairs_truncated_for_nli": scorer.truncated_pairs(*ordered),
         },
     )
-    return stored.to_dict()
+    return SampleMatrixScores((stored,))

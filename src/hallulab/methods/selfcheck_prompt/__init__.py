@@ -7,7 +7,7 @@ and stores two I x N_max matrices: the parsed verdicts (Yes 0, No 1, other 0.5: 
 token (variant ``prompt_pno``, the reading that needs no reply format).
 """
 
-from hallulab.methods.sample_matrix import SELECTION_PARAMS
+from hallulab.methods.sample_matrix import SELECTION_PARAMS, SampleMatrixScores
 from hallulab.pipeline.spec import MethodSpec, StepInputs
 
 SPEC = MethodSpec(
@@ -16,6 +16,7 @@ SPEC = MethodSpec(
     paper="Manakul et al., 2023 (SelfCheckGPT)",
     section="§5.5; Table 2",
     level="sentence",
+    raw=SampleMatrixScores,
     score=StepInputs(
         params=("selfcheck_prompt.max_new_tokens", "selfcheck_prompt.top_k"),
         llm_roles=("evaluator",),

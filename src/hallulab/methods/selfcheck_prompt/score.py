@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from hallulab.config import typed
-from hallulab.methods.sample_matrix import SampleMatrices, scorable
+from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores, scorable
 from hallulab.methods.selfcheck_prompt.prompting import PromptConfig, passage_matrices
 from hallulab.pipeline.context import BuildContext
 
 
-def score(ctx: BuildContext) -> dict[str, Any]:
+def score(ctx: BuildContext) -> SampleMatrixScores:
     config = typed(
         PromptConfig,
         {key: ctx.params.get(f"selfcheck_prompt.{key}") for key in ("prompt", "max_new_tokens", "top_k")},
@@ -39,4 +37,4 @@ def score(ctx: BuildContext) -> dict[str, Any]:
     if found.probabilities is not None:
         extra = {**common, "yes_no_not_in_top_k": found.probability_missing}
         stored.append(SampleMatrices("selfcheck_prompt", "prompt_pno", identity, found.probabilities, extra))
-    return {"variants": [s.to_dict() for s in stored]}
+    return SampleMatrixScores(tuple(stored))
