@@ -10,6 +10,9 @@ the reference is loaded through the Auto classes (it hard-codes DeBERTa-v2).
   warm      - the same request again (what a re-run or an N sweep pays);
   bf16      - cold again with ``nli.dtype: bfloat16`` (AVX512-BF16 here; not the parity setting).
 
+Then the optimised CPU paths (:mod:`nli_cpu_paths`: torch int8, ONNX Runtime float32 and int8)
+on the same distinct pairs, against float32 torch, into the section ``nli_cpu``.
+
 Prints pairs/s for each and the ratios, and checks the two agree to 1e-4. Usage:
 
     python benchmarks/bench_nli.py [--passages 4] [--samples 20] [--threads 2]
@@ -25,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from nli_cpu_paths import measure
 
 from hallulab.bench_record import BenchRow, record
 from hallulab.cache import CallCache
@@ -71,6 +75,8 @@ def main() -> None:
             started = time.perf_counter()
             ours_bf16 = passage_matrices(passages, half)
             t_bf16 = time.perf_counter() - started
+        distinct = list(dict.fromkeys((s, x) for p in passages for s in p.sentences for x in p.samples))
+        paths = measure(two, distinct, threads=args.threads, batch_size=args.batch_size)
 
     worst = max(float(np.abs(ours[p.id].mean(axis=1) - theirs[p.id]).max()) for p in passages)
     worst_bf16 = max(float(np.abs(ours_bf16[p.id].mean(axis=1) - theirs[p.id]).max()) for p in passages)
@@ -115,6 +121,33 @@ def main() -> None:
         "max_abs_difference": {"float32": float(f"{worst:.2e}"), "bfloat16": float(f"{worst_bf16:.2e}")},
     }
     record("nli", rows, setup, threads=args.threads)
+    base = paths[0].pairs_per_second
+    for found in paths:
+        change = f"{found.max_abs_change:.3f}" if found.key != "torch_fp32" else "0 (baseline)"
+        print(
+            f"{found.label:40s}: {found.pairs_per_second:7.1f} pairs/s ({found.pairs_per_second / base:.2f}x), "
+            f"max |change of P(contradict)| {change}"
+        )
+    cpu_rows = [
+        BenchRow(
+            found.key,
+            found.label
+            if found.key == "torch_fp32"
+            else f"{found.label} (P(contradict) moves by up to {found.max_abs_change:.3f})",
+            round(found.pairs_per_second, 1),
+            "pairs/s",
+            round(found.pairs_per_second / base, 2),
+        )
+        for found in paths
+    ]
+    cpu_setup = {
+        "dataset": "wikibio",
+        "passages": len(passages),
+        "distinct_pairs": len(distinct),
+        "model": args.model,
+        "max_abs_change": {found.key: float(f"{found.max_abs_change:.3g}") for found in paths},
+    }
+    record("nli_cpu", cpu_rows, cpu_setup, threads=args.threads)
 
 
 if __name__ == "__main__":

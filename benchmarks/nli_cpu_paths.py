@@ -1,0 +1,130 @@
+"""Optimised CPU paths for NLI pair scoring, measured against the float32 torch scorer.
+
+Three candidates, each on the same (sentence, sample) pairs as ``bench_nli.py``, in the same
+length-sorted batches, with the same tokenizer and truncation:
+
+  torch int8   - ``torch.ao.quantization.quantize_dynamic`` on every ``nn.Linear`` (int8
+                 weights, activations quantised per batch);
+  ORT float32  - the model exported to ONNX (opset 17, dynamic batch and length) and run by
+                 ONNX Runtime's CPU provider with ``threads`` intra-op threads;
+  ORT int8     - that ONNX graph with dynamic int8 quantisation of its MatMul weights
+                 (``onnxruntime.quantization.quantize_dynamic``).
+
+Each gives pairs/s and the largest change of a pair's P(contradict) against float32 torch.
+The issue's bar is at least 3x the float32 pairs/s with at most 0.5 points of change in
+SelfCheck-NLI's WikiBio AUC-PR; a path whose probabilities already move by several points on
+single pairs is not a candidate for the full-set check.
+"""
+
+from __future__ import annotations
+
+import importlib
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+@dataclass(frozen=True)
+class PathResult:
+    key: str
+    label: str
+    pairs_per_second: float
+    max_abs_change: float  # of P(contradict) against float32 torch, over every pair
+
+
+def _contradiction(logits: np.ndarray) -> np.ndarray:
+    """P(contradict) of the 2-label export (entailment, contradiction): softmax column 1."""
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    weights = np.exp(shifted)
+    return weights[:, 1] / weights.sum(axis=1)
+
+
+def _batches(pairs: Sequence[tuple[str, str]], batch_size: int) -> list[list[tuple[str, str]]]:
+    ordered = sorted(pairs, key=lambda pair: len(pair[0]) + len(pair[1]))
+    return [ordered[start : start + batch_size] for start in range(0, len(ordered), batch_size)]
+
+
+def _run(
+    batches: list[list[tuple[str, str]]], tokenizer: Any, forward: Callable[[dict[str, Any]], np.ndarray]
+) -> tuple[float, np.ndarray]:
+    started = time.perf_counter()
+    out = []
+    for batch in batches:
+        encoded = tokenizer(
+            [a for a, _ in batch],
+            [b for _, b in batch],
+            truncation=True,
+            max_length=512,
+            padding=True,
+            return_tensors="np",
+        )
+        out.append(forward(dict(encoded)))
+    return time.perf_counter() - started, _contradiction(np.concatenate(out))
+
+
+def measure(model_dir: Path, pairs: Sequence[tuple[str, str]], *, threads: int, batch_size: int) -> list[PathResult]:
+    """float32 torch first (the baseline the others are compared with), then each candidate."""
+    torch = importlib.import_module("torch")
+    transformers = importlib.import_module("transformers")
+    ort = importlib.import_module("onnxruntime")
+    quantization = importlib.import_module("onnxruntime.quantization")
+    tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
+    batches = _batches(pairs, batch_size)
+
+    def torch_forward(net: Any) -> Callable[[dict[str, Any]], np.ndarray]:
+        def forward(encoded: dict[str, Any]) -> np.ndarray:
+            with torch.inference_mode():
+                tensors = {k: torch.from_numpy(v) for k, v in encoded.items() if k in INPUTS}
+                return net(**tensors).logits.float().numpy()
+
+        return forward
+
+    def ort_forward(path: Path) -> Callable[[dict[str, Any]], np.ndarray]:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        names = {i.name for i in session.get_inputs()}
+        return lambda encoded: session.run(None, {k: v.astype(np.int64) for k, v in encoded.items() if k in names})[0]
+
+    t_fp32, base = _run(batches, tokenizer, torch_forward(model))
+    results = [PathResult("torch_fp32", "torch float32 (the scorer's path)", len(pairs) / t_fp32, 0.0)]
+    int8 = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+    seconds, found = _run(batches, tokenizer, torch_forward(int8))
+    results.append(
+        PathResult("torch_int8", "torch int8 dynamic quantisation", len(pairs) / seconds, _change(found, base))
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        fp32_path, int8_path = Path(tmp) / "nli.onnx", Path(tmp) / "nli.int8.onnx"
+        sample = tokenizer(["a b"], ["c"], return_tensors="pt")
+        present = [name for name in INPUTS if name in sample]
+        torch.onnx.export(
+            model,
+            tuple(sample[name] for name in present),
+            str(fp32_path),
+            input_names=present,
+            output_names=["logits"],
+            dynamic_axes={**{name: {0: "batch", 1: "length"} for name in present}, "logits": {0: "batch"}},
+            opset_version=17,
+            dynamo=False,
+        )
+        quantization.quantize_dynamic(str(fp32_path), str(int8_path), weight_type=quantization.QuantType.QInt8)
+        for key, label, path in (
+            ("ort_fp32", "ONNX Runtime float32", fp32_path),
+            ("ort_int8", "ONNX Runtime int8 dynamic quantisation", int8_path),
+        ):
+            seconds, found = _run(batches, tokenizer, ort_forward(path))
+            results.append(PathResult(key, label, len(pairs) / seconds, _change(found, base)))
+    return results
+
+
+def _change(found: np.ndarray, base: np.ndarray) -> float:
+    return float(np.abs(found - base).max())
