@@ -1,9 +1,10 @@
 """The typed contract between a method's expensive ``score`` step and its cheap ``aggregate``.
 
-A method's score step returns a :class:`RawScores` dataclass (or, for the sample-matrix
-methods, :class:`hallulab.methods.sample_matrix.SampleMatrices`); the stage writes
-:meth:`RawScores.to_dict` to ``data/scores/<ds>/<method>.json``; the aggregate stage reads it
-back with :meth:`RawScores.from_dict` (the class the method's spec names in ``raw``), so the
+A method's score step returns the class its spec names in ``raw``: a :class:`RawScores`
+dataclass, or for the sample-matrix methods :class:`hallulab.methods.sample_matrix.SampleMatrixScores`
+(MQAG: its ``StoredMQAG``); the score stage refuses anything else. The stage writes its
+``to_dict()`` to ``data/scores/<ds>/<method>.json``; the aggregate stage reads it back with
+the same class's ``from_dict(raw, where)``, so the
 aggregate step reads attributes, and a field that is missing, misspelt or unknown is an error
 naming the file, not a silent ``.get(..., {})`` default. Field order is the file's key order.
 """
