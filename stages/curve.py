@@ -20,7 +20,7 @@ from hallulab.data.records import load_jsonl_passages
 from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
 from hallulab.io import atomic_open, read_json
 from hallulab.methods.sample_matrix import SampleMatrixScores, SampleSelection, aggregate
-from hallulab.pipeline import paths
+from hallulab.pipeline import paths, registry
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger
 from hallulab.units import record_scores, sentence_scores
@@ -39,7 +39,8 @@ def main() -> None:
     labelled = [p for p in load_jsonl_passages(paths.passages(args.dataset)) if p.labels is not None]
     rows: list[tuple[str, int, str, float]] = []
     raw_path = paths.raw_scores(args.method, args.dataset)
-    for stored in SampleMatrixScores.from_dict(read_json(raw_path), str(raw_path)).variants:
+    scores: SampleMatrixScores = registry.method(args.method).read_raw(read_json(raw_path), str(raw_path))
+    for stored in scores.variants:
         chosen = {pid: m for pid, m in stored.matrices.items() if any(p.id == pid for p in labelled)}
         if not chosen:
             continue

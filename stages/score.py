@@ -46,11 +46,7 @@ def main() -> None:
         finally:
             resources.close()
         stats = cache.stats.as_dict()
-    if not isinstance(raw, spec.raw):
-        raise TypeError(
-            f"{args.method}'s score step returned {type(raw).__name__}, not its spec's raw class {spec.raw}"
-        )
-    stored = raw.to_dict()
+    stored = spec.checked_raw(raw).to_dict()
     write_json(paths.raw_scores(args.method, args.dataset), stored, indent=None)
     seconds = time.perf_counter() - started
     log.info("%s: %d records in %.1fs; cache %s (%s)", args.method, len(passages), seconds, stats, cache.path)

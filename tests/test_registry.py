@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import typing
+
 import pytest
 
 from hallulab.config import compose
+from hallulab.errors import StaleScoresError
 from hallulab.llm.prompts import prompt_path
 from hallulab.pipeline import registry
 from hallulab.pipeline.params import ParamsView
@@ -53,4 +56,26 @@ def test_a_score_step_and_its_raw_class_are_declared_together() -> None:
         if method.raw is not None:
             assert callable(getattr(method.raw, "from_dict", None)) and callable(getattr(method.raw, "to_dict", None))
     with pytest.raises(ValueError, match="a score step and a raw class"):
-        MethodSpec(name="m", title="M", paper="p", section="s", level="sentence")
+        MethodSpec(name="m", title="M", paper="p", section="s", level="sentence", score=StepInputs())
+
+
+@pytest.mark.parametrize("spec", [m for m in registry.methods().values() if m.score is not None], ids=lambda s: s.name)
+def test_a_score_step_is_annotated_to_return_its_raw_class(spec: MethodSpec) -> None:
+    """Checked on the annotation, before any model runs (the stage checks the value after)."""
+    score = registry.step_function("method", spec.name, "score")
+    assert typing.get_type_hints(score)["return"] is spec.raw
+
+
+def test_a_wrong_return_or_an_unreadable_stored_file_is_named() -> None:
+    spec = registry.method("selfcheck_nli")
+    with pytest.raises(
+        TypeError, match="selfcheck_nli's score step returned dict, not its raw class SampleMatrixScores"
+    ):
+        spec.checked_raw({"variants": []})
+    broken = {"variants": [{"method": "selfcheck_nli", "variant": "nli"}]}  # a variant without its matrices
+    with pytest.raises(
+        StaleScoresError, match=r"^scores.json: not the stored scores of SampleMatrixScores \(a variant"
+    ):
+        spec.read_raw(broken, "scores.json")
+    with pytest.raises(StaleScoresError, match=r"^x.json: not the stored scores of NgramScores"):
+        registry.method("selfcheck_ngram").read_raw({"passages": 3}, "x.json")

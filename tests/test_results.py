@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from hallulab.environment import EnvironmentRef
 from hallulab.results import RESULTS_DIR, import_kept, load_result
 from hallulab.results_render import EXCERPT, MARKER, TableSpec, render, render_excerpt, render_paired, render_table
 from tests.helpers.results_files import write_result
@@ -108,6 +110,18 @@ def test_a_results_file_names_its_command_revision_and_models(path: Path) -> Non
     for variant, values in result.metrics.items():
         reasons = result.undefined.get("metrics", {}).get(variant, {})
         assert all((value is None) == (metric in reasons) for metric, value in values.items()), variant
+    if result.environment is not None:  # results published since the environment is locked
+        assert len(result.environment.lock_sha256) == 64 and result.environment.matches_lock
+
+
+def test_the_environment_a_result_names_round_trips(tmp_path: Path) -> None:
+    original = load_result(RESULT_FILES[0])
+    stored = replace(original, environment=EnvironmentRef("ab" * 32, False, ["numpy: locked 2, installed 1"], "2.13.0"))
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(stored.to_dict()))
+    assert load_result(path) == stored
+    path.write_text(json.dumps({**original.to_dict(), "environment": None}))
+    assert load_result(path).environment is None
 
 
 def test_a_null_cell_names_its_reason(tmp_path: Path) -> None:

@@ -125,7 +125,7 @@ class Detector:
             score = registry.step_function("method", self.method, "score")
             view = self.view(self.spec.score.param_keys(), f"score_{self.method}")
             stored = self._with_resources(view, cache, score, passages, needed)
-            raw = self.spec.raw.from_dict(_as_stored(stored.to_dict()), f"score_{self.method}")
+            raw = self.spec.read_raw(_as_stored(self.spec.checked_raw(stored).to_dict()), f"score_{self.method}")
         aggregate = registry.step_function("method", self.method, "aggregate")
         view = self.view(self.spec.aggregate.param_keys(), f"aggregate_{self.method}")
         result = aggregate(AggregateContext(self.dataset, passages, needed, raw, view, self.log))

@@ -4,10 +4,11 @@
 implementations from ``requirements-reference.lock``): exact versions with sha256 hashes,
 written by ``make lock``. A published result records :class:`EnvironmentRef`: the digest of
 those lock files, whether the packages installed in the running interpreter are the locked
-versions (a package pinned there and missing or at another version is a mismatch; packages the
-lock does not name, such as the optional llama.cpp server, are not), and the torch and Python
-versions, which the lock leaves to the install step. The same lock digest and ``matches_lock``
-mean the same environment.
+versions (a package pinned there and missing or at another version is a mismatch), and the
+torch and Python versions, which the lock leaves to the install step. Packages the lock does not
+name (the optional llama.cpp server and its web framework, anything a user added) are not
+compared: the same lock digest and ``matches_lock`` mean the same versions of every locked
+package, which is everything the pipeline imports.
 """
 
 from __future__ import annotations

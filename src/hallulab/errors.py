@@ -20,3 +20,11 @@ class RecordError(ValueError, UserFacingError):
         self.field_name = field_name
         self.problem = problem
         super().__init__(f"record {record_id!r}, field {field_name!r}: {problem}")
+
+
+class StaleScoresError(ValueError, UserFacingError):
+    """Stored raw scores that are not the shape their method's class reads (written by another
+    version of its score step, or edited by hand): one line naming the file and what differs."""
+
+    def __init__(self, where: str, kind: str, problem: str) -> None:
+        super().__init__(f"{where or kind}: not the stored scores of {kind} ({problem}); re-run its score stage")

@@ -15,9 +15,10 @@ Publishing gathers them into ``results/<dataset>/<name>.json``:
 * ``counts``, ``undefined``, ``random_baselines``, ``diagnostics``: the evaluate stage's
   record counts, the reason of every null, the random scorer's value at each level, and the
   method's own diagnostics (malformed replies, decision paths, Table 8-style statistics);
-* ``environment``: the lock files' digest the environment was installed from, whether the
-  installed packages match them, and the torch and Python versions (:mod:`hallulab.environment`);
-  absent (null) in results published before the environment was locked;
+* ``environment``: the lock files' digest, whether the installed packages match them, and the
+  torch and Python versions (:mod:`hallulab.environment`), read by the publishing process, which
+  runs in the environment the experiment ran in (``make result`` runs both); null in results
+  published before the environment was locked;
 * ``paired`` (a combining method only): each of its variants against each member, the paired
   bootstrap difference of every metric.
 
@@ -57,6 +58,8 @@ from hallulab.pipeline import paths, registry
 from hallulab.pipeline.spec import StepInputs
 
 RESULTS_DIR = "results"
+#: what ``git_dirty`` looks at: the code, the configs and the files that define the environment
+CODE_AND_ENVIRONMENT = ("src", "stages", "conf", "pyproject.toml", "requirements.lock", "requirements-reference.lock")
 #: params sections every result records besides the method's own
 COMMON_SECTIONS = ("dataset", "profile", "evaluate")
 
@@ -181,7 +184,7 @@ def collect(
         method=method,
         command=command,
         git_revision=_git("rev-parse", "HEAD"),
-        git_dirty=bool(_git("status", "--porcelain", "--untracked-files=no", "--", "src", "stages", "conf")),
+        git_dirty=bool(_git("status", "--porcelain", "--untracked-files=no", "--", *CODE_AND_ENVIRONMENT)),
         overrides=list(overrides),
         params={section: resolved.get(section) for section in _sections(method)},
         models=[_model(role, params) for role in _roles(method)],

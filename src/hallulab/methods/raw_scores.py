@@ -3,10 +3,10 @@
 A method's score step returns the class its spec names in ``raw``: a :class:`RawScores`
 dataclass, or for the sample-matrix methods :class:`hallulab.methods.sample_matrix.SampleMatrixScores`
 (MQAG: its ``StoredMQAG``); the score stage refuses anything else. The stage writes its
-``to_dict()`` to ``data/scores/<ds>/<method>.json``; the aggregate stage reads it back with
-the same class's ``from_dict(raw, where)``, so the
-aggregate step reads attributes, and a field that is missing, misspelt or unknown is an error
-naming the file, not a silent ``.get(..., {})`` default. Field order is the file's key order.
+``to_dict()`` to ``data/scores/<ds>/<method>.json``; the aggregate stage reads it back with the
+same class's ``from_dict(raw, where)``, so the aggregate step reads attributes, and a field that
+is missing, misspelt or unknown is a :class:`hallulab.errors.StaleScoresError` naming the file,
+not a silent ``.get(..., {})`` default. Field order is the file's key order.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from typing import Any, TypeVar
+
+from hallulab.errors import StaleScoresError
 
 T = TypeVar("T", bound="RawScores")
 
@@ -35,8 +37,5 @@ class RawScores:
         unknown = sorted(set(raw) - set(names))
         missing = [name for name in required if name not in raw]
         if unknown or missing:
-            raise ValueError(
-                f"{where or cls.__name__}: not the stored scores of {cls.__name__} "
-                f"(missing {missing}, unknown {unknown}); re-run its score stage"
-            )
+            raise StaleScoresError(where, cls.__name__, f"missing {missing}, unknown {unknown}")
         return cls(**{name: raw[name] for name in names if name in raw})

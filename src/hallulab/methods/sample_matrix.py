@@ -19,7 +19,7 @@ import pandas as pd
 
 from hallulab.config import ConfigError, setting, typed
 from hallulab.data.schema import Passage
-from hallulab.errors import RecordError
+from hallulab.errors import RecordError, StaleScoresError
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.params import ParamsView
 from hallulab.units import ScoreTable, concat
@@ -206,11 +206,11 @@ class SampleMatrixScores:
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any], where: str = "") -> SampleMatrixScores:
         if set(raw) != {"variants"} or not isinstance(raw["variants"], list):
-            raise ValueError(
-                f"{where or cls.__name__}: not the stored scores of {cls.__name__} (expected only a "
-                f"'variants' list, got keys {sorted(raw)}); re-run its score stage"
-            )
-        return cls(tuple(SampleMatrices.from_dict(stored) for stored in raw["variants"]))
+            raise StaleScoresError(where, cls.__name__, f"expected only a 'variants' list, got keys {sorted(raw)}")
+        try:
+            return cls(tuple(SampleMatrices.from_dict(stored) for stored in raw["variants"]))
+        except (KeyError, TypeError, ValueError) as error:  # a variant without its fields or matrices
+            raise StaleScoresError(where, cls.__name__, f"a variant: {type(error).__name__} {error}") from error
 
 
 def aggregate_step(ctx: AggregateContext) -> Aggregated:

@@ -40,7 +40,7 @@ class AggregateContext:
     dataset: str
     passages: Sequence[Passage]
     artifacts: Mapping[str, Any]
-    raw: Any  # the method's RawScores (spec.raw), a plain mapping, or None without a score step
+    raw: Any  # an instance of the method's raw class (spec.raw), or None without a score step
     params: ParamsView
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("hallulab.step"))
     #: a combining method's members (spec.combines): ``"<method>/<variant>"`` -> that

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from hallulab.errors import StaleScoresError
 from hallulab.units import LEVELS
 
 
@@ -65,15 +66,15 @@ class MethodSpec:
     section: str
     level: str  # the level of the units it scores
     requires: tuple[str, ...] = ()  # shared artifacts read by score and aggregate
-    score: StepInputs | None = field(default_factory=StepInputs)  # None: no expensive step of its own
+    score: StepInputs | None = None  # None: no expensive step of its own
     aggregate: StepInputs = field(default_factory=StepInputs)
     sample_curve: bool = False  # stores I x N_max sample matrices: the N-curve stage applies
     knob_curve: str | None = None  # a knob whose values are variants (CCP's K): the knob-curve stage plots them
     paper_table: str | None = None  # key of its published numbers in hallulab.evaluation.paper_tables
     order: int = 100  # position in listings (summary table, metrics), then by name
     #: the class its score step returns and its aggregate step reads, with ``to_dict`` and
-    #: ``from_dict(raw, where)`` (a RawScores subclass, or the sample-matrix methods'
-    #: SampleMatrixScores); required when the method has a score step, None otherwise
+    #: ``from_dict(raw, where)`` (a RawScores subclass; the sample-matrix methods'
+    #: SampleMatrixScores; MQAG's StoredMQAG); required with a score step, None without one
     raw: Any = None
     #: a combining method (the ensemble): the params key of its member list, each member a
     #: mapping ``{method, variant}``; the DAG gives each member a ``members_<name>`` stage that
@@ -88,3 +89,25 @@ class MethodSpec:
                 f"method {self.name!r}: a score step and a raw class (what it returns) come together "
                 f"(score {'absent' if self.score is None else 'declared'}, raw {self.raw!r})"
             )
+
+    def checked_raw(self, value: Any) -> Any:
+        """``value`` when it is an instance of the spec's raw class (what the score step must
+        return); a TypeError naming both otherwise."""
+        if self.raw is None or not isinstance(value, self.raw):
+            expected = getattr(self.raw, "__qualname__", None)
+            raise TypeError(
+                f"{self.name}'s score step returned {type(value).__qualname__}, not its raw class {expected}"
+            )
+        return value
+
+    def read_raw(self, stored: Any, where: str) -> Any:
+        """The raw class read back from its stored mapping; any shape it cannot read is a
+        :class:`hallulab.errors.StaleScoresError` naming ``where`` (one line, not a traceback)."""
+        if self.raw is None:
+            raise TypeError(f"method {self.name!r} has no score step, so no stored scores to read")
+        try:
+            return self.raw.from_dict(stored, where)
+        except StaleScoresError:
+            raise
+        except (AttributeError, KeyError, TypeError, ValueError) as error:
+            raise StaleScoresError(where, self.raw.__qualname__, f"{type(error).__name__} {error}") from error

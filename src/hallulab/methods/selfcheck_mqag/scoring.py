@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from hallulab.config import setting
+from hallulab.errors import StaleScoresError
 from hallulab.units import ScoreTable
 
 SCORINGS = ("counting", "bayes", "bayes_with_alpha")
@@ -145,14 +146,15 @@ class StoredMQAG:
         unknown = sorted(set(raw) - {"method", "identity", "diagnostics", "questions"})
         missing = [key for key in ("identity", "questions") if key not in raw]
         if unknown or missing or raw.get("method", "selfcheck_mqag") != "selfcheck_mqag":
-            raise ValueError(
-                f"{where or cls.__name__}: not the stored scores of {cls.__name__} (missing {missing}, "
-                f"unknown {unknown}, method {raw.get('method')!r}); re-run its score stage"
-            )
-        questions = {
-            pid: [[MQAGQuestion.from_dict(q) for q in sentence] for sentence in sentences]
-            for pid, sentences in raw["questions"].items()
-        }
+            problem = f"missing {missing}, unknown {unknown}, method {raw.get('method')!r}"
+            raise StaleScoresError(where, cls.__name__, problem)
+        try:
+            questions = {
+                pid: [[MQAGQuestion.from_dict(q) for q in sentence] for sentence in sentences]
+                for pid, sentences in raw["questions"].items()
+            }
+        except (AttributeError, KeyError, TypeError, ValueError) as error:  # a question without its fields
+            raise StaleScoresError(where, cls.__name__, f"a question: {type(error).__name__} {error}") from error
         return cls(raw["identity"], questions, raw.get("diagnostics", {}))
 
 
