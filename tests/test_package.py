@@ -54,7 +54,10 @@ def test_a_wheel_ships_the_configs_and_scores_outside_the_checkout(tmp_path: Pat
     }
     assert shipped == expected
     (tmp_path / "records.jsonl").write_text((REPO / "data" / "toy" / "passages.jsonl").read_text())
-    env = {**environment(), "PYTHONPATH": str(tmp_path / "site")}
+    # one intra-op thread: the smoke checks the packaging, and spaCy's thinc imports torch, whose
+    # worker pool can abort the interpreter at exit ("terminate called without an active
+    # exception") when the machine is loaded by the other test process
+    env = {**environment(), "PYTHONPATH": str(tmp_path / "site"), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     done = subprocess.run([sys.executable, "-c", SMOKE], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split()[-2:] == ["['ngram_n1_avg',", "'ngram_n1_max']"]
