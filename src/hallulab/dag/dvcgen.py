@@ -85,6 +85,11 @@ def _no_cache(path: str) -> dict[str, Any]:
     return {path: {"cache": False}}
 
 
+def _plot(path: str, x: str, y: str, template: str, title: str) -> list[dict[str, Any]]:
+    """A stage's one uncached plot file, with its axes, template (``conf/plots/``) and title."""
+    return [{path: {"cache": False, "x": x, "y": y, "template": f"conf/plots/{template}", "title": title}}]
+
+
 def data_files_stage() -> dict[str, Any]:
     return _stage(
         "python stages/data_files.py",
@@ -206,17 +211,13 @@ def evaluate_stage(methods: Sequence[str]) -> dict[str, Any]:
                 _no_cache(paths.metrics(item, "ci")),
                 _no_cache(paths.metrics(item, "info")),
             ],
-            plots=[
-                {
-                    paths.pr_curves(item): {
-                        "cache": False,
-                        "x": "recall",
-                        "y": "precision",
-                        "template": "conf/plots/pr_by_task.json",
-                        "title": f"{item}: precision-recall by task and variant",
-                    }
-                }
-            ],
+            plots=_plot(
+                paths.pr_curves(item),
+                "recall",
+                "precision",
+                "pr_by_task.json",
+                f"{item}: precision-recall by task and variant",
+            ),
         ),
     }
 
@@ -230,17 +231,13 @@ def curve_stage(methods: Sequence[str]) -> dict[str, Any]:
             [*code_deps(_script("curve")), paths.passages(), paths.raw_scores(item)],
             ["evaluate"],
             [],
-            plots=[
-                {
-                    paths.n_curve(item): {
-                        "cache": False,
-                        "x": "num_samples",
-                        "y": "value",
-                        "template": "conf/plots/n_curve.json",
-                        "title": f"{item}: performance against the number of samples N (SelfCheckGPT Figure 7/8)",
-                    }
-                }
-            ],
+            plots=_plot(
+                paths.n_curve(item),
+                "num_samples",
+                "value",
+                "n_curve.json",
+                f"{item}: performance against the number of samples N (SelfCheckGPT Figure 7/8)",
+            ),
         ),
     }
 
@@ -251,17 +248,9 @@ def knob_curve_stage(method: str, knob: str) -> dict[str, Any]:
         [*code_deps(_script("knob_curve")), paths.metrics(method), paths.diagnostics(method)],
         [],
         [],
-        plots=[
-            {
-                paths.knob_curve(method): {
-                    "cache": False,
-                    "x": knob,
-                    "y": "value",
-                    "template": "conf/plots/knob_curve.json",
-                    "title": f"{method}: performance against {knob}",
-                }
-            }
-        ],
+        plots=_plot(
+            paths.knob_curve(method), knob, "value", "knob_curve.json", f"{method}: performance against {knob}"
+        ),
     )
 
 
