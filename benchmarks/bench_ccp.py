@@ -32,7 +32,7 @@ from hallulab.artifacts.response_tokens.build import prefix_for
 from hallulab.artifacts.sentences import spans_by_record
 from hallulab.bench_record import BenchRow, record
 from hallulab.cache import CallCache
-from hallulab.config import compose, typed
+from hallulab.core.config import compose, typed
 from hallulab.data.records import load_jsonl_passages
 from hallulab.llm import build_llm
 from hallulab.llm.cached import CachedLLM

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hallulab.bench_record import BenchRow, record
 from hallulab.cache import CallCache
-from hallulab.config import compose
+from hallulab.core.config import compose
 from hallulab.data.loaders import load_jsonl_passages
 from hallulab.llm import build_llm
 from hallulab.llm.base import DecodingParams

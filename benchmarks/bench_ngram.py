@@ -26,7 +26,7 @@ from pathlib import Path
 
 from hallulab.bench_record import BenchRow, record
 from hallulab.cache import CallCache
-from hallulab.config import dataset_config
+from hallulab.core.config import dataset_config
 from hallulab.data.loaders import load_dataset
 from hallulab.evaluation.levels import evaluate_levels
 from hallulab.evaluation.protocol import ProtocolConfig

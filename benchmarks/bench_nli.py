@@ -32,7 +32,7 @@ from nli_cpu_paths import bench_rows, measure
 
 from hallulab.bench_record import BenchRow, record
 from hallulab.cache import CallCache
-from hallulab.config import dataset_config
+from hallulab.core.config import dataset_config
 from hallulab.data.loaders import load_dataset
 from hallulab.methods.selfcheck_nli.score import passage_matrices
 from hallulab.nli.scorer import NLIConfig, NLIScorer

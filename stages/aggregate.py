@@ -3,7 +3,7 @@
     python stages/aggregate.py --method NAME --dataset NAME [--params params.yaml]
 
 Writes the unit-level scores (``data/aggregated/<dataset>/<method>.parquet``, see
-:mod:`hallulab.units`) and the method's diagnostics (``.diagnostics.json``).
+:mod:`hallulab.core.units`) and the method's diagnostics (``.diagnostics.json``).
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import time
 
 import pandas as pd
 
+from hallulab.core.io import read_json, write_json
+from hallulab.core.units import score_frame
 from hallulab.data.records import load_jsonl_passages
-from hallulab.io import read_json, write_json
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.members import parse_members
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import read_artifacts, run_stage, stage_logger, write_run_log, write_table
-from hallulab.units import score_frame
 
 
 def main() -> None:

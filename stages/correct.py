@@ -14,10 +14,10 @@ import pandas as pd
 
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
 from hallulab.cache import CallCache
-from hallulab.config import typed
+from hallulab.core.config import typed
+from hallulab.core.io import write_json
 from hallulab.correction.run import CorrectionConfig, correct, table3
 from hallulab.data.records import load_jsonl_passages
-from hallulab.io import write_json
 from hallulab.pipeline import paths
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources

@@ -16,14 +16,14 @@ import argparse
 import csv
 import dataclasses
 
+from hallulab.core.io import atomic_open, read_json
+from hallulab.core.units import record_scores, sentence_scores
 from hallulab.data.records import load_jsonl_passages
 from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
-from hallulab.io import atomic_open, read_json
 from hallulab.methods.sample_matrix import SampleMatrixScores, SampleSelection, aggregate
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger
-from hallulab.units import record_scores, sentence_scores
 
 CURVE_METRICS = ("nonfact_aucpr", "nonfact_star_aucpr", "factual_aucpr", "passage_pearson", "passage_spearman")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from hallulab.core.io import write_json
 from hallulab.data.fingerprints import GROUPS, fingerprint
-from hallulab.io import write_json
 from hallulab.pipeline import paths
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage

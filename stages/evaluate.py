@@ -21,11 +21,11 @@ import math
 
 import pandas as pd
 
+from hallulab.core.io import atomic_open, read_json, write_json
 from hallulab.data.records import load_jsonl_passages
 from hallulab.evaluation.levels import evaluate_levels, undefined_report
 from hallulab.evaluation.paired import against_members
 from hallulab.evaluation.protocol import ProtocolConfig
-from hallulab.io import atomic_open, read_json, write_json
 from hallulab.pipeline import paths
 from hallulab.pipeline.controls import AggregateControls
 from hallulab.pipeline.params import ParamsView

@@ -12,9 +12,9 @@ import dataclasses
 import time
 
 from hallulab.cache import CallCache
+from hallulab.core.io import write_json, write_jsonl
 from hallulab.data.records import load_jsonl_passages
 from hallulab.generation import GenerateConfig, generate_passages
-from hallulab.io import write_json, write_jsonl
 from hallulab.pipeline import paths
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import csv
 
-from hallulab.io import atomic_open, read_json
+from hallulab.core.io import atomic_open, read_json
 from hallulab.pipeline import paths
 from hallulab.pipeline.controls import AggregateControls
 from hallulab.pipeline.runner import run_stage

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from hallulab.core.io import write_json, write_jsonl
 from hallulab.data.loaders import load_dataset
-from hallulab.io import write_json, write_jsonl
 from hallulab.pipeline import paths
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger

@@ -13,8 +13,8 @@ import argparse
 import time
 
 from hallulab.cache import CallCache
+from hallulab.core.io import write_json
 from hallulab.data.records import load_jsonl_passages
-from hallulab.io import write_json
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.context import BuildContext
 from hallulab.pipeline.params import ParamsView

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 
+from hallulab.core.io import write_json
 from hallulab.data.loaders import source_fingerprint
-from hallulab.io import write_json
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage
 

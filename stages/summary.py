@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from hallulab.core.io import atomic_open
 from hallulab.evaluation.summary import SUMMARY_PARAMS, model_notes, summarise
-from hallulab.io import atomic_open
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger

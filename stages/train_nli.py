@@ -12,8 +12,8 @@ import os
 import time
 from pathlib import Path
 
+from hallulab.core.io import write_json
 from hallulab.data.loaders import DATA_ROOT_ENV
-from hallulab.io import write_json
 from hallulab.nli.data import heldout_sources, training_sources
 from hallulab.nli.train import TrainConfig, accuracies, sample_pairs, train_cross_encoder
 from hallulab.pipeline.params import ParamsView

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hallulab.cache import default_cache_path
-from hallulab.config import dataset_config
+from hallulab.core.config import dataset_config
 from hallulab.data.loaders import DATA_ROOT_ENV, load_dataset, load_jsonl_passages
 from hallulab.data.schema import Passage
 from hallulab.packages import find_package_file

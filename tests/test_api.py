@@ -100,7 +100,7 @@ def test_a_langchain_chain_returns_its_output_with_the_scores_of_it() -> None:
     from langchain_core.runnables import RunnableLambda
 
     from hallulab.api import with_hallucination_scores
-    from hallulab.config import compose
+    from hallulab.core.config import compose
     from hallulab.llm import build_llm
     from hallulab.llm.base import DecodingParams
 

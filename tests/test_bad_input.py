@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from hallulab.artifacts.concepts.processing import WordRanks, is_common
-from hallulab.config import write_params
+from hallulab.core.config import write_params
+from hallulab.core.errors import RecordError, UserFacingError
+from hallulab.core.io import InputFileError
 from hallulab.data.loaders import DatasetConfigError, load_dataset, load_jsonl_passages
-from hallulab.errors import RecordError, UserFacingError
-from hallulab.io import InputFileError
 from hallulab.methods.ccp.formula import claim_ccp
 from hallulab.methods.sample_matrix import SampleSelection
 from hallulab.methods.self_familiarity.masking import mask_concept
@@ -348,7 +348,7 @@ def test_a_k_max_beyond_what_the_generator_stored_names_both_knobs(tmp_path: Pat
     from hallulab.artifacts.response_tokens import SPEC
     from hallulab.artifacts.response_tokens.build import build
     from hallulab.cache import CallCache
-    from hallulab.config import ConfigError, compose
+    from hallulab.core.config import ConfigError, compose
     from hallulab.data.schema import Passage
     from hallulab.pipeline.context import BuildContext
     from hallulab.pipeline.params import ParamsView

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from hallulab.config import ConfigError, setting, typed
+from hallulab.core.config import ConfigError, setting, typed
 from hallulab.methods.selfcheck_mqag.scoring import MQAGScoring
 from hallulab.methods.selfcheck_ngram.aggregate import NgramKnobs
 

@@ -7,12 +7,12 @@ import math
 
 import pytest
 
+from hallulab.core.errors import UserFacingError
+from hallulab.core.units import ScoreTable
 from hallulab.correction.parsing import parse_numbered, parse_verdict
 from hallulab.correction.run import Correction, CorrectionConfig, require_variant, table3, thresholds
 from hallulab.correction.selection import f1_threshold, in_dev_split
 from hallulab.data.schema import Passage
-from hallulab.errors import UserFacingError
-from hallulab.units import ScoreTable
 
 
 def test_the_threshold_maximises_f1_over_the_distinct_scores() -> None:

@@ -61,3 +61,12 @@ def test_every_registered_method_is_scored_aggregated_and_evaluated() -> None:
         assert (f"score_{name}" in stages) == (spec.score is not None)
         assert name in stages["evaluate"]["foreach"]
         assert (name in stages.get("curve", {}).get("foreach", [])) == spec.sample_curve
+
+
+def test_every_stage_names_the_kernel_as_folders_not_files() -> None:
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    for name, stage in stages.items():
+        deps = [str(d) for d in stage.get("do", stage)["deps"]]
+        for kernel in ("src/hallulab/core", "src/hallulab/pipeline"):
+            assert kernel in deps, f"{name} lacks {kernel}"
+            assert not [d for d in deps if d.startswith(kernel + "/")], f"{name} lists {kernel} file by file"

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from hallulab.config import ConfigError
+from hallulab.core.config import ConfigError
+from hallulab.core.units import ScoreTable
 from hallulab.data.schema import Passage
 from hallulab.methods.ensemble.aggregate import (
     EnsembleKnobs,
@@ -22,7 +23,6 @@ from hallulab.methods.ensemble.logistic import fit_logistic
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.members import AbsentVariant, Member, MemberError, parse_members, select_member
 from hallulab.pipeline.params import ParamsView
-from hallulab.units import ScoreTable
 
 
 @pytest.mark.parametrize("l2", [0.1, 1.0, 10.0])
@@ -173,9 +173,9 @@ def _labelled_frame(rng: np.random.Generator, records: int) -> tuple[list[Passag
 
 
 def test_a_paired_difference_is_the_difference_of_the_metrics_with_an_interval_around_it() -> None:
+    from hallulab.core.units import sentence_scores
     from hallulab.evaluation.paired import against_members, paired_difference
     from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
-    from hallulab.units import sentence_scores
 
     passages, frame = _labelled_frame(np.random.default_rng(1), 40)
     cfg = ProtocolConfig(bootstrap_samples=200)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hallulab.config import REPO_ROOT
+from hallulab.core.config import REPO_ROOT
 from hallulab.environment import LOCK_FILES, current, locked_pins, mismatches
 
 

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import auc, average_precision_score, precision_recall_curve, roc_auc_score
 
+from hallulab.core.units import score_frame, unit_id
 from hallulab.data.schema import GivenClaim, Passage
 from hallulab.evaluation import bootstrap, undefined
 from hallulab.evaluation.levels import LEVEL_METRICS, LevelResult, evaluate_levels, undefined_report
@@ -38,7 +39,6 @@ from hallulab.evaluation.protocol import (
     finite_for_ranking,
     task_arrays,
 )
-from hallulab.units import score_frame, unit_id
 
 INF, NAN = math.inf, math.nan
 CFG = ProtocolConfig(bootstrap_samples=40, seed=3)

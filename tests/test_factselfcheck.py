@@ -77,12 +77,12 @@ def test_extractor_replies_are_parsed_and_bad_lines_counted() -> None:
 
 def test_aggregate_reads_the_stored_no_probabilities_as_the_format_free_variant() -> None:
     """An evaluator that always answers "No" ties every fact at 1; its P(No) shares still rank."""
+    from hallulab.core.units import sentence_scores
     from hallulab.data.schema import Passage
     from hallulab.methods.factselfcheck import SPEC
     from hallulab.methods.factselfcheck.aggregate import aggregate
     from hallulab.pipeline.context import AggregateContext
     from hallulab.pipeline.params import ParamsView
-    from hallulab.units import sentence_scores
 
     passage = Passage(id="p", response="A. B.", sentences=["A.", "B."], samples=["s1", "s2"])
     graphs = {
@@ -118,12 +118,12 @@ def test_aggregate_reads_the_stored_no_probabilities_as_the_format_free_variant(
 def test_a_given_claim_scores_through_its_triples_and_a_claim_without_triples_scores_half() -> None:
     """FactualBio's labelled facts: claim i takes the max / mean of its triples' scores (Eq. 11
     applied to a claim), 0.5 without triples; claim triples are scored like sentence triples."""
+    from hallulab.core.units import level_rows
     from hallulab.data.schema import GivenClaim, Passage
     from hallulab.methods.factselfcheck import SPEC
     from hallulab.methods.factselfcheck.aggregate import aggregate
     from hallulab.pipeline.context import AggregateContext
     from hallulab.pipeline.params import ParamsView
-    from hallulab.units import level_rows
 
     nobel = Triple.of("Marie Curie", "won", "Nobel Prize")
     claims = (GivenClaim("Curie was born in Warsaw.", 0.0), GivenClaim("She won a Nobel Prize.", 0.0), GivenClaim("?"))
@@ -165,7 +165,7 @@ def test_the_spacy_extractor_breaks_given_claims_into_triples(tmp_path: Path) ->
     from hallulab.artifacts.knowledge_graphs import SPEC, graphs_by_record
     from hallulab.artifacts.knowledge_graphs.build import build
     from hallulab.cache import CallCache
-    from hallulab.config import compose
+    from hallulab.core.config import compose
     from hallulab.data.schema import GivenClaim, Passage
     from hallulab.pipeline.context import BuildContext
     from hallulab.pipeline.params import ParamsView

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hallulab.cache import CallCache, PartialResults
-from hallulab.errors import UserFacingError
+from hallulab.core.errors import UserFacingError
 from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.openai_backend import OpenAIConfig, OpenAILLM, ServerReplyError

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from hallulab.cache import CallCache
-from hallulab.config import compose
-from hallulab.errors import RecordError
+from hallulab.core.config import compose
+from hallulab.core.errors import RecordError
 from hallulab.generation import GenerateConfig, generate_passages, sample_seed
 from hallulab.llm import build_llm
 from hallulab.llm.cached import CachedLLM

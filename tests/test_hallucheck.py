@@ -137,12 +137,12 @@ def test_sac3_scores_are_the_share_of_inconsistent_verdicts() -> None:
 
 
 def test_the_fact_nll_reading_takes_the_least_probable_fact_with_stated_fallbacks() -> None:
+    from hallulab.core.units import record_scores, sentence_scores
     from hallulab.data.schema import Passage
     from hallulab.methods.hallucheck import SPEC
     from hallulab.methods.hallucheck.aggregate import aggregate, fact_nll
     from hallulab.pipeline.context import AggregateContext
     from hallulab.pipeline.params import ParamsView
-    from hallulab.units import record_scores, sentence_scores
 
     def entry(index: int, sentence: int, logprobs: list[float] | None) -> dict:
         found = {"index": index, "text": "x", "sentence_index": sentence, "question": None}

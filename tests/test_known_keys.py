@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hallulab.config import ConfigError, compose
+from hallulab.core.config import ConfigError, compose
 from hallulab.pipeline.known_keys import check_known, known_tree, unknown_keys
 
 DATASETS = ["toy", "wikibio", "nq_open", "hotpotqa", "concept7", "factualbio", "jsonl"]

@@ -2,7 +2,9 @@
 contract (``hallulab.pipeline``) and nothing else imports it; text utilities sit below the
 data layer; the stage contract does not reach up into the steps it runs (generation,
 correction). Checked on the import statements themselves (:func:`hallulab.dag.imports.imported_names`),
-so an upward import fails here before it shows up as a cycle."""
+so an upward import fails here before it shows up as a cycle. The foundation
+(``hallulab.core``) imports no other hallulab package, which is what lets the DAG generator
+name it as one dependency of every stage."""
 
 from __future__ import annotations
 
@@ -48,3 +50,12 @@ def test_nothing_outside_the_orchestration_imports_it() -> None:
 )
 def test_a_lower_layer_does_not_import_a_higher_one(layer: str, above: str) -> None:
     assert _importers_of(above, _modules(PACKAGE / layer)) == []
+
+
+def test_the_foundation_imports_only_itself() -> None:
+    outside = [
+        line
+        for line in _importers_of("hallulab", _modules(PACKAGE / "core"))
+        if not line.split(" imports ")[1].startswith("hallulab.core")
+    ]
+    assert outside == []

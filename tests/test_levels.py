@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
+from hallulab.core.units import ScoreTable
 from hallulab.data.schema import GivenClaim, Passage
 from hallulab.evaluation.levels import evaluate_binary_level, evaluate_levels, unit_labels
 from hallulab.evaluation.metrics import prediction_rejection_ratio
 from hallulab.evaluation.protocol import ProtocolConfig
-from hallulab.units import ScoreTable
 
 CFG = ProtocolConfig(bootstrap_samples=100)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hallulab.config import compose, dataset_config
+from hallulab.core.config import compose, dataset_config
 from hallulab.data.loaders import load_dataset
 from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage

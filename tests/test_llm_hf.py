@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hallulab.cache import CallCache
-from hallulab.config import compose
+from hallulab.core.config import compose
 from hallulab.llm import build_llm
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
@@ -90,8 +90,8 @@ def test_cached_llm_hits_and_misses(smollm: HFLLM, tmp_path: Path) -> None:
 def test_teacher_forcing_past_the_context_is_refused_naming_the_record(smollm: HFLLM, tmp_path: Path) -> None:
     from hallulab.artifacts.response_tokens import SPEC
     from hallulab.artifacts.response_tokens.build import build
+    from hallulab.core.errors import RecordError
     from hallulab.data.schema import Passage
-    from hallulab.errors import RecordError
     from hallulab.llm.base import ContextLengthError
     from hallulab.pipeline.context import BuildContext
     from hallulab.pipeline.params import ParamsView

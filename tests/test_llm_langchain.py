@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hallulab.cache import CallCache
-from hallulab.config import compose
+from hallulab.core.config import compose
 from hallulab.llm import build_llm
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM

@@ -4,13 +4,13 @@ from collections import Counter
 
 import pytest
 
+from hallulab.core.errors import RecordError
 from hallulab.data.loaders import (
     DATA_ROOT_ENV,
     DatasetConfigError,
     load_dataset,
     select_samples,
 )
-from hallulab.errors import RecordError
 from tests.conftest import TOY, WIKIBIO_CFG, requires_wikibio
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hallulab.config import ConfigError
+from hallulab.core.config import ConfigError
 from hallulab.nli.data import LABELS, NLIPair
 from hallulab.nli.train import TrainConfig, accuracy, sample_pairs, train_cross_encoder
 

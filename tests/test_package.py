@@ -15,7 +15,7 @@ from tests.workspace import environment
 REPO = Path(__file__).resolve().parents[1]
 
 SMOKE = """
-import hallulab, hallulab.config as config
+import hallulab, hallulab.core.config as config
 from pathlib import Path
 from hallulab.api import detect
 assert Path(hallulab.__file__).is_relative_to(Path.cwd() / "site"), hallulab.__file__

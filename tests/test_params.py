@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from hallulab.config import REPO_ROOT, compose, write_params
+from hallulab.core.config import REPO_ROOT, compose, write_params
 from hallulab.pipeline.params import ParamsView
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hallulab.config import ConfigError
+from hallulab.core.config import ConfigError
 from hallulab.llm.prompts import PROMPTS_DIR, load_prompt
 
 

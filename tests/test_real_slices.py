@@ -30,12 +30,12 @@ import pytest
 
 from hallulab.artifacts.claims import claims_by_record
 from hallulab.artifacts.response_tokens import token_stats
+from hallulab.core.units import ScoreTable
 from hallulab.data.loaders import load_jsonl_passages
 from hallulab.evaluation.gate import check
 from hallulab.evaluation.levels import evaluate_levels
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.methods.ccp.aggregate import claim_scores
-from hallulab.units import ScoreTable
 from tests.conftest import REPO, requires_data_root
 from tests.workspace import copy_workspace, dvc
 

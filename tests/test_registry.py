@@ -6,13 +6,13 @@ import typing
 
 import pytest
 
-from hallulab.config import compose
-from hallulab.errors import StaleScoresError
+from hallulab.core.config import compose
+from hallulab.core.errors import StaleScoresError
+from hallulab.core.units import LEVELS
 from hallulab.llm.prompts import prompt_path
 from hallulab.pipeline import registry
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.spec import ArtifactSpec, MethodSpec, StepInputs
-from hallulab.units import LEVELS
 
 METHODS = list(registry.methods().values())
 ARTIFACTS = list(registry.artifacts().values())

@@ -14,12 +14,12 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from hallulab.core.units import score_frame
 from hallulab.data.schema import GivenClaim, Passage
 from hallulab.report.inputs import ReportInputs, summary_notes
 from hallulab.report.page import embedded_json, render
 from hallulab.report.payload import build_payload, catalogue_key, percentile_ranks
 from hallulab.report.units import UnitCatalogue
-from hallulab.units import score_frame
 
 SCREENSHOTS_ENV = "HALLULAB_REPORT_SCREENSHOTS"  # a folder: the browser test saves its screenshots there too
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hallulab.config import ConfigError, typed
+from hallulab.core.config import ConfigError, typed
+from hallulab.core.units import record_scores, sentence_scores
 from hallulab.methods.sample_matrix import (
     SampleMatrices,
     SampleMatrixScores,
@@ -15,7 +16,6 @@ from hallulab.methods.sample_matrix import (
     sentence_sample_grid,
     unflatten,
 )
-from hallulab.units import record_scores, sentence_scores
 
 
 def _stored() -> SampleMatrices:

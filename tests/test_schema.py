@@ -4,9 +4,9 @@ import json
 
 import pytest
 
+from hallulab.core.errors import RecordError
 from hallulab.data.loaders import load_jsonl_passages
 from hallulab.data.schema import LABEL_VALUES, passage_from_dict
-from hallulab.errors import RecordError
 
 
 def _record(**changes: object) -> dict[str, object]:

@@ -12,8 +12,8 @@ import pytest
 
 from hallulab.artifacts.concepts.build import given_concepts, parse_entity_list
 from hallulab.artifacts.concepts.processing import WordRanks, group, is_common, locate, log_frequency, process
+from hallulab.core.errors import RecordError
 from hallulab.data.schema import Passage
-from hallulab.errors import RecordError
 from hallulab.methods.self_familiarity.aggregate import (
     concept_familiarity,
     format_free_yes,
@@ -226,7 +226,7 @@ def test_an_unknown_label_source_is_refused_by_name() -> None:
 # ---------------------------------------------------------------- the real model
 @pytest.mark.model
 def test_constrained_search_on_smollm2_names_the_concept() -> None:
-    from hallulab.config import compose
+    from hallulab.core.config import compose
     from hallulab.llm import build_llm
     from hallulab.llm.base import ConstrainedParams
 
@@ -302,7 +302,7 @@ def test_self_detection_clusters_by_first_member_and_takes_the_entropy_of_cluste
 def test_the_concepts_artifact_counts_its_fallbacks() -> None:
     from hallulab.artifacts.concepts import SPEC
     from hallulab.artifacts.concepts.build import build
-    from hallulab.config import compose
+    from hallulab.core.config import compose
     from hallulab.data.schema import passage_from_dict
     from hallulab.pipeline.context import BuildContext
     from hallulab.pipeline.params import ParamsView

@@ -6,10 +6,10 @@ import random
 import numpy as np
 import pytest
 
+from hallulab.core.units import variants
 from hallulab.methods.sample_matrix import SampleSelection, selected_columns
 from hallulab.methods.selfcheck_ngram.corpus import NgramCorpus
 from hallulab.methods.selfcheck_ngram.ngram import score_corpora, selfcheck_ngram, selfcheck_ngram_orders
-from hallulab.units import variants
 
 
 def _naive(corpus: NgramCorpus, n: int, k: float = 0.0) -> tuple[list[float], list[float], float, float]:

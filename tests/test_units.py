@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from hallulab.core.units import COLUMNS, ScoreTable, record_scores, reduce_to, sentence_scores
 from hallulab.pipeline.runner import write_table
-from hallulab.units import COLUMNS, ScoreTable, record_scores, reduce_to, sentence_scores
 
 
 def _facts() -> pd.DataFrame:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
+from hallulab.core.units import record_scores, sentence_scores
 from hallulab.data.loaders import load_jsonl_passages
 from hallulab.evaluation.gate import check
 from hallulab.evaluation.paper_tables import (
@@ -23,7 +24,6 @@ from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
 from hallulab.methods.factselfcheck.scoring import frequency_score
 from hallulab.methods.selfcheck_ngram.corpus import corpora_from_dict
 from hallulab.methods.selfcheck_ngram.ngram import score_corpora
-from hallulab.units import record_scores, sentence_scores
 from tests.conftest import REPO, requires_wikibio
 from tests.workspace import copy_workspace, dvc
 

@@ -43,7 +43,7 @@ def copy_workspace(destination: Path, overrides: tuple[str, ...] = ()) -> Path:
         [
             str(BIN / "python"),
             "-c",
-            "import sys; from hallulab.config import write_params; "
+            "import sys; from hallulab.core.config import write_params; "
             "from pathlib import Path; write_params('params.yaml', sys.argv[1:], Path('conf'))",
             *overrides,
         ],

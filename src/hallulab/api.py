@@ -31,7 +31,8 @@ from typing import Any
 import pandas as pd
 
 from hallulab.cache import CallCache
-from hallulab.config import CONF_DIR, compose
+from hallulab.core.config import CONF_DIR, compose
+from hallulab.core.units import score_frame
 from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage, check_unique_ids, passage_from_dict
 from hallulab.pipeline import registry
@@ -41,7 +42,6 @@ from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources
 from hallulab.pipeline.spec import MethodSpec
 from hallulab.pipeline.stage_inputs import GENERATE_INPUTS
-from hallulab.units import score_frame
 
 Records = str | Path | Iterable[Passage | Mapping[str, Any]]
 
@@ -101,7 +101,7 @@ class Detector:
         return ParamsView(self.params, declared, owner)
 
     def score(self, records: Records, cache: CallCache | None = None) -> pd.DataFrame:
-        """Unit-level scores of ``records`` (columns of :data:`hallulab.units.COLUMNS`)."""
+        """Unit-level scores of ``records`` (columns of :data:`hallulab.core.units.COLUMNS`)."""
         passages = _records(records)
         if cache is not None:
             return self._run(passages, cache)

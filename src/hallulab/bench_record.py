@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from hallulab.io import read_json, write_json
+from hallulab.core.io import read_json, write_json
 
 RESULTS = Path("benchmarks") / "results.json"
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hallulab.errors import UserFacingError
+from hallulab.core.errors import UserFacingError
 
 CACHE_DIR_ENV = "HALLULAB_CACHE_DIR"
 log = logging.getLogger("hallulab.cache")

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hallulab.errors import UserFacingError
+from hallulab.core.errors import UserFacingError
 
 
 def _methods() -> int:

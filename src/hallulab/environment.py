@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from hallulab.config import REPO_ROOT
+from hallulab.core.config import REPO_ROOT
 
 LOCK_FILES = ("requirements.lock", "requirements-reference.lock")
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")

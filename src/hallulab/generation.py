@@ -24,9 +24,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hallulab.config import setting
+from hallulab.core.config import setting
+from hallulab.core.errors import RecordError
 from hallulab.data.schema import Passage
-from hallulab.errors import RecordError
 from hallulab.llm.base import DecodingParams, Generation
 from hallulab.llm.cached import CachedLLM
 from hallulab.text.answers import contains_gold_answer

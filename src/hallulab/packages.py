@@ -7,7 +7,7 @@ import importlib.util
 from pathlib import Path
 
 from hallulab.cache import cache_key
-from hallulab.io import file_sha256
+from hallulab.core.io import file_sha256
 
 
 def find_package_file(package: str, pattern: str) -> Path:

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hallulab.config import CONF_DIR
+from hallulab.core.config import CONF_DIR
 
 TEMPLATE = CONF_DIR / "plots" / "offline.html"
 VENDOR = CONF_DIR / "plots" / "vendor"

@@ -50,9 +50,9 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from hallulab.config import load_params
+from hallulab.core.config import load_params
+from hallulab.core.io import file_sha256, read_json, write_json
 from hallulab.environment import EnvironmentRef, current
-from hallulab.io import file_sha256, read_json, write_json
 from hallulab.packages import find_package_file
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.spec import StepInputs

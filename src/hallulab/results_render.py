@@ -47,8 +47,8 @@ from pathlib import Path
 
 from hallulab.bench_record import RESULTS as BENCH_RESULTS
 from hallulab.bench_record import render_section
+from hallulab.core.io import read_json
 from hallulab.evaluation.paper_tables import PAPER_REFERENCE
-from hallulab.io import read_json
 from hallulab.results import RESULTS_DIR, PublishedResult, load_result
 
 MARKER = re.compile(

@@ -11,14 +11,14 @@ from typing import Any
 import pandas as pd
 
 from hallulab.artifacts.knowledge_graphs import RecordGraphs
-from hallulab.config import ConfigError, setting
+from hallulab.core.config import ConfigError, setting
+from hallulab.core.units import level_rows, sentence_scores
 from hallulab.correction.parsing import VERDICTS, parse_numbered, parse_verdict
 from hallulab.correction.selection import f1_threshold, in_dev_split
 from hallulab.data.schema import Passage
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import PromptTemplate
-from hallulab.units import level_rows, sentence_scores
 
 LEVELS = ("baseline", "sentence", "fact")
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from hallulab.config import REPO_ROOT
+from hallulab.core.config import REPO_ROOT
 from hallulab.dag.imports import code_deps
 from hallulab.data import fingerprints
 from hallulab.pipeline import paths, registry

@@ -13,7 +13,7 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
-from hallulab.config import REPO_ROOT
+from hallulab.core.config import REPO_ROOT
 
 SRC = REPO_ROOT / "src"
 
@@ -87,6 +87,27 @@ def module_roots(*modules: str) -> list[Path]:
     return found
 
 
+#: The kernel every stage runs on: the foundation (errors, I/O, config, units) and the stage
+#: contract (specs, registry, params, runner). A stage that runs any module of one of these
+#: packages depends on the whole folder, so dvc.yaml names two kernel paths per stage
+#: instead of a dozen files. Wider than the import trace by design: an edit to a kernel
+#: module a stage does not import re-runs that stage too (a spare run, never a stale one).
+KERNEL_PACKAGES = (SRC / "hallulab" / "core", SRC / "hallulab" / "pipeline")
+
+
+def _members(folder: Path) -> set[Path]:
+    return {p for p in folder.rglob("*.py") if "__pycache__" not in p.parts}
+
+
+def widen_to_kernel(files: set[Path]) -> set[Path]:
+    """The files, with every module of each kernel package the stage reaches."""
+    out = set(files)
+    for kernel in KERNEL_PACKAGES:
+        if any(kernel in p.parents for p in files):
+            out |= _members(kernel)
+    return out
+
+
 def collapse(files: set[Path]) -> list[Path]:
     """Replace the files of a package folder by the folder when the stage runs every module
     in it (DVC then hashes the folder; ``.dvcignore`` keeps ``__pycache__`` out). Exact: the
@@ -96,7 +117,7 @@ def collapse(files: set[Path]) -> list[Path]:
     for folder in folders:
         if folder == SRC / "hallulab" or not any(f.parent == folder for f in out):
             continue
-        members = {p for p in folder.rglob("*.py") if "__pycache__" not in p.parts}
+        members = _members(folder)
         if members and members <= out:
             out -= members
             out.add(folder)
@@ -105,7 +126,7 @@ def collapse(files: set[Path]) -> list[Path]:
 
 def code_deps(script: Path, *modules: str) -> list[str]:
     """Repository-relative source files and folders a stage script runs (sorted), with extra
-    module roots."""
-    files = closure([script, *module_roots(*modules)])
+    module roots; each kernel package it reaches is one folder."""
+    files = widen_to_kernel(closure([script, *module_roots(*modules)]))
     files.add(script)
     return sorted(p.relative_to(REPO_ROOT).as_posix() for p in collapse(files))

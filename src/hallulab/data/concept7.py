@@ -31,10 +31,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hallulab.core.errors import RecordError
+from hallulab.core.io import file_sha256, read_json
 from hallulab.data.dataset_config import CONCEPT7_LABEL_SOURCES, DatasetConfig, dataset_settings
 from hallulab.data.schema import Passage, passage_from_dict
-from hallulab.errors import RecordError
-from hallulab.io import file_sha256, read_json
 
 #: The models whose familiarity labels are released, and the crowd-annotated Vicuna labels.
 LABEL_SOURCES = CONCEPT7_LABEL_SOURCES

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hallulab.config import ConfigError, setting, typed
-from hallulab.errors import UserFacingError
+from hallulab.core.config import ConfigError, setting, typed
+from hallulab.core.errors import UserFacingError
 
 LOADER_NAMES = ("wikibio", "jsonl", "factualbio", "sac3", "concept7")
 CONCEPT7_LABEL_SOURCES = (

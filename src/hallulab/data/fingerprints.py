@@ -17,8 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from hallulab.core.io import file_sha256
 from hallulab.data.loaders import data_root
-from hallulab.io import file_sha256
 
 GROUPS = ("nli_corpora", "word_list")
 

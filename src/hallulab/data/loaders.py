@@ -18,11 +18,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hallulab.core.errors import RecordError
+from hallulab.core.io import file_sha256, read_json
 from hallulab.data.dataset_config import DatasetConfig, DatasetConfigError, dataset_settings
 from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage, check_unique_ids, passage_from_dict
-from hallulab.errors import RecordError
-from hallulab.io import file_sha256, read_json
 
 DATA_ROOT_ENV = "HALLULAB_DATA_ROOT"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 
+from hallulab.core.errors import RecordError
+from hallulab.core.io import read_jsonl
 from hallulab.data.schema import Passage, passage_from_dict
-from hallulab.errors import RecordError
-from hallulab.io import read_jsonl
 
 __all__ = ["load_jsonl_passages"]
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hallulab.errors import RecordError
+from hallulab.core.errors import RecordError
 
 #: WikiBio annotation vocabulary -> numeric label (SelfCheckGPT §6 and its notebooks).
 LABEL_VALUES: dict[str, float] = {

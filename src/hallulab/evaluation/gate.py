@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hallulab.io import read_json, write_json
+from hallulab.core.io import read_json, write_json
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hallulab.core.units import level_rows, record_scores, sentence_scores, variants
 from hallulab.data.schema import Passage
 from hallulab.evaluation import bootstrap, undefined
 from hallulab.evaluation.metrics import (
@@ -56,7 +57,6 @@ from hallulab.evaluation.protocol import (
     finite_for_ranking,
     random_baseline,
 )
-from hallulab.units import level_rows, record_scores, sentence_scores, variants
 
 UNSUPPORTED_ABOVE = 0.499  # a claim labelled minor or major false is unsupported (positive)
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from hallulab.core.units import MEMBER_PREFIX, level_rows, sentence_scores, variants
 from hallulab.data.schema import Passage
 from hallulab.evaluation import bootstrap
 from hallulab.evaluation.levels import (
@@ -35,7 +36,6 @@ from hallulab.evaluation.levels import (
     units_of,
 )
 from hallulab.evaluation.protocol import LabelledScores, ProtocolConfig, align, bootstrap_draws, compute_metrics
-from hallulab.units import MEMBER_PREFIX, level_rows, sentence_scores, variants
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 
+from hallulab.core.io import read_json
 from hallulab.evaluation.paper_tables import PAPER_METRICS, TABLES
-from hallulab.io import read_json
 
 HEADERS = ("NonFact", "NonFact*", "Factual", "Pearson", "Spearman")
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import pandas as pd
 
+from hallulab.core.io import read_json
 from hallulab.evaluation.paper_tables import PAPER_REFERENCE
-from hallulab.io import read_json
 from hallulab.pipeline import paths
 from hallulab.pipeline.controls import AggregateControls
 from hallulab.pipeline.params import ParamsView

@@ -16,7 +16,7 @@ BACKENDS = ("hf", "openai", "vllm", "langchain")
 def build_llm(cfg: Mapping[str, Any], where: str = "llm") -> LLM:
     """The backend named by ``cfg['backend']``, configured by the rest (imports lazily); every
     setting is checked, and an error names it as ``<where>.<setting>``."""
-    from hallulab.config import ConfigError, typed
+    from hallulab.core.config import ConfigError, typed
 
     backend = cfg.get("backend")
     options = {k: v for k, v in cfg.items() if k not in ("backend", "name")}

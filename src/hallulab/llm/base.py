@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hallulab.cache import PartialResults
-from hallulab.errors import UserFacingError
+from hallulab.core.errors import UserFacingError
 from hallulab.tokens import TokenStats
 
 

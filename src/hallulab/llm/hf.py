@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from hallulab.cache import default_cache_path
-from hallulab.io import file_sha256
+from hallulab.core.io import file_sha256
 from hallulab.llm.base import (
     LLM,
     Capabilities,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from hallulab.config import ConfigError, setting
+from hallulab.core.config import ConfigError, setting
 from hallulab.llm.base import (
     LLM,
     Capabilities,

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from hallulab.config import setting
-from hallulab.errors import UserFacingError
+from hallulab.core.config import setting
+from hallulab.core.errors import UserFacingError
 from hallulab.llm.base import (
     LLM,
     Capabilities,

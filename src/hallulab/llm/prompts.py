@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from hallulab.config import CONF_DIR, ConfigError
+from hallulab.core.config import CONF_DIR, ConfigError
 
 PROMPTS_DIR = CONF_DIR / "prompts"
 ROLE_NAMES = {"system": "system", "human": "user", "ai": "assistant"}

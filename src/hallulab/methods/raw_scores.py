@@ -5,7 +5,7 @@ dataclass, or for the sample-matrix methods :class:`hallulab.methods.sample_matr
 (MQAG: its ``StoredMQAG``); the score stage refuses anything else. The stage writes its
 ``to_dict()`` to ``data/scores/<ds>/<method>.json``; the aggregate stage reads it back with the
 same class's ``from_dict(raw, where)``, so the aggregate step reads attributes, and a field that
-is missing, misspelt or unknown is a :class:`hallulab.errors.StaleScoresError` naming the file,
+is missing, misspelt or unknown is a :class:`hallulab.core.errors.StaleScoresError` naming the file,
 not a silent ``.get(..., {})`` default. Field order is the file's key order.
 """
 
@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from hallulab.errors import StaleScoresError
+from hallulab.core.errors import StaleScoresError
 
 T = TypeVar("T", bound="RawScores")
 

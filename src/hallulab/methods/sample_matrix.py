@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hallulab.config import ConfigError, setting, typed
+from hallulab.core.config import ConfigError, setting, typed
+from hallulab.core.errors import RecordError, StaleScoresError
+from hallulab.core.units import ScoreTable, concat
 from hallulab.data.schema import Passage
-from hallulab.errors import RecordError, StaleScoresError
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.params import ParamsView
-from hallulab.units import ScoreTable, concat
 
 SELECTIONS = ("first", "random")
 AGGREGATIONS = ("mean", "median", "max")

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from hallulab.cache import CallCache, cache_key
-from hallulab.config import setting
+from hallulab.core.config import setting
 from hallulab.nli.inference import pair_logits
 from hallulab.packages import local_weights_digest
 

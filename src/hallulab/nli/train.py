@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hallulab.config import ConfigError
+from hallulab.core.config import ConfigError
 from hallulab.nli.data import LABELS, NLIPair
 from hallulab.nli.inference import pair_logits
 

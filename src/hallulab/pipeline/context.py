@@ -50,7 +50,7 @@ class AggregateContext:
 
 @dataclass
 class Aggregated:
-    """Unit-level scores (:mod:`hallulab.units`), the counts the paper's handling rules
+    """Unit-level scores (:mod:`hallulab.core.units`), the counts the paper's handling rules
     produced (parse failures, fallbacks ...), reported beside the metrics, and the
     :class:`AggregateControls` later stages read (never keys of ``diagnostics``)."""
 

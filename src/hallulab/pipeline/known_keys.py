@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from hallulab.config import CONF_DIR, ConfigError
+from hallulab.core.config import CONF_DIR, ConfigError
 
 #: Keys Hydra and DVC manage, never settings of this project.
 _MANAGED = {"defaults", "hydra"}

@@ -23,10 +23,10 @@ from typing import Any
 
 import pandas as pd
 
-from hallulab.config import typed
-from hallulab.errors import UserFacingError
+from hallulab.core.config import typed
+from hallulab.core.errors import UserFacingError
+from hallulab.core.units import LEVELS, MEMBER_PREFIX, score_frame
 from hallulab.pipeline import registry
-from hallulab.units import LEVELS, MEMBER_PREFIX, score_frame
 
 __all__ = [
     "MEMBER_PREFIX",

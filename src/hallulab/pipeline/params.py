@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 
-from hallulab.config import ConfigError, load_params, typed
-from hallulab.errors import UserFacingError
+from hallulab.core.config import ConfigError, load_params, typed
+from hallulab.core.errors import UserFacingError
 
 T = TypeVar("T")
 
@@ -62,7 +62,7 @@ class ParamsView:
         """A stage's view of ``params.yaml``; every setting in it must be one that ``conf/``
         defines (:mod:`hallulab.pipeline.known_keys`:
         ``-S '+selfcheck.temperature=0.5'`` is refused, not silently ignored)."""
-        from hallulab.config import CONF_DIR
+        from hallulab.core.config import CONF_DIR
         from hallulab.pipeline.known_keys import check_known
 
         params = load_params(path)
@@ -86,7 +86,7 @@ class ParamsView:
         return OmegaConf.to_container(node, resolve=True) if OmegaConf.is_config(node) else node
 
     def typed(self, cls: type[T], key: str) -> T:
-        """The section ``key`` checked into the dataclass ``cls`` (:func:`hallulab.config.typed`)."""
+        """The section ``key`` checked into the dataclass ``cls`` (:func:`hallulab.core.config.typed`)."""
         return typed(cls, self.get(key), key)
 
     def has(self, key: str) -> bool:

@@ -40,7 +40,7 @@ def raw_scores(method: str, dataset: str = DS) -> str:
 
 
 def unit_scores(method: str, dataset: str = DS) -> str:
-    """Unit-level scores (Parquet, :mod:`hallulab.units`)."""
+    """Unit-level scores (Parquet, :mod:`hallulab.core.units`)."""
     return f"data/aggregated/{dataset}/{method}.parquet"
 
 

@@ -14,7 +14,7 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-from hallulab.errors import UserFacingError
+from hallulab.core.errors import UserFacingError
 from hallulab.pipeline.spec import ArtifactSpec, MethodSpec
 
 METHODS_PACKAGE = "hallulab.methods"

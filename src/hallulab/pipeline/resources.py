@@ -11,7 +11,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from hallulab.cache import CallCache
-from hallulab.config import ConfigError
+from hallulab.core.config import ConfigError
 from hallulab.pipeline.params import ParamsView
 
 if TYPE_CHECKING:

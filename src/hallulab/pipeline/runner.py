@@ -2,7 +2,7 @@
 
 Every stage script is ``main()`` wrapped in :func:`run_stage`:
 
-* an error a person can act on (:class:`hallulab.errors.UserFacingError`: a bad record, a bad
+* an error a person can act on (:class:`hallulab.core.errors.UserFacingError`: a bad record, a bad
   setting, a missing data file; also a missing file or a model that cannot load) is printed
   as one line ``hallulab <stage>: error: <what, where, what to do>`` and the stage exits with
   status 2; ``HALLULAB_DEBUG=1`` shows the full traceback instead;
@@ -24,8 +24,8 @@ from typing import Any
 
 import pandas as pd
 
-from hallulab.errors import UserFacingError
-from hallulab.io import atomic_open, read_json, read_jsonl, write_json
+from hallulab.core.errors import UserFacingError
+from hallulab.core.io import atomic_open, read_json, read_jsonl, write_json
 from hallulab.pipeline import paths
 
 DEBUG_ENV = "HALLULAB_DEBUG"

@@ -5,7 +5,7 @@ The shape follows lm-polygraph's calculators (which provide statistics) and esti
 with top-K alternatives, claims, triples ...) is computed once by its own ``extract_<name>``
 stage and read by every method that requires it; a **method** has an expensive ``score``
 step (model calls; reads no sweep knob) and a cheap ``aggregate`` step (arithmetic over the
-stored scores; reads the sweep knobs) that returns unit-level scores (:mod:`hallulab.units`).
+stored scores; reads the sweep knobs) that returns unit-level scores (:mod:`hallulab.core.units`).
 
 Each declaration lists exactly the params each step reads (``section`` or
 ``section.key``), the LLM roles it calls (params ``llms.<role>``), the prompt files it
@@ -25,8 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hallulab.errors import StaleScoresError
-from hallulab.units import LEVELS
+from hallulab.core.errors import StaleScoresError
+from hallulab.core.units import LEVELS
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class MethodSpec:
 
     def read_raw(self, stored: Any, where: str) -> Any:
         """The raw class read back from its stored mapping; any shape it cannot read is a
-        :class:`hallulab.errors.StaleScoresError` naming ``where`` (one line, not a traceback)."""
+        :class:`hallulab.core.errors.StaleScoresError` naming ``where`` (one line, not a traceback)."""
         if self.raw is None:
             raise TypeError(f"method {self.name!r} has no score step, so no stored scores to read")
         try:

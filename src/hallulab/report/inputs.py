@@ -26,9 +26,9 @@ from typing import Any
 
 import pandas as pd
 
+from hallulab.core.io import read_json
 from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage
-from hallulab.io import read_json
 from hallulab.pipeline import paths
 
 #: artifacts whose units a page names (read when present)

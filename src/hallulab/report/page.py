@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hallulab.config import CONF_DIR
-from hallulab.io import atomic_open
+from hallulab.core.config import CONF_DIR
+from hallulab.core.io import atomic_open
 from hallulab.methods.ccp.aggregate import CCPKnobs
 from hallulab.methods.hallucheck.aggregate import HalluCheckKnobs
 from hallulab.pipeline.params import ParamsView

@@ -1,6 +1,6 @@
 """What each scored unit *is*, for the page: its text, its label and the method's detail.
 
-A unit-level score row (:mod:`hallulab.units`) names a unit by (record, level, index). The
+A unit-level score row (:mod:`hallulab.core.units`) names a unit by (record, level, index). The
 page shows the unit itself, read from the artifact or raw score file that defined it:
 
 ==========  ===============================================================================

@@ -25,7 +25,7 @@ from functools import cached_property
 from typing import Any
 
 from hallulab.cache import CallCache, cache_key
-from hallulab.errors import RecordError, UserFacingError
+from hallulab.core.errors import RecordError, UserFacingError
 
 #: Components that never influence ``Doc.sents`` in the en_core_web_* pipelines.
 NON_SEGMENTING_COMPONENTS = ("tagger", "attribute_ruler", "lemmatizer", "ner")

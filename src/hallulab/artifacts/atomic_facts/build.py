@@ -9,7 +9,7 @@ from typing import Any
 from hallulab.artifacts.atomic_facts import TAGGINGS, AtomicFact
 from hallulab.artifacts.atomic_facts.tagging import TaggedToken, pos_spans, random_spans
 from hallulab.artifacts.sentences import spans_by_record
-from hallulab.config import setting
+from hallulab.core.config import setting
 from hallulab.pipeline.context import BuildContext
 
 

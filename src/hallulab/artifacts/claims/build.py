@@ -9,7 +9,7 @@ from hallulab.artifacts.claims import SOURCES, Claim
 from hallulab.artifacts.claims.alignment import align_claim, words
 from hallulab.artifacts.claims.parsing import parse_claims
 from hallulab.artifacts.sentences import spans_by_record
-from hallulab.config import ConfigError
+from hallulab.core.config import ConfigError
 from hallulab.data.schema import Passage
 from hallulab.llm.base import DecodingParams
 from hallulab.pipeline.context import BuildContext

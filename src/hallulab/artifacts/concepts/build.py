@@ -9,11 +9,11 @@ from typing import Any
 
 from hallulab.artifacts.concepts import PROCESSINGS, SOURCES
 from hallulab.artifacts.concepts.processing import COMMON_FILTERS, WordRanks, process
-from hallulab.config import setting
+from hallulab.core.config import setting
+from hallulab.core.errors import RecordError, UserFacingError
+from hallulab.core.io import file_sha256
 from hallulab.data.loaders import DATA_ROOT_ENV, data_root
 from hallulab.data.schema import Passage
-from hallulab.errors import RecordError, UserFacingError
-from hallulab.io import file_sha256
 from hallulab.llm.base import DecodingParams
 from hallulab.pipeline.context import BuildContext
 

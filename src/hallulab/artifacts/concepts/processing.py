@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hallulab.artifacts.concepts import Concept
-from hallulab.config import ConfigError
+from hallulab.core.config import ConfigError
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 

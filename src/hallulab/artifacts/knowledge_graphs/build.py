@@ -12,7 +12,7 @@ import numpy as np
 from hallulab.artifacts.knowledge_graphs import EXTRACTORS, Triple, normalise
 from hallulab.artifacts.knowledge_graphs.parsing import parse_json_list, parse_triples
 from hallulab.artifacts.knowledge_graphs.spacy_extractor import entities_and_relations, topic_of, triples_of
-from hallulab.config import ConfigError
+from hallulab.core.config import ConfigError
 from hallulab.data.schema import Passage
 from hallulab.llm.base import DecodingParams
 from hallulab.pipeline.context import BuildContext

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hallulab.config import ConfigError, setting
+from hallulab.core.config import ConfigError, setting
+from hallulab.core.errors import RecordError
 from hallulab.data.schema import Passage
-from hallulab.errors import RecordError
 from hallulab.llm.base import ContextLengthError, Prompt
 from hallulab.pipeline.context import BuildContext
 

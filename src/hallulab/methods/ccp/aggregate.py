@@ -14,7 +14,8 @@ import numpy as np
 
 from hallulab.artifacts.claims import claims_by_record
 from hallulab.artifacts.response_tokens import token_stats
-from hallulab.config import ConfigError, setting
+from hallulab.core.config import ConfigError, setting
+from hallulab.core.units import ScoreTable
 from hallulab.data.schema import Passage
 from hallulab.methods.ccp.formula import (
     AGGREGATIONS,
@@ -29,7 +30,6 @@ from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls, KnobPoint
 from hallulab.text.stopwords import is_stopword
 from hallulab.tokens import TokenStats
-from hallulab.units import ScoreTable
 
 STOPWORD_RULES = ("paper", "reference", "none")
 NO_CLAIM_SENTENCE_SCORE = 0.5

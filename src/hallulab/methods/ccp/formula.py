@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hallulab.config import ConfigError
+from hallulab.core.config import ConfigError
 
 ENTAIL, NEUTRAL, CONTRA = "e", "n", "c"
 AGGREGATIONS = ("prod", "len", "min", "mean")

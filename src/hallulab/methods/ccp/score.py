@@ -15,7 +15,7 @@ import numpy as np
 from hallulab.artifacts.claims import Claim, claims_by_record
 from hallulab.artifacts.response_tokens import token_stats
 from hallulab.artifacts.sentences import spans_by_record
-from hallulab.config import setting
+from hallulab.core.config import setting
 from hallulab.data.schema import Passage
 from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.methods.ccp.formula import CONTRA, ENTAIL, NEUTRAL

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hallulab.artifacts.claims.alignment import Span, tokens_in_spans
-from hallulab.config import ConfigError
+from hallulab.core.config import ConfigError
 from hallulab.tokens import TokenStats
 
 CONTEXTS = ("no_context", "claim_prefix", "sentence_prefix")

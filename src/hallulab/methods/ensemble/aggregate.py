@@ -9,12 +9,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from hallulab.config import setting
+from hallulab.core.config import setting
+from hallulab.core.units import COLUMNS, LEVELS, score_frame
 from hallulab.data.schema import Passage
 from hallulab.methods.ensemble.logistic import fit_logistic
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.members import MEMBER_PREFIX, Member, MemberError, check_level, parse_members
-from hallulab.units import COLUMNS, LEVELS, score_frame
 
 COMBINERS = ("rank_mean", "logistic")
 POSITIVE_ABOVE = 0.499  # the evaluation's positive class at every level (levels.UNSUPPORTED_ABOVE)

@@ -16,13 +16,13 @@ from typing import Any
 import numpy as np
 
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
-from hallulab.config import setting
+from hallulab.core.config import setting
+from hallulab.core.units import ScoreTable
 from hallulab.methods.factselfcheck.raw import FactSelfCheckScores
 from hallulab.methods.factselfcheck.scoring import defined_scores, frequency_score, llm_score, sentence_score
 from hallulab.methods.sample_matrix import sample_choice_from, selected_columns
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls
-from hallulab.units import ScoreTable
 
 AGGREGATIONS = ("max", "mean")
 

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
-from hallulab.config import setting
+from hallulab.core.config import setting
 from hallulab.llm.base import DecodingParams
 from hallulab.methods.factselfcheck.raw import FactSelfCheckScores
 from hallulab.methods.factselfcheck.scoring import graph_text, psi

@@ -28,11 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from hallulab.core.errors import RecordError
+from hallulab.core.units import ScoreTable
 from hallulab.data.schema import Passage
-from hallulab.errors import RecordError
 from hallulab.methods.token_statistics import max_entropy, max_neglogp, mean_entropy, mean_neglogp
 from hallulab.tokens import TokenStats
-from hallulab.units import ScoreTable
 
 VARIANTS = ("avg_neglogp", "max_neglogp", "avg_entropy", "max_entropy")
 

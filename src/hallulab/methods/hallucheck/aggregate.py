@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from hallulab.config import setting
+from hallulab.core.config import setting
+from hallulab.core.units import ScoreTable
 from hallulab.methods.hallucheck.checks import (
     ALIGNMENTS,
     answer_span,
@@ -27,7 +28,6 @@ from hallulab.methods.hallucheck.checks import (
 from hallulab.methods.hallucheck.raw import HalluCheckScores
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls
-from hallulab.units import ScoreTable
 
 NO_FACT_SENTENCE_SCORE = 0.5
 

@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from hallulab.artifacts.atomic_facts import TAGGINGS, facts_by_record
-from hallulab.config import ConfigError, setting
+from hallulab.core.config import ConfigError, setting
 from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.methods.hallucheck.raw import HalluCheckScores
 from hallulab.pipeline.context import BuildContext

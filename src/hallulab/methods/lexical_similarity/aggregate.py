@@ -8,11 +8,11 @@ from itertools import combinations
 
 import numpy as np
 
-from hallulab.config import setting
+from hallulab.core.config import setting
+from hallulab.core.units import ScoreTable
 from hallulab.methods.lexical_similarity.rouge import METRICS, rouge_f, tokens
 from hallulab.methods.sample_matrix import sample_choice_from, selected_columns
 from hallulab.pipeline.context import AggregateContext, Aggregated
-from hallulab.units import ScoreTable
 
 
 @dataclass(frozen=True)

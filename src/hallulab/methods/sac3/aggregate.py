@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hallulab.core.units import ScoreTable
 from hallulab.pipeline.context import AggregateContext, Aggregated
-from hallulab.units import ScoreTable
 
 _GUESS = re.compile(r"guess\s*:\s*(yes|no)", re.I)
 

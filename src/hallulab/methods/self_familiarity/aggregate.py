@@ -37,13 +37,13 @@ import numpy as np
 
 from hallulab.artifacts.concepts import Concept, concepts_by_record
 from hallulab.artifacts.response_tokens import token_stats
-from hallulab.config import setting
+from hallulab.core.config import setting
+from hallulab.core.units import ScoreTable
 from hallulab.methods.self_familiarity.raw import SelfFamiliarityScores
 from hallulab.methods.self_familiarity.threshold import ThresholdConfig, basic_threshold
 from hallulab.methods.token_statistics import max_neglogp, mean_neglogp, perplexity
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls
-from hallulab.units import ScoreTable
 
 NORMALISATIONS = ("answer", "total")
 ABLATIONS = {

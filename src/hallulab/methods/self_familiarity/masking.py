@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from hallulab.config import ConfigError
+from hallulab.core.config import ConfigError
 from hallulab.text.stopwords import NLTK_ENGLISH_STOPWORDS
 
 MASK = "..."

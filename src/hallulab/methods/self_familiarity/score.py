@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hallulab.artifacts.concepts import PROCESSINGS, concepts_by_record
-from hallulab.config import ConfigError, setting
+from hallulab.core.config import ConfigError, setting
 from hallulab.data.schema import Passage
 from hallulab.llm.base import ConstrainedParams, DecodingParams
 from hallulab.methods.self_familiarity.masking import MASKINGS, concept_texts, constraint_strings, mask_concept

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hallulab.config import setting
+from hallulab.core.config import setting
 
 
 @dataclass(frozen=True)

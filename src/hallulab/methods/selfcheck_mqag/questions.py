@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from hallulab.cache import CallCache, cache_key
+from hallulab.core.errors import RecordError
 from hallulab.data.schema import Passage
-from hallulab.errors import RecordError
 from hallulab.methods.selfcheck_mqag.protocol import GeneratedQuestion, MQAGRoles
 from hallulab.methods.selfcheck_mqag.scoring import MQAGQuestion, StoredMQAG
 

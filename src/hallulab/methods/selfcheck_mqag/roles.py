@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from hallulab.config import ConfigError
+from hallulab.core.config import ConfigError
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import PromptTemplate

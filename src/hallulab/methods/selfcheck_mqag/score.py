@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from hallulab.config import ConfigError, setting
+from hallulab.core.config import ConfigError, setting
 from hallulab.methods.sample_matrix import scorable
 from hallulab.methods.selfcheck_mqag.protocol import MQAGRoles
 from hallulab.methods.selfcheck_mqag.questions import build_questions

@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hallulab.config import setting
-from hallulab.errors import StaleScoresError
-from hallulab.units import ScoreTable
+from hallulab.core.config import setting
+from hallulab.core.errors import StaleScoresError
+from hallulab.core.units import ScoreTable
 
 SCORINGS = ("counting", "bayes", "bayes_with_alpha")
 

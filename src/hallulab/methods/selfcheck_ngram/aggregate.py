@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hallulab.config import setting, typed
+from hallulab.core.config import setting, typed
 from hallulab.methods.sample_matrix import sample_choice_from
 from hallulab.methods.selfcheck_ngram.corpus import corpora_from_dict
 from hallulab.methods.selfcheck_ngram.ngram import AGGREGATIONS, score_corpora

@@ -37,10 +37,10 @@ import numpy as np
 import pandas as pd
 from numpy.lib.stride_tricks import sliding_window_view
 
-from hallulab.config import ConfigError
+from hallulab.core.config import ConfigError
+from hallulab.core.units import ScoreTable
 from hallulab.methods.sample_matrix import SampleSelection, selected_columns
 from hallulab.methods.selfcheck_ngram.corpus import NgramCorpus
-from hallulab.units import ScoreTable
 
 PAD_SYMBOL = "<s>"
 AGGREGATIONS = ("avg", "max")

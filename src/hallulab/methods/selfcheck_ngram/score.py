@@ -3,7 +3,7 @@ tokenised once with spaCy (through the call cache)."""
 
 from __future__ import annotations
 
-from hallulab.config import ConfigError
+from hallulab.core.config import ConfigError
 from hallulab.methods.selfcheck_ngram.corpus import RESPONSE_SPLITS, build_ngram_corpora, corpora_to_dict
 from hallulab.methods.selfcheck_ngram.raw import NgramScores
 from hallulab.pipeline.context import BuildContext

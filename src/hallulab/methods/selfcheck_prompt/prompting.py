@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hallulab.config import setting
+from hallulab.core.config import setting
 from hallulab.data.schema import Passage
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hallulab.config import typed
+from hallulab.core.config import typed
 from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores, scorable
 from hallulab.methods.selfcheck_prompt.prompting import PromptConfig, passage_matrices
 from hallulab.pipeline.context import BuildContext

@@ -19,14 +19,14 @@ from typing import Any, TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 
-from hallulab.errors import UserFacingError
+from hallulab.core.errors import UserFacingError
 
 T = TypeVar("T")
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 #: The configs, inside the package (``pip install`` ships them): in a checkout a link to the
 #: repository's ``conf/``, which ``dvc exp run`` composes from.
-CONF_DIR = Path(__file__).parent / "conf"
+CONF_DIR = Path(__file__).parent.parent / "conf"
 
 
 def load_params(path: str | Path = "params.yaml") -> DictConfig:
@@ -76,7 +76,7 @@ def write_params(path: str | Path = "params.yaml", overrides: Sequence[str] = ()
     compose_and_dump(Path(path), str(conf_dir.resolve()), None, "config", str(REPO_ROOT), list(overrides))
 
 
-if __name__ == "__main__":  # python -m hallulab.config [overrides...] -> params.yaml
+if __name__ == "__main__":  # python -m hallulab.core.config [overrides...] -> params.yaml
     import sys
 
     write_params("params.yaml", sys.argv[1:])

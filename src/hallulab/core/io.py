@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from hallulab.errors import UserFacingError
+from hallulab.core.errors import UserFacingError
 
 
 @contextmanager
