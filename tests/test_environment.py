@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hallulab.core.config import REPO_ROOT
-from hallulab.environment import LOCK_FILES, current, locked_pins, mismatches
+from hallulab.environment import LOCK_FILES, current, installed_mismatches, locked_pins
 
 
 def _requirement_blocks(text: str) -> list[list[str]]:
@@ -46,7 +46,7 @@ def test_the_installed_environment_is_the_locked_one() -> None:
 def test_a_version_that_differs_from_the_lock_is_named() -> None:
     pins = locked_pins(["numpy==0.0.1 \\", "    --hash=sha256:00", "not-a-real-package-hallulab==1.0", "# pyyaml==1"])
     assert set(pins) == {"numpy", "not-a-real-package-hallulab"}
-    found = mismatches(pins)
+    found = installed_mismatches(pins)
     assert found[0] == "not-a-real-package-hallulab: locked 1.0, installed nothing"
     assert found[1].startswith("numpy: locked 0.0.1, installed ")
 
@@ -54,3 +54,11 @@ def test_a_version_that_differs_from_the_lock_is_named() -> None:
 def test_a_tree_without_lock_files_says_so(tmp_path: Path) -> None:
     env = current(tmp_path)
     assert env.lock_sha256 == "" and not env.matches_lock and "no lock file" in env.mismatches[0]
+
+
+def test_a_package_pinned_at_two_versions_across_the_locks_is_named(tmp_path: Path) -> None:
+    (tmp_path / LOCK_FILES[0]).write_text("numpy==2.0.0 \\\n    --hash=sha256:00\n")
+    (tmp_path / LOCK_FILES[1]).write_text("NumPy==1.26.4\n")
+    env = current(tmp_path)
+    assert not env.matches_lock
+    assert env.mismatches == [f"numpy: pinned 2.0.0 and 1.26.4 in {LOCK_FILES[0]} and {LOCK_FILES[1]}"]

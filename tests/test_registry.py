@@ -74,8 +74,12 @@ def test_a_wrong_return_or_an_unreadable_stored_file_is_named() -> None:
         spec.checked_raw({"variants": []})
     broken = {"variants": [{"method": "selfcheck_nli", "variant": "nli"}]}  # a variant without its matrices
     with pytest.raises(
-        StaleScoresError, match=r"^scores.json: not the stored scores of SampleMatrixScores \(a variant"
+        StaleScoresError, match=r"^scores.json: not the stored scores of SampleMatrixScores \(KeyError 'matrices'"
     ):
         spec.read_raw(broken, "scores.json")
+    mqag = registry.method("selfcheck_mqag")
+    no_fields = {"method": "selfcheck_mqag", "identity": {}, "questions": {"p": [[{"question": "Q?"}]]}}
+    with pytest.raises(StaleScoresError, match=r"^mqag.json: not the stored scores of StoredMQAG \(KeyError"):
+        mqag.read_raw(no_fields, "mqag.json")
     with pytest.raises(StaleScoresError, match=r"^x.json: not the stored scores of NgramScores"):
         registry.method("selfcheck_ngram").read_raw({"passages": 3}, "x.json")

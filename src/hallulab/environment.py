@@ -50,7 +50,7 @@ def _installed_version(name: str) -> str | None:
         return None
 
 
-def mismatches(pins: dict[str, str]) -> list[str]:
+def installed_mismatches(pins: dict[str, str]) -> list[str]:
     """Each locked package that is missing or at another version in the running interpreter."""
     found = []
     for name, version in sorted(pins.items()):
@@ -85,6 +85,9 @@ def current(root: Path = REPO_ROOT) -> EnvironmentRef:
     for path in files:
         text = path.read_bytes()
         digest.update(text)
-        pins.update(locked_pins(text.decode("utf-8").splitlines()))
-    wrong = mismatches(pins)
+        for name, version in locked_pins(text.decode("utf-8").splitlines()).items():
+            if pins.setdefault(name, version) != version:  # the second lock would silently win
+                wrong_pin = f"{name}: pinned {pins[name]} and {version} in {' and '.join(LOCK_FILES)}"
+                return EnvironmentRef(digest.hexdigest(), False, [wrong_pin], torch, python)
+    wrong = installed_mismatches(pins)
     return EnvironmentRef(digest.hexdigest(), not wrong, wrong, torch, python)
