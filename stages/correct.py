@@ -16,7 +16,7 @@ from hallulab.artifacts.knowledge_graphs import graphs_by_record
 from hallulab.cache import CallCache
 from hallulab.core.config import typed
 from hallulab.core.io import write_json
-from hallulab.correction.run import CorrectionConfig, correct, table3
+from hallulab.correction.run import CorrectionConfig, correct, table3, table3_p_no
 from hallulab.data.records import load_jsonl_passages
 from hallulab.pipeline import paths
 from hallulab.pipeline.params import ParamsView
@@ -60,6 +60,8 @@ def main() -> None:
     write_json(paths.corrections(args.dataset), [dataclasses.asdict(job) for job in jobs])
     result = {
         "table3": table3(jobs),
+        # the judge's first-token P(No) reading, where the judge is white-box (else null)
+        "table3_p_no": table3_p_no(jobs) if any(p is not None for job in jobs for p in job.p_no) else None,
         "corrector": resources.llm_name("corrector"),
         "judge": resources.llm_name("judge"),
         "fact_detector": f"{cfg.fact_method}/{cfg.fact_variant}",

@@ -10,7 +10,15 @@ import pytest
 from hallulab.core.errors import UserFacingError
 from hallulab.core.units import ScoreTable
 from hallulab.correction.parsing import parse_numbered, parse_verdict
-from hallulab.correction.run import Correction, CorrectionConfig, require_variant, table3, thresholds
+from hallulab.correction.run import (
+    Correction,
+    CorrectionConfig,
+    format_free_verdict,
+    require_variant,
+    table3,
+    table3_p_no,
+    thresholds,
+)
 from hallulab.correction.selection import f1_threshold, in_dev_split
 from hallulab.data.schema import Passage
 
@@ -86,6 +94,26 @@ def test_table3_gives_shares_per_level_and_their_change_from_the_baseline() -> N
     assert rows["sentence"]["factual"] == 1.0 and rows["sentence"]["factual_change_percent"] == 100.0
     assert rows["fact"]["factual"] == 1.0 and rows["fact"]["non-factual_change_percent"] == -100.0
     assert rows["sentence"]["refused"] == 0.0 and rows["sentence"]["refused_change_percent"] is None
+
+
+def test_the_p_no_reading_gives_factual_and_non_factual_shares_without_a_reply_format() -> None:
+    assert format_free_verdict(0.7) == "non-factual" and format_free_verdict(0.5) == "factual"
+    assert format_free_verdict(None) is None
+    jobs = [
+        Correction("p", "baseline", [], ["a", "b"], [None, None], p_no=[0.9, 0.8]),  # replies that parse as nothing
+        Correction("p", "sentence", ["b"], ["a", "b"], [None, None], p_no=[0.2, 0.9]),
+        Correction("p", "fact", ["x"], ["a", "b"], [None, None], p_no=[0.1, None]),  # neither word in the top-K
+    ]
+    rows = table3_p_no(jobs)
+    assert rows["baseline"] == {
+        "factual": 0.0,
+        "factual_change_percent": None,
+        "non-factual": 1.0,
+        "non-factual_change_percent": None,
+    }
+    assert rows["sentence"]["factual"] == 0.5 and rows["sentence"]["non-factual_change_percent"] == -50.0
+    assert rows["fact"]["factual"] == 1.0 and "refused" not in rows["fact"]
+    assert table3(jobs)["baseline"]["factual"] is None  # the format reading has nothing to count
 
 
 def test_a_misspelt_detector_variant_is_an_error_naming_the_available_ones() -> None:

@@ -195,3 +195,31 @@ def test_a_benchmark_table_renders_from_the_results_file(tmp_path: Path) -> None
     assert "2 torch threads" in table
     with pytest.raises(KeyError, match="no section 'nli'"):
         render_section("nli", results)
+
+
+def test_a_correction_table_publishes_in_percent_with_its_detectors_and_models(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hallulab.core.config import load_params
+    from hallulab.results import CORRECTION, collect_correction
+
+    params = load_params(ROOT / "params.yaml")
+    written = json.loads((ROOT / "metrics" / "toy" / "correction.json").read_text())
+    written["table3"]["sentence"]["factual"] = 0.2857
+    (tmp_path / "metrics" / "toy").mkdir(parents=True)
+    (tmp_path / "metrics" / "toy" / "correction.json").write_text(json.dumps(written))
+    monkeypatch.chdir(tmp_path)
+    result = collect_correction("toy", "correction_1", "make result METHOD=correction", ["-S", "x=1"], params)
+    assert result.method == CORRECTION and result.metrics["sentence"]["factual"] == 28.57
+    assert result.metrics["baseline"]["factual_change_percent"] is None
+    assert result.undefined["metrics"]["baseline"]["factual_change_percent"] == "baseline_row"
+    assert result.counts == {"dev_passages": written["dev_passages"], "test_passages": written["test_passages"]}
+    assert result.diagnostics["fact_detector"] == written["fact_detector"] and "table3" not in result.diagnostics
+    assert {"corrector", "judge"} <= {model.role for model in result.models}
+    assert "correction" in result.params and "factselfcheck" in result.params
+    write_result(tmp_path, "toy", "correction_1", CORRECTION, metrics=result.metrics)
+    text = (
+        "<!-- results: toy/correction_1 | sentence | factual, factual_change_percent | paper: fsc-table3 -->\n"
+        "<!-- /results -->"
+    )
+    assert "| `sentence` | 28.57 / 25.00 (+3.57) | 0.00 / 10.60 (-10.60) |" in render(text, tmp_path)

@@ -27,7 +27,9 @@ CLI::
     python -m hallulab.results publish --dataset wikibio --method factselfcheck \\
         --name factselfcheck_llm3 --args '-S ...' --command 'make result ...' [--params params.yaml]
 
-``make result DATASET=... METHOD=... NAME=... ARGS='-S ...'`` runs the experiment and publishes it.
+``make result DATASET=... METHOD=... NAME=... ARGS='-S ...'`` runs the experiment and publishes it;
+``METHOD=correction`` runs the ``correct`` stage and publishes FactSelfCheck's Table 3
+(:func:`collect_correction`).
 
     python -m hallulab.results import-kept --from docs/results/wikibio --dataset wikibio \
         --method selfcheck_nli --name selfcheck_nli --command 'make wikibio ...' --revision <commit>
@@ -56,6 +58,7 @@ from hallulab.environment import EnvironmentRef, current
 from hallulab.packages import find_package_file
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.spec import StepInputs
+from hallulab.pipeline.stage_inputs import CORRECTION_INPUTS
 
 RESULTS_DIR = "results"
 #: what ``git_dirty`` looks at: the code, the configs and the files that define the environment
@@ -199,6 +202,77 @@ def collect(
     )
 
 
+#: the ``method`` of a published correction table (the ``correct`` stage; not a registered method)
+CORRECTION = "correction"
+#: the rows of the judge's first-token P(No) reading: ``baseline_p_no``, ``sentence_p_no``, ``fact_p_no``
+P_NO_SUFFIX = "_p_no"
+
+
+def _percent(key: str, value: float | None) -> float | None:
+    """A verdict share as percent (two decimals); a relative change is percent already."""
+    if value is None or key.endswith("_change_percent"):
+        return value
+    return round(value * 100, 2)
+
+
+def _correction_nulls(metrics: Mapping[str, Mapping[str, float | None]]) -> dict[str, dict[str, str]]:
+    """The reason of every null in a Table 3: the baseline has no change to itself; a level
+    without judged sentences has no shares; a change from a zero baseline share is undefined."""
+    reasons: dict[str, dict[str, str]] = {}
+    for level, row in metrics.items():
+        for key, value in row.items():
+            if value is not None:
+                continue
+            if key.endswith("_change_percent"):
+                reason = "baseline_row" if level == "baseline" else "baseline_share_zero_or_undefined"
+            else:
+                reason = "no_judged_sentences"
+            reasons.setdefault(level, {})[key] = reason
+    return reasons
+
+
+def collect_correction(
+    dataset: str, name: str, command: str, overrides: Sequence[str], params: DictConfig
+) -> PublishedResult:
+    """FactSelfCheck's Table 3 as the ``correct`` stage wrote it (``metrics/<dataset>/correction.json``):
+    ``metrics`` is level (baseline, sentence, fact) -> the share of each judged verdict in percent
+    and its relative change to the baseline, and ``<level>_p_no`` the same from the judge's
+    first-token P(No) reading where the judge is white-box; ``counts`` the development and test passages;
+    ``diagnostics`` the detectors, their development-split thresholds and the unparseable verdicts.
+    The models are the corrector and the judge and every role the two detectors read."""
+    written = read_json(paths.correction_metrics(dataset))
+    resolved = OmegaConf.to_container(params, resolve=True)
+    assert isinstance(resolved, dict)
+    detectors = [str(params.correction.fact_method), str(params.correction.sentence_method)]
+    sections = sorted({CORRECTION, *(s for m in detectors for s in _sections(m))} - set(COMMON_SECTIONS))
+    roles = sorted({*CORRECTION_INPUTS.llm_roles, *(r for m in detectors for r in _roles(m))})
+    counts_keys = ("dev_passages", "test_passages")
+    metrics = {
+        level: {key: _percent(key, value) for key, value in row.items()} for level, row in written["table3"].items()
+    }
+    for level, row in (written.get("table3_p_no") or {}).items():  # the judge's format-free reading
+        metrics[f"{level}{P_NO_SUFFIX}"] = {key: _percent(key, value) for key, value in row.items()}
+    return PublishedResult(
+        name=name,
+        dataset=dataset,
+        method=CORRECTION,
+        command=command,
+        git_revision=_git("rev-parse", "HEAD"),
+        git_dirty=bool(_git("status", "--porcelain", "--untracked-files=no", "--", *CODE_AND_ENVIRONMENT)),
+        overrides=list(overrides),
+        params={section: resolved.get(section) for section in [*COMMON_SECTIONS, *sections]},
+        models=[_model(role, params) for role in roles],
+        metrics=metrics,
+        intervals={},
+        undefined={"metrics": _correction_nulls(metrics)},
+        counts={key: written[key] for key in counts_keys if key in written},
+        diagnostics={
+            key: value for key, value in written.items() if not key.startswith("table3") and key not in counts_keys
+        },
+        environment=current(),
+    )
+
+
 def _without_machine_paths(identity: Mapping[str, Any]) -> dict[str, Any]:
     """An identity whose packaged-model paths name the package's folder, not where the earlier
     run's environment happened to be installed (``pkg//…/site-packages/pkg/model`` → ``pkg/model``)."""
@@ -245,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command_name", required=True)
     publish = sub.add_parser("publish", help="gather a run's metrics and provenance into results/")
     publish.add_argument("--dataset", required=True)
-    publish.add_argument("--method", required=True)
+    publish.add_argument("--method", required=True, help=f"a registered method, or {CORRECTION!r} (the correct stage)")
     publish.add_argument("--name", required=True, help="file stem under results/<dataset>/")
     publish.add_argument("--command", required=True, help="the command that produced the metrics")
     publish.add_argument("--args", default="", help="that command's settings (-S key=value ...)")
@@ -273,7 +347,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     words = shlex.split(args.args)
     overrides = [value for flag, value in itertools.pairwise(words) if flag in ("-S", "--set-param")]
-    result = collect(args.dataset, args.method, args.name, args.command, overrides, params)
+    if args.method == CORRECTION:
+        result = collect_correction(args.dataset, args.name, args.command, overrides, params)
+    else:
+        result = collect(args.dataset, args.method, args.name, args.command, overrides, params)
     target = result_path(args.dataset, args.name)
     write_json(target, result.to_dict())
     print(f"published {target}")

@@ -19,6 +19,7 @@ from hallulab.data.schema import Passage
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import PromptTemplate
+from hallulab.tokens import yes_no_probability
 
 LEVELS = ("baseline", "sentence", "fact")
 
@@ -39,6 +40,9 @@ class CorrectionConfig:
     max_records: int | None = setting(None, minimum=1, doc="test passages corrected (null: all)")
     temperature: float = setting(0.5, minimum=0.0, doc="the paper: 0.5")
     max_new_tokens: int = setting(384, minimum=16)
+    judge_top_k: int = setting(
+        20, minimum=0, doc="top-K log-probabilities of the judge's first reply token for the P(No) reading; 0: off"
+    )
 
 
 @dataclass
@@ -48,6 +52,9 @@ class Correction:
     flagged: list[str]
     sentences: list[str]
     verdicts: list[str | None] = field(default_factory=list)
+    #: the judge's P(No) / (P(Yes) + P(No)) of the first reply token per sentence (a white-box
+    #: judge; None where neither word is among its top-K), the reading that needs no reply format
+    p_no: list[float | None] = field(default_factory=list)
 
 
 def _fact_rows(
@@ -150,20 +157,25 @@ def correct(
         else:
             job.sentences = parsed
     judged = [(job, i, s) for job in jobs for i, s in enumerate(job.sentences)]
+    white_box = cfg.judge_top_k > 0 and judge.capabilities.top_k_alternatives
     verdict_replies = (
         judge.generate(
             [prompts["judge"].messages(reference=by_id[j.record_id].reference or "", sentence=s) for j, _, s in judged],
-            DecodingParams(max_new_tokens=4, temperature=0.0),
+            DecodingParams(max_new_tokens=4, temperature=0.0, top_k_alternatives=cfg.judge_top_k if white_box else 0),
         )
         if judged
         else []
     )
     for job in jobs:
         job.verdicts = [None] * len(job.sentences)
+        job.p_no = [None] * len(job.sentences)
     for (job, index, _), reply in zip(judged, verdict_replies, strict=True):
         verdict = parse_verdict(reply.text)
         counts["verdicts_unparseable"] += verdict is None
         job.verdicts[index] = verdict
+        if white_box:
+            job.p_no[index] = yes_no_probability(reply.tokens)
+            counts["p_no_missing"] += job.p_no[index] is None
     return jobs, {
         "thresholds": chosen,
         "dev_passages": len(dev),
@@ -172,17 +184,40 @@ def correct(
     }
 
 
+def format_free_verdict(p_no: float | None) -> str | None:
+    """The judge's verdict read from its first token: non-factual when P(No) outweighs P(Yes)."""
+    if p_no is None:
+        return None
+    return "non-factual" if p_no > 0.5 else "factual"
+
+
 def table3(jobs: Sequence[Correction]) -> dict[str, dict[str, float | None]]:
     """Share of each verdict per level and its relative change to the baseline (percent)."""
+    return _shares_table({level: [v for job in jobs if job.level == level for v in job.verdicts] for level in LEVELS})
+
+
+def table3_p_no(jobs: Sequence[Correction]) -> dict[str, dict[str, float | None]]:
+    """Table 3 from the judge's P(No) reading (:func:`format_free_verdict`): factual and
+    non-factual only, since "refused" has no first-token reading; this project's addition for a
+    judge that does not follow the yes / no / refused format."""
+    verdicts = {
+        level: [format_free_verdict(p) for job in jobs if job.level == level for p in job.p_no] for level in LEVELS
+    }
+    return _shares_table(verdicts, VERDICTS[:2])
+
+
+def _shares_table(
+    by_level: Mapping[str, Sequence[str | None]], kinds: Sequence[str] = VERDICTS
+) -> dict[str, dict[str, float | None]]:
     shares: dict[str, dict[str, float]] = {}
     for level in LEVELS:
-        verdicts = [v for job in jobs if job.level == level for v in job.verdicts if v is not None]
+        verdicts = [v for v in by_level[level] if v is not None]
         total = len(verdicts)
-        shares[level] = {v: (verdicts.count(v) / total if total else float("nan")) for v in VERDICTS}
+        shares[level] = {v: (verdicts.count(v) / total if total else float("nan")) for v in kinds}
     out: dict[str, dict[str, float | None]] = {}
     for level in LEVELS:
         row: dict[str, float | None] = {}
-        for verdict in VERDICTS:
+        for verdict in kinds:
             value = shares[level][verdict]
             row[verdict] = None if value != value else round(value, 4)
             base = shares["baseline"][verdict]

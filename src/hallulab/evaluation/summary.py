@@ -237,19 +237,26 @@ def correction_section(path: Path) -> list[str]:
         f"## correction (FactSelfCheck Table 3): {result.get('test_passages')} test passages, "
         f"corrector {result.get('corrector')}, judge {result.get('judge')}",
         "",
-        f"| {'level':<10} | {'factual':>16} | {'non-factual':>16} | {'refused':>16} |",
-        f"|{'-' * 12}|{'-' * 18}|{'-' * 18}|{'-' * 18}|",
+        f"| {'level':<14} | {'factual':>16} | {'non-factual':>16} | {'refused':>16} |",
+        f"|{'-' * 16}|{'-' * 18}|{'-' * 18}|{'-' * 18}|",
     ]
-    for level, row in result.get("table3", {}).items():
-        cells = []
-        for verdict in ("factual", "non-factual", "refused"):
-            share, change = row.get(verdict), row.get(f"{verdict}_change_percent")
-            text = "n/a" if share is None else f"{share:.2f}" + (f" ({change:+.1f}%)" if change is not None else "")
-            cells.append(f"{text:>16}")
-        lines.append(f"| {level:<10} | " + " | ".join(cells) + " |")
+    readings = [("", result.get("table3") or {}), (" P(No)", result.get("table3_p_no") or {})]
+    for suffix, table in readings:
+        for level, row in table.items():
+            cells = []
+            for verdict in ("factual", "non-factual", "refused"):
+                share, change = row.get(verdict), row.get(f"{verdict}_change_percent")
+                text = "n/a" if share is None else f"{share:.2f}" + (f" ({change:+.1f}%)" if change is not None else "")
+                cells.append(f"{text if verdict in row else '–':>16}")
+            lines.append(f"| {level + suffix:<14} | " + " | ".join(cells) + " |")
     chosen = result.get("thresholds", {}).items()
     thresholds = ", ".join(f"{k} {v:.3g}" if isinstance(v, int | float) else f"{k} {v or 'none'}" for k, v in chosen)
     note = f"Thresholds chosen on {result.get('dev_passages')} dev passages: {thresholds}."
+    if result.get("table3_p_no"):
+        note += (
+            " P(No) rows: the judge's verdict read from its first reply token (non-factual when P(No) > P(Yes)),"
+            " the reading that needs no reply format; it has no refused class."
+        )
     if result.get("no_dev_threshold"):
         note += " No hallucinated sentence among the dev labels: nothing was flagged, every level is the baseline's."
     lines += ["", *textwrap.wrap(note, 100), ""]
