@@ -223,3 +223,25 @@ def test_a_correction_table_publishes_in_percent_with_its_detectors_and_models(
         "<!-- /results -->"
     )
     assert "| `sentence` | 28.57 / 25.00 (+3.57) | 0.00 / 10.60 (-10.60) |" in render(text, tmp_path)
+
+
+def test_the_offline_nli_model_publishes_its_heldout_accuracy_and_its_encoder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hallulab.core.config import load_params
+    from hallulab.results import NLI_MODEL, collect_nli_model
+
+    params = load_params(ROOT / "params.yaml")
+    written = json.loads((ROOT / "metrics" / "nli_model" / "heldout.json").read_text())
+    (tmp_path / "metrics" / "nli_model").mkdir(parents=True)
+    (tmp_path / "metrics" / "nli_model" / "heldout.json").write_text(json.dumps(written))
+    monkeypatch.chdir(tmp_path)
+    result = collect_nli_model("heldout_quick", "make nli-result NLI_PROFILE=quick", ["profile=quick"], params)
+    row = result.metrics[f"minilm_offline_{written['profile']}"]
+    assert row["snli_test"] == written["heldout_accuracy"]["snli_test"]
+    assert row["anli_mean_accuracy"] == written["anli_mean_accuracy"]
+    assert result.dataset == result.method == NLI_MODEL and result.overrides == ["profile=quick"]
+    assert result.counts["train_pairs"] == written["train"]["by_source"]
+    assert "by_source" not in result.diagnostics["train"]
+    (encoder,) = result.models
+    assert encoder.role == "encoder" and len(encoder.sha256) == 64 and encoder.source.endswith("/model")

@@ -29,7 +29,9 @@ CLI::
 
 ``make result DATASET=... METHOD=... NAME=... ARGS='-S ...'`` runs the experiment and publishes it;
 ``METHOD=correction`` runs the ``correct`` stage and publishes FactSelfCheck's Table 3
-(:func:`collect_correction`).
+(:func:`collect_correction`). ``make nli-result NLI_PROFILE=paper`` trains the offline NLI
+model with that profile's recipe and publishes its held-out accuracy as
+``results/nli_model/heldout_<recipe>.json`` (:func:`collect_nli_model`).
 
     python -m hallulab.results import-kept --from docs/results/wikibio --dataset wikibio \
         --method selfcheck_nli --name selfcheck_nli --command 'make wikibio ...' --revision <commit>
@@ -273,6 +275,56 @@ def collect_correction(
     )
 
 
+#: the ``dataset`` and ``method`` of a published offline NLI model (the ``train_nli`` stage)
+NLI_MODEL = "nli_model"
+
+
+def _encoder(params: DictConfig) -> ModelRef:
+    """The packaged encoder the NLI model is fine-tuned from, by the sha256 of its weights."""
+    recipe = params.nli_train
+    package = recipe.get("encoder_package")
+    if not package:
+        return ModelRef("encoder", str(recipe.encoder), str(recipe.encoder), "transformers", str(recipe.encoder), "")
+    weights = find_package_file(str(package), f"{recipe.encoder}/model.safetensors")
+    return ModelRef(
+        "encoder", str(package), "all-MiniLM-L6-v2", "transformers", f"{package}/{recipe.encoder}", file_sha256(weights)
+    )
+
+
+def collect_nli_model(name: str, command: str, overrides: Sequence[str], params: DictConfig) -> PublishedResult:
+    """The offline NLI model's held-out accuracy as ``train_nli`` wrote it: ``metrics`` is
+    ``minilm_offline_<recipe>`` -> accuracy (percent) per held-out set and the ANLI mean;
+    ``counts`` the held-out pairs per set (null: every pair) and the training pairs per source."""
+    written = read_json(paths.NLI_HELDOUT)
+    resolved = OmegaConf.to_container(params, resolve=True)
+    assert isinstance(resolved, dict)
+    train = dict(written.get("train", {}))
+    return PublishedResult(
+        name=name,
+        dataset=NLI_MODEL,
+        method=NLI_MODEL,
+        command=command,
+        git_revision=_git("rev-parse", "HEAD"),
+        git_dirty=bool(_git("status", "--porcelain", "--untracked-files=no", "--", *CODE_AND_ENVIRONMENT)),
+        overrides=list(overrides),
+        params={"profile": resolved.get("profile"), "nli_train": resolved.get("nli_train")},
+        models=[_encoder(params)],
+        metrics={
+            f"minilm_offline_{written['profile']}": {
+                **written["heldout_accuracy"],
+                "anli_mean_accuracy": written["anli_mean_accuracy"],
+            }
+        },
+        intervals={},
+        counts={
+            "heldout_pairs_per_set": written.get("heldout_pairs_per_set"),
+            "train_pairs": train.pop("by_source", {}),
+        },
+        diagnostics={"train": train},
+        environment=current(),
+    )
+
+
 def _without_machine_paths(identity: Mapping[str, Any]) -> dict[str, Any]:
     """An identity whose packaged-model paths name the package's folder, not where the earlier
     run's environment happened to be installed (``pkg//…/site-packages/pkg/model`` → ``pkg/model``)."""
@@ -314,12 +366,22 @@ def import_kept(folder: Path, dataset: str, method: str, name: str, command: str
     )
 
 
+def _overrides(command_args: str) -> list[str]:
+    """The ``-S key=value`` settings of a command's arguments."""
+    words = shlex.split(command_args)
+    return [value for flag, value in itertools.pairwise(words) if flag in ("-S", "--set-param")]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command_name", required=True)
     publish = sub.add_parser("publish", help="gather a run's metrics and provenance into results/")
     publish.add_argument("--dataset", required=True)
-    publish.add_argument("--method", required=True, help=f"a registered method, or {CORRECTION!r} (the correct stage)")
+    publish.add_argument(
+        "--method",
+        required=True,
+        help=f"a registered method, {CORRECTION!r} (the correct stage) or {NLI_MODEL!r} (train_nli's held-out set)",
+    )
     publish.add_argument("--name", required=True, help="file stem under results/<dataset>/")
     publish.add_argument("--command", required=True, help="the command that produced the metrics")
     publish.add_argument("--args", default="", help="that command's settings (-S key=value ...)")
@@ -339,14 +401,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"imported {target}")
         return 0
     params = load_params(args.params)
+    if args.method == NLI_MODEL:  # not a data set's run: the model every NLI step reads
+        published = collect_nli_model(args.name, args.command, _overrides(args.args), params)
+        target = result_path(NLI_MODEL, args.name)
+        write_json(target, published.to_dict())
+        print(f"published {target}")
+        return 0
     if str(params.dataset.name) != args.dataset:
         print(
             f"hallulab results: error: {args.params} is for data set {params.dataset.name!r}, not {args.dataset!r}",
             file=sys.stderr,
         )
         return 2
-    words = shlex.split(args.args)
-    overrides = [value for flag, value in itertools.pairwise(words) if flag in ("-S", "--set-param")]
+    overrides = _overrides(args.args)
     if args.method == CORRECTION:
         result = collect_correction(args.dataset, args.name, args.command, overrides, params)
     else:

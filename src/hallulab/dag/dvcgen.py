@@ -102,11 +102,11 @@ def data_files_stage() -> dict[str, Any]:
 
 def train_nli_stage() -> dict[str, Any]:
     return _stage(
-        "python stages/train_nli.py --out models/nli_minilm --metrics metrics/nli_model/heldout.json",
+        f"python stages/train_nli.py --out {paths.NLI_MODEL_DIR} --metrics {paths.NLI_HELDOUT}",
         [*code_deps(_script("train_nli")), paths.data_files("nli_corpora")],
         ["nli_train"],
-        ["models/nli_minilm"],
-        metrics=[_no_cache("metrics/nli_model/heldout.json")],
+        [paths.NLI_MODEL_DIR],
+        metrics=[_no_cache(paths.NLI_HELDOUT)],
     )
 
 

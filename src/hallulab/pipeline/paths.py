@@ -10,6 +10,11 @@ def data_files(group: str) -> str:
     return f"data/data_files/{group}.json"
 
 
+#: the offline NLI model ``train_nli`` writes, and its held-out accuracy per set
+NLI_MODEL_DIR = "models/nli_minilm"
+NLI_HELDOUT = "metrics/nli_model/heldout.json"
+
+
 def prepared(dataset: str = DS) -> str:
     return f"data/prepared/{dataset}/passages.jsonl"
 
