@@ -206,6 +206,7 @@ def test_a_correction_table_publishes_in_percent_with_its_detectors_and_models(
     params = load_params(ROOT / "params.yaml")
     written = json.loads((ROOT / "metrics" / "toy" / "correction.json").read_text())
     written["table3"]["sentence"]["factual"] = 0.2857
+    written["table3_p_no"] = {level: {"factual": 0.5, "factual_change_percent": None} for level in written["table3"]}
     (tmp_path / "metrics" / "toy").mkdir(parents=True)
     (tmp_path / "metrics" / "toy" / "correction.json").write_text(json.dumps(written))
     monkeypatch.chdir(tmp_path)
@@ -213,6 +214,9 @@ def test_a_correction_table_publishes_in_percent_with_its_detectors_and_models(
     assert result.method == CORRECTION and result.metrics["sentence"]["factual"] == 28.57
     assert result.metrics["baseline"]["factual_change_percent"] is None
     assert result.undefined["metrics"]["baseline"]["factual_change_percent"] == "baseline_row"
+    assert result.metrics["fact_p_no"]["factual"] == 50.0
+    assert result.undefined["metrics"]["baseline_p_no"]["factual_change_percent"] == "baseline_row"
+    assert result.undefined["metrics"]["sentence_p_no"]["factual_change_percent"] == "baseline_share_zero_or_undefined"
     assert result.counts == {"dev_passages": written["dev_passages"], "test_passages": written["test_passages"]}
     assert result.diagnostics["fact_detector"] == written["fact_detector"] and "table3" not in result.diagnostics
     assert {"corrector", "judge"} <= {model.role for model in result.models}

@@ -226,7 +226,8 @@ def _correction_nulls(metrics: Mapping[str, Mapping[str, float | None]]) -> dict
             if value is not None:
                 continue
             if key.endswith("_change_percent"):
-                reason = "baseline_row" if level == "baseline" else "baseline_share_zero_or_undefined"
+                baseline = level.removesuffix(P_NO_SUFFIX) == "baseline"
+                reason = "baseline_row" if baseline else "baseline_share_zero_or_undefined"
             else:
                 reason = "no_judged_sentences"
             reasons.setdefault(level, {})[key] = reason
