@@ -97,7 +97,7 @@ run: $(STAMP) .git/HEAD
 	@$(BIN)/python -m hallulab.report --dataset toy
 
 ## The SelfCheckGPT reproduction on WikiBio (papers' profile: trains the full offline NLI model,
-## about 30 min on 2 cores, then every variant; hours on a CPU for NLI / Prompt / MQAG).
+## about 15 min on 2 cores, then every variant; hours on a CPU for NLI / Prompt / MQAG).
 ## `make wikibio TARGETS="evaluate@selfcheck_ngram evaluate@greybox"` runs a subset.
 TARGETS ?=
 wikibio: $(STAMP) .git/HEAD
