@@ -176,6 +176,11 @@ def _git(*args: str) -> str:
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
+def _code_changed() -> bool:
+    """Whether the checkout's code, configs or environment files differ from its revision."""
+    return bool(_git("status", "--porcelain", "--untracked-files=no", "--", *CODE_AND_ENVIRONMENT))
+
+
 def collect(
     dataset: str, method: str, name: str, command: str, overrides: Sequence[str], params: DictConfig
 ) -> PublishedResult:
@@ -189,7 +194,7 @@ def collect(
         method=method,
         command=command,
         git_revision=_git("rev-parse", "HEAD"),
-        git_dirty=bool(_git("status", "--porcelain", "--untracked-files=no", "--", *CODE_AND_ENVIRONMENT)),
+        git_dirty=_code_changed(),
         overrides=list(overrides),
         params={section: resolved.get(section) for section in _sections(method)},
         models=[_model(role, params) for role in _roles(method)],
@@ -261,7 +266,7 @@ def collect_correction(
         method=CORRECTION,
         command=command,
         git_revision=_git("rev-parse", "HEAD"),
-        git_dirty=bool(_git("status", "--porcelain", "--untracked-files=no", "--", *CODE_AND_ENVIRONMENT)),
+        git_dirty=_code_changed(),
         overrides=list(overrides),
         params={section: resolved.get(section) for section in [*COMMON_SECTIONS, *sections]},
         models=[_model(role, params) for role in roles],
@@ -306,7 +311,7 @@ def collect_nli_model(name: str, command: str, overrides: Sequence[str], params:
         method=NLI_MODEL,
         command=command,
         git_revision=_git("rev-parse", "HEAD"),
-        git_dirty=bool(_git("status", "--porcelain", "--untracked-files=no", "--", *CODE_AND_ENVIRONMENT)),
+        git_dirty=_code_changed(),
         overrides=list(overrides),
         params={"profile": resolved.get("profile"), "nli_train": resolved.get("nli_train")},
         models=[_encoder(params)],
