@@ -181,21 +181,35 @@ def _code_changed() -> bool:
     return bool(_git("status", "--porcelain", "--untracked-files=no", "--", *CODE_AND_ENVIRONMENT))
 
 
+def _resolved(params: DictConfig) -> dict[str, Any]:
+    """The params with every interpolation resolved, by section name."""
+    resolved = OmegaConf.to_container(params, resolve=True)
+    assert isinstance(resolved, dict)
+    return {str(section): value for section, value in resolved.items()}
+
+
+def _provenance(name: str, command: str, overrides: Sequence[str]) -> dict[str, Any]:
+    """The fields every kind of published result records about the run that made it."""
+    return {
+        "name": name,
+        "command": command,
+        "git_revision": _git("rev-parse", "HEAD"),
+        "git_dirty": _code_changed(),
+        "overrides": list(overrides),
+        "environment": current(),
+    }
+
+
 def collect(
     dataset: str, method: str, name: str, command: str, overrides: Sequence[str], params: DictConfig
 ) -> PublishedResult:
     """The run's metrics (as the evaluate stage wrote them in the workspace) with its provenance."""
     info = read_json(paths.metrics(method, "info", dataset))
-    resolved = OmegaConf.to_container(params, resolve=True)
-    assert isinstance(resolved, dict)
+    resolved = _resolved(params)
     return PublishedResult(
-        name=name,
+        **_provenance(name, command, overrides),
         dataset=dataset,
         method=method,
-        command=command,
-        git_revision=_git("rev-parse", "HEAD"),
-        git_dirty=_code_changed(),
-        overrides=list(overrides),
         params={section: resolved.get(section) for section in _sections(method)},
         models=[_model(role, params) for role in _roles(method)],
         metrics=read_json(paths.metrics(method, "", dataset)),
@@ -205,7 +219,6 @@ def collect(
         random_baselines=info.get("random_baselines", {}),
         diagnostics=info.get("diagnostics", {}),
         paired=info.get("paired", {}),
-        environment=current(),
     )
 
 
@@ -249,8 +262,7 @@ def collect_correction(
     ``diagnostics`` the detectors, their development-split thresholds and the unparseable verdicts.
     The models are the corrector and the judge and every role the two detectors read."""
     written = read_json(paths.correction_metrics(dataset))
-    resolved = OmegaConf.to_container(params, resolve=True)
-    assert isinstance(resolved, dict)
+    resolved = _resolved(params)
     detectors = [str(params.correction.fact_method), str(params.correction.sentence_method)]
     sections = sorted({CORRECTION, *(s for m in detectors for s in _sections(m))} - set(COMMON_SECTIONS))
     roles = sorted({*CORRECTION_INPUTS.llm_roles, *(r for m in detectors for r in _roles(m))})
@@ -261,13 +273,9 @@ def collect_correction(
     for level, row in (written.get("table3_p_no") or {}).items():  # the judge's format-free reading
         metrics[f"{level}{P_NO_SUFFIX}"] = {key: _percent(key, value) for key, value in row.items()}
     return PublishedResult(
-        name=name,
+        **_provenance(name, command, overrides),
         dataset=dataset,
         method=CORRECTION,
-        command=command,
-        git_revision=_git("rev-parse", "HEAD"),
-        git_dirty=_code_changed(),
-        overrides=list(overrides),
         params={section: resolved.get(section) for section in [*COMMON_SECTIONS, *sections]},
         models=[_model(role, params) for role in roles],
         metrics=metrics,
@@ -277,7 +285,6 @@ def collect_correction(
         diagnostics={
             key: value for key, value in written.items() if not key.startswith("table3") and key not in counts_keys
         },
-        environment=current(),
     )
 
 
@@ -302,17 +309,12 @@ def collect_nli_model(name: str, command: str, overrides: Sequence[str], params:
     ``minilm_offline_<recipe>`` -> accuracy (percent) per held-out set and the ANLI mean;
     ``counts`` the held-out pairs per set (null: every pair) and the training pairs per source."""
     written = read_json(paths.NLI_HELDOUT)
-    resolved = OmegaConf.to_container(params, resolve=True)
-    assert isinstance(resolved, dict)
+    resolved = _resolved(params)
     train = dict(written.get("train", {}))
     return PublishedResult(
-        name=name,
+        **_provenance(name, command, overrides),
         dataset=NLI_MODEL,
         method=NLI_MODEL,
-        command=command,
-        git_revision=_git("rev-parse", "HEAD"),
-        git_dirty=_code_changed(),
-        overrides=list(overrides),
         params={"profile": resolved.get("profile"), "nli_train": resolved.get("nli_train")},
         models=[_encoder(params)],
         metrics={
@@ -327,7 +329,6 @@ def collect_nli_model(name: str, command: str, overrides: Sequence[str], params:
             "train_pairs": train.pop("by_source", {}),
         },
         diagnostics={"train": train},
-        environment=current(),
     )
 
 
@@ -407,24 +408,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"imported {target}")
         return 0
     params = load_params(args.params)
+    overrides = _overrides(args.args)
     if args.method == NLI_MODEL:  # not a data set's run: the model every NLI step reads
-        published = collect_nli_model(args.name, args.command, _overrides(args.args), params)
-        target = result_path(NLI_MODEL, args.name)
-        write_json(target, published.to_dict())
-        print(f"published {target}")
-        return 0
-    if str(params.dataset.name) != args.dataset:
+        result = collect_nli_model(args.name, args.command, overrides, params)
+    elif str(params.dataset.name) != args.dataset:
         print(
             f"hallulab results: error: {args.params} is for data set {params.dataset.name!r}, not {args.dataset!r}",
             file=sys.stderr,
         )
         return 2
-    overrides = _overrides(args.args)
-    if args.method == CORRECTION:
+    elif args.method == CORRECTION:
         result = collect_correction(args.dataset, args.name, args.command, overrides, params)
     else:
         result = collect(args.dataset, args.method, args.name, args.command, overrides, params)
-    target = result_path(args.dataset, args.name)
+    target = result_path(result.dataset, args.name)
     write_json(target, result.to_dict())
     print(f"published {target}")
     return 0
