@@ -280,12 +280,16 @@ def test_exp_run_override_reruns_only_stages_reading_the_knob(workspace: Path) -
 def test_queued_sweep_over_n_runs_offline_without_rescoring(workspace: Path) -> None:
     dvc(workspace, "exp", "run", "--queue", "-S", "selfcheck.num_samples=range(2,4)")
     dvc(workspace, "queue", "start", "-j", "1")
-    deadline = time.time() + 600
+    deadline = time.time() + 900
     try:
         while time.time() < deadline:
             status = dvc(workspace, "queue", "status")
             if "Queued" not in status and "Running" not in status:
                 break
+            if "Running" not in status and "0 active" in status:
+                # DVC's worker can stop with tasks still queued (treeverse/dvc#10562, closed
+                # without a fix); the documented remedy is another ``dvc queue start``.
+                dvc(workspace, "queue", "start", "-j", "1")
             time.sleep(3)
         assert status.count("Success") >= 2, status
         names = [line.split()[1] for line in status.splitlines() if "Success" in line]
