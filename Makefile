@@ -147,6 +147,7 @@ readme: $(STAMP)
 ## that need the toy DAG run in one pytest process and every other test (WikiBio, the real-data
 ## slices, the servers, the unit tests) in a second one beside it: one per core. Their reports
 ## follow each other; the exit status fails when either fails. TEST_PARALLEL=0: one process.
+## Both share one DVC cache, so the quick NLI model trains once (tests/workspace.train_nli_once).
 TEST_PARALLEL ?= 1
 PYTEST := $(BIN)/python -m pytest --durations=15
 # two CPU-bound processes share the cores: threads that wait for a descheduled sibling sleep
@@ -156,11 +157,13 @@ test: $(STAMP) $(LLAMACPP_STAMP)
 	$(BIN)/ruff check src stages tests benchmarks
 	$(BIN)/mypy
 	@if [ "$(TEST_PARALLEL)" = 0 ]; then $(PYTEST); exit $$?; fi; \
-	log=$$(mktemp); \
+	log=$$(mktemp); shared=$$(mktemp -d); \
+	export HALLULAB_TEST_DVC_CACHE=$${HALLULAB_TEST_DVC_CACHE:-$$shared}; \
 	$(PYTEST) -m toy_dag > $$log 2>&1 & toy=$$!; \
 	$(PYTEST) -m "not toy_dag"; rest=$$?; \
 	wait $$toy; dag=$$?; \
-	echo; echo "=== the toy-DAG tests (pytest -m toy_dag), run beside the above ==="; cat $$log; rm -f $$log; \
+	echo; echo "=== the toy-DAG tests (pytest -m toy_dag), run beside the above ==="; cat $$log; \
+	rm -rf $$log $$shared; \
 	echo "pytest exit status: rest $$rest, toy DAG $$dag"; \
 	[ $$rest = 0 ] && [ $$dag = 0 ]
 

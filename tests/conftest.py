@@ -20,7 +20,7 @@ from hallulab.data.loaders import DATA_ROOT_ENV, load_dataset, load_jsonl_passag
 from hallulab.data.schema import Passage
 from hallulab.packages import find_package_file
 from hallulab.pipeline.runner import IMPORT_TRACE_ENV
-from tests.workspace import SHARED_DVC_CACHE_ENV, copy_workspace, environment, git
+from tests.workspace import SHARED_DVC_CACHE_ENV, copy_workspace, environment, git, train_nli_once
 
 REPO = Path(__file__).resolve().parents[1]
 TOY = REPO / "data" / "toy" / "passages.jsonl"
@@ -103,6 +103,7 @@ class ToyRun:
 def toy_run(tmp_path_factory: pytest.TempPathFactory) -> ToyRun:
     if not (VENV / ".hallulab-installed").exists() and not os.environ.get("CI"):
         pytest.skip("needs the venv that `make install` created")
+    train_nli_once(tmp_path_factory.mktemp("nli-once"))
     root = copy_workspace(tmp_path_factory.mktemp("toy-run") / "ws")
     traces = tmp_path_factory.mktemp("import-traces")
     env = environment()

@@ -37,7 +37,7 @@ from hallulab.evaluation.levels import evaluate_levels
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.methods.ccp.aggregate import claim_scores
 from tests.conftest import REPO, requires_data_root
-from tests.workspace import copy_workspace, dvc
+from tests.workspace import copy_workspace, dvc, train_nli_once
 
 pytestmark = [pytest.mark.slow, requires_data_root]
 
@@ -49,6 +49,7 @@ TOLERANCE = 0.01
 class Slice:
     overrides: tuple[str, ...]
     methods: tuple[str, ...]
+    needs_nli_model: bool = False
 
 
 SLICES = {
@@ -64,7 +65,11 @@ SLICES = {
         ),
         ("self_familiarity",),
     ),
-    "factualbio": Slice(("dataset=factualbio", "dataset.limit=3", "generate.mode=keep", "profile=quick"), ("ccp",)),
+    "factualbio": Slice(
+        ("dataset=factualbio", "dataset.limit=3", "generate.mode=keep", "profile=quick"),
+        ("ccp",),
+        needs_nli_model=True,
+    ),
 }
 
 
@@ -72,6 +77,8 @@ SLICES = {
 def slice_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     dataset = str(request.param)
     spec = SLICES[dataset]
+    if spec.needs_nli_model:
+        train_nli_once(tmp_path_factory.mktemp(f"nli-once-{dataset}"), spec.overrides)
     root = copy_workspace(tmp_path_factory.mktemp(f"slice-{dataset}"), spec.overrides)
     dvc(root, "repro", *(f"evaluate@{m}" for m in spec.methods), timeout=1500)
     return dataset, root

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from hallulab.data.loaders import DATA_ROOT_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -58,6 +61,20 @@ def copy_workspace(destination: Path, overrides: tuple[str, ...] = ()) -> Path:
     git(destination, "add", "-A")
     git(destination, "commit", "-qm", "workspace")
     return destination
+
+
+def train_nli_once(scratch: Path, overrides: tuple[str, ...] = ()) -> None:
+    """Put the profile's NLI model into the session's shared DVC run-cache, training it only
+    if no workspace has yet. A file lock in the shared cache serialises this across the
+    pytest processes ``make test`` runs side by side (they share the cache), so the model
+    trains once per test run and every later ``dvc repro`` restores it."""
+    shared_cache = os.environ.get(SHARED_DVC_CACHE_ENV)
+    if not shared_cache or not os.environ.get(DATA_ROOT_ENV):
+        return  # without a data root, the stage that needs the model trains it (or says why not)
+    Path(shared_cache).mkdir(parents=True, exist_ok=True)
+    with open(Path(shared_cache) / "train_nli.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        dvc(copy_workspace(scratch, overrides), "repro", "train_nli", timeout=3600)
 
 
 def environment() -> dict[str, str]:
