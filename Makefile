@@ -131,7 +131,6 @@ NLI_PROFILE ?= paper
 nli-result: $(STAMP) .git/HEAD
 	$(BIN)/dvc exp run -S profile=$(NLI_PROFILE) train_nli
 	$(BIN)/python -m hallulab.results publish --dataset nli_model --method nli_model \
-	  --name heldout_$$($(BIN)/python -c "import json; print(json.load(open('metrics/nli_model/heldout.json'))['profile'])") \
 	  --args '-S profile=$(NLI_PROFILE)' --command "make nli-result NLI_PROFILE=$(NLI_PROFILE)"
 
 ## The report page of every data set the pipeline ran on: reports/<dataset>/index.html, one

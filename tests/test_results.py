@@ -249,3 +249,20 @@ def test_the_offline_nli_model_publishes_its_heldout_accuracy_and_its_encoder(
     assert "by_source" not in result.diagnostics["train"]
     (encoder,) = result.models
     assert encoder.role == "encoder" and len(encoder.sha256) == 64 and encoder.source.endswith("/model")
+    assert encoder.name == "all-MiniLM-L6-v2"  # read from the packaged model card, not typed in
+
+
+def test_publishing_the_nli_model_names_the_file_after_its_recipe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hallulab.results import main
+
+    written = json.loads((ROOT / "metrics" / "nli_model" / "heldout.json").read_text())
+    (tmp_path / "metrics" / "nli_model").mkdir(parents=True)
+    (tmp_path / "metrics" / "nli_model" / "heldout.json").write_text(json.dumps(written))
+    monkeypatch.chdir(tmp_path)
+    publish = ["publish", "--command", "make nli-result", "--params", str(ROOT / "params.yaml")]
+    assert main([*publish, "--dataset", "nli_model", "--method", "nli_model"]) == 0
+    assert (tmp_path / "results" / "nli_model" / f"heldout_{written['profile']}.json").is_file()
+    assert main([*publish, "--dataset", "toy", "--method", "selfcheck_ngram"]) == 2
+    assert "--name is required for method 'selfcheck_ngram'" in capsys.readouterr().err

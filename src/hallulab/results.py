@@ -292,15 +292,32 @@ def collect_correction(
 NLI_MODEL = "nli_model"
 
 
+def _model_card_title(model_dir: Path, fallback: str) -> str:
+    """The model's name as its card states it: the first level-one heading of the folder's
+    README.md after the front matter (``# all-MiniLM-L6-v2``), else ``fallback``."""
+    card = model_dir / "README.md"
+    if card.is_file():
+        for line in card.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("# "):
+                return line[2:].strip()
+    return fallback
+
+
 def _encoder(params: DictConfig) -> ModelRef:
-    """The packaged encoder the NLI model is fine-tuned from, by the sha256 of its weights."""
+    """The packaged encoder the NLI model is fine-tuned from, named by its model card and
+    identified by the sha256 of its weights."""
     recipe = params.nli_train
     package = recipe.get("encoder_package")
     if not package:
         return ModelRef("encoder", str(recipe.encoder), str(recipe.encoder), "transformers", str(recipe.encoder), "")
     weights = find_package_file(str(package), f"{recipe.encoder}/model.safetensors")
     return ModelRef(
-        "encoder", str(package), "all-MiniLM-L6-v2", "transformers", f"{package}/{recipe.encoder}", file_sha256(weights)
+        "encoder",
+        str(package),
+        _model_card_title(weights.parent, str(package)),
+        "transformers",
+        f"{package}/{recipe.encoder}",
+        file_sha256(weights),
     )
 
 
@@ -389,7 +406,10 @@ def main(argv: list[str] | None = None) -> int:
         required=True,
         help=f"a registered method, {CORRECTION!r} (the correct stage) or {NLI_MODEL!r} (train_nli's held-out set)",
     )
-    publish.add_argument("--name", required=True, help="file stem under results/<dataset>/")
+    publish.add_argument(
+        "--name",
+        help=f"file stem under results/<dataset>/ (required, except for {NLI_MODEL!r}: heldout_<recipe>)",
+    )
     publish.add_argument("--command", required=True, help="the command that produced the metrics")
     publish.add_argument("--args", default="", help="that command's settings (-S key=value ...)")
     publish.add_argument("--params", default="params.yaml")
@@ -410,7 +430,11 @@ def main(argv: list[str] | None = None) -> int:
     params = load_params(args.params)
     overrides = _overrides(args.args)
     if args.method == NLI_MODEL:  # not a data set's run: the model every NLI step reads
+        args.name = args.name or f"heldout_{read_json(paths.NLI_HELDOUT)['profile']}"
         result = collect_nli_model(args.name, args.command, overrides, params)
+    elif not args.name:
+        print(f"hallulab results: error: --name is required for method {args.method!r}", file=sys.stderr)
+        return 2
     elif str(params.dataset.name) != args.dataset:
         print(
             f"hallulab results: error: {args.params} is for data set {params.dataset.name!r}, not {args.dataset!r}",
