@@ -266,3 +266,13 @@ def test_publishing_the_nli_model_names_the_file_after_its_recipe(
     assert (tmp_path / "results" / "nli_model" / f"heldout_{written['profile']}.json").is_file()
     assert main([*publish, "--dataset", "toy", "--method", "selfcheck_ngram"]) == 2
     assert "--name is required for method 'selfcheck_ngram'" in capsys.readouterr().err
+
+
+def test_a_model_card_title_skips_the_front_matter(tmp_path: Path) -> None:
+    from hallulab.results import _model_card_title
+
+    (tmp_path / "README.md").write_text("---\nlicense: mit\n# a YAML comment\n---\n\n# the-model\n\n# usage\n")
+    assert _model_card_title(tmp_path, "fallback") == "the-model"
+    (tmp_path / "README.md").write_text("no heading here\n")
+    assert _model_card_title(tmp_path, "fallback") == "fallback"
+    assert _model_card_title(tmp_path / "missing", "fallback") == "fallback"

@@ -294,13 +294,15 @@ NLI_MODEL = "nli_model"
 
 def _model_card_title(model_dir: Path, fallback: str) -> str:
     """The model's name as its card states it: the first level-one heading of the folder's
-    README.md after the front matter (``# all-MiniLM-L6-v2``), else ``fallback``."""
+    README.md after the YAML front matter (``# all-MiniLM-L6-v2``), else ``fallback``."""
     card = model_dir / "README.md"
-    if card.is_file():
-        for line in card.read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.startswith("# "):
-                return line[2:].strip()
-    return fallback
+    if not card.is_file():
+        return fallback
+    lines = card.read_text(encoding="utf-8", errors="replace").splitlines()
+    if lines and lines[0].strip() == "---":  # front matter: a YAML comment there is no heading
+        closing = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), 0)
+        lines = lines[closing + 1 :]
+    return next((line[2:].strip() for line in lines if line.startswith("# ")), fallback)
 
 
 def _encoder(params: DictConfig) -> ModelRef:
@@ -321,15 +323,16 @@ def _encoder(params: DictConfig) -> ModelRef:
     )
 
 
-def collect_nli_model(name: str, command: str, overrides: Sequence[str], params: DictConfig) -> PublishedResult:
+def collect_nli_model(name: str | None, command: str, overrides: Sequence[str], params: DictConfig) -> PublishedResult:
     """The offline NLI model's held-out accuracy as ``train_nli`` wrote it: ``metrics`` is
     ``minilm_offline_<recipe>`` -> accuracy (percent) per held-out set and the ANLI mean;
-    ``counts`` the held-out pairs per set (null: every pair) and the training pairs per source."""
+    ``counts`` the held-out pairs per set (null: every pair) and the training pairs per source.
+    Without a ``name`` the result is named ``heldout_<recipe>``."""
     written = read_json(paths.NLI_HELDOUT)
     resolved = _resolved(params)
     train = dict(written.get("train", {}))
     return PublishedResult(
-        **_provenance(name, command, overrides),
+        **_provenance(name or f"heldout_{written['profile']}", command, overrides),
         dataset=NLI_MODEL,
         method=NLI_MODEL,
         params={"profile": resolved.get("profile"), "nli_train": resolved.get("nli_train")},
@@ -430,7 +433,6 @@ def main(argv: list[str] | None = None) -> int:
     params = load_params(args.params)
     overrides = _overrides(args.args)
     if args.method == NLI_MODEL:  # not a data set's run: the model every NLI step reads
-        args.name = args.name or f"heldout_{read_json(paths.NLI_HELDOUT)['profile']}"
         result = collect_nli_model(args.name, args.command, overrides, params)
     elif not args.name:
         print(f"hallulab results: error: --name is required for method {args.method!r}", file=sys.stderr)
@@ -445,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
         result = collect_correction(args.dataset, args.name, args.command, overrides, params)
     else:
         result = collect(args.dataset, args.method, args.name, args.command, overrides, params)
-    target = result_path(result.dataset, args.name)
+    target = result_path(result.dataset, result.name)
     write_json(target, result.to_dict())
     print(f"published {target}")
     return 0
