@@ -92,11 +92,14 @@ VENV = Path(sys.executable).parent.parent
 @dataclass(frozen=True)
 class ToyRun:
     """The one toy DAG run of a pytest session: `make run` in a throwaway copy of the repository,
-    from a shell without the venv on PATH (as a new user's), with the stages' import traces."""
+    from a shell without the venv on PATH (as a new user's), with the stages' import traces.
+    ``changed`` is what `git status --porcelain` listed after it: committed files it rewrote
+    and files it left that git neither tracks nor ignores."""
 
     root: Path
     output: str
     traces: Path
+    changed: tuple[str, ...]
 
 
 @pytest.fixture(scope="session")
@@ -109,6 +112,9 @@ def toy_run(tmp_path_factory: pytest.TempPathFactory) -> ToyRun:
     env = environment()
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if Path(p) != VENV / "bin")
     env[IMPORT_TRACE_ENV] = str(traces)
+    # Another thread count in the environment, as on a machine with other cores: the stages
+    # fix their own (hallulab.pipeline.threads), so the committed outputs must still come out.
+    env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
     # -o: the venv is installed already; never re-point its editable install at this copy
     done = subprocess.run(
         ["make", "-o", f"{VENV}/.hallulab-installed", "run", f"VENV={VENV}"],
@@ -120,9 +126,10 @@ def toy_run(tmp_path_factory: pytest.TempPathFactory) -> ToyRun:
     )
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-5000:]
+    changed = tuple(line[3:] for line in git(root, "status", "--porcelain").splitlines())
     git(root, "add", "-A")
-    git(root, "commit", "-q", "--allow-empty", "-m", "reproduced")  # outputs often reproduce exactly
-    return ToyRun(root, done.stdout, traces)
+    git(root, "commit", "-q", "--allow-empty", "-m", "reproduced")
+    return ToyRun(root, done.stdout, traces, changed)
 
 
 def free_port() -> int:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 
 from hallulab.pipeline import registry
 from tests.conftest import ToyRun
+from tests.workspace import REPO
 
 pytestmark = pytest.mark.slow
 
@@ -40,3 +43,18 @@ def test_the_nli_metrics_file_holds_no_timing(toy_run: ToyRun) -> None:
     text = json.dumps(heldout)
     assert "seconds" not in text and "per_second" not in text
     assert "heldout_accuracy" in heldout
+
+
+def test_make_run_leaves_every_committed_output_as_committed(toy_run: ToyRun) -> None:
+    """`git status` is clean after `make run` (run here with another OpenMP thread count in
+    its environment): every output comes out bit for bit. Expected where this CPU computes
+    the probe's digests as the machine that made the committed outputs did (the machines in
+    benchmarks/cpu_reproducibility.json agree); a CPU that computes other bits (one without
+    AVX-512, say) may rewrite last bits, which the CI gate compares within its tolerance."""
+    probe = REPO / "benchmarks" / "cpu_reproducibility.py"
+    reference = json.loads((REPO / "benchmarks" / "cpu_reproducibility.json").read_text())["reference"]
+    done = subprocess.run([sys.executable, str(probe), "--fingerprint"], capture_output=True, text=True, check=True)
+    here = json.loads(done.stdout)
+    if here != reference:
+        pytest.skip(f"this CPU's float kernels give other bits than the reference machine's: {here} != {reference}")
+    assert toy_run.changed == (), f"make run rewrote or left: {toy_run.changed}"

@@ -32,7 +32,8 @@ def _copy_rendered_files(tmp_path: Path) -> str:
     shutil.copytree(ROOT / RESULTS_DIR, tmp_path / RESULTS_DIR)
     shutil.copytree(ROOT / "metrics", tmp_path / "metrics")
     (tmp_path / "benchmarks").mkdir()
-    shutil.copy2(ROOT / "benchmarks" / "results.json", tmp_path / "benchmarks" / "results.json")
+    for rendered in [*(ROOT / "benchmarks").glob("*.json"), *(ROOT / "benchmarks").glob("*.md")]:
+        shutil.copy2(rendered, tmp_path / "benchmarks" / rendered.name)
     return (ROOT / "README.md").read_text(encoding="utf-8")
 
 

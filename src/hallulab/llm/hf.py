@@ -71,6 +71,7 @@ class HFConfig:
     batch_size: int = 8
     chat_template: bool = True
     prompt_format: str | None = None  # e.g. "USER: {prompt} ASSISTANT:" for a model without a chat template
+    #: torch threads; None keeps the process's count (a stage's: hallulab.pipeline.threads)
     num_threads: int | None = None
     save_converted: bool = True
 

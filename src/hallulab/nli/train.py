@@ -48,6 +48,7 @@ class TrainConfig:
     warmup_ratio: float = 0.1
     max_length: int = 128
     seed: int = 0
+    #: torch threads; None keeps the process's count (a stage's: hallulab.pipeline.threads)
     num_threads: int | None = None
     heldout_max_pairs: int | None = None
     #: keep the encoder's word-embedding matrix (half of MiniLM's 22M weights) as pretrained:

@@ -6,6 +6,8 @@ Every stage script is ``main()`` wrapped in :func:`run_stage`:
   setting, a missing data file; also a missing file or a model that cannot load) is printed
   as one line ``hallulab <stage>: error: <what, where, what to do>`` and the stage exits with
   status 2; ``HALLULAB_DEBUG=1`` shows the full traceback instead;
+* torch runs on a fixed number of threads (:mod:`hallulab.pipeline.threads`), so a stage's
+  float results do not depend on the machine's core count;
 * run statistics (seconds, call-cache hits and misses) go to the log and to
   ``logs/<dataset>/<stage>.json``, which no stage reads and DVC does not track, so the same
   inputs give byte-identical outputs.
@@ -27,6 +29,7 @@ import pandas as pd
 from hallulab.core.errors import UserFacingError
 from hallulab.core.io import atomic_open, read_json, read_jsonl, write_json
 from hallulab.pipeline import paths
+from hallulab.pipeline.threads import fix_torch_threads
 
 DEBUG_ENV = "HALLULAB_DEBUG"
 #: When set to a folder, every stage writes there the hallulab source files it actually ran
@@ -60,8 +63,10 @@ def _trace_imports(name: str) -> None:
 
 
 def run_stage(name: str, main: Callable[[], None]) -> None:
-    """Run a stage's ``main``; see the module docstring for the error contract."""
+    """Run a stage's ``main`` on the stages' fixed torch thread count
+    (:mod:`hallulab.pipeline.threads`); see the module docstring for the error contract."""
     try:
+        fix_torch_threads()
         main()
         _trace_imports(name)
     except KeyboardInterrupt:
