@@ -70,7 +70,7 @@ def _digest(*tensors: Any) -> str:
 
 def _encoder_training(torch: Any) -> str:
     """MiniLM-shaped cross-encoder, 6 AdamW steps on padded batches of varying length. No
-    dropout: with it, torch's own attention layer gave other weights in about 1 process in 10
+    dropout: with it, torch's own attention layer gave other weights in about 1 process in 8
     at 2 threads (a race, not the CPU); the NLI model's own training is checked for that in
     ``tests/test_nli_train.py``."""
     torch.manual_seed(0)
