@@ -68,10 +68,10 @@ lock: $(STAMP)
 	printf '%s\n' $(REFERENCE_PINS) | $(UV_LOCK) --no-deps - -o requirements-reference.lock
 
 # llama.cpp's OpenAI-compatible server (llama-cpp-python[server]) for the openai-backend
-# tests. Built from source once (8 to 16 minutes on 2 cores) with portable CPU flags (no
-# -march=native, no AVX-512/AMX: the wheel runs on any x86-64 CPU that CI lands on) and without
-# the multimodal library (LLAVA_BUILD=OFF: the server here serves text only), and the wheel kept
-# in $(WHEEL_CACHE) so later runs install it in seconds.
+# tests. Built from source once (216 s on 2 cores measured alone, build and install) with
+# portable CPU flags (no -march=native, no AVX-512/AMX: the wheel runs on any x86-64 CPU that
+# CI lands on) and without the multimodal library (LLAVA_BUILD=OFF: the server here serves
+# text only), and the wheel kept in $(WHEEL_CACHE) so later runs install it in seconds.
 LLAMACPP_VERSION ?= 0.3.36
 WHEEL_CACHE ?= $(HOME)/.cache/hallulab/wheels
 LLAMACPP_STAMP := $(VENV)/.llamacpp-$(LLAMACPP_VERSION)
