@@ -14,7 +14,7 @@ Each setting runs in its own process, since torch and MKL read their environment
 * ``avx2``: every kernel pinned to AVX2 (``ATEN_CPU_CAPABILITY=avx2`` for torch's own
   kernels, ``MKL_CBWR=AVX2`` for MKL's BLAS, ``ONEDNN_MAX_CPU_ISA=AVX2`` for oneDNN), what a
   CPU without AVX-512 computes, and the price of making every CPU compute that;
-* ``avx2 strict``: the same with MKL's strict mode (results independent of thread count).
+* ``avx2 strict``: the same with MKL's strict mode.
 
 Run it on two machines and compare the digests: equal digests mean that setting reproduces
 bit for bit across those CPUs. ``--record`` adds this machine to the results file;
@@ -239,14 +239,15 @@ def record(path: Path, report: dict[str, Any], *, reference: bool) -> None:
     recorded = {
         "command": "python benchmarks/cpu_reproducibility.py --record benchmarks/cpu_reproducibility.json",
         "stage_setting": STAGE_SETTING,
-        "reference": stage if reference or "reference" not in recorded else recorded["reference"],
+        "reference": stage if reference else recorded.get("reference"),
         "machines": machines,
     }
     path.write_text(json.dumps(recorded, indent=2) + "\n")
     path.with_suffix(".md").write_text(render_table(recorded))
 
 
-def _combined(result: dict[str, Any]) -> str:
+def combined_digest(result: dict[str, Any]) -> str:
+    """One digest of a setting's three workloads (a table cell)."""
     return hashlib.sha256("".join(result[key] for key in DIGESTS).encode()).hexdigest()[:8]
 
 
@@ -270,7 +271,7 @@ def render_table(recorded: dict[str, Any]) -> str:
     for name in SETTINGS:
         cells = [name, machines[0]["settings"][name]["capability"]]
         for machine in machines:
-            digest = _combined(machine["settings"][name])
+            digest = combined_digest(machine["settings"][name])
             cells.append(f"**{digest}**" if name == STAGE_SETTING else digest)
         if timed:
             seconds = timed["settings"][name]["seconds"]

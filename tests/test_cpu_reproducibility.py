@@ -42,8 +42,8 @@ def test_the_recorded_machines_agree_in_every_setting_and_the_settings_differ() 
     assert any("amx_tile" in m["vector_flags"] for m in machines)
     assert any("amx_tile" not in m["vector_flags"] for m in machines)
     for name in probe.SETTINGS:
-        assert len({probe._combined(m["settings"][name]) for m in machines}) == 1, name
+        assert len({probe.combined_digest(m["settings"][name]) for m in machines}) == 1, name
     stage = machines[0]["settings"][probe.STAGE_SETTING]
     assert {key: stage[key] for key in probe.DIGESTS} == recorded["reference"]
-    combined = {name: probe._combined(machines[0]["settings"][name]) for name in probe.SETTINGS}
+    combined = {name: probe.combined_digest(machines[0]["settings"][name]) for name in probe.SETTINGS}
     assert len(set(combined.values())) == len(combined)

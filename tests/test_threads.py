@@ -36,9 +36,10 @@ def test_the_stage_thread_count_defaults_to_two_and_reads_the_environment(monkey
     assert stage_torch_threads() == 3
     monkeypatch.setenv(TORCH_THREADS_ENV, "0")
     assert stage_torch_threads() == 0
-    monkeypatch.setenv(TORCH_THREADS_ENV, "two")
-    with pytest.raises(ConfigError, match=TORCH_THREADS_ENV):
-        stage_torch_threads()
+    for bad in ("two", "²", "-1"):
+        monkeypatch.setenv(TORCH_THREADS_ENV, bad)
+        with pytest.raises(ConfigError, match=TORCH_THREADS_ENV):
+            stage_torch_threads()
 
 
 @pytest.mark.parametrize("code", [PROBE, PROBE_TORCH_LATER], ids=["torch imported first", "torch imported later"])

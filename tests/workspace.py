@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from hallulab.data.loaders import DATA_ROOT_ENV
+from hallulab.pipeline.threads import TORCH_THREADS_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -79,6 +80,9 @@ def train_nli_once(scratch: Path, overrides: tuple[str, ...] = ()) -> None:
 
 def environment() -> dict[str, str]:
     env = dict(os.environ)
+    # the stages' own thread count, as a new user's shell has it (a count exported for speed
+    # would make the committed outputs come out in other bits)
+    env.pop(TORCH_THREADS_ENV, None)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     env["DVC_NO_ANALYTICS"] = "1"
     env.setdefault("GIT_AUTHOR_NAME", "hallulab-test")

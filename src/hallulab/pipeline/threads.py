@@ -6,8 +6,10 @@ model's training and SmolLM2's sampling: 1 and 2 threads give other digests). Ev
 therefore runs torch (and MKL / OpenMP under it) on the same number of threads, 2 unless
 ``HALLULAB_TORCH_THREADS`` says otherwise, so the committed toy outputs come out bit for bit
 on a machine with more cores. ``HALLULAB_TORCH_THREADS=0`` leaves torch its own default
-(every core: faster on a big machine, last bits machine-dependent). A model config's own
-``num_threads`` (the LLM backend, NLI training) still wins where it is set.
+(every core, or ``OMP_NUM_THREADS`` where that is set: faster on a big machine, last bits
+machine-dependent). A model config's own ``num_threads`` (the LLM backend, NLI training)
+still wins where it is set. Only torch is pinned: numpy's BLAS is loaded before a stage
+starts and keeps the environment's count (the stages' numpy work is small sums and sorts).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ def stage_torch_threads() -> int:
     raw = os.environ.get(TORCH_THREADS_ENV, "").strip()
     if not raw:
         return STAGE_TORCH_THREADS
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit()):
         raise ConfigError(f"{TORCH_THREADS_ENV}={raw!r}: expected a whole number of threads (0 = every core)")
     return int(raw)
 
