@@ -189,10 +189,15 @@ def _one_setting(threads: int) -> dict[str, Any]:
     return result
 
 
-def fingerprint() -> dict[str, Any]:
+def stage_digests(result: dict[str, Any]) -> dict[str, str]:
+    """A setting's three workload digests, the shape of the results file's ``reference``."""
+    return {key: result[key] for key in DIGESTS}
+
+
+def fingerprint() -> dict[str, str]:
     """This machine's digests in the setting every stage runs in (default kernels, 2 torch
-    threads), computed in a fresh process."""
-    return _run_setting(*SETTINGS[STAGE_SETTING])
+    threads), computed once in a fresh process."""
+    return stage_digests(_run_setting(*SETTINGS[STAGE_SETTING]))
 
 
 def _run_setting(env: dict[str, str], threads: int) -> dict[str, Any]:
@@ -235,7 +240,7 @@ def record(path: Path, report: dict[str, Any], *, reference: bool) -> None:
     machines = [report if _same_machine(m, report) else m for m in recorded.get("machines", [])]
     if report not in machines:
         machines.append(report)
-    stage = {key: report["settings"][STAGE_SETTING][key] for key in DIGESTS}
+    stage = stage_digests(report["settings"][STAGE_SETTING])
     recorded = {
         "command": "python benchmarks/cpu_reproducibility.py --record benchmarks/cpu_reproducibility.json",
         "stage_setting": STAGE_SETTING,
@@ -293,7 +298,7 @@ def main() -> None:
         print(json.dumps(_one_setting(args.child)))
         return
     if args.fingerprint:
-        print(json.dumps({key: fingerprint()[key] for key in DIGESTS}))
+        print(json.dumps(fingerprint()))
         return
     import torch
 
