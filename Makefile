@@ -30,8 +30,8 @@ PIP_INSTALL := $(BIN)/python -m pip install -q
 UV_VERSION := 0.13.9
 UV_INSTALL := $(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode
 
-.PHONY: install lock llamacpp run wikibio experiment result nli-result report readme test test-fast lint params dvcyaml plots \
-  bench clean-venv
+.PHONY: install lock llamacpp run wikibio experiment result nli-result report readme test test-fast lint params dvcyaml \
+  status plots bench clean-venv
 
 # The environment is exact: every package but torch comes from requirements.lock (pinned, with
 # sha256 hashes; `make lock` writes it from pyproject.toml's dev and offline extras), installed
@@ -186,9 +186,18 @@ lint: $(STAMP)
 params: $(STAMP)
 	$(BIN)/python -m hallulab.core.config
 
-## Regenerate dvc.yaml from the registered methods and artifacts (tests/test_dvcgen.py checks it).
+## Regenerate dvc.yaml from the registered methods and artifacts, and the code manifests its
+## stages depend on (data/code_files; tests/test_dvcgen.py checks both). Commit them together.
 dvcyaml: $(STAMP)
 	$(BIN)/python -m hallulab.dag.dvcgen
+	$(BIN)/python -m hallulab.dag.code_manifests
+
+## What `dvc repro` would re-run and why. A code edit shows only once the code manifests are
+## rewritten (the always-run code_files stage; data_files and source likewise fingerprint the
+## data), so those three run first, then `dvc status` compares.
+status: $(STAMP) .git/HEAD
+	$(BIN)/dvc repro --single-item code_files data_files source
+	$(BIN)/dvc status
 
 ## Offline HTML of every DVC plot (vega from conf/plots/vendor, no CDN).
 plots: $(STAMP)

@@ -48,6 +48,7 @@ def _stale(status: dict[str, list[object]], root: Path) -> list[str]:
 
 def test_the_committed_lock_matches_the_committed_code_params_and_data(tmp_path: Path) -> None:
     root = copy_workspace(tmp_path / "clone")
+    dvc(root, "repro", "--single-item", "code_files")  # the code manifests, from the committed code
     status = json.loads(dvc(root, "status", "--json"))
     problems = _stale(status, root)
     assert not problems, "committed dvc.lock is stale (run `make run`, commit dvc.lock and metrics/):\n" + "\n".join(
@@ -61,7 +62,9 @@ def test_no_committed_output_names_the_machine_it_was_made_on() -> None:
     root = Path(__file__).resolve().parents[1]
     markers = ("site-packages", str(root), "/home/", "/root/")
     found = []
-    for folder in ("metrics", "data/prepared", "data/data_files", "results", "docs/results", "dvc.lock"):
+    committed = ("metrics", "data/prepared", "data/data_files", "data/code_files", "results", "docs/results")
+    committed += ("dvc.lock",)
+    for folder in committed:
         target = root / folder
         for path in [target] if target.is_file() else sorted(p for p in target.rglob("*") if p.is_file()):
             text = path.read_text(encoding="utf-8", errors="replace")

@@ -48,6 +48,8 @@ def workspace(toy_run: ToyRun) -> Path:
 
 
 def _changed_stages(root: Path) -> set[str]:
+    """What DVC would re-run, as `make status` asks it: the code manifests refreshed first."""
+    dvc(root, "repro", "--single-item", "code_files")
     status = json.loads(dvc(root, "status", "--json"))
     return {name for name, changes in status.items() if changes != ["always changed"]}
 
@@ -113,8 +115,20 @@ def _fill(text: str, item: Any) -> str:
     return text.replace("${item}", str(item))
 
 
+def _code_deps(root: Path, deps: list[str]) -> list[str]:
+    """A stage's deps with its code manifest replaced by the source files it lists."""
+    out = []
+    for dep in deps:
+        if dep.startswith("data/code_files/"):
+            out += json.loads((root / dep).read_text())["files"]
+        else:
+            out.append(dep)
+    return out
+
+
 def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> None:
-    """Import traces written by the stages (sys.modules at exit) against dvc.yaml's deps."""
+    """Import traces written by the stages (sys.modules at exit) against the code manifests
+    their deps name."""
     stages = yaml.safe_load((toy_run.root / "dvc.yaml").read_text())["stages"]
     commands = {}
     for name, stage in stages.items():
@@ -123,10 +137,11 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
                 command = _fill(stage["do"]["cmd"], item).replace("${dataset.name}", "toy")
                 commands[command.removeprefix(CMD)] = (
                     f"{name}@{item if isinstance(item, str) else index}",
-                    [_fill(d, item) for d in stage["do"]["deps"]],
+                    _code_deps(toy_run.root, [_fill(d, item) for d in stage["do"]["deps"]]),
                 )
         else:
-            commands[stage["cmd"].replace("${dataset.name}", "toy").removeprefix(CMD)] = (name, stage["deps"])
+            command = stage["cmd"].replace("${dataset.name}", "toy").removeprefix(CMD)
+            commands[command] = (name, _code_deps(toy_run.root, stage["deps"]))
     traces = list(toy_run.traces.glob("*.json"))
     assert len(traces) >= len(METHODS) * 2
     problems = []

@@ -10,6 +10,15 @@ def data_files(group: str) -> str:
     return f"data/data_files/{group}.json"
 
 
+#: one manifest per stage: the sha256 of each source file it runs (:mod:`hallulab.dag.code_manifests`)
+CODE_MANIFEST_DIR = "data/code_files"
+
+
+def code_manifest(key: str) -> str:
+    """The code manifest a stage depends on instead of its source files."""
+    return f"{CODE_MANIFEST_DIR}/{key}.json"
+
+
 #: the offline NLI model ``train_nli`` writes, and its held-out accuracy per set
 NLI_MODEL_DIR = "models/nli_minilm"
 NLI_HELDOUT = "metrics/nli_model/heldout.json"
