@@ -108,3 +108,19 @@ def test_teacher_forcing_past_the_context_is_refused_naming_the_record(smollm: H
     expected = rf"record 'long', field 'response': .*context of {limit} positions"
     with CallCache(tmp_path / "c.sqlite") as cache, pytest.raises(RecordError, match=expected):
         build(BuildContext("t", [short, long], {}, view, Resources(view, cache)))
+
+
+def test_a_gguf_file_is_parsed_once_while_converting(smollm: HFLLM) -> None:
+    """transformers opens the GGUF three times to convert it; inside ``gguf_parsed_once``
+    each open returns the one reader, and the real reader class is back afterwards."""
+    import gguf
+
+    from hallulab.llm.hf import gguf_parsed_once
+
+    assert smollm.gguf_path is not None
+    original = gguf.GGUFReader
+    with gguf_parsed_once():
+        first = gguf.GGUFReader(smollm.gguf_path)
+        assert gguf.GGUFReader(str(smollm.gguf_path)) is first
+        assert isinstance(first, original) and "tokenizer.ggml.tokens" in first.fields
+    assert gguf.GGUFReader is original

