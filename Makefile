@@ -25,15 +25,10 @@ export TOKENIZERS_PARALLELISM := false
 PIP_INSTALL := $(BIN)/python -m pip install -q
 # The locked packages go in through uv (its version pinned here): it installs the same
 # hash-checked wheels as pip, in parallel, and compiles their bytecode on both cores (measured
-# on 2 cores: 28 s from an empty uv cache, where pip took 95 s from a warm one). torch too:
-# its CPU wheel from TORCH_WHEELS only (no index, so no CUDA build can be picked), without
-# dependencies (the lock pins them): 6 s where pip took 17 s; pip when uv cannot reach it.
-# pip keeps the editable package.
+# on 2 cores: 28 s from an empty uv cache, where pip took 95 s from a warm one). pip keeps
+# torch (its CPU wheel is found through pip's own find-links) and the editable package.
 UV_VERSION := 0.13.9
 UV_INSTALL := $(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode
-## Where torch's CPU wheel is found: pip's find-links when set, else PyTorch's CPU wheel page
-## (several, space-separated). `make lock` resolves against the same.
-TORCH_WHEELS ?= $(or $(PIP_FIND_LINKS),https://download.pytorch.org/whl/cpu/torch/)
 
 .PHONY: install lock llamacpp run wikibio experiment result nli-result report readme test test-fast lint params dvcyaml \
   status plots bench clean-venv
@@ -48,9 +43,7 @@ TORCH_WHEELS ?= $(or $(PIP_FIND_LINKS),https://download.pytorch.org/whl/cpu/torc
 $(STAMP): pyproject.toml requirements.lock requirements-reference.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip
-	$(PIP_INSTALL) "uv==$(UV_VERSION)"
-	$(UV_INSTALL) --no-deps --no-index $(foreach link,$(TORCH_WHEELS),--find-links $(link)) "torch==$(TORCH_VERSION)" \
-	  || $(PIP_INSTALL) "torch==$(TORCH_VERSION)"
+	$(PIP_INSTALL) "torch==$(TORCH_VERSION)" "uv==$(UV_VERSION)"
 	$(UV_INSTALL) --require-hashes --no-deps -r requirements.lock
 	$(UV_INSTALL) --require-hashes --no-deps -r requirements-reference.lock
 	$(PIP_INSTALL) --no-deps -e .
@@ -61,8 +54,9 @@ install: $(STAMP)
 ## Re-lock the environment with uv: requirements.lock from pyproject.toml (current pins kept
 ## unless pyproject.toml needs others; `LOCK_ARGS=--upgrade` takes the newest), for CPython 3.11
 ## on x86-64 Linux. torch stays out of the lock (installed first, above) but is resolved as its
-## CPU build, so that no CUDA package enters the lock: TORCH_WHEELS (above) is where that wheel
-## is found.
+## CPU build, so that no CUDA package enters the lock: TORCH_WHEELS is where that wheel is found
+## (pip's find-links when set, else PyTorch's CPU wheel page; several, space-separated).
+TORCH_WHEELS ?= $(or $(PIP_FIND_LINKS),https://download.pytorch.org/whl/cpu/torch/)
 LOCK_ARGS ?=
 UV_LOCK := $(BIN)/uv pip compile --generate-hashes --python-version 3.11 \
   --python-platform x86_64-manylinux_2_28 --custom-compile-command "make lock" $(LOCK_ARGS)
