@@ -31,7 +31,7 @@ def _stale(status: dict[str, list[object]], root: Path) -> list[str]:
                         continue  # cached outputs are not in git
                     if kind == "changed deps":
                         for path, state in entries.items():
-                            if state == "deleted" and not path.startswith(("src/", "stages/", "conf/", "data/toy")):
+                            if state == "deleted" and not path.startswith(("data/code_files/", "conf/", "data/toy")):
                                 continue  # an upstream cached output, absent from a clone
                             if state == "modified" and _only_ignore_files(root / path):
                                 continue  # a folder of upstream cached outputs (members_ensemble's)

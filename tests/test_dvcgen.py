@@ -17,9 +17,6 @@ from hallulab.dag.imports import closure, module_roots
 from hallulab.pipeline import paths, registry
 from tests.conftest import REPO
 
-#: stages that run on every `dvc repro` and so need no code dependency
-ALWAYS_RUN = {"code_files", "data_files", "source"}
-
 
 def _stages() -> dict[str, Any]:
     stages: dict[str, Any] = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
@@ -38,16 +35,18 @@ def test_committed_dvc_yaml_equals_the_generated_one() -> None:
     assert committed == dvcgen.render(), "dvc.yaml is stale: run `make dvcyaml` and commit it"
 
 
-def test_committed_code_manifests_are_what_the_code_files_stage_writes() -> None:
-    committed = {p.stem: json.loads(p.read_text()) for p in (REPO / paths.CODE_MANIFEST_DIR).glob("*.json")}
-    generated = {code_set.key: code_set.manifest(REPO) for code_set in dvcgen.code_sets()}
-    assert committed == generated, "data/code_files is stale: run `make dvcyaml` and commit it"
+def test_committed_code_manifests_are_what_the_code_files_stage_writes(tmp_path: Path) -> None:
+    """Byte for byte (DVC hashes the bytes), written from this checkout's code into a copy."""
+    root = _checkout_copy(tmp_path / "checkout")
+    written = {p.name: p.read_bytes() for p in code_manifests.write_manifests(dvcgen.code_sets(), root)}
+    committed = {p.name: p.read_bytes() for p in (REPO / paths.CODE_MANIFEST_DIR).glob("*.json")}
+    assert committed == written, "data/code_files is stale: run `make dvcyaml` and commit it"
 
 
 def test_every_stage_depends_on_every_module_its_script_and_step_import() -> None:
     problems = []
     for name, stage in _stages().items():
-        if name in ALWAYS_RUN:
+        if stage.get("always_changed"):  # runs on every repro: needs no code dependency
             continue
         body = stage.get("do", stage)
         words = body["cmd"].split()
@@ -96,11 +95,13 @@ def test_every_registered_method_is_scored_aggregated_and_evaluated() -> None:
         assert (name in stages.get("curve", {}).get("foreach", [])) == spec.sample_curve
 
 
-def test_the_code_files_stage_writes_one_manifest_per_stage_and_runs_first() -> None:
+def test_the_code_files_stage_writes_one_manifest_per_stage_and_keeps_them() -> None:
     stages = _stages()
     code_stage = stages[code_manifests.STAGE]
     assert code_stage["always_changed"] is True
     outs = {next(iter(out)) for out in code_stage["outs"]}
+    # persist: DVC does not delete them before the stage runs, so a failed run leaves them
+    assert all(next(iter(out.values())) == {"cache": False, "persist": True} for out in code_stage["outs"])
     assert outs == {code_set.manifest_path for code_set in dvcgen.code_sets()}
     named = {str(d) for s in stages.values() for d in s.get("do", s)["deps"] if str(d).startswith("data/code_files/")}
     assert named == outs
@@ -118,7 +119,6 @@ def test_an_edit_changes_exactly_the_manifests_of_the_stages_that_import_it(tmp_
     before = {p.name: p.read_bytes() for p in code_manifests.write_manifests(code_sets, root)}
     edited = "src/hallulab/evaluation/metrics.py"
     (root / edited).write_text((root / edited).read_text() + "\n# edited\n")
-    code_manifests._sha256.cache_clear()  # a stage process hashes each file once; this test edits in between
     after = {p.name: p.read_bytes() for p in code_manifests.write_manifests(code_sets, root)}
     changed = {name.removesuffix(".json") for name in before if before[name] != after[name]}
     importers = {s.key for s in code_sets if edited in s.files(root)}

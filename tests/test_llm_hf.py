@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,17 +111,27 @@ def test_teacher_forcing_past_the_context_is_refused_naming_the_record(smollm: H
         build(BuildContext("t", [short, long], {}, view, Resources(view, cache)))
 
 
-def test_a_gguf_file_is_parsed_once_while_converting(smollm: HFLLM) -> None:
-    """transformers opens the GGUF three times to convert it; inside ``gguf_parsed_once``
-    each open returns the one reader, and the real reader class is back afterwards."""
+def test_a_gguf_file_is_parsed_once_while_converting(smollm: HFLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+    """transformers reads the GGUF once per part it converts; inside ``gguf_parsed_once`` its
+    own reading function parses the file once however often it is called (it would not if
+    transformers bound the reader class at import), and the real class is back afterwards."""
     import gguf
+    from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
 
     from hallulab.llm.hf import gguf_parsed_once
 
     assert smollm.gguf_path is not None
     original = gguf.GGUFReader
+    parsed: list[str] = []
+
+    class CountingReader(original):  # type: ignore[misc, valid-type]
+        def __init__(self, path: Any, mode: str = "r") -> None:
+            parsed.append(str(path))
+            super().__init__(path, mode)
+
+    monkeypatch.setattr(gguf, "GGUFReader", CountingReader)
     with gguf_parsed_once():
-        first = gguf.GGUFReader(smollm.gguf_path)
-        assert gguf.GGUFReader(str(smollm.gguf_path)) is first
-        assert isinstance(first, original) and "tokenizer.ggml.tokens" in first.fields
-    assert gguf.GGUFReader is original
+        first = load_gguf_checkpoint(smollm.gguf_path, return_tensors=False)
+        second = load_gguf_checkpoint(smollm.gguf_path, return_tensors=False)
+    assert parsed == [str(smollm.gguf_path)] and first["config"] == second["config"]
+    assert gguf.GGUFReader is CountingReader

@@ -95,7 +95,7 @@ def code_files_stage(code: CodeSets) -> dict[str, Any]:
         f"python -m {code_manifests.__name__}",
         [],
         [],
-        [_no_cache(code_set.manifest_path) for code_set in code],
+        [{code_set.manifest_path: {"cache": False, "persist": True}} for code_set in code],
         always_changed=True,
     )
 
@@ -329,7 +329,7 @@ class _Dumper(yaml.SafeDumper):
 
 
 class _Flow(list[Any]):
-    """A list written in flow style ([a, b, ...], wrapped at the line width): the code deps."""
+    """A list written in flow style ([a, b, ...], wrapped at the line width): deps and params."""
 
 
 _Dumper.add_representer(

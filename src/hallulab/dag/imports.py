@@ -44,15 +44,21 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
 
 
 def imported_names(file: Path) -> set[str]:
-    """Dotted hallulab names a file imports (``from a.b import c`` gives ``a.b`` and ``a.b.c``)."""
-    return set(_imported_names(file))
+    """Dotted hallulab names a file imports (``from a.b import c`` gives ``a.b`` and ``a.b.c``).
+    A file that does not parse imports nothing here: the stage that runs it fails itself,
+    and no other stage's code manifest is held up."""
+    stat = file.stat()
+    return set(_imported_names(file, stat.st_mtime_ns, stat.st_size))
 
 
 @cache
-def _imported_names(file: Path) -> frozenset[str]:
-    """:func:`imported_names`, parsed once per file and process (dvc.yaml's ~40 code sets
-    share most of their files)."""
-    tree = ast.parse(file.read_text(encoding="utf-8"))
+def _imported_names(file: Path, mtime_ns: int, size: int) -> frozenset[str]:
+    """:func:`imported_names`, parsed once per version of a file (dvc.yaml's ~40 code sets
+    share most of their files; an edited file is parsed again)."""
+    try:
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+    except SyntaxError:
+        return frozenset()
     skipped = _type_checking_nodes(tree)
     names: set[str] = set()
     for node in ast.walk(tree):

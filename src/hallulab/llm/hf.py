@@ -99,7 +99,7 @@ def gguf_parsed_once() -> Iterator[None]:
     read-only views of the file, so sharing one changes nothing it returns (the converted
     copy is byte-identical); measured on 2 cores, SmolLM2-135M converts in 15.0 s instead
     of 20.6."""
-    gguf = importlib.import_module("gguf")
+    gguf: Any = importlib.import_module("gguf")  # an optional dependency of transformers, untyped
     original = gguf.GGUFReader
     readers: dict[tuple[str, str], Any] = {}
 

@@ -33,7 +33,7 @@ from hallulab.pipeline.threads import fix_torch_threads
 
 DEBUG_ENV = "HALLULAB_DEBUG"
 #: When set to a folder, every stage writes there the hallulab source files it actually ran
-#: (from ``sys.modules``), so a test can check dvc.yaml's code deps against the real imports.
+#: (from ``sys.modules``), so a test can check each stage's code manifest against the real imports.
 IMPORT_TRACE_ENV = "HALLULAB_IMPORT_TRACE"
 
 
