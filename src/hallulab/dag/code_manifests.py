@@ -87,9 +87,6 @@ class CodeSets:
     def __iter__(self) -> Iterator[CodeSet]:
         return iter(sorted(self._sets.values(), key=lambda s: s.key))
 
-    def __len__(self) -> int:
-        return len(self._sets)
-
 
 def write_manifests(code_sets: CodeSets, root: Path) -> list[Path]:
     """Write every manifest of the checkout ``root`` (its code, into its ``data/code_files``)

@@ -345,8 +345,10 @@ def _flow_deps(node: Any) -> Any:
     return node
 
 
-def render() -> str:
-    body = yaml.dump(_flow_deps(build()), Dumper=_Dumper, sort_keys=False, width=110, default_flow_style=False)
+def render(dag: dict[str, Any] | None = None) -> str:
+    """dvc.yaml's text (of ``dag`` when given, else of :func:`build`)."""
+    dag = build() if dag is None else dag
+    body = yaml.dump(_flow_deps(dag), Dumper=_Dumper, sort_keys=False, width=110, default_flow_style=False)
     return HEADER + "\n" + body
 
 
@@ -355,7 +357,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(REPO_ROOT / "dvc.yaml"))
     parser.add_argument("--check", action="store_true", help="exit 1 when the file differs from the registry")
     args = parser.parse_args(argv)
-    text = render()
+    dag = build()
+    text = render(dag)
     if args.check:
         with open(args.out, encoding="utf-8") as handle:
             current = handle.read()
@@ -365,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     with open(args.out, "w", encoding="utf-8") as handle:
         handle.write(text)
-    print(f"wrote {args.out}: {len(build()['stages'])} stage definitions")
+    print(f"wrote {args.out}: {len(dag['stages'])} stage definitions")
     return 0
 
 
