@@ -64,9 +64,10 @@ def _artifact_packages(requires: Sequence[str]) -> list[str]:
 
 
 #: Every stage runs with a fixed string-hash seed: Python's per-process hash randomisation
-#: changes the iteration order of sets of strings, which bert-score (and any library that
-#: batches a set) turns into a different batching and float32 results that differ in the
-#: last bit from run to run; with it, the same inputs give byte-identical outputs on every run.
+#: changes the iteration order of sets of strings, which a library that batches a set turns
+#: into a different batching and float32 results that differ in the last bit from run to run.
+#: bert-score did so; the BERTScore scorer now fixes that order itself (so the in-process API
+#: gives the same bits without the seed), and the seed stays as the guard for any other.
 CMD_ENV = "PYTHONHASHSEED=0"
 
 

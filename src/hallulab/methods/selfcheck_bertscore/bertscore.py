@@ -25,7 +25,7 @@ A sample with no sentence longer than 3 tokens cannot support anything: its term
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -61,6 +61,34 @@ class BERTScoreConfig:
         return self.model
 
 
+#: how the distinct sentences of a call are ordered into bert-score's batches; part of the
+#: scorer's identity, so values computed under another order never share cache entries
+BATCH_ORDER = "word count descending, ties in first-seen order"
+
+
+def _unique_in_order(items: Iterable[Hashable]) -> list[Hashable]:
+    return list(dict.fromkeys(items))
+
+
+def use_first_seen_batching() -> None:
+    """Make bert-score's de-duplication keep first-seen order instead of set order (idempotent).
+
+    bert-score 0.3.x de-duplicates a call's sentences with ``list(set(...))`` before sorting
+    them by word count (a stable sort, so ties keep the de-duplicated order) and reads
+    ``set`` from its ``utils`` module's globals before the builtins. A module-level ``set``
+    there that returns the unique items in first-seen order fixes the ties; its other use
+    (the idf word-piece counts) only iterates the unique items, which is the same. Installed
+    for the process when a scorer is built, so every call, on any thread, sees one order.
+    """
+    utils = importlib.import_module("bert_score.utils")
+    current = vars(utils).get("set")
+    if current is _unique_in_order:
+        return
+    if current is not None:
+        raise RuntimeError("bert_score.utils already defines its own `set`: cannot fix its batch order")
+    utils.set = _unique_in_order  # type: ignore[attr-defined]
+
+
 class BERTScoreSupport:
     """1 - max_k F1(sentence, k-th sentence of the sample), for (sentence, sample) pairs."""
 
@@ -82,6 +110,7 @@ class BERTScoreSupport:
             kwargs = {"lang": self.config.lang, "rescale_with_baseline": True}
             if self.config.baseline_path:
                 kwargs["baseline_path"] = self.config.baseline_path
+        use_first_seen_batching()
         return bert_score.BERTScorer(
             model_type=self.config.model_path(),
             num_layers=self.config.num_layers,
@@ -105,6 +134,7 @@ class BERTScoreSupport:
             "min_sample_sentence_tokens": self.config.min_sample_sentence_tokens,
             "spacy": self.spacy.identity,
             "bert_score": importlib.import_module("bert_score").__version__,
+            "batch_order": BATCH_ORDER,
         }
 
     def sample_sentences(self, samples: Sequence[str]) -> list[list[str]]:

