@@ -128,7 +128,7 @@ def _code_deps(root: Path, deps: list[str]) -> list[str]:
 
 def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> None:
     """Import traces written by the stages (sys.modules at exit) against the code manifests
-    their deps name."""
+    their deps name, and every traced module loaded from the run's own workspace."""
     stages = yaml.safe_load((toy_run.root / "dvc.yaml").read_text())["stages"]
     commands = {}
     for name, stage in stages.items():
@@ -144,9 +144,13 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
             commands[command] = (name, _code_deps(toy_run.root, stage["deps"]))
     traces = list(toy_run.traces.glob("*.json"))
     assert len(traces) >= len(METHODS) * 2
+    own_code = (toy_run.root / "src").resolve()
     problems = []
     for trace in traces:
         ran = json.loads(trace.read_text())
+        # the workspace's own src/ (CMD_ENV's PYTHONPATH), never the installed package's folder
+        outside = [file for file in ran["files"] if not Path(file).is_relative_to(own_code)]
+        problems += [f"{ran['argv'][0]}: ran {file}" for file in outside]
         command = "python " + " ".join(ran["argv"])
         if command not in commands:
             continue

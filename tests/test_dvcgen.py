@@ -49,9 +49,7 @@ def test_every_stage_depends_on_every_module_its_script_and_step_import() -> Non
         if stage.get("always_changed"):  # runs on every repro: needs no code dependency
             continue
         body = stage.get("do", stage)
-        words = body["cmd"].split()
-        if words[0] == dvcgen.CMD_ENV:
-            words = words[1:]
+        words = body["cmd"].removeprefix(f"{dvcgen.CMD_ENV} ").split()
         roots = [REPO / words[1]]
         step_script = words[1].endswith(("score.py", "aggregate.py"))
         if "--method" in words and "${item}" not in body["cmd"] and step_script:

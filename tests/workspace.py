@@ -38,9 +38,11 @@ def copy_workspace(destination: Path, overrides: tuple[str, ...] = ()) -> Path:
         .split("\0")
     )
     for relative in filter(None, listed):
-        source = REPO / relative
-        if source.is_file():
-            target = destination / relative
+        source, target = REPO / relative, destination / relative
+        if source.is_symlink():  # as git checks it out (src/hallulab/conf -> ../../conf)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(os.readlink(source))
+        elif source.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
     subprocess.run(

@@ -68,7 +68,11 @@ def _artifact_packages(requires: Sequence[str]) -> list[str]:
 #: into a different batching and float32 results that differ in the last bit from run to run.
 #: bert-score did so; the BERTScore scorer now fixes that order itself (so the in-process API
 #: gives the same bits without the seed), and the seed stays as the guard for any other.
-CMD_ENV = "PYTHONHASHSEED=0"
+#: And every stage imports hallulab from the ``src/`` of the workspace it runs in, ahead of the
+#: installed package: a queued or temp-folder experiment (``dvc exp run --queue / --temp``)
+#: runs the copy of the code its code manifests hashed, not whatever the editable install's
+#: folder holds by the time the queue reaches it.
+CMD_ENV = "PYTHONHASHSEED=0 PYTHONPATH=src"
 
 
 def _stage(cmd: str, deps: list[str], params: Sequence[str], outs: list[Any], **extra: Any) -> dict[str, Any]:
