@@ -18,9 +18,8 @@ import textwrap
 
 import pytest
 
+from hallulab.methods.selfcheck_bertscore import bertscore
 from tests.conftest import requires_wikibio
-
-pytestmark = [pytest.mark.model, requires_wikibio]
 
 _CHILD = textwrap.dedent(
     """
@@ -54,8 +53,25 @@ def _child_run(seed: str) -> dict[str, str]:
     return result
 
 
+@pytest.mark.model
+@requires_wikibio
 def test_bertscore_bits_do_not_depend_on_the_hash_seed() -> None:
     runs = [_child_run(seed) for seed in ("1", "2", "3")]
     assert len({run["first_seen"] for run in runs}) == 1
     # the control: left to bert-score, these three seeds give three different results
     assert len({run["set_order"] for run in runs}) > 1
+
+
+def test_a_bert_score_that_no_longer_dedups_through_set_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    utils = pytest.importorskip("bert_score.utils")
+
+    def bert_cos_score_idf(model, refs, hyps, *rest, **options):  # type: ignore[no-untyped-def]
+        def dedup_and_sort(items):  # type: ignore[no-untyped-def]
+            return sorted(dict.fromkeys(items), key=len)
+
+        return dedup_and_sort(refs + hyps)
+
+    monkeypatch.delattr(utils, "set", raising=False)
+    monkeypatch.setattr(utils, "bert_cos_score_idf", bert_cos_score_idf)
+    with pytest.raises(RuntimeError, match="no longer de-duplicates through `set`"):
+        bertscore.use_first_seen_batching()

@@ -67,7 +67,8 @@ def _artifact_packages(requires: Sequence[str]) -> list[str]:
 #: changes the iteration order of sets of strings, which a library that batches a set turns
 #: into a different batching and float32 results that differ in the last bit from run to run.
 #: bert-score did so; the BERTScore scorer now fixes that order itself (so the in-process API
-#: gives the same bits without the seed), and the seed stays as the guard for any other.
+#: computes the same call to the same bits without the seed), and the seed stays as the guard
+#: for any other library.
 #: And every stage imports hallulab from the ``src/`` of the workspace it runs in, ahead of the
 #: installed package: a queued or temp-folder experiment (``dvc exp run --queue / --temp``)
 #: runs the copy of the code its code manifests hashed, not whatever the editable install's

@@ -18,6 +18,14 @@ all-MiniLM-L6-v2, layer 5 (bert-score's choice for 6-layer distilled encoders), 
 rescaling: no baseline exists for it, and rescaling is an affine map (F - b)/(1 - b) that
 changes neither AUC-PR nor correlations, only the scale.
 
+bert-score batches the distinct sentences of a call in an order that, for sentences of equal
+word count, follows a Python ``set`` of strings, which changes with the process's string-hash
+seed; a sentence's float32 embedding depends on the batch it shares, so the last bits of F1
+would differ from process to process. :func:`use_first_seen_batching` makes that order the
+sentences' first appearance, so the same call gives the same bits in any process, with or
+without ``PYTHONHASHSEED``. (Which pairs make up a call still depends on what the call cache
+already holds: only its misses are computed.)
+
 A sample with no sentence longer than 3 tokens cannot support anything: its term is 1
 (F1 = 0) and the count of such (passage, sample) pairs is reported.
 """
@@ -84,8 +92,13 @@ def use_first_seen_batching() -> None:
     current = vars(utils).get("set")
     if current is _unique_in_order:
         return
-    if current is not None:
-        raise RuntimeError("bert_score.utils already defines its own `set`: cannot fix its batch order")
+    nested = [c for c in utils.bert_cos_score_idf.__code__.co_consts if getattr(c, "co_name", "") == "dedup_and_sort"]
+    if current is not None or not nested or "set" not in nested[0].co_names:
+        version = importlib.import_module("bert_score").__version__
+        raise RuntimeError(
+            f"bert-score {version} no longer de-duplicates through `set` in bert_cos_score_idf's dedup_and_sort: "
+            "use_first_seen_batching cannot fix its batch order (written for bert-score 0.3.x)"
+        )
     utils.set = _unique_in_order  # type: ignore[attr-defined]
 
 
