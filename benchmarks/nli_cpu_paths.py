@@ -53,26 +53,43 @@ def _contradiction(logits: np.ndarray) -> np.ndarray:
     return weights[:, 1] / weights.sum(axis=1)
 
 
-def _batches(pairs: Sequence[tuple[str, str]], batch_size: int) -> list[list[tuple[str, str]]]:
+def length_sorted_batches(pairs: Sequence[tuple[str, str]], batch_size: int) -> list[list[tuple[str, str]]]:
+    """The pairs sorted by length and cut into batches (little padding), as the scorer does."""
     ordered = sorted(pairs, key=lambda pair: len(pair[0]) + len(pair[1]))
     return [ordered[start : start + batch_size] for start in range(0, len(ordered), batch_size)]
 
 
-def _run(
+def encode_pairs(tokenizer: Any, batch: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
+    """One batch as the model's numpy inputs: padded to its longest pair, cut at 512 tokens."""
+    encoded = tokenizer(
+        [a for a, _ in batch],
+        [b for _, b in batch],
+        truncation=True,
+        max_length=512,
+        padding=True,
+        return_tensors="np",
+    )
+    return dict(encoded)
+
+
+def torch_forward(net: Any) -> Callable[[dict[str, Any]], np.ndarray]:
+    """The logits of a torch sequence classifier on one encoded batch."""
+    torch = importlib.import_module("torch")
+
+    def forward(encoded: dict[str, Any]) -> np.ndarray:
+        with torch.inference_mode():
+            tensors = {k: torch.from_numpy(v) for k, v in encoded.items() if k in INPUTS}
+            return net(**tensors).logits.float().numpy()
+
+    return forward
+
+
+def timed_contradiction(
     batches: list[list[tuple[str, str]]], tokenizer: Any, forward: Callable[[dict[str, Any]], np.ndarray]
 ) -> tuple[float, np.ndarray]:
+    """Seconds to encode and score every batch, and P(contradict) per pair in batch order."""
     started = time.perf_counter()
-    out = []
-    for batch in batches:
-        encoded = tokenizer(
-            [a for a, _ in batch],
-            [b for _, b in batch],
-            truncation=True,
-            max_length=512,
-            padding=True,
-            return_tensors="np",
-        )
-        out.append(forward(dict(encoded)))
+    out = [forward(encode_pairs(tokenizer, batch)) for batch in batches]
     return time.perf_counter() - started, _contradiction(np.concatenate(out))
 
 
@@ -84,15 +101,7 @@ def measure(model_dir: Path, pairs: Sequence[tuple[str, str]], *, threads: int, 
     quantization = importlib.import_module("onnxruntime.quantization")
     tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
     model = transformers.AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
-    batches = _batches(pairs, batch_size)
-
-    def torch_forward(net: Any) -> Callable[[dict[str, Any]], np.ndarray]:
-        def forward(encoded: dict[str, Any]) -> np.ndarray:
-            with torch.inference_mode():
-                tensors = {k: torch.from_numpy(v) for k, v in encoded.items() if k in INPUTS}
-                return net(**tensors).logits.float().numpy()
-
-        return forward
+    batches = length_sorted_batches(pairs, batch_size)
 
     def ort_forward(path: Path) -> Callable[[dict[str, Any]], np.ndarray]:
         options = ort.SessionOptions()
@@ -102,10 +111,10 @@ def measure(model_dir: Path, pairs: Sequence[tuple[str, str]], *, threads: int, 
         names = {i.name for i in session.get_inputs()}
         return lambda encoded: session.run(None, {k: v.astype(np.int64) for k, v in encoded.items() if k in names})[0]
 
-    t_fp32, base = _run(batches, tokenizer, torch_forward(model))
+    t_fp32, base = timed_contradiction(batches, tokenizer, torch_forward(model))
     results = [PathResult("torch_fp32", "torch float32", len(pairs) / t_fp32, 0.0)]
     int8 = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
-    seconds, found = _run(batches, tokenizer, torch_forward(int8))
+    seconds, found = timed_contradiction(batches, tokenizer, torch_forward(int8))
     results.append(
         PathResult("torch_int8", "torch int8 dynamic quantisation", len(pairs) / seconds, _change(found, base))
     )
@@ -128,7 +137,7 @@ def measure(model_dir: Path, pairs: Sequence[tuple[str, str]], *, threads: int, 
             ("ort_fp32", "ONNX Runtime float32", fp32_path),
             ("ort_int8", "ONNX Runtime int8 dynamic quantisation", int8_path),
         ):
-            seconds, found = _run(batches, tokenizer, ort_forward(path))
+            seconds, found = timed_contradiction(batches, tokenizer, ort_forward(path))
             results.append(PathResult(key, label, len(pairs) / seconds, _change(found, base)))
     return results
 

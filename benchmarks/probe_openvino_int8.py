@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from nli_cpu_paths import INPUTS, _batches, _run
+from nli_cpu_paths import INPUTS, encode_pairs, length_sorted_batches, timed_contradiction, torch_forward
 
 from hallulab.bench_record import BenchRow, record
 from hallulab.core.config import dataset_config
@@ -76,7 +76,7 @@ def _timed(
     tokenizer: Any,
     forward: Callable[[dict[str, Any]], np.ndarray],
 ) -> PathScores:
-    seconds, probs = _run(batches, tokenizer, forward)
+    seconds, probs = timed_contradiction(batches, tokenizer, forward)
     order = [pair for batch in batches for pair in batch]
     aucpr, roc = _metrics(passages, order, probs)
     return PathScores(seconds, probs, aucpr, roc)
@@ -89,18 +89,8 @@ def _calibration(tokenizer: Any, root: Path) -> list[dict[str, np.ndarray]]:
         for name in ("fever", "mnli")
         for pair in itertools.islice(sources[name](), CALIBRATION_PAIRS_PER_SOURCE)
     ]
-    items = []
-    for batch in _batches(pairs, 8):
-        encoded = tokenizer(
-            [a for a, _ in batch],
-            [b for _, b in batch],
-            truncation=True,
-            max_length=512,
-            padding=True,
-            return_tensors="np",
-        )
-        items.append({name: encoded[name].astype(np.int64) for name in INPUTS})
-    return items
+    encoded = (encode_pairs(tokenizer, batch) for batch in length_sorted_batches(pairs, 8))
+    return [{name: batch[name].astype(np.int64) for name in INPUTS} for batch in encoded]
 
 
 def main() -> None:
@@ -120,18 +110,13 @@ def main() -> None:
     wikibio = load_dataset(dataset_config("wikibio"))[0]
     passages = [replace(p, samples=p.samples[: args.samples]) for p in wikibio[: args.passages]]
     pairs = list(dict.fromkeys((s, x) for p in passages for s in p.sentences for x in p.samples))
-    batches = _batches(pairs, args.batch_size)
+    batches = length_sorted_batches(pairs, args.batch_size)
     with tempfile.TemporaryDirectory() as tmp:
         two = export_two_label(Path(args.model), Path(tmp) / "two")
         tokenizer = transformers.AutoTokenizer.from_pretrained(two)
         model = transformers.AutoModelForSequenceClassification.from_pretrained(two).eval()
 
-        def torch_forward(encoded: dict[str, Any]) -> np.ndarray:
-            with torch.inference_mode():
-                tensors = {k: torch.from_numpy(v) for k, v in encoded.items() if k in INPUTS}
-                return model(**tensors).logits.float().numpy()
-
-        fp32 = _timed(passages, batches, tokenizer, torch_forward)
+        fp32 = _timed(passages, batches, tokenizer, torch_forward(model))
         sample = tokenizer(["a b"], ["c"], return_tensors="pt")
         graph = ov.convert_model(model, example_input={name: sample[name] for name in INPUTS})
         calibration = _calibration(tokenizer, root)
@@ -147,7 +132,7 @@ def main() -> None:
             inputs = {k: v.astype(np.int64) for k, v in encoded.items() if k in INPUTS}
             return np.asarray(next(iter(request.infer(inputs).values())))
 
-        _run(batches[:2], tokenizer, ov_forward)  # first shapes compile outside the timed pass
+        timed_contradiction(batches[:2], tokenizer, ov_forward)  # first shapes compile outside the timed pass
         int8 = _timed(passages, batches, tokenizer, ov_forward)
 
     change = np.abs(int8.probabilities - fp32.probabilities)
