@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hallulab.core.config import ConfigError
-from hallulab.nli.data import LABELS, NLIPair
+from hallulab.nli.pairs import LABELS, NLIPair
 from hallulab.nli.train import TrainConfig, accuracy, sample_pairs, train_cross_encoder
 from tests.workspace import REPO, environment
 

@@ -4,7 +4,9 @@ Every reader yields :class:`NLIPair` (premise, hypothesis, label in
 ``entailment`` / ``neutral`` / ``contradiction``, source). Training sources (the offline
 NLI model): MNLI pairs with gold labels (TaxiNLI), SNLI dev, SICK train, FEVER claims with
 their gold evidence (supports -> entailment, refutes -> contradiction; FEVER has no
-neutral pairs). Held-out sources: ANLI R1-R3 test, XNLI-en dev, SNLI test (e-SNLI copy).
+neutral pairs), and FEVER claims against passage-length premises of the three labels
+(:mod:`hallulab.nli.passages`). Held-out sources: ANLI R1-R3 test, XNLI-en dev, SNLI test
+(e-SNLI copy).
 A malformed row raises naming the file, the row and the field.
 """
 
@@ -15,19 +17,12 @@ import csv
 import gzip
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-LABELS = ("entailment", "neutral", "contradiction")
+from hallulab.nli.pairs import EVIDENCE_LABELS, LABELS, FeverClaim, NLIPair
+from hallulab.nli.passages import passage_pairs
+
 _PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}", "``": '"', "''": '"'}
-
-
-@dataclass(frozen=True)
-class NLIPair:
-    premise: str
-    hypothesis: str
-    label: str
-    source: str
 
 
 class NLIDataError(ValueError):
@@ -78,23 +73,31 @@ def read_sick(path: Path, split: str) -> Iterator[NLIPair]:
                 )
 
 
-def read_fever(folder: Path) -> Iterator[NLIPair]:
-    """FEVER train claims with gold evidence: SUPPORTS / REFUTES rows with evidence only."""
-    mapping = {"SUPPORTS": "entailment", "REFUTES": "contradiction"}
+def read_fever_claims(folder: Path) -> Iterator[FeverClaim]:
+    """FEVER train claims with a verdict (SUPPORTS / REFUTES) and at least one gold evidence
+    sentence, detokenised; NOT ENOUGH INFO rows carry no evidence and are skipped."""
     chunks = sorted(folder.glob("split_wiki_data_*.csv.gz"), key=lambda p: int(p.name.split("_")[-1].split(".")[0]))
     for chunk in chunks:
         with gzip.open(chunk, "rt", encoding="utf-8", newline="") as handle:
             for row_number, row in enumerate(csv.DictReader(handle), start=2):
-                if row["label"] not in mapping:
+                if row["label"] not in EVIDENCE_LABELS:
                     continue
                 try:
                     evidence = ast.literal_eval(row["evidence"])
                 except (ValueError, SyntaxError) as error:
                     raise NLIDataError(f"{chunk}:{row_number}, field 'evidence': not a Python list literal") from error
-                if not evidence:
-                    continue
-                premise = " ".join(detokenize_ptb(e) for e in evidence)
-                yield _pair(premise, row["claim"], mapping[row["label"]], "fever", f"{chunk}:{row_number}")
+                if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
+                    raise NLIDataError(f"{chunk}:{row_number}, field 'evidence': not a list of strings")
+                sentences = tuple(detokenize_ptb(e) for e in evidence if e.strip())
+                if sentences and row["claim"].strip():
+                    yield FeverClaim(row["claim"].strip(), row["label"], sentences)
+
+
+def read_fever(folder: Path) -> Iterator[NLIPair]:
+    """FEVER train claims against their gold evidence joined (SUPPORTS -> entailment,
+    REFUTES -> contradiction)."""
+    for claim in read_fever_claims(folder):
+        yield NLIPair(" ".join(claim.evidence), claim.claim, EVIDENCE_LABELS[claim.verdict], "fever")
 
 
 def read_anli(path: Path, source: str) -> Iterator[NLIPair]:
@@ -125,13 +128,27 @@ def read_esnli_test(folder: Path) -> Iterator[NLIPair]:
 
 
 def training_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
+    """Every training source by name. ``fever_passages_<label>`` are FEVER claims against a
+    passage-length premise (:mod:`hallulab.nli.passages`), one source per label so that a
+    recipe sets each class's count."""
     nli = root / "nli"
+    claims: list[FeverClaim] = []
+
+    def fever_claims() -> list[FeverClaim]:
+        if not claims:
+            claims.extend(read_fever_claims(nli / "fever_vanilla"))
+        return claims
+
+    def fever_passages(label: str) -> Callable[[], Iterator[NLIPair]]:
+        return lambda: passage_pairs(fever_claims(), label)
+
     return {
         "mnli": lambda: read_mnli_taxinli(nli / "mnli_taxinli" / "taxinli10k.tsv"),
         "snli_dev": lambda: read_snli_csv(nli / "snli" / "dev.csv"),
         "sick_train": lambda: read_sick(nli / "sick" / "SICK.txt", "TRAIN"),
         "sick_trial": lambda: read_sick(nli / "sick" / "SICK.txt", "TRIAL"),
         "fever": lambda: read_fever(nli / "fever_vanilla"),
+        **{f"fever_passages_{label}": fever_passages(label) for label in LABELS},
     }
 
 

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from hallulab.core.config import ConfigError
-from hallulab.nli.data import LABELS, NLIPair
 from hallulab.nli.inference import pair_logits
+from hallulab.nli.pairs import LABELS, NLIPair
 
 log = logging.getLogger("hallulab.nli.train")
 
