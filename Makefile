@@ -130,13 +130,17 @@ result: $(STAMP) .git/HEAD
 	  --command "make result DATASET=$(DATASET) METHOD=$(METHOD) NAME=$(NAME) ARGS=\"$(ARGS)\""
 
 ## The offline NLI model trained with a profile's recipe (paper: the full recipe, about 35 minutes
-## on 2 cores with its held-out evaluation), its held-out accuracy published as
+## on 2 cores with its held-out evaluation), or with one recipe of conf/nli_train by name
+## (NLI_RECIPE=passages), its held-out accuracy published as
 ## results/nli_model/heldout_<recipe>.json (rendered into the README by `make readme`).
 NLI_PROFILE ?= paper
+NLI_RECIPE ?=
+NLI_ARGS = $(if $(NLI_RECIPE),-S nli_train=$(NLI_RECIPE),-S profile=$(NLI_PROFILE))
+NLI_CHOICE = $(if $(NLI_RECIPE),NLI_RECIPE=$(NLI_RECIPE),NLI_PROFILE=$(NLI_PROFILE))
 nli-result: $(STAMP) .git/HEAD
-	$(BIN)/dvc exp run -S profile=$(NLI_PROFILE) train_nli
+	$(BIN)/dvc exp run $(NLI_ARGS) train_nli
 	$(BIN)/python -m hallulab.results publish --dataset nli_model --method nli_model \
-	  --args '-S profile=$(NLI_PROFILE)' --command "make nli-result NLI_PROFILE=$(NLI_PROFILE)"
+	  --args '$(NLI_ARGS)' --command "make nli-result $(NLI_CHOICE)"
 
 ## The report page of every data set the pipeline ran on: reports/<dataset>/index.html, one
 ## self-contained file (summary, records with each method's scored units, curves, correction).
