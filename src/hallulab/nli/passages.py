@@ -15,10 +15,11 @@ or refute it; here they become a passage-length premise:
   positions among topic sentences, topped up to a drawn length of ``min_words`` to
   ``max_words`` words (other claims' evidence when the topic runs short);
 * **neutral**: the same kind of passage *without* c's evidence. FEVER has no neutral
-  pairs; these are the claim against on-topic text that neither states nor denies it
-  (FEVER's evidence column is the union of every gold evidence set, so the claim's known
-  evidence is all left out; an unannotated topic sentence may still bear on it, which is
-  label noise the recipe accepts).
+  pairs; these are the claim against on-topic text meant to neither state nor deny it.
+  Two kinds of label noise remain: an unannotated topic sentence may bear on the claim,
+  and FEVER repeats some claim texts under other ids whose evidence is not left out
+  (2.9% of the neutral passages hold an evidence sentence of a claim with the same text,
+  counted over all of FEVER; excluding them is a change to the recipe, not made here).
 
 The draw is seeded (``seed``), so the same data and seed give the same pairs.
 """
