@@ -10,7 +10,7 @@ import pytest
 from hallulab.data.loaders import data_root
 from hallulab.nli.data import training_sources
 from hallulab.nli.pairs import FeverClaim
-from hallulab.nli.passages import PassageShape, passage_pairs, subject_key
+from hallulab.nli.passages import FeverTopics, PassageShape, passage_pairs, subject_key
 from tests.conftest import requires_wikibio
 
 
@@ -33,7 +33,7 @@ def _claims() -> list[FeverClaim]:
 def test_evidence_pairs_hold_every_evidence_sentence(label: str) -> None:
     claims = _claims()
     verdict = {"entailment": "SUPPORTS", "contradiction": "REFUTES"}[label]
-    pairs = list(passage_pairs(claims, label, PassageShape(30, 60)))
+    pairs = list(passage_pairs(FeverTopics.of(claims), label, PassageShape(30, 60)))
     expected = [c for c in claims if c.verdict == verdict]
     assert [p.hypothesis for p in pairs] == [c.claim for c in expected]
     for pair, claim in zip(pairs, expected, strict=True):
@@ -44,7 +44,7 @@ def test_evidence_pairs_hold_every_evidence_sentence(label: str) -> None:
 
 def test_neutral_pairs_leave_the_claims_evidence_out_and_stay_on_topic() -> None:
     claims = _claims()
-    pairs = list(passage_pairs(claims, "neutral", PassageShape(30, 40)))
+    pairs = list(passage_pairs(FeverTopics.of(claims), "neutral", PassageShape(30, 40)))
     assert len(pairs) == len(claims)
     for pair, claim in zip(pairs, claims, strict=True):
         assert pair.label == "neutral"
@@ -54,24 +54,42 @@ def test_neutral_pairs_leave_the_claims_evidence_out_and_stay_on_topic() -> None
         assert pair.premise.count(page) == len(pair.premise.split()) // 8
 
 
+def test_neutral_pairs_leave_out_the_evidence_of_a_repeated_claim_text() -> None:
+    """FEVER repeats claim texts under other ids: the evidence of every claim with the
+    text is the claim's own, kept out of its neutral premise as topic and as filler."""
+    claims = _claims()
+    repeat = FeverClaim(claims[4].claim, "SUPPORTS", (_sentence("Alpha", 42),))
+    claims.append(repeat)
+    topics = FeverTopics.of(claims)
+    assert topics.evidence_of_text(4) == {*claims[4].evidence, *repeat.evidence}
+    for shape in (PassageShape(30, 40), PassageShape(120, 160)):  # the longer draws filler too
+        for seed in range(5):
+            pairs = passage_pairs(topics, "neutral", shape, seed)
+            premises = [p.premise for p in pairs if p.hypothesis == repeat.claim]
+            assert len(premises) == 2  # the claim and its repeat
+            assert not any(s in premise for premise in premises for s in topics.evidence_of_text(4))
+    # another claim on the page still reads the repeat's sentence as topic
+    assert repeat.evidence[0] in topics.topic_sentences(5, topics.evidence_of_text(5))
+
+
 def test_premise_length_follows_the_shape() -> None:
     claims = _claims()
     for shape in (PassageShape(16, 24), PassageShape(40, 56)):
-        lengths = [len(p.premise.split()) for p in passage_pairs(claims, "neutral", shape)]
+        lengths = [len(p.premise.split()) for p in passage_pairs(FeverTopics.of(claims), "neutral", shape)]
         # sentences are added while under the drawn length: at most one sentence over it
         assert all(shape.min_words <= n < shape.max_words + 8 for n in lengths), lengths
 
 
 def test_the_draw_is_seeded() -> None:
     claims = _claims()
-    first = list(passage_pairs(claims, "entailment", seed=0))
-    assert first == list(passage_pairs(claims, "entailment", seed=0))
-    assert first != list(passage_pairs(claims, "entailment", seed=1))
+    first = list(passage_pairs(FeverTopics.of(claims), "entailment", seed=0))
+    assert first == list(passage_pairs(FeverTopics.of(claims), "entailment", seed=0))
+    assert first != list(passage_pairs(FeverTopics.of(claims), "entailment", seed=1))
 
 
 def test_unknown_label_is_refused() -> None:
     with pytest.raises(ValueError, match="passage pair label 'supports'"):
-        list(passage_pairs(_claims(), "supports"))
+        list(passage_pairs(FeverTopics.of(_claims()), "supports"))
 
 
 @requires_wikibio  # same data root

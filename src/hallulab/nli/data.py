@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from hallulab.nli.pairs import EVIDENCE_LABELS, LABELS, FeverClaim, NLIPair
-from hallulab.nli.passages import passage_pairs
+from hallulab.nli.passages import FeverTopics, passage_pairs
 
 _PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}", "``": '"', "''": '"'}
 
@@ -132,15 +132,15 @@ def training_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
     passage-length premise (:mod:`hallulab.nli.passages`), one source per label so that a
     recipe sets each class's count."""
     nli = root / "nli"
-    claims: list[FeverClaim] = []
+    indexed: list[FeverTopics] = []  # read and indexed once, on first use, for all three labels
 
-    def fever_claims() -> list[FeverClaim]:
-        if not claims:
-            claims.extend(read_fever_claims(nli / "fever_vanilla"))
-        return claims
+    def fever_topics() -> FeverTopics:
+        if not indexed:
+            indexed.append(FeverTopics.of(list(read_fever_claims(nli / "fever_vanilla"))))
+        return indexed[0]
 
     def fever_passages(label: str) -> Callable[[], Iterator[NLIPair]]:
-        return lambda: passage_pairs(fever_claims(), label)
+        return lambda: passage_pairs(fever_topics(), label)
 
     return {
         "mnli": lambda: read_mnli_taxinli(nli / "mnli_taxinli" / "taxinli10k.tsv"),

@@ -16,10 +16,10 @@ or refute it; here they become a passage-length premise:
   ``max_words`` words (other claims' evidence when the topic runs short);
 * **neutral**: the same kind of passage *without* c's evidence. FEVER has no neutral
   pairs; these are the claim against on-topic text meant to neither state nor deny it.
-  Two kinds of label noise remain: an unannotated topic sentence may bear on the claim,
-  and FEVER repeats some claim texts under other ids whose evidence is not left out
-  (2.9% of the neutral passages hold an evidence sentence of a claim with the same text,
-  counted over all of FEVER; excluding them is a change to the recipe, not made here).
+  FEVER repeats some claim texts under other ids, so a claim's evidence here is the union
+  of the gold evidence of every claim with its text, and none of it enters a neutral
+  premise (neither as topic nor as filler). One kind of label noise remains: an
+  unannotated topic sentence may still bear on the claim.
 
 The draw is seeded (``seed``), so the same data and seed give the same pairs.
 """
@@ -29,7 +29,7 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hallulab.nli.pairs import EVIDENCE_LABELS, FeverClaim, NLIPair
 
@@ -68,39 +68,57 @@ def subject_key(claim: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class _TopicIndex:
-    by_sentence: dict[str, list[int]]
-    by_subject: dict[str, list[int]]
+class FeverTopics:
+    """A claim list indexed once for passage building: the claims citing each evidence
+    sentence, the claims sharing a subject key, and the claims sharing a text. Build it
+    with :meth:`of` and pass it to every :func:`passage_pairs` call over the same claims."""
 
+    claims: Sequence[FeverClaim]
+    by_sentence: dict[str, list[int]] = field(repr=False)
+    by_subject: dict[str, list[int]] = field(repr=False)
+    by_text: dict[str, list[int]] = field(repr=False)
+    subjects: list[str | None] = field(repr=False)
+    #: every evidence sentence, sorted: what tops a passage up when its topic runs short
+    filler: list[str] = field(repr=False)
 
-def _topic_index(claims: Sequence[FeverClaim]) -> _TopicIndex:
-    by_sentence: dict[str, list[int]] = defaultdict(list)
-    by_subject: dict[str, list[int]] = defaultdict(list)
-    for index, claim in enumerate(claims):
+    @classmethod
+    def of(cls, claims: Sequence[FeverClaim]) -> FeverTopics:
+        by_sentence: dict[str, list[int]] = defaultdict(list)
+        by_subject: dict[str, list[int]] = defaultdict(list)
+        by_text: dict[str, list[int]] = defaultdict(list)
+        subjects: list[str | None] = []
+        for index, claim in enumerate(claims):
+            for sentence in claim.evidence:
+                by_sentence[sentence].append(index)
+            key = subject_key(claim.claim)
+            subjects.append(key)
+            if key is not None:
+                by_subject[key].append(index)
+            by_text[claim.claim].append(index)
+        return cls(claims, by_sentence, by_subject, by_text, subjects, sorted(by_sentence))
+
+    def evidence_of_text(self, index: int) -> set[str]:
+        """The gold evidence of every claim with claim ``index``'s text (itself included)."""
+        return {s for other in self.by_text[self.claims[index].claim] for s in self.claims[other].evidence}
+
+    def topic_sentences(self, index: int, excluded: set[str]) -> list[str]:
+        """Evidence of the claims on claim ``index``'s subject or sharing one of its evidence
+        sentences, in first-seen order, without ``excluded``."""
+        claim = self.claims[index]
+        key = self.subjects[index]
+        related = list(self.by_subject[key]) if key is not None else []
         for sentence in claim.evidence:
-            by_sentence[sentence].append(index)
-        key = subject_key(claim.claim)
-        if key is not None:
-            by_subject[key].append(index)
-    return _TopicIndex(by_sentence, by_subject)
-
-
-def _topic_sentences(index: int, claims: Sequence[FeverClaim], topics: _TopicIndex) -> list[str]:
-    own = set(claims[index].evidence)
-    key = subject_key(claims[index].claim)
-    related = list(topics.by_subject[key]) if key is not None else []
-    for sentence in claims[index].evidence:
-        neighbours = topics.by_sentence[sentence]
-        if len(neighbours) <= MAX_CLAIMS_PER_SENTENCE:
-            related.extend(neighbours)
-    seen: set[str] = set()
-    topic: list[str] = []
-    for other in related:
-        for candidate in claims[other].evidence:
-            if candidate not in own and candidate not in seen:
-                seen.add(candidate)
-                topic.append(candidate)
-    return topic
+            neighbours = self.by_sentence[sentence]
+            if len(neighbours) <= MAX_CLAIMS_PER_SENTENCE:
+                related.extend(neighbours)
+        seen = set(excluded)
+        topic: list[str] = []
+        for other in related:
+            for candidate in self.claims[other].evidence:
+                if candidate not in seen:
+                    seen.add(candidate)
+                    topic.append(candidate)
+        return topic
 
 
 def _words(sentences: Sequence[str]) -> int:
@@ -108,20 +126,26 @@ def _words(sentences: Sequence[str]) -> int:
 
 
 def _compose(
-    required: Sequence[str], topic: list[str], filler: Sequence[str], shape: PassageShape, rng: random.Random
+    required: Sequence[str],
+    topic: list[str],
+    filler: Sequence[str],
+    excluded: set[str],
+    shape: PassageShape,
+    rng: random.Random,
 ) -> str:
     """``required`` sentences at random positions among topic sentences (then filler),
-    stopping once the drawn length is reached; the required ones are always kept."""
+    stopping once the drawn length is reached; the required ones are always kept and no
+    sentence of ``excluded`` is drawn as filler."""
     target = rng.randint(shape.min_words, shape.max_words)
-    extra: list[str] = []
+    passage: list[str] = []
     budget = target - _words(required)
     pool = list(topic)
     rng.shuffle(pool)
-    used = set(required)
+    used = set(required) | excluded
     for sentence in pool:
         if budget <= 0:
             break
-        extra.append(sentence)
+        passage.append(sentence)
         used.add(sentence)
         budget -= len(sentence.split())
     tries = 0
@@ -130,34 +154,34 @@ def _compose(
         sentence = filler[rng.randrange(len(filler))]
         if sentence in used:
             continue
-        extra.append(sentence)
+        passage.append(sentence)
         used.add(sentence)
         budget -= len(sentence.split())
-    passage = list(extra)
     for sentence in required:
         passage.insert(rng.randint(0, len(passage)), sentence)
     return " ".join(passage)
 
 
 def passage_pairs(
-    claims: Sequence[FeverClaim], label: str, shape: PassageShape = PassageShape(), seed: int = 0
+    topics: FeverTopics, label: str, shape: PassageShape = PassageShape(), seed: int = 0
 ) -> Iterator[NLIPair]:
     """One passage-length pair of ``label`` per eligible claim: ``entailment`` (SUPPORTS
     claims) and ``contradiction`` (REFUTES claims) with the claim's evidence in the
-    passage, ``neutral`` (any claim) without it; a neutral pair needs at least one topic
-    sentence, so that its passage stays on the claim's subject."""
+    passage, ``neutral`` (any claim) without it or any evidence of a claim with its text;
+    a neutral pair needs at least one topic sentence, so that its passage stays on the
+    claim's subject."""
     verdicts = {verdict for verdict, name in EVIDENCE_LABELS.items() if name == label}
     if label != "neutral" and not verdicts:
         known = [*sorted(EVIDENCE_LABELS.values()), "neutral"]
         raise ValueError(f"passage pair label {label!r}: expected one of {known}")
     rng = random.Random(f"{seed}:{label}")
-    topics = _topic_index(claims)
-    filler = sorted(topics.by_sentence)
-    for index, claim in enumerate(claims):
+    for index, claim in enumerate(topics.claims):
         if label != "neutral" and claim.verdict not in verdicts:
             continue
-        topic = _topic_sentences(index, claims, topics)
-        if label != "neutral":
-            yield NLIPair(_compose(claim.evidence, topic, filler, shape, rng), claim.claim, label, "fever_passages")
-        elif topic:
-            yield NLIPair(_compose((), topic, filler, shape, rng), claim.claim, label, "fever_passages")
+        excluded = topics.evidence_of_text(index)
+        topic = topics.topic_sentences(index, excluded)
+        if label == "neutral" and not topic:
+            continue
+        required = claim.evidence if label != "neutral" else ()
+        premise = _compose(required, topic, topics.filler, excluded, shape, rng)
+        yield NLIPair(premise, claim.claim, label, "fever_passages")
