@@ -17,6 +17,7 @@ import csv
 import gzip
 import json
 from collections.abc import Callable, Iterator
+from functools import cache
 from pathlib import Path
 
 from hallulab.nli.pairs import EVIDENCE_LABELS, LABELS, FeverClaim, NLIPair
@@ -132,12 +133,10 @@ def training_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
     passage-length premise (:mod:`hallulab.nli.passages`), one source per label so that a
     recipe sets each class's count."""
     nli = root / "nli"
-    indexed: list[FeverTopics] = []  # read and indexed once, on first use, for all three labels
 
+    @cache  # read and indexed once, on first use, for all three labels
     def fever_topics() -> FeverTopics:
-        if not indexed:
-            indexed.append(FeverTopics.of(list(read_fever_claims(nli / "fever_vanilla"))))
-        return indexed[0]
+        return FeverTopics.of(list(read_fever_claims(nli / "fever_vanilla")))
 
     def fever_passages(label: str) -> Callable[[], Iterator[NLIPair]]:
         return lambda: passage_pairs(fever_topics(), label)
