@@ -4,8 +4,9 @@ Every reader yields :class:`NLIPair` (premise, hypothesis, label in
 ``entailment`` / ``neutral`` / ``contradiction``, source). Training sources (the offline
 NLI model): MNLI pairs with gold labels (TaxiNLI), SNLI dev, SICK train, FEVER claims with
 their gold evidence (supports -> entailment, refutes -> contradiction; FEVER has no
-neutral pairs), and FEVER claims against passage-length premises of the three labels
-(:mod:`hallulab.nli.passages`). Held-out sources: ANLI R1-R3 test, XNLI-en dev, SNLI test
+neutral pairs), ANLI R1-R3 dev pairs whose context no ANLI test pair shares, and FEVER
+claims against passage-length premises of the three labels (:mod:`hallulab.nli.passages`).
+Held-out sources: ANLI R1-R3 test, XNLI-en dev, SNLI test
 (e-SNLI copy).
 A malformed row raises naming the file, the row and the field.
 """
@@ -110,6 +111,22 @@ def read_anli(path: Path, source: str) -> Iterator[NLIPair]:
             yield _pair(row["context"], row["hypothesis"], label, source, f"{path}:{line_number}")
 
 
+def read_anli_dev_disjoint(folder: Path) -> Iterator[NLIPair]:
+    """ANLI R1-R3 dev pairs whose context is the context of no ANLI test pair (any round).
+
+    ANLI reuses a context across its dev and test splits (274 of R1 dev's 845 contexts are
+    also R1 test contexts), so training on dev as it is would let the held-out ANLI test
+    accuracy read premises the model was trained on. R1/R2 contexts are Wikipedia leads,
+    many of them biographies: the domain SelfCheckGPT-NLI reads on WikiBio.
+    """
+    rounds = ("R1", "R2", "R3")
+    test_contexts = {pair.premise for r in rounds for pair in read_anli(folder / r / "test.jsonl", "anli_test")}
+    for r in rounds:
+        for pair in read_anli(folder / r / "dev.jsonl", f"anli_{r.lower()}_dev"):
+            if pair.premise not in test_contexts:
+                yield pair
+
+
 def read_xnli_tsv(path: Path) -> Iterator[NLIPair]:
     with open(path, encoding="utf-8", newline="") as handle:
         for row_number, row in enumerate(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), start=1):
@@ -147,6 +164,7 @@ def training_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
         "sick_train": lambda: read_sick(nli / "sick" / "SICK.txt", "TRAIN"),
         "sick_trial": lambda: read_sick(nli / "sick" / "SICK.txt", "TRIAL"),
         "fever": lambda: read_fever(nli / "fever_vanilla"),
+        "anli_dev": lambda: read_anli_dev_disjoint(nli / "anli_v1.0"),
         **{f"fever_passages_{label}": fever_passages(label) for label in LABELS},
     }
 
