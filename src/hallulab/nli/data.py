@@ -6,8 +6,7 @@ NLI model): MNLI pairs with gold labels (TaxiNLI), SNLI dev, SICK train, FEVER c
 their gold evidence (supports -> entailment, refutes -> contradiction; FEVER has no
 neutral pairs), ANLI R1-R3 dev pairs whose context no ANLI test pair shares, and FEVER
 claims against passage-length premises of the three labels (:mod:`hallulab.nli.passages`).
-Held-out sources: ANLI R1-R3 test, XNLI-en dev, SNLI test
-(e-SNLI copy).
+Held-out sources: ANLI R1-R3 test, XNLI-en dev, SNLI test (e-SNLI copy).
 A malformed row raises naming the file, the row and the field.
 """
 
