@@ -110,6 +110,14 @@ def read_anli(path: Path, source: str) -> Iterator[NLIPair]:
             yield _pair(row["context"], row["hypothesis"], label, source, f"{path}:{line_number}")
 
 
+ANLI_ROUNDS = (1, 2, 3)
+
+
+def read_anli_split(folder: Path, round_number: int, split: str) -> Iterator[NLIPair]:
+    """One ANLI round's ``dev`` or ``test`` file, its pairs' source ``anli_r<round>_<split>``."""
+    return read_anli(folder / f"R{round_number}" / f"{split}.jsonl", f"anli_r{round_number}_{split}")
+
+
 def read_anli_dev_disjoint(folder: Path) -> Iterator[NLIPair]:
     """ANLI R1-R3 dev pairs whose context is the context of no ANLI test pair (any round).
 
@@ -118,10 +126,9 @@ def read_anli_dev_disjoint(folder: Path) -> Iterator[NLIPair]:
     accuracy read premises the model was trained on. R1/R2 contexts are Wikipedia leads,
     many of them biographies: the domain SelfCheckGPT-NLI reads on WikiBio.
     """
-    rounds = ("R1", "R2", "R3")
-    test_contexts = {pair.premise for r in rounds for pair in read_anli(folder / r / "test.jsonl", "anli_test")}
-    for r in rounds:
-        for pair in read_anli(folder / r / "dev.jsonl", f"anli_{r.lower()}_dev"):
+    test_contexts = {pair.premise for r in ANLI_ROUNDS for pair in read_anli_split(folder, r, "test")}
+    for r in ANLI_ROUNDS:
+        for pair in read_anli_split(folder, r, "dev"):
             if pair.premise not in test_contexts:
                 yield pair
 
@@ -171,11 +178,10 @@ def training_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
 def heldout_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
     nli = root / "nli"
 
-    def anli(round_number: int) -> Callable[[], Iterator[NLIPair]]:
-        path = nli / "anli_v1.0" / f"R{round_number}" / "test.jsonl"
-        return lambda: read_anli(path, f"anli_r{round_number}_test")
+    def anli_test(round_number: int) -> Callable[[], Iterator[NLIPair]]:
+        return lambda: read_anli_split(nli / "anli_v1.0", round_number, "test")
 
-    sources = {f"anli_r{r}_test": anli(r) for r in (1, 2, 3)}
+    sources = {f"anli_r{r}_test": anli_test(r) for r in ANLI_ROUNDS}
     sources["xnli_en_dev"] = lambda: read_xnli_tsv(nli / "xnli_en" / "dev-en.tsv")
     sources["snli_test"] = lambda: read_esnli_test(nli / "snli" / "esnli_test")
     return sources
