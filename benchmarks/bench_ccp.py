@@ -10,7 +10,10 @@ caches and one process:
   inference - the proxy LLM teacher-forcing every response with its top-K (MaxProb's cost);
   ccp       - building CCP's NLI pairs for the configured contexts and classifying them with
               the configured NLI model (what CCP adds);
-  warm      - the same NLI request again from the call cache (a K or context sweep's cost).
+  warm      - the same NLI request again from the call cache (a K or context sweep's cost);
+  bf16      - the NLI pairs again, cold, with ``nli.dtype: bfloat16`` (the CPU path that pays
+              where the CPU has AMX, see ``check_nli_bfloat16.py``), with the largest change of
+              a class probability against float32.
 
 Prints seconds and the ratio ccp / inference. Usage:
 
@@ -22,8 +25,10 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from hallulab.artifacts.claims import claims_by_record
@@ -77,11 +82,17 @@ def main() -> None:
             top_k,
         )
         premises, hypotheses = [p for p, _ in requests.pairs], [h for _, h in requests.pairs]
-        scorer.class_probs(premises, hypotheses)
+        float32 = scorer.class_probs(premises, hypotheses)
         ccp = time.perf_counter() - started
         started = time.perf_counter()
         scorer.class_probs(premises, hypotheses)
         warm = time.perf_counter() - started
+        half = NLIScorer(replace(scorer.config, dtype="bfloat16"), cache=cache)
+        half.class_probs(["warm-up"], ["warm-up"])  # model load, not timed
+        started = time.perf_counter()
+        bfloat16 = half.class_probs(premises, hypotheses)
+        ccp_bf16 = time.perf_counter() - started
+    change = float(np.abs(bfloat16 - float32).max())
 
     tokens = sum(len(t) for t in stats.values())
     print(f"data set {args.dataset}: {len(passages)} responses, {tokens} tokens, top-K {top_k}")
@@ -89,6 +100,7 @@ def main() -> None:
     print(f"inference (MaxProb's cost, {proxy['name']}): {inference:.2f} s")
     print(f"CCP's NLI ({params['nli']['name']}), empty cache: {ccp:.2f} s")
     print(f"CCP's NLI again from the call cache: {warm:.3f} s")
+    print(f"CCP's NLI in bfloat16, empty cache: {ccp_bf16:.2f} s (class probabilities move by up to {change:.4f})")
     print(f"ratio CCP / inference: {ccp / inference:.2f} (paper: 0.03-0.08 on a GPU)")
     rows = [
         BenchRow(
@@ -111,6 +123,13 @@ def main() -> None:
             round(warm, 4),
             "s",
             round(warm / inference, 3),
+        ),
+        BenchRow(
+            "ccp_nli_bf16",
+            f"CCP's NLI pairs in bfloat16 (nli.dtype), empty cache (probabilities move by up to {change:.3f})",
+            round(ccp_bf16, 3),
+            "s",
+            round(ccp_bf16 / inference, 2),
         ),
     ]
     setup = {

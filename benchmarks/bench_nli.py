@@ -8,7 +8,8 @@ the reference is loaded through the Auto classes (it hard-codes DeBERTa-v2).
   reference - SelfCheckNLI.predict per passage: one forward pass per pair;
   cold      - NLIScorer with an empty call cache: distinct pairs, length-sorted batches;
   warm      - the same request again (what a re-run or an N sweep pays);
-  bf16      - cold again with ``nli.dtype: bfloat16`` (AVX512-BF16 here; not the parity setting).
+  bf16      - cold again with ``nli.dtype: bfloat16`` (not the parity setting; faster than
+              float32 only where the CPU has AMX, see ``machine.cpu_features``).
 
 Then the optimised CPU paths (:mod:`nli_cpu_paths`: torch int8, ONNX Runtime float32 and int8)
 on the same distinct pairs, against float32 torch, into the section ``nli_cpu``.

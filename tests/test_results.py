@@ -198,6 +198,20 @@ def test_a_benchmark_table_renders_from_the_results_file(tmp_path: Path) -> None
         render_section("nli", results)
 
 
+def test_a_benchmark_names_the_cpu_features_its_ratios_depend_on(tmp_path: Path) -> None:
+    from hallulab.bench_record import cpu_features, render_section
+
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 amx_tile amx_bf16\n\n")
+    assert cpu_features(cpuinfo) == ["avx2", "avx512f", "avx512_bf16", "amx_bf16"]
+    assert cpu_features(tmp_path / "absent") == []
+    section = {"command": "python b.py", "setup": {}, "rows": [], "machine": {"cpus": 2, "torch_threads": 2}}
+    without = render_section("nli", {"nli": section})
+    section["machine"]["cpu_features"] = ["avx512_bf16", "amx_bf16"]
+    assert "on 2 CPUs (avx512_bf16, amx_bf16), 2 torch threads." in render_section("nli", {"nli": section})
+    assert "on 2 CPUs, 2 torch threads." in without  # sections recorded before the field render as they did
+
+
 def test_a_correction_table_publishes_in_percent_with_its_detectors_and_models(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

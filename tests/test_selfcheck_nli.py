@@ -101,3 +101,30 @@ def test_pairs_cut_by_truncation_are_counted(model_dir: Path) -> None:
     texts, pairs = [claim, "A cat sat.", claim], ["The capital is Paris.", "A cat.", "The capital is Paris."]
     assert scorer.truncated_pairs(texts, pairs) == 1  # distinct pairs, as they are scored
     assert scorer.truncated_pairs(["A cat sat."], ["A cat."]) == 0
+
+
+def test_bfloat16_pads_to_a_multiple_of_16_and_scores_as_float32_does(
+    model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lengths: list[int] = []
+    real_forward = transformers.BertForSequenceClassification.forward
+
+    def seen(self: torch.nn.Module, **encoded: torch.Tensor) -> object:
+        lengths.append(int(encoded["input_ids"].shape[1]))
+        return real_forward(self, **encoded)
+
+    monkeypatch.setattr(transformers.BertForSequenceClassification, "forward", seen)
+    premises = [p.premise for p in PAIRS[:12]]
+    hypotheses = [p.hypothesis for p in PAIRS[:12]]
+    full = NLIScorer(NLIConfig(model=str(model_dir), batch_size=4))
+    assert full.pad_to_multiple_of is None  # float32 keeps exact lengths (bit-identical to earlier runs)
+    exact = full.contradiction_probs(premises, hypotheses)
+    assert any(length % 16 for length in lengths)
+    lengths.clear()
+    half = NLIScorer(NLIConfig(model=str(model_dir), batch_size=4, dtype="bfloat16"))
+    assert half.pad_to_multiple_of == 16
+    padded = half.contradiction_probs(premises, hypotheses)
+    assert lengths and all(length % 16 == 0 for length in lengths)
+    np.testing.assert_allclose(padded, exact, atol=0.03)  # bfloat16 rounding; the padding is masked
+    odd = NLIScorer(NLIConfig(model=str(model_dir), dtype="bfloat16", max_length=100))
+    assert odd.pad_to_multiple_of is None  # rounding 100 up would pass the limit

@@ -38,12 +38,29 @@ class BenchRow:
     ratio: float | None = None  # speed-up over the section's baseline (baseline = 1.0)
 
 
+#: The CPU flags that decide which reduced-precision path pays: bfloat16 matrix products run
+#: in hardware with AMX (``amx_bf16``); with only ``avx512_bf16`` they are converted, and slower
+#: than float32; int8 uses VNNI or AMX-INT8.
+CPU_FEATURES = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8")
+
+
+def cpu_features(cpuinfo: Path = Path("/proc/cpuinfo")) -> list[str]:
+    """Which of :data:`CPU_FEATURES` the CPU reports (Linux ``/proc/cpuinfo``; [] elsewhere)."""
+    try:
+        text = cpuinfo.read_text()
+    except OSError:
+        return []
+    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
+    return [name for name in CPU_FEATURES if name in flags]
+
+
 def machine(threads: int | None = None) -> dict[str, Any]:
     return {
         "cpus": os.cpu_count(),
         "torch_threads": threads,
         "python": platform.python_version(),
         "processor": platform.machine(),
+        "cpu_features": cpu_features(),
     }
 
 
@@ -79,5 +96,6 @@ def render_section(section: str, results: dict[str, Any]) -> str:
     where = body["machine"]
     threads = f", {where['torch_threads']} torch threads" if where.get("torch_threads") else ""
     lines.append("")
-    lines.append(f"`{body['command']}` on {where['cpus']} CPUs{threads}.")
+    features = f" ({', '.join(where['cpu_features'])})" if where.get("cpu_features") else ""
+    lines.append(f"`{body['command']}` on {where['cpus']} CPUs{features}{threads}.")
     return "\n".join(lines) + "\n"

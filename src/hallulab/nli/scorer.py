@@ -75,6 +75,12 @@ def label_order(config: Any) -> dict[str, int]:
     return found
 
 
+#: Reduced-precision batches are padded to a multiple of this many tokens (see
+#: :mod:`hallulab.nli.inference`); float32 batches keep their exact length, so float32 scores
+#: stay bit-identical to the call cache's earlier entries.
+REDUCED_PRECISION_PAD = 16
+
+
 @dataclass(frozen=True)
 class NLIConfig:
     """``conf/nli/*.yaml`` (params section ``nli``)."""
@@ -163,7 +169,15 @@ class NLIScorer:
             batch_size=self.config.batch_size,
             max_length=self.max_length,
             device=device,
+            pad_to_multiple_of=self.pad_to_multiple_of,
         )
+
+    @cached_property
+    def pad_to_multiple_of(self) -> int | None:
+        """:data:`REDUCED_PRECISION_PAD` for bfloat16 and float16 where the length limit is a
+        multiple of it (so padding never passes the limit); None (exact lengths) otherwise."""
+        reduced = self.config.dtype != "float32"
+        return REDUCED_PRECISION_PAD if reduced and self.max_length % REDUCED_PRECISION_PAD == 0 else None
 
     def truncated_pairs(self, texts: Sequence[str], text_pairs: Sequence[str]) -> int:
         """How many distinct (text, text_pair) pairs are longer than :attr:`max_length` tokens,
