@@ -10,13 +10,14 @@ Both dtypes score every distinct (sample, sentence) pair of the chosen WikiBio p
 through the project's :class:`~hallulab.nli.scorer.NLIScorer` (no call cache, so both are
 timed cold, tokenisation included), in the order the published result used
 (``--pair-order``). Each sentence's score is its mean P(contradict) over the samples
-(SelfCheckGPT Eq. 9-10), scored with the project's protocol metrics, so the change of the
-metric is paired on the same passages. The float32 NonFact AUC-PR re-derives the published
-result of the same model (``results/wikibio/selfcheck_nli_passages.json`` for the passages
-recipe's model, whose ``diagnostics.identity.weights`` is the ``model_weights`` recorded
-here), which checks that this script scores what the pipeline scores. To re-derive the
-section: ``make nli-result NLI_RECIPE=passages`` (the model from the run cache), then this
-script on ``models/nli_minilm``.
+(SelfCheckGPT Eq. 9-10), scored by the evaluate stage's own protocol functions (``align``,
+``compute_metrics``), so the change of the metric is paired on the same passages. The
+float32 NonFact AUC-PR re-derives the published result of the same model
+(``results/wikibio/selfcheck_nli_passages.json`` for the passages recipe's model, whose
+``diagnostics.identity.weights`` is the ``model_weights`` recorded here), which checks that
+this script scores what the pipeline scores. To re-derive the section: ``make nli-result
+NLI_RECIPE=passages`` (the model from the run cache), then this script on
+``models/nli_minilm``.
 
 Records the section ``nli_bfloat16`` of ``benchmarks/results.json``. Usage:
 
@@ -37,8 +38,7 @@ from hallulab.bench_record import BenchRow, record
 from hallulab.core.config import dataset_config
 from hallulab.data.loaders import load_dataset
 from hallulab.data.schema import Passage
-from hallulab.evaluation.metrics import aucpr_trapezoid, roc_auc
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
 from hallulab.methods.selfcheck_nli.score import passage_matrices
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.packages import local_weights_digest
@@ -56,10 +56,6 @@ class DtypeRun:
     roc_auc: float
 
 
-def _labels(passages: Sequence[Passage]) -> np.ndarray:
-    return np.asarray([label for p in passages for label in (p.labels or ())], dtype=float)
-
-
 def score_with(passages: Sequence[Passage], config: NLIConfig) -> DtypeRun:
     """Score the passages cold with one dtype; metrics as the evaluate stage defines them."""
     scorer = NLIScorer(config)
@@ -67,18 +63,16 @@ def score_with(passages: Sequence[Passage], config: NLIConfig) -> DtypeRun:
     started = time.perf_counter()
     matrices = passage_matrices(passages, scorer, progress=True)
     seconds = time.perf_counter() - started
-    scores = np.concatenate([matrices[p.id].mean(axis=1) for p in passages])
-    labels = _labels(passages)
-    protocol = ProtocolConfig()
-    nonfact = labels > protocol.nonfact_threshold
-    factual = labels < protocol.factual_threshold
+    sentences = {p.id: matrices[p.id].mean(axis=1) for p in passages}
+    labelled = align(passages, sentences, {key: float(value.mean()) for key, value in sentences.items()})
+    metrics = compute_metrics(labelled, ProtocolConfig())
     return DtypeRun(
         dtype=config.dtype,
         seconds=seconds,
-        sentence_scores=scores,
-        nonfact_aucpr=100 * aucpr_trapezoid(nonfact, scores),
-        factual_aucpr=100 * aucpr_trapezoid(factual, -scores),
-        roc_auc=100 * roc_auc(nonfact, scores),
+        sentence_scores=labelled.sentence_scores,
+        nonfact_aucpr=metrics["nonfact_aucpr"],
+        factual_aucpr=metrics["factual_aucpr"],
+        roc_auc=metrics["roc_auc"],
     )
 
 
