@@ -12,6 +12,7 @@ import transformers
 
 from hallulab.cache import CallCache
 from hallulab.methods.sample_matrix import SampleMatrices, SampleSelection, aggregate
+from hallulab.nli.inference import compiled_for_inference
 from hallulab.nli.scorer import NLIConfig, NLIScorer, label_indices, model_max_length
 from hallulab.nli.train import TrainConfig, train_cross_encoder
 from tests.test_nli_train import PAIRS
@@ -128,3 +129,35 @@ def test_bfloat16_pads_to_a_multiple_of_16_and_scores_as_float32_does(
     np.testing.assert_allclose(padded, exact, atol=0.03)  # bfloat16 rounding; the padding is masked
     odd = NLIScorer(NLIConfig(model=str(model_dir), dtype="bfloat16", max_length=100))
     assert odd.pad_to_multiple_of is None  # rounding 100 up would pass the limit
+
+
+def test_compile_without_a_cpp_compiler_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("hallulab.nli.inference.shutil.which", lambda name: None)
+    with pytest.raises(RuntimeError, match=r"nli.compile needs a C\+\+ compiler .* or set nli.compile=false"):
+        compiled_for_inference(torch.nn.Linear(2, 2), "cpu")
+
+
+@pytest.fixture(scope="module")
+def one_layer_model_dir(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The trained model cut to its first layer: compiling it takes seconds, not a minute."""
+    out = tmp_path_factory.mktemp("nli_one_layer") / "model"
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(model_dir)
+    model.bert.encoder.layer = model.bert.encoder.layer[:1]
+    model.config.num_hidden_layers = 1
+    model.save_pretrained(out)
+    transformers.AutoTokenizer.from_pretrained(model_dir).save_pretrained(out)
+    return out
+
+
+def test_compiled_model_scores_as_the_eager_one_under_its_own_cache_key(one_layer_model_dir: Path) -> None:
+    premises = [p.premise for p in PAIRS[:10]]
+    hypotheses = [p.hypothesis for p in PAIRS[:10]]
+    eager = NLIScorer(NLIConfig(model=str(one_layer_model_dir), batch_size=4))
+    compiled = NLIScorer(NLIConfig(model=str(one_layer_model_dir), batch_size=4, compile=True))
+    # batches of 4 with different lengths, then a batch of 2: one dynamic graph serves them all
+    np.testing.assert_allclose(
+        compiled.contradiction_probs(premises, hypotheses), eager.contradiction_probs(premises, hypotheses), atol=1e-5
+    )
+    assert isinstance(compiled._loaded[1], torch._dynamo.eval_frame.OptimizedModule)
+    assert compiled.identity["compiled"] is True and "compiled" not in eager.identity
+    assert {k: v for k, v in compiled.identity.items() if k != "compiled"} == eager.identity

@@ -29,7 +29,7 @@ import numpy as np
 
 from hallulab.cache import CallCache, cache_key
 from hallulab.core.config import setting
-from hallulab.nli.inference import pair_logits
+from hallulab.nli.inference import compiled_for_inference, pair_logits
 from hallulab.packages import local_weights_digest
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
@@ -93,6 +93,7 @@ class NLIConfig:
     dtype: str = setting("float32", choices=("float32", "bfloat16", "float16"))
     batch_size: int = setting(32, minimum=1)
     max_length: int = setting(512, minimum=8)
+    compile: bool = setting(False, doc="torch.compile the model for inference (see compiled_for_inference)")
     depends_on: str = setting("", doc="a file the scoring stages depend on (the offline model's folder)")
 
 
@@ -136,7 +137,10 @@ class NLIScorer:
         model = transformers.AutoModelForSequenceClassification.from_pretrained(self.config.model, **kwargs)
         label_indices(model.config)  # fail early, naming the labels, when they are not usable
         dtype = getattr(torch, self.config.dtype)
-        return tokenizer, model.to(device=device, dtype=dtype).eval(), device
+        model = model.to(device=device, dtype=dtype).eval()
+        if self.config.compile:
+            model = compiled_for_inference(model, device)
+        return tokenizer, model, device
 
     @cached_property
     def max_length(self) -> int:
@@ -157,6 +161,8 @@ class NLIScorer:
         }
         if self.config.dtype != "float32":  # float32 keys stay as they were before the knob existed
             identity["dtype"] = self.config.dtype
+        if self.config.compile:  # fused kernels round differently; uncompiled keys stay as they were
+            identity["compiled"] = True
         return identity
 
     def _logits(self, pairs: list[tuple[str, str]]) -> Any:
