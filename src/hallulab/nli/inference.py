@@ -24,8 +24,8 @@ def compiled_for_inference(model: Any, device: str) -> Any:
     into them, where eager PyTorch copies the bias into every output and runs GELU, the
     residual additions and layer norms as separate passes over memory. ``dynamic=True``
     makes one graph serve every batch size and sequence length, so a data set compiles once
-    (about half a minute for a 6-layer MiniLM on 2 cores; Inductor caches the result on
-    disk for the next run). On the CPU, Inductor builds C++ kernels, so it needs a C++
+    (about 45 seconds for a 6-layer MiniLM on 2 cores; Inductor caches the result on disk
+    for the next run). On the CPU, Inductor builds C++ kernels, so it needs a C++
     compiler; without one this fails here, in one line, instead of inside the first batch.
     """
     if device == "cpu" and shutil.which("g++") is None and shutil.which("c++") is None:
