@@ -11,6 +11,7 @@ kernel for most batches. Padding is masked, so it changes no score beyond roundi
 from __future__ import annotations
 
 import importlib
+import os
 import shutil
 from collections.abc import Sequence
 from typing import Any
@@ -28,15 +29,16 @@ def compiled_for_inference(model: Any, device: str) -> Any:
     for the next run). On the CPU, Inductor builds C++ kernels, so it needs a C++
     compiler; without one this fails here, in one line, instead of inside the first batch.
     """
-    if device == "cpu" and shutil.which("g++") is None and shutil.which("c++") is None:
+    compiler = os.environ.get("CXX", "g++")  # the compiler Inductor calls on Linux
+    if device == "cpu" and shutil.which(compiler) is None:
         raise RuntimeError(
-            "nli.compile needs a C++ compiler (g++) on the CPU for torch.compile's generated kernels; "
-            "install one (apt-get install g++) or set nli.compile=false"
+            f"nli.compile needs a C++ compiler ({compiler}, from $CXX or else g++) on the CPU for "
+            "torch.compile's generated kernels; install one (apt-get install g++) or set nli.compile=false"
         )
     torch = importlib.import_module("torch")
-    # Set process-wide: Inductor reads it when it compiles, which happens lazily in the
-    # first call (and in any recompile), not in torch.compile itself. No other step of
-    # hallulab uses torch.compile.
+    # Set process-wide, as it was measured: Inductor reads it when it compiles, which
+    # happens in the first call (and in any recompile), not in torch.compile itself. No
+    # other step of hallulab uses torch.compile.
     inductor_config: Any = importlib.import_module("torch._inductor.config")
     inductor_config.freezing = True
     return torch.compile(model, dynamic=True)
