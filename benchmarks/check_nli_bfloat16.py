@@ -8,9 +8,10 @@ SelfCheck-NLI's NonFact AUC-PR on WikiBio by at most half a point. The paths mea
   (no AMX) it is slower than float32, which is why ``machine.cpu_features`` is recorded
   beside the ratio.
 - ``bf16_compiled``: the same with ``nli.compile: true`` (``torch.compile`` with Inductor's
-  freezing: prepacked oneDNN weights, bias and GELU fused). Its time includes compiling,
-  with an empty Inductor cache (a temporary ``TORCHINDUCTOR_CACHE_DIR``), so it is what a
-  first run pays.
+  freezing: prepacked oneDNN weights, bias and GELU fused). Its time includes compiling
+  from nothing: an empty Inductor cache (a temporary ``TORCHINDUCTOR_CACHE_DIR``) and a
+  fresh temporary root for the precompiled header Inductor keeps outside it, so it is what
+  a first run on a machine pays (``setup.compile_seconds`` says how much of it).
 
 Every path scores every distinct (sample, sentence) pair of the chosen WikiBio passages
 through the project's :class:`~hallulab.nli.scorer.NLIScorer` (no call cache, so each is
