@@ -155,9 +155,10 @@ def main() -> None:
     runs = [score_with(passages, path, args.model, args.pair_order) for path in (FLOAT32, *chosen)]
     fp32 = runs[0]
     print(f"{len(passages)} WikiBio passages, {pairs} distinct pairs, {args.threads} torch threads")
+    changes = {run.path.key: np.abs(run.sentence_scores - fp32.sentence_scores) for run in runs}
     rows = []
     for run in runs:
-        change = np.abs(run.sentence_scores - fp32.sentence_scores)
+        change = changes[run.path.key]
         delta = run.nonfact_aucpr - fp32.nonfact_aucpr
         speedup = fp32.seconds / run.seconds
         print(
@@ -179,11 +180,13 @@ def main() -> None:
         "nonfact_aucpr": {run.path.key: round(run.nonfact_aucpr, 2) for run in runs},
         "factual_aucpr": {run.path.key: round(run.factual_aucpr, 2) for run in runs},
         "roc_auc": {run.path.key: round(run.roc_auc, 2) for run in runs},
-        "compile_seconds": {run.path.key: round(run.compile_seconds, 1) for run in runs if run.compile_seconds},
+        "compile_seconds": {
+            run.path.key: round(run.compile_seconds, 1) for run in runs if run.compile_seconds is not None
+        },
         "sentence_score_change": {
             run.path.key: {
-                "max": round(float(np.abs(run.sentence_scores - fp32.sentence_scores).max()), 4),
-                "mean": round(float(np.abs(run.sentence_scores - fp32.sentence_scores).mean()), 5),
+                "max": round(float(changes[run.path.key].max()), 4),
+                "mean": round(float(changes[run.path.key].mean()), 5),
             }
             for run in runs[1:]
         },

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,7 +13,7 @@ import transformers
 
 from hallulab.cache import CallCache
 from hallulab.methods.sample_matrix import SampleMatrices, SampleSelection, aggregate
-from hallulab.nli.inference import compiled_for_inference
+from hallulab.nli.inference import compiled_for_inference, inductor_cpp_compiler
 from hallulab.nli.scorer import NLIConfig, NLIScorer, label_indices, model_max_length
 from hallulab.nli.train import TrainConfig, train_cross_encoder
 from tests.test_nli_train import PAIRS
@@ -151,7 +150,7 @@ def one_layer_model_dir(model_dir: Path, tmp_path_factory: pytest.TempPathFactor
     return out
 
 
-@pytest.mark.skipif(shutil.which(os.environ.get("CXX", "g++")) is None, reason="torch.compile needs a C++ compiler")
+@pytest.mark.skipif(shutil.which(inductor_cpp_compiler()) is None, reason="torch.compile needs a C++ compiler")
 def test_compiled_model_scores_as_the_eager_one_under_its_own_cache_key(one_layer_model_dir: Path) -> None:
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()

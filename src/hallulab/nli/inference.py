@@ -17,6 +17,11 @@ from collections.abc import Sequence
 from typing import Any
 
 
+def inductor_cpp_compiler() -> str:
+    """The C++ compiler Inductor calls on Linux: ``$CXX``, else ``g++``."""
+    return os.environ.get("CXX", "g++")
+
+
 def compiled_for_inference(model: Any, device: str) -> Any:
     """``model`` compiled by ``torch.compile`` for inference (the ``nli.compile`` knob).
 
@@ -29,7 +34,7 @@ def compiled_for_inference(model: Any, device: str) -> Any:
     for the next run). On the CPU, Inductor builds C++ kernels, so it needs a C++
     compiler; without one this fails here, in one line, instead of inside the first batch.
     """
-    compiler = os.environ.get("CXX", "g++")  # the compiler Inductor calls on Linux
+    compiler = inductor_cpp_compiler()
     if device == "cpu" and shutil.which(compiler) is None:
         raise RuntimeError(
             f"nli.compile needs a C++ compiler ({compiler}, from $CXX or else g++) on the CPU for "
