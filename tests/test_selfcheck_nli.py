@@ -12,6 +12,7 @@ import torch
 import transformers
 
 from hallulab.cache import CallCache
+from hallulab.core.config import typed
 from hallulab.methods.sample_matrix import SampleMatrices, SampleSelection, aggregate
 from hallulab.nli.inference import compiled_for_inference, inductor_cpp_compiler
 from hallulab.nli.scorer import NLIConfig, NLIScorer, label_indices, model_max_length
@@ -130,6 +131,40 @@ def test_bfloat16_pads_to_a_multiple_of_16_and_scores_as_float32_does(
     np.testing.assert_allclose(padded, exact, atol=0.03)  # bfloat16 rounding; the padding is masked
     odd = NLIScorer(NLIConfig(model=str(model_dir), dtype="bfloat16", max_length=100))
     assert odd.pad_to_multiple_of is None  # rounding 100 up would pass the limit
+
+
+def test_bfloat16_classes_near_a_tie_are_rescored_in_float32(model_dir: Path, tmp_path: Path) -> None:
+    premises = [p.premise for p in PAIRS[:16]]
+    hypotheses = [p.hypothesis for p in PAIRS[:16]]
+    exact = NLIScorer(NLIConfig(model=str(model_dir), batch_size=4)).class_probs(premises, hypotheses)
+    plain = NLIScorer(NLIConfig(model=str(model_dir), batch_size=4, dtype="bfloat16", recheck_margin=0.0))
+    rounded = plain.class_probs(premises, hypotheses)
+    assert plain.rechecked_pairs == 0 and np.abs(rounded - exact).max() > 1e-4  # bfloat16 rounds
+    top_two = np.sort(rounded, axis=1)[:, -2:]
+    gaps = top_two[:, 1] - top_two[:, 0]
+    margin = float(np.median(gaps))  # about half the pairs count as near-ties
+    near = gaps < margin
+    assert 0 < near.sum() < len(gaps)
+    with CallCache(tmp_path / "calls.sqlite") as cache:
+        checked = NLIScorer(
+            NLIConfig(model=str(model_dir), batch_size=4, dtype="bfloat16", recheck_margin=margin), cache=cache
+        )
+        mixed = checked.class_probs(premises, hypotheses)
+        pairs = list(zip(premises, hypotheses, strict=True))
+        assert checked.rechecked_pairs == len({pair for pair, is_near in zip(pairs, near, strict=True) if is_near})
+        np.testing.assert_allclose(mixed[near], exact[near], atol=1e-6)  # the near-ties: float32's
+        np.testing.assert_array_equal(mixed[~near], rounded[~near])  # the rest: bfloat16's own
+        # its cache entries are its own for classes, shared with bfloat16 for P(contradict)
+        plain_cached = NLIScorer(
+            NLIConfig(model=str(model_dir), batch_size=4, dtype="bfloat16", recheck_margin=0.0), cache=cache
+        )
+        np.testing.assert_array_equal(plain_cached.class_probs(premises, hypotheses), rounded)
+        checked.contradiction_probs(premises, hypotheses)
+        plain_cached.contradiction_probs(premises, hypotheses)
+        assert plain_cached.rechecked_pairs == 0
+        assert len(cache) == 3 * len(set(pairs))
+    with pytest.raises(Exception, match="recheck_margin"):
+        typed(NLIConfig, {"model": str(model_dir), "recheck_margin": 1.5}, "nli")
 
 
 def test_compile_without_a_cpp_compiler_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,6 +14,11 @@ model that was already scored is a cache hit and a killed run resumes from the l
 Inputs longer than the model can take are truncated at the model's own limit (the smaller
 of ``max_length`` and the tokenizer's ``model_max_length`` / the model's position count),
 as the reference code's ``truncation=True`` does.
+
+Reduced precision (``dtype: bfloat16``) moves probabilities by a few hundredths at most. That
+is noise for SelfCheck-NLI's mean P(contradict), but can flip the argmax class CCP reads
+where two classes are nearly tied, so class probabilities re-score their near-ties in
+float32 (``recheck_margin``).
 """
 
 from __future__ import annotations
@@ -94,6 +99,12 @@ class NLIConfig:
     batch_size: int = setting(32, minimum=1)
     max_length: int = setting(512, minimum=8)
     compile: bool = setting(False, doc="torch.compile the model for inference (see compiled_for_inference)")
+    recheck_margin: float = setting(
+        0.05,
+        minimum=0.0,
+        maximum=1.0,
+        doc="reduced precision: re-score in float32 the pairs whose two most probable classes are closer than this",
+    )
     depends_on: str = setting("", doc="a file the scoring stages depend on (the offline model's folder)")
 
 
@@ -119,9 +130,20 @@ class NLIScorer:
     def __init__(self, config: NLIConfig, cache: CallCache | None = None) -> None:
         self.config = config
         self.cache = cache
+        #: pairs whose classes this scorer re-scored in float32 (:attr:`NLIConfig.recheck_margin`)
+        self.rechecked_pairs = 0
 
     @cached_property
     def _loaded(self) -> tuple[Any, Any, str]:
+        return self._load(self.config.dtype, compile=self.config.compile)
+
+    @cached_property
+    def _exact_model(self) -> Any:
+        """The same weights in float32, not compiled: what a class decision near a tie is
+        re-scored with (:attr:`NLIConfig.recheck_margin`)."""
+        return self._load("float32", compile=False)[1]
+
+    def _load(self, dtype_name: str, *, compile: bool) -> tuple[Any, Any, str]:
         torch = importlib.import_module("torch")
         transformers = importlib.import_module("transformers")
         kwargs = {"revision": self.config.revision} if self.config.revision else {}
@@ -136,9 +158,9 @@ class NLIScorer:
         tokenizer = transformers.AutoTokenizer.from_pretrained(self.config.model, **kwargs)
         model = transformers.AutoModelForSequenceClassification.from_pretrained(self.config.model, **kwargs)
         label_indices(model.config)  # fail early, naming the labels, when they are not usable
-        dtype = getattr(torch, self.config.dtype)
+        dtype = getattr(torch, dtype_name)
         model = model.to(device=device, dtype=dtype).eval()
-        if self.config.compile:
+        if compile:
             model = compiled_for_inference(model, device)
         return tokenizer, model, device
 
@@ -165,18 +187,25 @@ class NLIScorer:
             identity["compiled"] = True
         return identity
 
-    def _logits(self, pairs: list[tuple[str, str]]) -> Any:
+    def _logits(self, pairs: list[tuple[str, str]], *, exact: bool = False) -> Any:
+        """Logits of the configured model, or (``exact``) of its float32 copy at exact lengths."""
         tokenizer, model, device = self._loaded
         return pair_logits(
             tokenizer,
-            model,
+            self._exact_model if exact else model,
             [p[0] for p in pairs],
             [p[1] for p in pairs],
             batch_size=self.config.batch_size,
             max_length=self.max_length,
             device=device,
-            pad_to_multiple_of=self.pad_to_multiple_of,
+            pad_to_multiple_of=None if exact else self.pad_to_multiple_of,
         )
+
+    @property
+    def rechecks_classes(self) -> bool:
+        """Whether class decisions near a tie are re-scored in float32: a reduced-precision
+        dtype with a positive :attr:`NLIConfig.recheck_margin`."""
+        return self.config.dtype != "float32" and self.config.recheck_margin > 0
 
     @cached_property
     def pad_to_multiple_of(self) -> int | None:
@@ -207,10 +236,23 @@ class NLIScorer:
         return [float(x) for x in torch.softmax(two, dim=-1)[:, 1]]
 
     def _classes(self, pairs: list[tuple[str, str]]) -> list[list[float]]:
+        """Class probabilities; with :attr:`rechecks_classes`, the rows whose two most probable
+        classes are within ``recheck_margin`` of each other come from the float32 copy.
+
+        CCP reads only the argmax class of a pair (Fadeeva et al., 2024, Eq. 3), a decision
+        that rounding can flip only where two classes are nearly tied: a margin wider than
+        the reduced-precision error keeps every class float32's, at the cost of re-scoring
+        the near-ties."""
         torch = importlib.import_module("torch")
         order = label_order(self._loaded[1].config)
-        logits = self._logits(pairs)
-        probs = torch.softmax(logits, dim=-1)
+        probs = torch.softmax(self._logits(pairs), dim=-1)
+        if self.rechecks_classes and probs.shape[-1] > 1:
+            top_two = probs.topk(2, dim=-1).values
+            near_ties = [int(i) for i in torch.nonzero(top_two[:, 0] - top_two[:, 1] < self.config.recheck_margin)]
+            if near_ties:
+                exact = self._logits([pairs[i] for i in near_ties], exact=True)
+                probs[near_ties] = torch.softmax(exact, dim=-1)
+                self.rechecked_pairs += len(near_ties)
         columns = [order.get(name) for name in NLI_LABELS]
         return [[float(row[c]) if c is not None else 0.0 for c in columns] for row in probs]
 
@@ -219,7 +261,10 @@ class NLIScorer:
         if self.cache is None:
             values = dict(zip(unique, compute(unique), strict=True))
         else:
-            keys = [cache_key(kind, self.identity, p, h) for p, h in unique]
+            identity = self.identity
+            if kind == "nli.classes" and self.rechecks_classes:  # P(contradict) is never rechecked
+                identity = {**identity, "recheck_margin": self.config.recheck_margin}
+            keys = [cache_key(kind, identity, p, h) for p, h in unique]
             computed = self.cache.map(
                 keys, unique, compute, batch_size=max(256, self.config.batch_size), progress=progress
             )
