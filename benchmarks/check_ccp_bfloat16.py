@@ -7,15 +7,18 @@ a point. The path is ``nli.dtype: bfloat16`` with ``nli.compile: true`` (see
 ``nli.recheck_margin``: CCP reads only each pair's argmax class, which bfloat16 rounding flips
 where two classes are nearly tied, so those near-ties are re-scored in float32. Two parts:
 
-- **metrics**: the two published FactualBio CCP results, float32 (``results/factualbio/ccp.json``)
-  and the fast path (``results/factualbio/ccp_bf16_compiled.json``), each written by
-  ``make result`` (their ``command``). They must share every parameter but ``nli.dtype``,
-  ``nli.compile`` and ``nli.recheck_margin`` and the same NLI weights, so the change of each variant's claim ROC-AUC,
-  PR-AUC and PRR is paired on the same claims; the check stops if they do not.
+- **metrics**: the published FactualBio CCP results, float32 (``results/factualbio/ccp.json``),
+  the fast path as configured (``ccp_bf16_compiled.json``) and the fast path without the
+  recheck (``ccp_bf16_compiled_norecheck.json``, ``-S nli.recheck_margin=0``), each written
+  by ``make result`` (their ``command``). They must share every parameter but ``nli.dtype``,
+  ``nli.compile`` and ``nli.recheck_margin`` and the same NLI weights, so the change of each
+  variant's claim ROC-AUC, PR-AUC and PRR is paired on the same claims; the check stops if
+  they do not.
 - **speed**: CCP's NLI pairs (every context the results scored) built from the FactualBio
   artifacts in the workspace (a ``dvc exp run -S dataset=factualbio`` leaves them there),
-  scored cold by both paths in one process, the compiled path from nothing (an empty
-  Inductor cache and a fresh temporary root, compiling inside the timed region), with the
+  scored cold by each path in one process, float32 first, then the configured fast path
+  compiled from nothing (an empty Inductor cache and a fresh temporary root, compiling inside
+  the timed region), then the one without the recheck (an empty Inductor cache), with the
   largest change of a class probability, the pairs whose class changes and the near-ties
   re-scored. CCP's pairs are a word with its claim or sentence
   prefix, a few to a few dozen tokens: tokenising and per-batch work weigh more than on
@@ -44,8 +47,7 @@ from hallulab.results import RESULTS_DIR, PublishedResult, load_result
 
 DATASET = "factualbio"
 FLOAT32_RESULT = Path(RESULTS_DIR) / DATASET / "ccp.json"
-FAST_RESULT = Path(RESULTS_DIR) / DATASET / "ccp_bf16_compiled.json"
-#: the parameters the two results may differ in: the path under test (``recheck_margin`` acts
+#: the parameters the results may differ in: the path under test (``recheck_margin`` acts
 #: only in reduced precision, and the float32 result may predate it)
 PATH_KNOBS = ("dtype", "compile", "recheck_margin")
 #: the variants compared: the paper's CCP in each NLI context (K = 10, words)
@@ -54,8 +56,27 @@ METRICS = ("claim_roc_auc", "claim_pr_auc", "claim_prr")
 
 
 @dataclass(frozen=True)
+class FastPath:
+    """One published fast-path result: bfloat16 + compile, with or without the recheck."""
+
+    key: str
+    label: str
+    rechecks: bool
+
+    @property
+    def result(self) -> Path:
+        return Path(RESULTS_DIR) / DATASET / f"ccp_{self.key}.json"
+
+
+FAST_PATHS = (
+    FastPath("bf16_compiled", "bfloat16 + nli.compile (near-ties re-scored in float32)", rechecks=True),
+    FastPath("bf16_compiled_norecheck", "bfloat16 + nli.compile, nli.recheck_margin=0", rechecks=False),
+)
+
+
+@dataclass(frozen=True)
 class MetricChange:
-    """One variant's claim-level metric under both paths, in percent."""
+    """One variant's claim-level metric under float32 and a fast path, in percent."""
 
     variant: str
     metric: str
@@ -67,22 +88,23 @@ class MetricChange:
         return self.fast - self.float32
 
 
-def comparable(float32: PublishedResult, fast: PublishedResult) -> None:
-    """Stop unless the two results differ only in the path's knobs, on the same NLI weights."""
+def comparable(float32: PublishedResult, fast: PublishedResult, path: FastPath) -> None:
+    """Stop unless ``fast`` differs from ``float32`` only in the path's knobs, on the same NLI weights."""
     base = {k: v for k, v in float32.params.items() if k != "nli"}
     other = {k: v for k, v in fast.params.items() if k != "nli"}
     if base != other:
         differing = sorted(k for k in base.keys() | other.keys() if base.get(k) != other.get(k))
-        raise SystemExit(f"{FAST_RESULT}: params differ from {FLOAT32_RESULT} beyond nli ({differing})")
+        raise SystemExit(f"{path.result}: params differ from {FLOAT32_RESULT} beyond nli ({differing})")
     base_nli = {k: v for k, v in float32.params["nli"].items() if k not in PATH_KNOBS}
     fast_nli = {k: v for k, v in fast.params["nli"].items() if k not in PATH_KNOBS}
     if base_nli != fast_nli:
-        raise SystemExit(f"{FAST_RESULT}: nli params differ beyond {PATH_KNOBS}")
+        raise SystemExit(f"{path.result}: nli params differ beyond {PATH_KNOBS}")
     weights = (float32.diagnostics["nli"].get("weights"), fast.diagnostics["nli"].get("weights"))
     if weights[0] != weights[1]:
-        raise SystemExit(f"{FAST_RESULT}: NLI weights {weights[1]} differ from float32's {weights[0]}")
-    if (fast.params["nli"]["dtype"], fast.params["nli"]["compile"]) != ("bfloat16", True):
-        raise SystemExit(f"{FAST_RESULT}: expected nli.dtype=bfloat16 and nli.compile=true")
+        raise SystemExit(f"{path.result}: NLI weights {weights[1]} differ from float32's {weights[0]}")
+    nli = fast.params["nli"]
+    if (nli["dtype"], nli["compile"], nli.get("recheck_margin", 0) > 0) != ("bfloat16", True, path.rechecks):
+        raise SystemExit(f"{path.result}: expected nli.dtype=bfloat16, nli.compile=true, {path.label}")
 
 
 def metric_changes(float32: PublishedResult, fast: PublishedResult) -> list[MetricChange]:
@@ -97,34 +119,39 @@ def metric_changes(float32: PublishedResult, fast: PublishedResult) -> list[Metr
 
 
 @dataclass(frozen=True)
-class SpeedRun:
-    """Both paths' cold time over CCP's NLI pairs of the workspace's FactualBio artifacts."""
+class PathTiming:
+    """One fast path's cold time over CCP's distinct NLI pairs, and how its classes differ."""
 
-    pairs: int
-    distinct_pairs: int
-    float32_seconds: float
-    fast_seconds: float
+    seconds: float
     compile_seconds: float
     largest_change: float
     #: distinct pairs whose NLI class (what CCP reads) differs from float32's
     class_flips: int
-    #: the widest gap between the fast path's two most probable classes at a flipped pair
+    #: the widest gap between the path's two most probable classes at a flipped pair
     widest_flip_margin: float
-    #: distinct pairs the fast path re-scored in float32 (``nli.recheck_margin``)
+    #: distinct pairs the path re-scored in float32 (``nli.recheck_margin``)
     rechecked_pairs: int
 
 
-def time_paths(fast: PublishedResult, threads: int) -> SpeedRun:
-    """Score CCP's NLI pairs cold in float32, then in bfloat16 compiled from nothing."""
-    torch = importlib.import_module("torch")
-    torch.set_num_threads(threads)
+@dataclass(frozen=True)
+class SpeedRun:
+    """Every path's cold time over CCP's NLI pairs of the workspace's FactualBio artifacts."""
+
+    pairs: int
+    distinct_pairs: int
+    float32_seconds: float
+    fast: dict[str, PathTiming]
+
+
+def ccp_pairs(fast: PublishedResult) -> list[tuple[str, str]]:
+    """CCP's (premise, hypothesis) NLI pairs of the workspace's artifacts, as the score stage
+    builds them; stops unless they are as many as the results scored."""
     from hallulab.artifacts.claims import claims_by_record
     from hallulab.artifacts.response_tokens import token_stats
     from hallulab.artifacts.sentences import spans_by_record
     from hallulab.core.config import typed
     from hallulab.data.records import load_jsonl_passages
-    from hallulab.methods.ccp.score import CCPScoreKnobs, nli_class, nli_requests
-    from hallulab.nli.scorer import NLIConfig, NLIScorer
+    from hallulab.methods.ccp.score import CCPScoreKnobs, nli_requests
     from hallulab.pipeline import paths
     from hallulab.pipeline.runner import read_artifacts
 
@@ -144,43 +171,57 @@ def time_paths(fast: PublishedResult, threads: int) -> SpeedRun:
             f"the workspace's {DATASET} artifacts give {len(requests.pairs)} NLI pairs, the results "
             f"{fast.diagnostics.get('nli_pairs')}: run `dvc exp run -S dataset={DATASET}` first"
         )
-    premises, hypotheses = [p for p, _ in requests.pairs], [h for _, h in requests.pairs]
-    config = replace(typed(NLIConfig, fast.params["nli"], "nli"), dtype="float32", compile=False)
+    return list(requests.pairs)
+
+
+def time_paths(results: dict[str, PublishedResult], threads: int) -> SpeedRun:
+    """Score CCP's NLI pairs cold in float32, then by each fast path (each in an empty
+    Inductor cache; the first compiled from nothing)."""
+    torch = importlib.import_module("torch")
+    torch.set_num_threads(threads)
+    from hallulab.core.config import typed
+    from hallulab.methods.ccp.score import nli_class
+    from hallulab.nli.scorer import NLIConfig, NLIScorer
+
+    first = results[FAST_PATHS[0].key]
+    pairs = ccp_pairs(first)
+    premises, hypotheses = [p for p, _ in pairs], [h for _, h in pairs]
+    config = replace(typed(NLIConfig, first.params["nli"], "nli"), dtype="float32", compile=False)
     plain = NLIScorer(config)
     weights = plain.identity["weights"]  # loads the model outside the timed region
-    if weights != fast.diagnostics["nli"].get("weights"):
+    if weights != first.diagnostics["nli"].get("weights"):
         raise SystemExit(
-            f"{config.model} holds weights {weights}, the results {fast.diagnostics['nli'].get('weights')}: "
+            f"{config.model} holds weights {weights}, the results {first.diagnostics['nli'].get('weights')}: "
             f"run `dvc exp run -S dataset={DATASET}` first"
         )
     started = time.perf_counter()
-    float32 = plain.class_probs(premises, hypotheses, progress=True)
+    float32 = plain.class_probs(premises, hypotheses)
     float32_seconds = time.perf_counter() - started
+    float32_classes = [nli_class(row) for row in float32]
 
-    compiled = NLIScorer(replace(typed(NLIConfig, fast.params["nli"], "nli"), compile=True))
-    compiled.identity  # noqa: B018
-    with tempfile.TemporaryDirectory() as inductor_cache:
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = inductor_cache
-        started = time.perf_counter()
-        compiled.class_probs(premises[:1], hypotheses[:1])
-        compile_seconds = time.perf_counter() - started
-        fast_probs = compiled.class_probs(premises, hypotheses, progress=True)
-        fast_seconds = time.perf_counter() - started
-        del os.environ["TORCHINDUCTOR_CACHE_DIR"]
-    flipped = [i for i, (a, b) in enumerate(zip(float32, fast_probs, strict=True)) if nli_class(a) != nli_class(b)]
-    distinct_flips = {requests.pairs[i] for i in flipped}
-    margins = [float(np.diff(np.sort(fast_probs[i])[-2:])[0]) for i in flipped]
-    return SpeedRun(
-        pairs=len(requests.pairs),
-        distinct_pairs=len(set(requests.pairs)),
-        float32_seconds=float32_seconds,
-        fast_seconds=fast_seconds,
-        compile_seconds=compile_seconds,
-        largest_change=float(np.abs(fast_probs - float32).max()),
-        class_flips=len(distinct_flips),
-        rechecked_pairs=compiled.rechecked_pairs,
-        widest_flip_margin=max(margins, default=0.0),
-    )
+    timings = {}
+    for path in FAST_PATHS:
+        scorer = NLIScorer(typed(NLIConfig, results[path.key].params["nli"], "nli"))
+        scorer.identity  # noqa: B018 - load the model outside the timed region
+        with tempfile.TemporaryDirectory() as inductor_cache:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = inductor_cache
+            started = time.perf_counter()
+            scorer.class_probs(premises[:1], hypotheses[:1])
+            compile_seconds = time.perf_counter() - started
+            probs = scorer.class_probs(premises, hypotheses)
+            seconds = time.perf_counter() - started
+            del os.environ["TORCHINDUCTOR_CACHE_DIR"]
+        flipped = [i for i, row in enumerate(probs) if nli_class(row) != float32_classes[i]]
+        margins = [float(np.diff(np.sort(probs[i])[-2:])[0]) for i in flipped]
+        timings[path.key] = PathTiming(
+            seconds=seconds,
+            compile_seconds=compile_seconds,
+            largest_change=float(np.abs(probs - float32).max()),
+            class_flips=len({pairs[i] for i in flipped}),
+            widest_flip_margin=max(margins, default=0.0),
+            rechecked_pairs=scorer.rechecked_pairs,
+        )
+    return SpeedRun(len(pairs), len(set(pairs)), float32_seconds, timings)
 
 
 def main() -> None:
@@ -189,72 +230,87 @@ def main() -> None:
     parser.add_argument("--skip-speed", action="store_true", help="compare the published metrics only")
     args = parser.parse_args()
     cold_temporary_root()
-    float32, fast = load_result(FLOAT32_RESULT), load_result(FAST_RESULT)
-    comparable(float32, fast)
-    changes = metric_changes(float32, fast)
-    for change in changes:
-        print(
-            f"{change.variant:20s} {change.metric:14s} {change.float32:7.2f} -> {change.fast:7.2f} "
-            f"({change.change:+.2f})"
-        )
+    float32 = load_result(FLOAT32_RESULT)
+    results = {path.key: load_result(path.result) for path in FAST_PATHS}
+    changes: dict[str, list[MetricChange]] = {}
+    for path in FAST_PATHS:
+        comparable(float32, results[path.key], path)
+        changes[path.key] = metric_changes(float32, results[path.key])
+        for c in changes[path.key]:
+            print(f"{path.key:24s} {c.variant:18s} {c.metric:14s} {c.float32:6.2f} -> {c.fast:6.2f} ({c.change:+.2f})")
     rows = []
     setup: dict[str, object] = {
         "dataset": DATASET,
-        "results": {"float32": str(FLOAT32_RESULT), "bf16_compiled": str(FAST_RESULT)},
+        "results": {"float32": str(FLOAT32_RESULT), **{path.key: str(path.result) for path in FAST_PATHS}},
         "nli_weights": float32.diagnostics["nli"].get("weights"),
         "claims_scored": float32.diagnostics.get("claims_scored"),
+        "recheck_margin": results[FAST_PATHS[0].key].params["nli"].get("recheck_margin"),
         "metrics": {
-            f"{c.variant}.{c.metric}": {"float32": round(c.float32, 2), "bf16_compiled": round(c.fast, 2)}
-            for c in changes
+            f"{c.variant}.{c.metric}": {
+                "float32": round(c.float32, 2),
+                **{
+                    key: round(next(d for d in found if d.variant == c.variant and d.metric == c.metric).fast, 2)
+                    for key, found in changes.items()
+                },
+            }
+            for c in changes[FAST_PATHS[0].key]
         },
-        "largest_metric_change": round(max(abs(c.change) for c in changes), 2),
+        "largest_metric_change": {key: round(max(abs(c.change) for c in found), 2) for key, found in changes.items()},
     }
     if not args.skip_speed:
-        speed = time_paths(fast, args.threads)
-        print(
-            f"{speed.distinct_pairs} distinct pairs: float32 {speed.float32_seconds:.1f} s, bfloat16 + compile "
-            f"{speed.fast_seconds:.1f} s (compiling {speed.compile_seconds:.1f} s), "
-            f"{speed.float32_seconds / speed.fast_seconds:.2f}x; "
-            f"probabilities move by up to {speed.largest_change:.4f}; "
-            f"{speed.class_flips} pairs change class (the fast path's top-two gap there at most "
-            f"{speed.widest_flip_margin:.4f}); {speed.rechecked_pairs} near-ties re-scored in float32"
-        )
-        rows += [
+        speed = time_paths(results, args.threads)
+        print(f"{speed.distinct_pairs} distinct pairs: float32 {speed.float32_seconds:.1f} s")
+        rows.append(
             BenchRow(
                 "ccp_nli_fp32",
                 f"CCP's NLI pairs on FactualBio ({speed.distinct_pairs} distinct), float32, empty call cache",
                 round(speed.distinct_pairs / speed.float32_seconds, 1),
                 "pairs/s",
                 1.0,
-            ),
-            BenchRow(
-                "ccp_nli_bf16_compiled",
-                "the same, bfloat16 + nli.compile, compiled from nothing (compiling included; "
-                f"probabilities move by up to {speed.largest_change:.3f})",
-                round(speed.distinct_pairs / speed.fast_seconds, 1),
-                "pairs/s",
-                round(speed.float32_seconds / speed.fast_seconds, 2),
-            ),
-        ]
-        setup["pairs"] = speed.pairs
-        setup["distinct_pairs"] = speed.distinct_pairs
-        setup["compile_seconds"] = round(speed.compile_seconds, 1)
-        setup["class_flips"] = speed.class_flips
-        setup["widest_flip_margin"] = round(speed.widest_flip_margin, 4)
-        setup["recheck_margin"] = fast.params["nli"].get("recheck_margin")
-        setup["rechecked_pairs"] = speed.rechecked_pairs
-    for change in changes:
-        if change.metric != "claim_roc_auc":
-            continue
-        rows.append(
-            BenchRow(
-                f"{change.variant}_roc_auc",
-                f"{change.variant} claim ROC-AUC, bfloat16 + nli.compile (float32 {change.float32:.2f}; "
-                f"{change.change:+.2f} points)",
-                round(change.fast, 2),
-                "%",
             )
         )
+        for path in FAST_PATHS:
+            timing = speed.fast[path.key]
+            ratio = speed.float32_seconds / timing.seconds
+            print(
+                f"{path.key}: {timing.seconds:.1f} s (compiling {timing.compile_seconds:.1f} s), {ratio:.2f}x; "
+                f"probabilities move by up to {timing.largest_change:.4f}; {timing.class_flips} pairs change "
+                f"class (top-two gap there at most {timing.widest_flip_margin:.4f}); "
+                f"{timing.rechecked_pairs} near-ties re-scored in float32"
+            )
+            rows.append(
+                BenchRow(
+                    f"ccp_nli_{path.key}",
+                    f"the same, {path.label}, empty call cache and Inductor cache, compiling included "
+                    f"({timing.class_flips} pairs change class)",
+                    round(speed.distinct_pairs / timing.seconds, 1),
+                    "pairs/s",
+                    round(ratio, 2),
+                )
+            )
+        setup["pairs"] = speed.pairs
+        setup["distinct_pairs"] = speed.distinct_pairs
+        setup["paths"] = {
+            key: {
+                "compile_seconds": round(t.compile_seconds, 1),
+                "largest_probability_change": round(t.largest_change, 4),
+                "class_flips": t.class_flips,
+                "widest_flip_margin": round(t.widest_flip_margin, 4),
+                "rechecked_pairs": t.rechecked_pairs,
+            }
+            for key, t in speed.fast.items()
+        }
+    for path in FAST_PATHS:
+        for c in changes[path.key]:
+            if c.metric == "claim_roc_auc":
+                rows.append(
+                    BenchRow(
+                        f"{c.variant}_roc_auc_{path.key}",
+                        f"{c.variant} claim ROC-AUC, {path.label} (float32 {c.float32:.2f}; {c.change:+.2f} points)",
+                        round(c.fast, 2),
+                        "%",
+                    )
+                )
     record("ccp_bfloat16", rows, setup, threads=args.threads)
 
 
