@@ -39,8 +39,9 @@ import importlib
 import os
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -52,6 +53,8 @@ from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
 from hallulab.methods.selfcheck_nli.score import passage_matrices
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.packages import local_weights_digest
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,22 @@ def cold_temporary_root() -> None:
     tempfile.tempdir = root
 
 
+def timed_in_empty_inductor_cache(warm_up: Callable[[], object], run: Callable[[], T]) -> tuple[T, float, float]:
+    """``warm_up()`` then ``run()`` in one timed region, with an empty Inductor cache (a
+    temporary ``TORCHINDUCTOR_CACHE_DIR``): (run's result, total seconds, warm-up seconds).
+    For a compiled path the warm-up is a one-pair call, so its seconds are the compile."""
+    with tempfile.TemporaryDirectory() as inductor_cache:
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = inductor_cache
+        try:
+            started = time.perf_counter()
+            warm_up()
+            warm_up_seconds = time.perf_counter() - started
+            result = run()
+            return result, time.perf_counter() - started, warm_up_seconds
+        finally:
+            del os.environ["TORCHINDUCTOR_CACHE_DIR"]
+
+
 def score_with(passages: Sequence[Passage], path: ScorerPath, model: str, pair_order: str) -> PathRun:
     """Score the passages cold with one path; metrics as the evaluate stage defines them.
 
@@ -109,18 +128,16 @@ def score_with(passages: Sequence[Passage], path: ScorerPath, model: str, pair_o
     empty Inductor cache), so the compile time is recorded apart from the total."""
     config = NLIConfig(model=model, pair_order=pair_order, dtype=path.dtype, compile=path.compile)
     scorer = NLIScorer(config)
-    scorer.identity  # noqa: B018 - load the model outside the timed region
-    compile_seconds = None
-    with tempfile.TemporaryDirectory() as inductor_cache:
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = inductor_cache
-        started = time.perf_counter()
+    scorer.load()  # outside the timed region
+
+    def compile_on_one_pair() -> None:
         if path.compile:
-            first = passages[0]
-            scorer.pair_probs(first.sentences[:1], first.samples[:1])
-            compile_seconds = time.perf_counter() - started
-        matrices = passage_matrices(passages, scorer, progress=True)
-        seconds = time.perf_counter() - started
-        del os.environ["TORCHINDUCTOR_CACHE_DIR"]
+            scorer.pair_probs(passages[0].sentences[:1], passages[0].samples[:1])
+
+    matrices, seconds, warm_up_seconds = timed_in_empty_inductor_cache(
+        compile_on_one_pair, lambda: passage_matrices(passages, scorer, progress=True)
+    )
+    compile_seconds = warm_up_seconds if path.compile else None
     sentences = {p.id: matrices[p.id].mean(axis=1) for p in passages}
     labelled = align(passages, sentences, {key: float(value.mean()) for key, value in sentences.items()})
     metrics = compute_metrics(labelled, ProtocolConfig())

@@ -12,7 +12,7 @@ import torch
 import transformers
 
 from hallulab.cache import CallCache
-from hallulab.core.config import typed
+from hallulab.core.config import ConfigError, typed
 from hallulab.methods.sample_matrix import SampleMatrices, SampleSelection, aggregate
 from hallulab.nli.inference import compiled_for_inference, inductor_cpp_compiler
 from hallulab.nli.scorer import NLIConfig, NLIScorer, label_indices, model_max_length
@@ -163,8 +163,10 @@ def test_bfloat16_classes_near_a_tie_are_rescored_in_float32(model_dir: Path, tm
         plain_cached.contradiction_probs(premises, hypotheses)
         assert plain_cached.rechecked_pairs == 0
         assert len(cache) == 3 * len(set(pairs))
-    with pytest.raises(Exception, match="recheck_margin"):
+    with pytest.raises(ConfigError, match="recheck_margin"):
         typed(NLIConfig, {"model": str(model_dir), "recheck_margin": 1.5}, "nli")
+    # float32 never rechecks, so its cache keys stay those of a scorer without the knob
+    assert not NLIScorer(NLIConfig(model=str(model_dir), recheck_margin=0.5)).rechecks_classes
 
 
 def test_compile_without_a_cpp_compiler_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -198,6 +200,9 @@ def test_compiled_model_scores_as_the_eager_one_under_its_own_cache_key(one_laye
         compiled.contradiction_probs(premises, hypotheses), eager.contradiction_probs(premises, hypotheses), atol=1e-5
     )
     assert isinstance(compiled._loaded[1], torch._dynamo.eval_frame.OptimizedModule)
+    # a one-pair request too (torch.compile would specialise a batch of 1 into a second graph)
+    one = (["A dog runs in the park."], ["An animal moves."])
+    np.testing.assert_allclose(compiled.contradiction_probs(*one), eager.contradiction_probs(*one), atol=1e-5)
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1  # one graph for every batch shape
     assert torch._inductor.config.freezing  # the weights are folded in, as the benchmark measured
     assert compiled.identity["compiled"] is True and "compiled" not in eager.identity

@@ -60,9 +60,16 @@ def pair_logits(
     device: str = "cpu",
     progress: str | None = None,
     pad_to_multiple_of: int | None = None,
+    min_batch_rows: int = 1,
 ) -> Any:
     """(n, num_labels) float32 CPU tensor of logits for the (text, text_pair) pairs; with a
-    ``progress`` label, a progress bar with an ETA over the pairs (stderr)."""
+    ``progress`` label, a progress bar with an ETA over the pairs (stderr).
+
+    A batch shorter than ``min_batch_rows`` repeats its last pair to that size and keeps its
+    own rows: a compiled model (:func:`compiled_for_inference`) passes 2, because
+    ``torch.compile`` specialises a dimension of size 1 even with ``dynamic=True``, so a
+    one-pair batch (a one-pair request, or the last batch of a request) would otherwise
+    compile a second graph."""
     torch = importlib.import_module("torch")
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]) + len(text_pairs[i]))
     out = torch.empty((len(texts), model.config.num_labels), dtype=torch.float32)
@@ -73,9 +80,10 @@ def pair_logits(
         bar = tqdm(total=len(order), desc=progress, unit="pair", mininterval=5)
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
+        rows = chunk + chunk[-1:] * (min_batch_rows - len(chunk))
         encoded = tokenizer(
-            [texts[i] for i in chunk],
-            [text_pairs[i] for i in chunk],
+            [texts[i] for i in rows],
+            [text_pairs[i] for i in rows],
             truncation=True,
             max_length=max_length,
             padding=True,
@@ -83,7 +91,7 @@ def pair_logits(
             return_tensors="pt",
         ).to(device)
         with torch.inference_mode():
-            out[chunk] = model(**encoded).logits.float().cpu()
+            out[chunk] = model(**encoded).logits.float().cpu()[: len(chunk)]
         if bar is not None:
             bar.update(len(chunk))
     if bar is not None:
