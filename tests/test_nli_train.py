@@ -60,6 +60,25 @@ def test_frozen_word_embeddings_stay_as_pretrained_and_the_rest_trains(tmp_path:
     assert not (after[f"bert.{layer}"] == before[layer]).all()
 
 
+def test_bfloat16_autocast_trains_float32_weights_that_differ_from_float32_training(tmp_path: Path) -> None:
+    """``autocast_dtype: bfloat16`` (the swaps recipe): the forward pass runs in bfloat16, the
+    saved weights stay float32, and they differ from a float32 run of the same seed (so the
+    knob reaches the model); any other value is refused."""
+    from safetensors.torch import load_file
+
+    base = {"epochs": 1, "batch_size": 8, "num_threads": 1, "learning_rate": 1e-4}
+    train_cross_encoder(PAIRS, TrainConfig(**base), tmp_path / "fp32")
+    train_cross_encoder(PAIRS, TrainConfig(**base, autocast_dtype="bfloat16"), tmp_path / "bf16")
+    layer = "bert.encoder.layer.5.output.dense.weight"
+    fp32 = load_file(str(tmp_path / "fp32" / "model.safetensors"))[layer]
+    bf16 = load_file(str(tmp_path / "bf16" / "model.safetensors"))[layer]
+    assert str(bf16.dtype) == "torch.float32"
+    assert not (fp32 == bf16).all()
+    assert (fp32 - bf16).abs().max() < 1e-2  # three small steps apart, not another model
+    with pytest.raises(ConfigError, match=r"nli_train\.autocast_dtype: 'float16'"):
+        TrainConfig(autocast_dtype="float16")
+
+
 TRAIN_IN_A_FRESH_PROCESS = """
 import hashlib, sys
 from pathlib import Path

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from hallulab.nli.pairs import EVIDENCE_LABELS, LABELS, FeverClaim, NLIPair
 from hallulab.nli.passages import FeverTopics, passage_pairs
+from hallulab.nli.swaps import SwapExample, swap_examples, swap_pairs
 
 _PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}", "``": '"', "''": '"'}
 
@@ -154,7 +155,9 @@ def read_esnli_test(folder: Path) -> Iterator[NLIPair]:
 def training_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
     """Every training source by name. ``fever_passages_<label>`` are FEVER claims against a
     passage-length premise (:mod:`hallulab.nli.passages`), one source per label so that a
-    recipe sets each class's count."""
+    recipe sets each class's count. ``fever_swaps_<label>`` are FEVER evidence sentences with one
+    entity's value swapped (contradiction) or unchanged (entailment) against a passage that
+    states the original (:mod:`hallulab.nli.swaps`)."""
     nli = root / "nli"
 
     @cache  # read and indexed once, on first use, for all three labels
@@ -164,6 +167,13 @@ def training_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
     def fever_passages(label: str) -> Callable[[], Iterator[NLIPair]]:
         return lambda: passage_pairs(fever_topics(), label)
 
+    @cache  # tagged once for both labels: the twins share their draws
+    def fever_swaps() -> list[SwapExample]:
+        return swap_examples(fever_topics())
+
+    def fever_swapped(label: str) -> Callable[[], Iterator[NLIPair]]:
+        return lambda: swap_pairs(fever_swaps(), label)
+
     return {
         "mnli": lambda: read_mnli_taxinli(nli / "mnli_taxinli" / "taxinli10k.tsv"),
         "snli_dev": lambda: read_snli_csv(nli / "snli" / "dev.csv"),
@@ -172,6 +182,7 @@ def training_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
         "fever": lambda: read_fever(nli / "fever_vanilla"),
         "anli_dev": lambda: read_anli_dev_disjoint(nli / "anli_v1.0"),
         **{f"fever_passages_{label}": fever_passages(label) for label in LABELS},
+        **{f"fever_swaps_{label}": fever_swapped(label) for label in ("entailment", "contradiction")},
     }
 
 

@@ -125,7 +125,7 @@ def _words(sentences: Sequence[str]) -> int:
     return sum(len(s.split()) for s in sentences)
 
 
-def _compose(
+def compose_passage(
     required: Sequence[str],
     topic: list[str],
     filler: Sequence[str],
@@ -183,5 +183,5 @@ def passage_pairs(
         if label == "neutral" and not topic:
             continue
         required = claim.evidence if label != "neutral" else ()
-        premise = _compose(required, topic, topics.filler, excluded, shape, rng)
+        premise = compose_passage(required, topic, topics.filler, excluded, shape, rng)
         yield NLIPair(premise, claim.claim, label, "fever_passages")
