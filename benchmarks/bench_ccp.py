@@ -30,21 +30,15 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from ccp_inputs import CCPInputs
 
-from hallulab.artifacts.claims import claims_by_record
-from hallulab.artifacts.response_tokens import token_stats
 from hallulab.artifacts.response_tokens.build import prefix_for
-from hallulab.artifacts.sentences import spans_by_record
 from hallulab.bench_record import BenchRow, record
 from hallulab.cache import CallCache
 from hallulab.core.config import compose, typed
-from hallulab.data.records import load_jsonl_passages
 from hallulab.llm import build_llm
 from hallulab.llm.cached import CachedLLM
-from hallulab.methods.ccp.score import CCPScoreKnobs, nli_requests
 from hallulab.nli.scorer import NLIConfig, NLIScorer
-from hallulab.pipeline import paths
-from hallulab.pipeline.runner import read_artifacts
 
 
 def main() -> None:
@@ -55,12 +49,9 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     params = compose([f"dataset={args.dataset}"] if args.dataset != "toy" else [])
-    passages = [p for p in load_jsonl_passages(paths.passages(args.dataset)) if p.response is not None]
-    artifacts = read_artifacts(["response_tokens", "claims", "sentences"], args.dataset)
-    knobs = typed(CCPScoreKnobs, params["ccp"]["score"], "ccp.score")
+    inputs = CCPInputs.read(args.dataset, params["ccp"]["score"])
+    passages, knobs, top_k, stats = inputs.passages, inputs.knobs, inputs.top_k, inputs.token_stats()
     prefix = str(params["response_tokens"]["prefix"])
-    top_k = int(artifacts["response_tokens"]["top_k"])
-    stats = token_stats(artifacts["response_tokens"])
     proxy = params["llm_catalogue"][params["llms"]["proxy"]]
 
     with tempfile.TemporaryDirectory() as folder, CallCache(Path(folder) / "calls.sqlite") as cache:
@@ -73,14 +64,7 @@ def main() -> None:
         scorer = NLIScorer(typed(NLIConfig, params["nli"], "nli"), cache=cache)
         scorer.class_probs(["warm-up"], ["warm-up"])  # model load, not timed
         started = time.perf_counter()
-        requests = nli_requests(
-            passages,
-            stats,
-            claims_by_record(artifacts["claims"]),
-            spans_by_record(artifacts["sentences"]),
-            knobs.nli_contexts,
-            top_k,
-        )
+        requests = inputs.requests()
         premises, hypotheses = [p for p, _ in requests.pairs], [h for _, h in requests.pairs]
         float32 = scorer.class_probs(premises, hypotheses)
         ccp = time.perf_counter() - started

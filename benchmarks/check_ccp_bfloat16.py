@@ -147,26 +147,9 @@ class SpeedRun:
 def ccp_pairs(fast: PublishedResult) -> list[tuple[str, str]]:
     """CCP's (premise, hypothesis) NLI pairs of the workspace's artifacts, as the score stage
     builds them; stops unless they are as many as the results scored."""
-    from hallulab.artifacts.claims import claims_by_record
-    from hallulab.artifacts.response_tokens import token_stats
-    from hallulab.artifacts.sentences import spans_by_record
-    from hallulab.core.config import typed
-    from hallulab.data.records import load_jsonl_passages
-    from hallulab.methods.ccp.score import CCPScoreKnobs, nli_requests
-    from hallulab.pipeline import paths
-    from hallulab.pipeline.runner import read_artifacts
+    from ccp_inputs import CCPInputs
 
-    passages = [p for p in load_jsonl_passages(paths.passages(DATASET)) if p.response is not None]
-    artifacts = read_artifacts(["response_tokens", "claims", "sentences"], DATASET)
-    knobs = typed(CCPScoreKnobs, fast.params["ccp"]["score"], "ccp.score")
-    requests = nli_requests(
-        passages,
-        token_stats(artifacts["response_tokens"]),
-        claims_by_record(artifacts["claims"]),
-        spans_by_record(artifacts["sentences"]),
-        knobs.nli_contexts,
-        int(artifacts["response_tokens"]["top_k"]),
-    )
+    requests = CCPInputs.read(DATASET, fast.params["ccp"]["score"]).requests()
     if len(requests.pairs) != fast.diagnostics.get("nli_pairs"):
         raise SystemExit(
             f"the workspace's {DATASET} artifacts give {len(requests.pairs)} NLI pairs, the results "
