@@ -12,9 +12,10 @@ become minimal contrast pairs:
 * spaCy's named entities of *s* (``en_core_web_sm``) that do not name the claim's subject
   are candidates; one is drawn and given another value of its type: a year inside a date
   moves by 1 to :attr:`SwapShape.max_year_shift` years, a number written in digits is
-  scaled, and any other entity (a person, place, organisation, nationality, work, event,
-  language, date or count in words) becomes another entity of the same spaCy label, drawn
-  from the other candidate sentences;
+  scaled, a date without a year is left alone (the sentence gives no pair), and any other
+  entity (a person, place, organisation, nationality, work, event, language or count in
+  words) becomes another entity of the same spaCy label, drawn from the other candidate
+  sentences;
 * the swapped value must not occur anywhere in *P* (so nothing in the passage supports it);
 * ``contradiction``: (*P*, *s* with the swap); ``entailment``: (*P*, *s*). Both labels are
   built from the same draws, so each contradiction has its entailment twin, and the
