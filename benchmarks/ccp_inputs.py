@@ -21,31 +21,31 @@ from hallulab.pipeline.runner import read_artifacts
 
 @dataclass(frozen=True)
 class CCPInputs:
-    """The responses, their token statistics, claims and sentence spans, and the knobs."""
+    """The responses, their token statistics (parsed once, in :meth:`read`), the raw
+    artifacts holding claims and sentence spans, and the knobs."""
 
     passages: list[Passage]
     artifacts: Mapping[str, Any]
     knobs: CCPScoreKnobs
+    token_stats: dict[str, list[TokenStats]]
 
     @classmethod
     def read(cls, dataset: str, score_params: Mapping[str, Any]) -> CCPInputs:
         """``score_params``: the ``ccp.score`` params section."""
         passages = [p for p in load_jsonl_passages(paths.passages(dataset)) if p.response is not None]
         artifacts = read_artifacts(["response_tokens", "claims", "sentences"], dataset)
-        return cls(passages, artifacts, typed(CCPScoreKnobs, score_params, "ccp.score"))
+        knobs = typed(CCPScoreKnobs, score_params, "ccp.score")
+        return cls(passages, artifacts, knobs, token_stats(artifacts["response_tokens"]))
 
     @property
     def top_k(self) -> int:
         return int(self.artifacts["response_tokens"]["top_k"])
 
-    def token_stats(self) -> dict[str, list[TokenStats]]:
-        return token_stats(self.artifacts["response_tokens"])
-
     def requests(self) -> NLIRequests:
         """CCP's NLI requests: every word's K options against the word, in each context."""
         return nli_requests(
             self.passages,
-            self.token_stats(),
+            self.token_stats,
             claims_by_record(self.artifacts["claims"]),
             spans_by_record(self.artifacts["sentences"]),
             self.knobs.nli_contexts,
