@@ -77,11 +77,15 @@ def closure(roots: Iterable[Path], root: Path = REPO_ROOT) -> set[Path]:
     seen: set[Path] = set()
     pending = list(roots)
     seen.update(p for p in pending if root / "src" in p.parents)
+    looked_up: set[str] = set()  # most files import the same few modules: stat each name once
     while pending:
         for name in imported_names(pending.pop()):
             parts = name.split(".")
-            for i in range(1, len(parts) + 1):
-                found = module_file(".".join(parts[:i]), root)
+            for prefix in (".".join(parts[:i]) for i in range(1, len(parts) + 1)):
+                if prefix in looked_up:
+                    continue
+                looked_up.add(prefix)
+                found = module_file(prefix, root)
                 if found is not None and found not in seen:
                     seen.add(found)
                     pending.append(found)
