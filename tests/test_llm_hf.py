@@ -12,7 +12,7 @@ from hallulab.core.config import compose
 from hallulab.llm import build_llm
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
-from hallulab.llm.hf import HFLLM
+from hallulab.llm.hf import HFLLM, prefix_batches
 
 pytestmark = pytest.mark.model
 PROMPTS = ["Name a colour.", "What is the capital of France?", "Write one word about the sea."]
@@ -48,6 +48,47 @@ def test_batched_generation_equals_one_at_a_time(smollm: HFLLM) -> None:
     batched = smollm.generate(PROMPTS, params, [None] * 3)
     single = [smollm.generate([p], params, [None])[0] for p in PROMPTS]
     assert [g.text for g in batched] == [g.text for g in single]
+
+
+def test_prompts_sharing_a_context_are_batched_together_and_share_their_opening() -> None:
+    """prefix_batches: prompts over one context group together whatever their order; the
+    opening stops short of each member's last token; unrelated prompts stay groups of one;
+    no batch holds more prompts than the batch size."""
+    context = list(range(100, 140))
+    rows = [
+        [1, 2, 3, 4, 5, 6, 7, 8],  # unrelated
+        [*context, 7, 8],
+        [9, 9, 9],  # unrelated
+        [*context, 5],
+        [*context, 7, 6, 2],
+    ]
+    batches = prefix_batches(rows, batch_size=4)
+    groups = [group for batch in batches for group in batch]
+    assert sorted(i for group in groups for i in group.members) == [0, 1, 2, 3, 4]
+    assert all(sum(len(group.members) for group in batch) <= 4 for batch in batches)
+    (shared,) = [group for group in groups if len(group.members) > 1]
+    assert sorted(shared.members) == [1, 3, 4] and shared.shared == len(context)
+    alone = {group.members[0]: group.shared for group in groups if len(group.members) == 1}
+    assert alone == {0: 7, 2: 2}
+    small = prefix_batches(rows, batch_size=2)
+    assert all(sum(len(group.members) for group in batch) <= 2 for batch in small)
+    assert sorted(i for batch in small for group in batch for i in group.members) == [0, 1, 2, 3, 4]
+
+
+def test_a_shared_opening_gives_the_replies_of_one_prompt_at_a_time(smollm: HFLLM) -> None:
+    """Prompts over one context (encoded once and copied to each row) decode as they do alone,
+    greedy and sampled, in a batch that also holds an unrelated prompt."""
+    context = "Context: " + "Anna Berg is a Swedish chemist who studied catalysis in Uppsala. " * 3
+    prompts = [f"{context}\nQuestion: {q}" for q in ("Where did she study?", "What is her field?")] + PROMPTS[:1]
+    for params, seeds in (
+        (DecodingParams(max_new_tokens=5, top_k_alternatives=2), [None, None, None]),
+        (DecodingParams(max_new_tokens=5, temperature=1.0), [3, 4, 5]),
+    ):
+        together = smollm.generate(prompts, params, seeds)
+        alone = [smollm.generate([p], params, [s])[0] for p, s in zip(prompts, seeds, strict=True)]
+        assert [g.text for g in together] == [g.text for g in alone]
+        for a, b in zip(together, alone, strict=True):
+            assert [t.logprob for t in a.tokens] == pytest.approx([t.logprob for t in b.tokens], abs=1e-4)
 
 
 def test_per_request_seed_does_not_depend_on_the_batch(smollm: HFLLM) -> None:

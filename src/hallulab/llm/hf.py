@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import itertools
 import logging
 import os
 import shutil
@@ -114,6 +115,83 @@ def gguf_parsed_once() -> Iterator[None]:
         yield
     finally:
         gguf.GGUFReader = original
+
+
+#: Prompts whose openings agree on at least this share of the shorter prompt's tokens are
+#: batched together and their common opening is encoded once (:func:`prefix_batches`).
+SHARED_OPENING_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class PrefixGroup:
+    """Prompts (indices into the call's prompts) whose first ``shared`` tokens agree."""
+
+    members: tuple[int, ...]
+    shared: int
+
+
+def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
+    length = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        length += 1
+    return length
+
+
+def prefix_batches(token_rows: Sequence[Sequence[int]], batch_size: int) -> list[list[PrefixGroup]]:
+    """Batches of at most ``batch_size`` prompts, each a list of groups that share an opening.
+
+    The prompts are sorted by their tokens, so that prompts over the same context (one
+    sample under several sentences or questions, as SelfCheckGPT-Prompt, MQAG answering
+    and FactSelfCheck ask) sit side by side. Neighbours that agree on at least
+    :data:`SHARED_OPENING_SHARE` of the shorter prompt form a group; its opening is the
+    part all its members agree on, short of each member's last token (every row keeps a
+    token of its own to predict from). Any other prompt is a group of one. Groups are
+    ordered by opening length (little padding) and packed into batches whole, a group
+    larger than a batch being cut. A group of one encodes as a plain prompt does.
+    """
+    if not token_rows:
+        return []
+    order = sorted(range(len(token_rows)), key=lambda i: tuple(token_rows[i]))
+    runs: list[list[int]] = [[order[0]]]
+    for before, index in itertools.pairwise(order):
+        shorter = min(len(token_rows[before]), len(token_rows[index]))
+        if _common_length(token_rows[before], token_rows[index]) >= SHARED_OPENING_SHARE * shorter:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    groups: list[PrefixGroup] = []
+    for run in runs:
+        for start in range(0, len(run), batch_size):
+            members = tuple(run[start : start + batch_size])
+            shared = min(len(token_rows[i]) for i in members) - 1
+            for i in members[1:]:
+                shared = min(shared, _common_length(token_rows[members[0]], token_rows[i]))
+            groups.append(PrefixGroup(members, max(shared, 0)))
+    groups.sort(key=lambda group: group.shared)
+    batches: list[list[PrefixGroup]] = []
+    filled = batch_size
+    for group in groups:
+        if filled + len(group.members) > batch_size:
+            batches.append([])
+            filled = 0
+        batches[-1].append(group)
+        filled += len(group.members)
+    return batches
+
+
+def left_padded(rows: Sequence[Sequence[int]], pad: int) -> tuple[Any, Any]:
+    """Token rows as one left-padded ``long`` tensor and its attention mask (1 = a token)."""
+    torch = importlib.import_module("torch")
+    width = max(len(row) for row in rows)
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for index, row in enumerate(rows):
+        if row:
+            ids[index, width - len(row) :] = torch.tensor(list(row))
+            mask[index, width - len(row) :] = 1
+    return ids, mask
 
 
 class HFLLM(LLM):
@@ -245,47 +323,82 @@ class HFLLM(LLM):
         if len(seeds) != len(prompts):
             raise ValueError("one seed (or None) per prompt")
         texts = [self.render(p) for p in prompts]
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         results: list[Generation | None] = [None] * len(texts)
-        for start in range(0, len(order), self.config.batch_size):
-            chunk = order[start : start + self.config.batch_size]
-            if params.num_beams > 1:
-                outputs = self._beam_batch([texts[i] for i in chunk], params)
-                for index, output in zip(chunk, outputs, strict=True):
+        if params.num_beams > 1:
+            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+            for start in range(0, len(order), self.config.batch_size):
+                chunk = order[start : start + self.config.batch_size]
+                for index, output in zip(chunk, self._beam_batch([texts[i] for i in chunk], params), strict=True):
                     results[index] = output
-                continue
-            outputs = self._generate_batch([texts[i] for i in chunk], params, [seeds[i] for i in chunk])
-            for index, output in zip(chunk, outputs, strict=True):
+            return [r for r in results if r is not None]
+        token_rows = [list(self.tokenizer(text, add_special_tokens=False)["input_ids"]) for text in texts]
+        for batch in prefix_batches(token_rows, self.config.batch_size):
+            members = [index for group in batch for index in group.members]
+            outputs = self._generate_batch(batch, token_rows, params, [seeds[i] for i in members])
+            for index, output in zip(members, outputs, strict=True):
                 results[index] = output
         return [r for r in results if r is not None]
 
-    def _generate_batch(self, texts: list[str], params: DecodingParams, seeds: list[int | None]) -> list[Generation]:
+    def _prefill(self, batch: Sequence[PrefixGroup], token_rows: Sequence[Sequence[int]]) -> tuple[Any, ...]:
+        """Encode a batch whose prompts come in groups sharing an opening: each group's
+        opening once (one row per group, left-padded), its cache copied to the group's
+        rows, then every prompt's own remainder (left-padded) after it. Each token sees
+        the same tokens at the same positions as in a plain left-padded pass; the shared
+        opening is encoded once instead of once per prompt.
+
+        Returns the last position's logits, the cache, the attention mask over the cache
+        (row x (opening width + remainder width); padding in both parts is masked) and
+        each row's last position."""
         torch = importlib.import_module("torch")
-        tokenizer, model = self.tokenizer, self.model
-        tokenizer.padding_side = "left"
-        encoded = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
-        attention = encoded["attention_mask"]
-        positions = (attention.cumsum(-1) - 1).clamp(min=0)
-        current = encoded["input_ids"]
-        rows = len(texts)
+        pad = self.tokenizer.pad_token_id
+        ids, mask = left_padded([token_rows[group.members[0]][: group.shared] for group in batch], pad)
+        width = ids.shape[1]
+        model = self.model
+        owner = [g for g, group in enumerate(batch) for _ in group.members]
+        with torch.inference_mode():
+            past = None
+            if width:  # every prompt of one token: nothing to share
+                first = model(
+                    input_ids=ids.to(self.device),
+                    attention_mask=mask.to(self.device),
+                    position_ids=(mask.cumsum(-1) - 1).clamp(min=0).to(self.device),
+                    use_cache=True,
+                )
+                past = first.past_key_values
+                past.reorder_cache(torch.tensor(owner, device=self.device))
+            rests = [token_rows[i][group.shared :] for group in batch for i in group.members]
+            rest_ids, rest_mask = left_padded(rests, pad)
+            shared = torch.tensor([batch[g].shared for g in owner])[:, None]
+            positions = shared + (rest_mask.cumsum(-1) - 1).clamp(min=0)
+            attention = torch.cat([mask[owner], rest_mask], dim=-1).to(self.device)
+            out = model(
+                input_ids=rest_ids.to(self.device),
+                attention_mask=attention,
+                position_ids=positions.to(self.device),
+                past_key_values=past,
+                use_cache=True,
+            )
+        return out.logits[:, -1, :].float(), out.past_key_values, attention, positions[:, -1:].to(self.device)
+
+    def _generate_batch(
+        self,
+        batch: Sequence[PrefixGroup],
+        token_rows: Sequence[Sequence[int]],
+        params: DecodingParams,
+        seeds: list[int | None],
+    ) -> list[Generation]:
+        torch = importlib.import_module("torch")
+        model = self.model
+        logits, past, attention, positions = self._prefill(batch, token_rows)
+        rows = len(seeds)
         generators = [None if s is None else torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds]
         stop_ids = self._stop_ids()
         done = [False] * rows
         chosen: list[list[int]] = [[] for _ in range(rows)]
         stats: list[list[tuple[float, float, tuple[tuple[int, float], ...]]]] = [[] for _ in range(rows)]
         finish = ["length"] * rows
-        past = None
         with torch.inference_mode():
-            for _ in range(params.max_new_tokens):
-                out = model(
-                    input_ids=current,
-                    attention_mask=attention,
-                    position_ids=positions,
-                    past_key_values=past,
-                    use_cache=True,
-                )
-                past = out.past_key_values
-                logits = out.logits[:, -1, :].float()
+            for step in range(params.max_new_tokens):
                 logprobs = torch.log_softmax(logits, dim=-1)
                 entropy = -(logprobs.exp() * logprobs).sum(-1)
                 next_ids = self._choose(logits, logprobs, params, generators)
@@ -305,11 +418,19 @@ class HFLLM(LLM):
                         )
                     chosen[row].append(token_id)
                     stats[row].append((float(logprobs[row, token_id]), float(entropy[row]), alternatives))
-                if all(done):
+                if all(done) or step + 1 == params.max_new_tokens:
                     break
-                current = next_ids[:, None]
                 attention = torch.cat([attention, attention.new_ones((rows, 1))], dim=-1)
-                positions = positions[:, -1:] + 1
+                positions = positions + 1
+                out = model(
+                    input_ids=next_ids[:, None],
+                    attention_mask=attention,
+                    position_ids=positions,
+                    past_key_values=past,
+                    use_cache=True,
+                )
+                past = out.past_key_values
+                logits = out.logits[:, -1, :].float()
         return [
             self._finish(ids, row_stats, reason, params)
             for ids, row_stats, reason in zip(chosen, stats, finish, strict=True)
