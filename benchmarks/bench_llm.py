@@ -1,15 +1,19 @@
 """Benchmark: the hf backend on the embedded SmolLM2-135M (CPU unless CUDA is present).
 
 Prints tokens per second for generation and teacher-forced scoring, batched (the
-configured batch size) against one request at a time, and the speed-up of a call-cache
-hit over a miss. Ratios, not assertions. Usage:
+configured batch size) against one request at a time; the time of SelfCheckGPT-Prompt's
+prompts on the toy set (each sample as the context of each sentence) with the opening that
+prompts share encoded once (:func:`hallulab.llm.hf.prefix_batches`) against every prompt
+encoded whole; and the speed-up of a call-cache hit over a miss. Ratios, not assertions.
+Usage:
 
-    python benchmarks/bench_llm.py [--prompts 16] [--new-tokens 32] [--batch-size 8] [--threads 2]
+    python benchmarks/bench_llm.py [--prompts 16] [--new-tokens 32] [--batch-size N] [--threads 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import tempfile
 import time
 from pathlib import Path
@@ -18,10 +22,11 @@ from hallulab.bench_record import BenchRow, record
 from hallulab.cache import CallCache
 from hallulab.core.config import compose
 from hallulab.data.loaders import load_jsonl_passages
-from hallulab.llm import build_llm
+from hallulab.llm import build_llm, hf
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.hf import HFLLM
+from hallulab.methods.selfcheck_prompt.prompting import PAPER_TEMPLATE, build_prompt
 
 TOY = Path(__file__).resolve().parents[1] / "data" / "toy" / "passages.jsonl"
 
@@ -36,11 +41,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prompts", type=int, default=16)
     parser.add_argument("--new-tokens", type=int, default=32)
-    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=None, help="default: the configured batch size")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
 
-    cfg = {**compose()["llm_catalogue"]["smollm2"], "batch_size": args.batch_size, "num_threads": args.threads}
+    configured = compose()["llm_catalogue"]["smollm2"]
+    args.batch_size = args.batch_size or int(configured["batch_size"])
+    cfg = {**configured, "batch_size": args.batch_size, "num_threads": args.threads}
     batched = build_llm(cfg)
     single = build_llm({**cfg, "batch_size": 1})
     assert isinstance(batched, HFLLM) and isinstance(single, HFLLM)
@@ -67,6 +74,20 @@ def main() -> None:
         rates[f"score {name}"] = tokens / seconds
         print(f"scoring     {name:>14}: {tokens / seconds:8.1f} tokens/s ({tokens} tokens, {seconds:.2f}s)")
 
+    verdict_prompts = [
+        build_prompt(PAPER_TEMPLATE, sample, sentence)
+        for p in passages
+        for sample in p.samples
+        for sentence in p.sentences
+    ]
+    verdict = DecodingParams(max_new_tokens=5, top_k_alternatives=20)
+    shared, _ = timed(batched.generate, verdict_prompts, verdict, [None] * len(verdict_prompts))
+    share = hf.SHARED_OPENING_SHARE
+    hf.SHARED_OPENING_SHARE = math.inf  # no neighbours agree enough: every prompt is a group of one
+    whole, _ = timed(batched.generate, verdict_prompts, verdict, [None] * len(verdict_prompts))
+    hf.SHARED_OPENING_SHARE = share
+    print(f"prompt verdicts ({len(verdict_prompts)}): opening shared {shared:.1f}s, every prompt whole {whole:.1f}s")
+
     with tempfile.TemporaryDirectory() as tmp, CallCache(Path(tmp) / "c.sqlite") as cache:
         cached = CachedLLM(batched, cache)
         miss, _ = timed(cached.generate, prompts, params, seeds)
@@ -89,6 +110,20 @@ def main() -> None:
             round(rates["score batched"], 1),
             "tokens/s",
             round(rates["score batched"] / score, 2),
+        ),
+        BenchRow(
+            "prompt_whole",
+            f"{len(verdict_prompts)} SelfCheckGPT-Prompt verdicts (toy), every prompt encoded whole",
+            round(whole, 2),
+            "s",
+            1.0,
+        ),
+        BenchRow(
+            "prompt_shared_opening",
+            "the same verdicts, the opening that prompts share encoded once",
+            round(shared, 2),
+            "s",
+            round(whole / shared, 2),
         ),
         BenchRow("cache_miss", f"{len(prompts)} generations, call-cache miss", round(miss, 3), "s", 1.0),
         BenchRow(
