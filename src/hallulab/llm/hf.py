@@ -130,10 +130,11 @@ class PrefixGroup:
     shared: int
 
 
-def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
+def _common_length(rows: Sequence[Sequence[int]]) -> int:
+    """How many leading tokens all the rows agree on."""
     length = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
+    for column in zip(*rows, strict=False):
+        if any(token != column[0] for token in column):
             break
         length += 1
     return length
@@ -157,7 +158,7 @@ def prefix_batches(token_rows: Sequence[Sequence[int]], batch_size: int) -> list
     runs: list[list[int]] = [[order[0]]]
     for before, index in itertools.pairwise(order):
         shorter = min(len(token_rows[before]), len(token_rows[index]))
-        if _common_length(token_rows[before], token_rows[index]) >= SHARED_OPENING_SHARE * shorter:
+        if _common_length([token_rows[before], token_rows[index]]) >= SHARED_OPENING_SHARE * shorter:
             runs[-1].append(index)
         else:
             runs.append([index])
@@ -165,9 +166,8 @@ def prefix_batches(token_rows: Sequence[Sequence[int]], batch_size: int) -> list
     for run in runs:
         for start in range(0, len(run), batch_size):
             members = tuple(run[start : start + batch_size])
-            shared = min(len(token_rows[i]) for i in members) - 1
-            for i in members[1:]:
-                shared = min(shared, _common_length(token_rows[members[0]], token_rows[i]))
+            rows = [token_rows[i] for i in members]
+            shared = min(_common_length(rows), min(len(row) for row in rows) - 1)
             groups.append(PrefixGroup(members, max(shared, 0)))
     groups.sort(key=lambda group: group.shared)
     batches: list[list[PrefixGroup]] = []
