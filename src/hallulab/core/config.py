@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from omegaconf import DictConfig, OmegaConf
 
 from hallulab.core.errors import UserFacingError
+from hallulab.core.yaml_files import load_config
 
 T = TypeVar("T")
 
@@ -34,7 +35,7 @@ def load_params(path: str | Path = "params.yaml") -> DictConfig:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found: run `make params` (or `dvc exp run`) to compose it from conf/")
-    cfg = OmegaConf.load(path)
+    cfg = load_config(path)  # OmegaConf.load's reading, parsed by libyaml
     if not isinstance(cfg, DictConfig):
         raise ValueError(f"{path}: expected a mapping at the top level")
     return cfg

@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from hallulab.core.config import CONF_DIR, ConfigError
+from hallulab.core.yaml_files import safe_read
 
 #: Keys Hydra and DVC manage, never settings of this project.
 _MANAGED = {"defaults", "hydra"}
@@ -70,7 +69,7 @@ class KeyTree:
 def _load(path: Path) -> tuple[bool, Any]:
     text = path.read_text(encoding="utf-8")
     is_global = any(line.strip().replace(" ", "") == "#@package_global_" for line in text.splitlines()[:5])
-    return is_global, yaml.safe_load(text)
+    return is_global, safe_read(text)
 
 
 def _group_packages(defaults: list[Any]) -> dict[str, str]:
