@@ -27,9 +27,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from hallulab.core.config import CONF_DIR, ConfigError
+from hallulab.core.yaml_files import safe_read
 
 PROMPTS_DIR = CONF_DIR / "prompts"
 ROLE_NAMES = {"system": "system", "human": "user", "ai": "assistant"}
@@ -127,8 +126,7 @@ def load_prompt(name: str) -> PromptTemplate:
     if not path.is_file():
         known = sorted(p.stem for p in PROMPTS_DIR.glob("*.yaml"))
         raise ConfigError(f"prompt file {path} not found; prompts in conf/prompts: {known}")
-    with open(path, encoding="utf-8") as handle:
-        raw = yaml.safe_load(handle)
+    raw = safe_read(path.read_text(encoding="utf-8"))
     template = parse_prompt(raw, str(path))
     try:
         template.template  # noqa: B018 - parse the placeholders now, naming the file on error
