@@ -158,12 +158,13 @@ report: $(STAMP)
 readme: $(STAMP)
 	$(BIN)/python -m hallulab.results_render README.md
 
-## Every test: unit, stage, end-to-end DAG, WikiBio reproduction + the CI metric gate. The tests
-## that need the toy DAG run in one pytest process and every other test (WikiBio, the real-data
-## slices, the servers, the unit tests) in a second one beside it: one per core. Their reports
-## follow each other; the exit status fails when either fails. TEST_PARALLEL=0: one process.
-## Both share one DVC cache, so the quick NLI model trains once (tests/workspace.train_nli_once).
-TEST_PARALLEL ?= 1
+## Every test: unit, stage, end-to-end DAG, WikiBio reproduction + the CI metric gate, in
+## TEST_WORKERS pytest-xdist workers (2: one per core) that take the next unit of work as they
+## free up. A unit is a test module, and every test that needs the toy DAG is one unit
+## (tests/conftest.py), so its `make run` and each module's fixtures are built once; the longest
+## units start first. The workers share one DVC cache, so the quick NLI model trains once
+## (tests/workspace.train_nli_once). TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
 PYTEST := $(BIN)/python -m pytest --durations=15
 # two CPU-bound processes share the cores: threads that wait for a descheduled sibling sleep
 # instead of spinning (OpenMP's default spin burns the other process's core)
@@ -171,16 +172,7 @@ test: export OMP_WAIT_POLICY := PASSIVE
 test: $(STAMP) $(LLAMACPP_STAMP)
 	$(BIN)/ruff check src stages tests benchmarks
 	$(BIN)/mypy
-	@if [ "$(TEST_PARALLEL)" = 0 ]; then $(PYTEST); exit $$?; fi; \
-	log=$$(mktemp); shared=$$(mktemp -d); \
-	export HALLULAB_TEST_DVC_CACHE=$${HALLULAB_TEST_DVC_CACHE:-$$shared}; \
-	$(PYTEST) -m toy_dag > $$log 2>&1 & toy=$$!; \
-	$(PYTEST) -m "not toy_dag"; rest=$$?; \
-	wait $$toy; dag=$$?; \
-	echo; echo "=== the toy-DAG tests (pytest -m toy_dag), run beside the above ==="; cat $$log; \
-	rm -rf $$log $$shared; \
-	echo "pytest exit status: rest $$rest, toy DAG $$dag"; \
-	[ $$rest = 0 ] && [ $$dag = 0 ]
+	$(PYTEST) $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder)
 
 ## The inner loop: lint, types and the unit tests (no DAG run, no model load, no server).
 ## The unit tests run in FAST_WORKERS pytest-xdist processes (2: one per core; measured on

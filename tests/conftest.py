@@ -27,18 +27,43 @@ TOY = REPO / "data" / "toy" / "passages.jsonl"
 WIKIBIO_CFG = {**dataset_config("wikibio"), "source": "local"}
 
 
-#: ``make test`` runs the tests that need the toy DAG (the ``toy_run`` session fixture: one
-#: ``make run``) in one pytest process and every other test in a second one beside it, so that
-#: the two halves share the two cores; ``-m toy_dag`` / ``-m "not toy_dag"`` select them.
+#: ``make test`` runs the suite in two pytest-xdist workers, one per core, that take work as
+#: they free up (``--dist loadgroup``). A unit of work is an ``xdist_group``: every test that
+#: uses the toy DAG (the ``toy_run`` session fixture: one ``make run``) is in one group, so
+#: one worker runs that ``make run`` once and every test on it; every other test module is a
+#: group of its own, so a module's fixtures (the WikiBio run, the real-data slices, a loaded
+#: model) are built once, on one worker. ``-m toy_dag`` / ``-m "not toy_dag"`` still select
+#: the two kinds.
 TOY_DAG_MARK = "toy_dag"
+
+#: The longest groups go first, so that neither worker starts one of them near the end:
+#: the toy DAG and the WikiBio reproduction take a worker each from the start, then the
+#: real-data slices; the other modules follow in collection order.
+FIRST_GROUPS = (TOY_DAG_MARK, "test_wikibio_reproduction.py", "test_real_slices.py")
+
+
+def test_group(item: pytest.Item) -> str:
+    """The ``xdist_group`` of a collected test (set by :func:`pytest_itemcollected`)."""
+    mark = item.get_closest_marker("xdist_group")
+    return str(mark.args[0]) if mark is not None and mark.args else item.path.name
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
     """Mark every test that uses the toy DAG (directly or through another fixture); such a
-    test is also slow (a whole ``make run``), so ``make test-fast`` never starts one."""
+    test is also slow (a whole ``make run``), so ``make test-fast`` never starts one. Give
+    every test its ``xdist_group``: the toy DAG's, else its module's."""
     if "toy_run" in getattr(item, "fixturenames", ()):
         item.add_marker(getattr(pytest.mark, TOY_DAG_MARK))
         item.add_marker(pytest.mark.slow)
+        item.add_marker(pytest.mark.xdist_group(TOY_DAG_MARK))
+    else:
+        item.add_marker(pytest.mark.xdist_group(item.path.name))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The groups in :data:`FIRST_GROUPS` first, in that order; the rest keep their order."""
+    rank = {group: index for index, group in enumerate(FIRST_GROUPS)}
+    items.sort(key=lambda item: rank.get(test_group(item), len(rank)))
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -51,7 +76,11 @@ def _isolated_call_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
             "HALLULAB_MODEL_DIR", str(default_cache_path().parent / "models")
         )
         os.environ["HALLULAB_CACHE_DIR"] = str(tmp_path_factory.getbasetemp() / "call-cache")
-    os.environ.setdefault(SHARED_DVC_CACHE_ENV, str(tmp_path_factory.getbasetemp() / "dvc-cache"))
+    # pytest-xdist gives each worker a folder of its own under the run's base folder: the
+    # DVC cache sits beside them, so the workers share it (the quick NLI model trains once)
+    basetemp = tmp_path_factory.getbasetemp()
+    shared_root = basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
+    os.environ.setdefault(SHARED_DVC_CACHE_ENV, str(shared_root / "dvc-cache"))
 
 
 @pytest.fixture(scope="session")

@@ -69,7 +69,7 @@ def copy_workspace(destination: Path, overrides: tuple[str, ...] = ()) -> Path:
 def train_nli_once(scratch: Path, overrides: tuple[str, ...] = ()) -> None:
     """Put the profile's NLI model into the session's shared DVC run-cache, training it only
     if no workspace has yet. A file lock in the shared cache serialises this across the
-    pytest processes ``make test`` runs side by side (they share the cache), so the model
+    pytest-xdist workers ``make test`` runs side by side (they share the cache), so the model
     trains once per test run and every later ``dvc repro`` restores it."""
     shared_cache = os.environ.get(SHARED_DVC_CACHE_ENV)
     if not shared_cache or not os.environ.get(DATA_ROOT_ENV):
