@@ -161,8 +161,8 @@ readme: $(STAMP)
 ## Every test: unit, stage, end-to-end DAG, WikiBio reproduction + the CI metric gate, in
 ## TEST_WORKERS pytest-xdist workers (2: one per core) that take the next unit of work as they
 ## free up. A unit is a test module, and every test that needs the toy DAG is one unit
-## (tests/conftest.py), so its `make run` and each module's fixtures are built once; the longest
-## units start first. The workers share one DVC cache, so the quick NLI model trains once
+## (tests/scheduling.py), so its `make run` and each module's fixtures are built once; the
+## longest units start first. The workers share one DVC cache, so the quick NLI model trains once
 ## (tests/workspace.train_nli_once). TEST_WORKERS=0: one process.
 TEST_WORKERS ?= 2
 PYTEST := $(BIN)/python -m pytest --durations=15
@@ -172,7 +172,7 @@ test: export OMP_WAIT_POLICY := PASSIVE
 test: $(STAMP) $(LLAMACPP_STAMP)
 	$(BIN)/ruff check src stages tests benchmarks
 	$(BIN)/mypy
-	$(PYTEST) $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder)
+	$(PYTEST) $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
 
 ## The inner loop: lint, types and the unit tests (no DAG run, no model load, no server).
 ## The unit tests run in FAST_WORKERS pytest-xdist processes (2: one per core; measured on

@@ -6,11 +6,13 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +22,7 @@ from hallulab.data.loaders import DATA_ROOT_ENV, load_dataset, load_jsonl_passag
 from hallulab.data.schema import Passage
 from hallulab.packages import find_package_file
 from hallulab.pipeline.runner import IMPORT_TRACE_ENV
+from tests import scheduling
 from tests.workspace import SHARED_DVC_CACHE_ENV, copy_workspace, environment, git, train_nli_once
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,43 +30,47 @@ TOY = REPO / "data" / "toy" / "passages.jsonl"
 WIKIBIO_CFG = {**dataset_config("wikibio"), "source": "local"}
 
 
-#: ``make test`` runs the suite in two pytest-xdist workers, one per core, that take work as
-#: they free up (``--dist loadgroup``). A unit of work is an ``xdist_group``: every test that
-#: uses the toy DAG (the ``toy_run`` session fixture: one ``make run``) is in one group, so
-#: one worker runs that ``make run`` once and every test on it; every other test module is a
-#: group of its own, so a module's fixtures (the WikiBio run, the real-data slices, a loaded
-#: model) are built once, on one worker. ``-m toy_dag`` / ``-m "not toy_dag"`` still select
-#: the two kinds.
+#: ``make test`` runs the suite in two pytest-xdist workers that take whole units of tests
+#: (tests/scheduling.py): every test that uses the toy DAG is one unit, every other module
+#: another. ``-m toy_dag`` / ``-m "not toy_dag"`` select the two kinds.
 TOY_DAG_MARK = "toy_dag"
 
-#: The longest groups go first, so that neither worker starts one of them near the end:
-#: the toy DAG and the WikiBio reproduction take a worker each from the start, then the
-#: real-data slices; the other modules follow in collection order.
-FIRST_GROUPS = (TOY_DAG_MARK, "test_wikibio_reproduction.py", "test_real_slices.py")
+
+def pytest_configure(config: pytest.Config) -> None:
+    """On the controller of ``--dist loadscope`` (before its workers start): the file in which
+    the workers will record each test's unit for :func:`pytest_xdist_make_scheduler`."""
+    if hasattr(config, "workerinput") or config.getoption("dist", "no") != "loadscope":
+        return
+    handle, path = tempfile.mkstemp(prefix="hallulab-test-units-", suffix=".json")
+    os.close(handle)
+    os.environ[scheduling.UNITS_FILE_ENV] = path
+    config.add_cleanup(lambda: Path(path).unlink(missing_ok=True))
 
 
-def test_group(item: pytest.Item) -> str:
-    """The ``xdist_group`` of a collected test (set by :func:`pytest_itemcollected`)."""
-    mark = item.get_closest_marker("xdist_group")
-    return str(mark.args[0]) if mark is not None and mark.args else item.path.name
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadscope`` hands out this suite's units (tests/scheduling.py)."""
+    if config.getoption("dist", "no") != "loadscope":
+        return None
+    return scheduling.make_scheduler(config, log)
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
     """Mark every test that uses the toy DAG (directly or through another fixture); such a
-    test is also slow (a whole ``make run``), so ``make test-fast`` never starts one. Give
-    every test its ``xdist_group``: the toy DAG's, else its module's."""
-    if "toy_run" in getattr(item, "fixturenames", ()):
+    test is also slow (a whole ``make run``), so ``make test-fast`` never starts one."""
+    if scheduling.uses_toy_dag(item):
         item.add_marker(getattr(pytest.mark, TOY_DAG_MARK))
         item.add_marker(pytest.mark.slow)
-        item.add_marker(pytest.mark.xdist_group(TOY_DAG_MARK))
-    else:
-        item.add_marker(pytest.mark.xdist_group(item.path.name))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The groups in :data:`FIRST_GROUPS` first, in that order; the rest keep their order."""
-    rank = {group: index for index, group in enumerate(FIRST_GROUPS)}
-    items.sort(key=lambda item: rank.get(test_group(item), len(rank)))
+    scheduling.first_units_first(items)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Before a worker tells the controller it has collected: record the tests' units."""
+    scheduling.record_units(session.items)
 
 
 @pytest.fixture(autouse=True, scope="session")
