@@ -99,12 +99,15 @@ llamacpp: $(LLAMACPP_STAMP)
 	git init -q && git add -A && git -c user.name=hallulab -c user.email=hallulab@localhost commit -qm "initial"
 
 ## The main job: the whole DAG on the embedded offline default (the toy set, quick profile),
-## then the offline plots page and the summary table.
+## then the offline plots page, the summary table, and which committed outputs the run changed
+## (on a CPU that rounds differently from the one that committed them: by how much, and the
+## command that restores them).
 run: $(STAMP) .git/HEAD
 	$(BIN)/dvc repro
 	$(BIN)/python -m hallulab.plots_html --out dvc_plots
 	@$(BIN)/python -m hallulab.evaluation.summary --dataset toy
 	@$(BIN)/python -m hallulab.report --dataset toy
+	@$(BIN)/python -m hallulab.dag.committed_outputs
 
 ## The SelfCheckGPT reproduction on WikiBio (papers' profile: trains the full offline NLI model,
 ## about 15 min on 2 cores, then every variant; hours on a CPU for NLI / Prompt / MQAG).

@@ -18,7 +18,7 @@ from hallulab.core.config import typed
 from hallulab.core.io import write_json
 from hallulab.correction.run import CorrectionConfig, correct, table3, table3_p_no
 from hallulab.data.records import load_jsonl_passages
-from hallulab.pipeline import paths
+from hallulab.pipeline import paths, registry
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources
 from hallulab.pipeline.runner import read_artifacts, run_stage, stage_logger, write_run_log
@@ -34,6 +34,8 @@ def main() -> None:
     view = ParamsView.load(args.params, CORRECTION_INPUTS.param_keys(), "correct")
     raw = {k: v for k, v in view.get("correction").items() if k != "prompts"}
     cfg = typed(CorrectionConfig, raw, "correction")
+    registry.check_method_name(cfg.sentence_method, "correction.sentence_method")
+    registry.check_method_name(cfg.fact_method, "correction.fact_method")
     passages = load_jsonl_passages(paths.passages(args.dataset))
     graphs = graphs_by_record(read_artifacts(["knowledge_graphs"], args.dataset)["knowledge_graphs"])
     sentence_frame = pd.read_parquet(paths.unit_scores(cfg.sentence_method, args.dataset))

@@ -34,12 +34,13 @@ def main() -> None:
     parser.add_argument("--dataset", required=True)
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args()
+    spec = registry.method(args.method)
     log = stage_logger(f"curve_{args.method}")
     cfg = ParamsView.load(args.params, ("evaluate",), "curve").typed(ProtocolConfig, "evaluate")
     labelled = [p for p in load_jsonl_passages(paths.passages(args.dataset)) if p.labels is not None]
     rows: list[tuple[str, int, str, float]] = []
     raw_path = paths.raw_scores(args.method, args.dataset)
-    scores: SampleMatrixScores = registry.method(args.method).read_raw(read_json(raw_path), str(raw_path))
+    scores: SampleMatrixScores = spec.read_raw(read_json(raw_path), str(raw_path))
     for stored in scores.variants:
         chosen = {pid: m for pid, m in stored.matrices.items() if any(p.id == pid for p in labelled)}
         if not chosen:

@@ -26,7 +26,7 @@ from hallulab.data.records import load_jsonl_passages
 from hallulab.evaluation.levels import evaluate_levels, undefined_report
 from hallulab.evaluation.paired import against_members
 from hallulab.evaluation.protocol import ProtocolConfig
-from hallulab.pipeline import paths
+from hallulab.pipeline import paths, registry
 from hallulab.pipeline.controls import AggregateControls
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger
@@ -42,6 +42,7 @@ def main() -> None:
     parser.add_argument("--dataset", required=True)
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args()
+    registry.check_method_name(args.method)
     log = stage_logger(f"evaluate_{args.method}")
     cfg = ParamsView.load(args.params, ("evaluate",), "evaluate").typed(ProtocolConfig, "evaluate")
     passages = load_jsonl_passages(paths.passages(args.dataset))

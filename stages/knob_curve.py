@@ -15,7 +15,7 @@ import argparse
 import csv
 
 from hallulab.core.io import atomic_open, read_json
-from hallulab.pipeline import paths
+from hallulab.pipeline import paths, registry
 from hallulab.pipeline.controls import AggregateControls
 from hallulab.pipeline.runner import run_stage
 
@@ -28,6 +28,7 @@ def main() -> None:
     parser.add_argument("--dataset", required=True)
     parser.add_argument("--knob", required=True)
     args = parser.parse_args()
+    registry.check_method_name(args.method)
     metrics = read_json(paths.metrics(args.method, "", args.dataset))
     where = paths.diagnostics(args.method, args.dataset)
     points = AggregateControls.from_record(read_json(where), where).knob_curve

@@ -32,7 +32,9 @@ def main() -> None:
     log = stage_logger(stage)
     spec = registry.method(args.method)
     if spec.score is None:
-        raise SystemExit(f"method {args.method!r} has no score step")
+        raise registry.MissingStepError(
+            f"method {args.method!r} has no score step: its scores come from `dvc repro aggregate_{args.method}`"
+        )
     view = ParamsView.load(args.params, spec.score.param_keys(), stage)
     passages = load_jsonl_passages(paths.passages(args.dataset))
     artifacts = read_artifacts(spec.requires, args.dataset)

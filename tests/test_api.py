@@ -13,7 +13,7 @@ import pytest
 
 from hallulab.pipeline import registry
 from tests.conftest import ToyRun
-from tests.workspace import environment
+from tests.workspace import HANG_GUARD_S, environment
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -37,7 +37,7 @@ def test_the_api_reproduces_every_methods_dag_scores_on_the_toy_set(toy_run: Toy
         env=environment(),
         capture_output=True,
         text=True,
-        timeout=1200,
+        timeout=HANG_GUARD_S,
     )
     assert done.returncode == 0, done.stderr[-4000:]
     for method in methods:

@@ -199,6 +199,29 @@ def test_an_unknown_method_or_artifact_stops_the_stage_in_one_line(workspace: Pa
     _one_line_error(done, f"unknown {flag[2:]} 'nope'; registered:")
 
 
+@pytest.mark.parametrize(
+    "script", ["score.py", "aggregate.py", "evaluate.py", "curve.py", ("knob_curve.py", "--knob", "k_max")]
+)
+def test_every_method_stage_names_a_typo_before_a_missing_file(workspace: Path, script: str | tuple[str, ...]) -> None:
+    """No params.yaml and no inputs in the folder: the method's name is checked first."""
+    name, *extra = (script,) if isinstance(script, str) else script
+    done = _stage(workspace, name, "--method", "nope", "--dataset", "toy", *extra)
+    _one_line_error(done, "unknown method 'nope'; registered:")
+
+
+def test_a_stage_step_the_method_lacks_is_a_one_line_error(workspace: Path) -> None:
+    _params(workspace)
+    done = _stage(workspace, "score.py", "--method", "greybox", "--dataset", "toy")
+    line = _one_line_error(done, "hallulab score: error: method 'greybox' has no score step")
+    assert "aggregate_greybox" in line
+
+
+def test_the_correction_stage_names_an_unknown_method_setting(workspace: Path) -> None:
+    _params(workspace, "correction.fact_method=nope")
+    done = _stage(workspace, "correct.py", "--dataset", "toy")
+    _one_line_error(done, "correction.fact_method: unknown method 'nope'; registered:")
+
+
 def test_an_llm_role_naming_no_catalogue_entry_is_named(workspace: Path) -> None:
     generated = workspace / "data/generated/toy/passages.jsonl"
     generated.parent.mkdir(parents=True)

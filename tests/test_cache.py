@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from hallulab.cache import CacheFileError, CallCache, cache_key
+from tests.workspace import HANG_GUARD_S
 
 
 def test_hit_after_miss_and_miss_on_any_key_change(tmp_path: Path) -> None:
@@ -87,7 +88,7 @@ def test_two_concurrent_writers_share_one_cache(tmp_path: Path, overlap: int) ->
     path = tmp_path / "c.sqlite"
     CallCache(path).close()
     first, second = _worker(path, 0, 50, 0.01), _worker(path, 50 - overlap, 50, 0.01)
-    assert first.wait(timeout=120) == 0 and second.wait(timeout=120) == 0
+    assert first.wait(timeout=HANG_GUARD_S) == 0 and second.wait(timeout=HANG_GUARD_S) == 0
     with CallCache(path) as cache:
         assert len(cache) == 100 - overlap
         items = [str(i) for i in range(100 - overlap)]
@@ -106,6 +107,7 @@ _OPENER = textwrap.dedent(
         while time.time() < start_at + 0.1 * i:  # both processes open file i at the same moment
             time.sleep(0.0005)
         try:
+            # SQLite's busy wait: a hang guard (the other process holds the lock for milliseconds)
             with CallCache(folder / f"c{i}.sqlite", timeout=30) as cache:
                 cache.put_many([(f"k{i}", i, 0.0)])
         except Exception as error:
@@ -127,7 +129,7 @@ def test_two_processes_creating_the_same_new_cache_file_never_fail(tmp_path: Pat
         )
         for _ in range(2)
     ]
-    failures = [int(p.communicate(timeout=300)[0].strip().splitlines()[-1]) for p in processes]
+    failures = [int(p.communicate(timeout=HANG_GUARD_S)[0].strip().splitlines()[-1]) for p in processes]
     assert failures == [0, 0]
     for i in range(60):
         with CallCache(tmp_path / f"c{i}.sqlite") as cache:

@@ -21,7 +21,7 @@ from hallulab.evaluation.protocol import METRIC_KEYS
 from hallulab.nli.train import export_two_label
 from hallulab.pipeline import registry
 from tests.conftest import REPO, ToyRun
-from tests.workspace import dvc, git
+from tests.workspace import HANG_GUARD_S, dvc, git
 
 pytestmark = pytest.mark.slow
 METHODS = list(registry.methods())
@@ -143,9 +143,9 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
             command = stage["cmd"].replace("${dataset.name}", "toy").removeprefix(CMD)
             commands[command] = (name, _code_deps(toy_run.root, stage["deps"]))
     traces = list(toy_run.traces.glob("*.json"))
-    assert len(traces) >= len(METHODS) * 2
     own_code = (toy_run.root / "src").resolve()
     problems = []
+    traced = set()
     for trace in traces:
         ran = json.loads(trace.read_text())
         # the workspace's own src/ (CMD_ENV's PYTHONPATH), never the installed package's folder
@@ -155,11 +155,16 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
         if command not in commands:
             continue
         name, deps = commands[command]
+        traced.add(name)
         for file in ran["files"]:
             relative = "src/hallulab/" + Path(file).as_posix().split("/src/hallulab/", 1)[1]
             if not any(relative == d or relative.startswith(d.rstrip("/") + "/") for d in deps):
                 problems.append(f"{name}: {relative}")
     assert not problems, "stages ran code they do not depend on:\n" + "\n".join(sorted(set(problems)))
+    # the fixture ran every stage (its committed outputs were dropped first), so each one is
+    # checked on every CPU; train_nli's model comes from the session's shared run-cache
+    untraced = {name for name, _ in commands.values()} - traced - {"train_nli"}
+    assert not untraced, f"stages that left no import trace: {sorted(untraced)}"
 
 
 @pytest.mark.parametrize(
@@ -316,10 +321,12 @@ def _run_queue_to_the_end(workspace: Path, restarts: int) -> str:
     ``dvc queue start``, tried up to ``restarts`` times."""
     for _ in range(restarts + 1):
         dvc(workspace, "queue", "start", "-j", "1")
-        started = time.time() + 60  # the worker writes its pid file once it has forked
+        # hang guards, not timings: the worker writes its pid file once it has forked (a worker
+        # that never comes up is retried below), and its run ends well inside CI's budget
+        started = time.time() + 300
         while not _worker_alive(workspace) and time.time() < started:
             time.sleep(1)
-        deadline = time.time() + 900
+        deadline = time.time() + HANG_GUARD_S
         while _worker_alive(workspace) and time.time() < deadline:
             time.sleep(3)
         status = dvc(workspace, "queue", "status")

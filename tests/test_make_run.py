@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from hallulab.dag.committed_outputs import committed_outputs
 from hallulab.pipeline import registry
 from tests.conftest import ToyRun
 from tests.workspace import REPO
@@ -27,6 +28,20 @@ def test_make_run_ends_with_a_summary_that_fits_100_columns(toy_run: ToyRun) -> 
     for name in registry.methods():  # a row per evaluated method, the rest named in the note
         assert f"**{name}**" in tail or re.search(rf"\b{name}\b", unevaluated), name
     assert re.search(r"\|   ngram_n1_max +\| +\d+\.\d \[ *\d+\.\d, *\d+\.\d\]", tail)
+
+
+def test_make_run_ends_by_saying_which_committed_outputs_it_changed(toy_run: ToyRun) -> None:
+    """On any CPU: either every committed output came out as committed, or the run names the
+    ones it rewrote, by how much, and how to restore them (never a silently dirty tree)."""
+    last = toy_run.output[toy_run.output.rindex("committed outputs:") :]
+    outputs = committed_outputs(toy_run.root)
+    rewritten = [path for path in toy_run.changed if path in outputs]
+    if not rewritten:
+        assert last.startswith(f"committed outputs: all {len(outputs)} came out as committed"), last
+        return
+    assert f"{len(rewritten)} of {len(outputs)} differ" in last, last
+    assert "git checkout -- " in last and ("Nothing failed" in last or "more than float rounding" in last), last
+    assert all(len(line) <= 100 for line in last.splitlines()), last
 
 
 def test_make_run_writes_metrics_scores_and_offline_plots(toy_run: ToyRun) -> None:

@@ -9,12 +9,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 from hallulab.data.loaders import DATA_ROOT_ENV
 from hallulab.pipeline.threads import TORCH_THREADS_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 
+
+#: A hang guard, not a timing test: CI gives one run of the whole suite 90 minutes, so a
+#: subprocess still running after that long has hung (or CI has failed anyway). A correct build
+#: on a slow or busy machine is never stopped by it; no test holds a shorter wall-clock limit.
+HANG_GUARD_S = 90 * 60
 
 #: One DVC cache (and run-cache) shared by every test workspace of a session, so a stage
 #: that ran in one workspace (train_nli above all) is restored, not re-run, in the next.
@@ -77,7 +84,7 @@ def train_nli_once(scratch: Path, overrides: tuple[str, ...] = ()) -> None:
     Path(shared_cache).mkdir(parents=True, exist_ok=True)
     with open(Path(shared_cache) / "train_nli.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        dvc(copy_workspace(scratch, overrides), "repro", "train_nli", timeout=3600)
+        dvc(copy_workspace(scratch, overrides), "repro", "train_nli")
 
 
 def environment() -> dict[str, str]:
@@ -98,7 +105,7 @@ def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=environment()).stdout
 
 
-def dvc(cwd: Path, *args: str, timeout: float = 900) -> str:
+def dvc(cwd: Path, *args: str, timeout: float = HANG_GUARD_S) -> str:
     """Run dvc; on failure raise with its output (stdout + stderr)."""
     done = subprocess.run(
         [str(BIN / "dvc"), *args], cwd=cwd, capture_output=True, text=True, env=environment(), timeout=timeout
@@ -107,3 +114,32 @@ def dvc(cwd: Path, *args: str, timeout: float = 900) -> str:
     if done.returncode != 0:
         raise AssertionError(f"dvc {' '.join(args)} failed ({done.returncode}):\n{output}")
     return output
+
+
+def drop_stage_outputs(root: Path, keep: frozenset[str] = frozenset({"train_nli"})) -> list[str]:
+    """Delete the committed outputs (metrics, plots, provenance) of every stage in ``root``'s
+    dvc.lock but the always-run stages and ``keep`` (train_nli: restored from the session's
+    shared run-cache), so that the next ``dvc repro`` runs every one of those stages.
+
+    Without it, which stages run depends on the CPU: a stage whose dependencies come out in
+    the committed bits finds its committed outputs current and is skipped, so a test of what
+    the stages ran would see a different set of stages on every kind of CPU. Returns the
+    deleted paths, relative to ``root``."""
+    always = {
+        name
+        for name, stage in yaml.safe_load((root / "dvc.yaml").read_text())["stages"].items()
+        if stage.get("always_changed")
+    }
+    dropped = []
+    for name, stage in yaml.safe_load((root / "dvc.lock").read_text())["stages"].items():
+        if name in always or name in keep:
+            continue
+        for out in stage.get("outs", []):
+            target = root / out["path"]
+            if target.is_file():
+                target.unlink()
+                dropped.append(out["path"])
+            elif target.is_dir():
+                shutil.rmtree(target)
+                dropped.append(out["path"])
+    return dropped

@@ -217,7 +217,13 @@ def evaluate_stage(methods: Sequence[str], code: CodeSets) -> dict[str, Any]:
         "foreach": list(methods),
         "do": _stage(
             f"python stages/evaluate.py --method {item} --dataset ${{dataset.name}}",
-            [code.dep("evaluate", "evaluate"), paths.passages(), paths.unit_scores(item), paths.diagnostics(item)],
+            # hallulab.methods: the method's name is checked against the registry (package only)
+            [
+                code.dep("evaluate", "evaluate", "hallulab.methods"),
+                paths.passages(),
+                paths.unit_scores(item),
+                paths.diagnostics(item),
+            ],
             ["evaluate"],
             [],
             metrics=[
@@ -238,11 +244,14 @@ def evaluate_stage(methods: Sequence[str], code: CodeSets) -> dict[str, Any]:
 
 def curve_stage(methods: Sequence[str], code: CodeSets) -> dict[str, Any]:
     item = "${item}"
+    packages = [f"hallulab.methods.{name}" for name in methods]
     return {
         "foreach": list(methods),
         "do": _stage(
             f"python stages/curve.py --method {item} --dataset ${{dataset.name}}",
-            [code.dep("curve", "curve"), paths.passages(), paths.raw_scores(item)],
+            # every item's method package: the script reads its raw scores through the method's
+            # SPEC (registry.method), so an edit there must re-run the curves
+            [code.dep("curve", "curve", *packages), paths.passages(), paths.raw_scores(item)],
             ["evaluate"],
             [],
             plots=_plot(
@@ -259,7 +268,11 @@ def curve_stage(methods: Sequence[str], code: CodeSets) -> dict[str, Any]:
 def knob_curve_stage(method: str, knob: str, code: CodeSets) -> dict[str, Any]:
     return _stage(
         f"python stages/knob_curve.py --method {method} --dataset ${{dataset.name}} --knob {knob}",
-        [code.dep(f"knob_curve_{method}", "knob_curve"), paths.metrics(method), paths.diagnostics(method)],
+        [
+            code.dep(f"knob_curve_{method}", "knob_curve", "hallulab.methods"),
+            paths.metrics(method),
+            paths.diagnostics(method),
+        ],
         [],
         [],
         plots=_plot(
@@ -277,7 +290,7 @@ def correct_stage(code: CodeSets) -> dict[str, Any]:
     ]
     return _stage(
         "python stages/correct.py --dataset ${dataset.name}",
-        [code.dep("correct", "correct"), *_prompt_deps(CORRECTION_INPUTS), *inputs],
+        [code.dep("correct", "correct", "hallulab.methods"), *_prompt_deps(CORRECTION_INPUTS), *inputs],
         CORRECTION_INPUTS.param_keys(),
         [paths.corrections()],
         metrics=[_no_cache(paths.correction_metrics())],

@@ -28,6 +28,10 @@ class UnknownNameError(KeyError, UserFacingError):
         return str(self.args[0])
 
 
+class MissingStepError(ValueError, UserFacingError):
+    """A stage asked for a step the method does not have (``score.py --method greybox``)."""
+
+
 def _subpackages(package: str) -> list[str]:
     module = importlib.import_module(package)
     return sorted(info.name for info in pkgutil.iter_modules(module.__path__) if info.ispkg)
@@ -78,6 +82,15 @@ def method_names() -> list[str]:
     """The registered methods' names, sorted, without importing them (a stage that only checks
     a name imports nothing it does not run)."""
     return _subpackages(METHODS_PACKAGE)
+
+
+def check_method_name(name: str, setting: str | None = None) -> None:
+    """Refuse an unregistered method name (given as ``--method``, or as the setting named),
+    importing no method: a stage calls this before it reads an input, so a typo is named
+    before a missing file is."""
+    if name not in method_names():
+        where = f"{setting}: " if setting else ""
+        raise UnknownNameError(f"{where}unknown method {name!r}; registered: {method_names()}")
 
 
 def method(name: str) -> MethodSpec:
