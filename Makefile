@@ -19,17 +19,17 @@ export DVC_NO_ANALYTICS := 1
 # dvc.yaml commands call `python`: make it the project's interpreter.
 export PATH := $(abspath $(BIN)):$(PATH)
 export TOKENIZERS_PARALLELISM := false
-# Bytecode is compiled at install. Measured on 2 cores: pip --no-compile saves 42 s of the
-# install, and compiling on first import instead (PYTHONDONTWRITEBYTECODE unset) costs the
-# same 42 s back across the first `make run` (566 s against 565 s), so nothing is gained.
+# Bytecode is compiled at install. pip --no-compile would shorten the install only by moving
+# the same work to the first import (PYTHONDONTWRITEBYTECODE unset), across the first
+# `make run`, so nothing is gained.
 PIP_INSTALL := $(BIN)/python -m pip install -q
 # The locked packages go in through uv (its version pinned here): it installs the same
-# hash-checked wheels as pip, in parallel, and compiles their bytecode on both cores (measured
-# on 2 cores: 28 s from an empty uv cache, where pip took 95 s from a warm one). torch's wheel
-# is fetched by `pip download`, so that pip's own configuration decides where it comes from (a
-# find-links folder or an extra index holding the CPU build, a constraint), then unpacked by uv
-# without dependencies (they are pinned in the lock): measured on 2 cores, 18 s where
-# `pip install torch` took 34 s. pip keeps the editable package.
+# hash-checked wheels as pip, in parallel, and compiles their bytecode on every core, which is
+# faster than pip even when uv's cache is empty and pip's warm. torch's wheel is fetched by
+# `pip download`, so that pip's own configuration decides where it comes from (a find-links
+# folder or an extra index holding the CPU build, a constraint), then unpacked by uv without
+# dependencies (they are pinned in the lock), which is faster than `pip install torch`. pip
+# keeps the editable package.
 UV_VERSION := 0.13.9
 UV_INSTALL := $(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode
 TORCH_DOWNLOAD := $(VENV)/torch-wheel
@@ -75,7 +75,7 @@ lock: $(STAMP)
 	printf '%s\n' $(REFERENCE_PINS) | $(UV_LOCK) --no-deps - -o requirements-reference.lock
 
 # llama.cpp's OpenAI-compatible server (llama-cpp-python[server]) for the openai-backend
-# tests. Built from source once (216 s on 2 cores measured alone, build and install) with
+# tests. Built from source once (the slow part: a C++ build) with
 # portable CPU flags (no -march=native, no AVX-512/AMX: the wheel runs on any x86-64 CPU that
 # CI lands on) and without the multimodal library (LLAVA_BUILD=OFF: the server here serves
 # text only), and the wheel kept in $(WHEEL_CACHE) so later runs install it in seconds.
@@ -110,7 +110,7 @@ run: $(STAMP) .git/HEAD
 	@$(BIN)/python -m hallulab.dag.committed_outputs
 
 ## The SelfCheckGPT reproduction on WikiBio (papers' profile: trains the full offline NLI model,
-## about 15 min on 2 cores, then every variant; hours on a CPU for NLI / Prompt / MQAG).
+## then every variant; NLI / Prompt / MQAG are slow on a CPU).
 ## `make wikibio TARGETS="evaluate@selfcheck_ngram evaluate@greybox"` runs a subset.
 TARGETS ?=
 wikibio: $(STAMP) .git/HEAD
@@ -139,8 +139,8 @@ result: $(STAMP) .git/HEAD
 	$(BIN)/python -m hallulab.results publish --dataset $(DATASET) --method $(METHOD) --name $(NAME) --args '$(ARGS)' \
 	  --command "make result DATASET=$(DATASET) METHOD=$(METHOD) NAME=$(NAME) ARGS=\"$(ARGS)\""
 
-## The offline NLI model trained with a profile's recipe (paper: the full recipe, about 35 minutes
-## on 2 cores with its held-out evaluation), or with one recipe of conf/nli_train by name
+## The offline NLI model trained with a profile's recipe (paper: the full recipe, with its
+## held-out evaluation), or with one recipe of conf/nli_train by name
 ## (NLI_RECIPE=passages), its held-out accuracy published as
 ## results/nli_model/heldout_<recipe>.json (rendered into the README by `make readme`).
 NLI_PROFILE ?= paper
@@ -178,8 +178,8 @@ test: $(STAMP) $(LLAMACPP_STAMP)
 	$(PYTEST) $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
 
 ## The inner loop: lint, types and the unit tests (no DAG run, no model load, no server).
-## The unit tests run in FAST_WORKERS pytest-xdist processes (2: one per core; measured on
-## 2 cores, 4.0 minutes of tests in one process).
+## The unit tests run in FAST_WORKERS pytest-xdist processes (2: one per core, so that both
+## cores work instead of one).
 FAST_WORKERS ?= 2
 test-fast: $(STAMP)
 	$(BIN)/ruff check src stages tests benchmarks
@@ -214,7 +214,7 @@ plots: $(STAMP)
 
 ## Benchmarks (not tests): n-gram and NLI vs the reference selfcheckgpt package, LLM calls, CCP's
 ## cost over MaxProb; each records into benchmarks/results.json, then the README's tables are
-## rendered from it. Run alone on an idle machine (about 12 minutes on 2 cores); CCP's reads
+## rendered from it. Run alone on an idle machine (other work skews the timings); CCP's reads
 ## the toy run's artifacts (make run first).
 BENCH_PASSAGES ?= 40
 bench: $(STAMP)

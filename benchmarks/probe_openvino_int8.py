@@ -2,13 +2,14 @@
 
 Issue 21 §3 asks for an NLI path on the CPU with at least 3x the float32 pairs/s that moves
 SelfCheck-NLI's NonFact AUC-PR on WikiBio by at most half a point. ``nli_cpu_paths.py`` measures
-the dynamic-quantisation paths (torch int8 1.45x, ONNX Runtime int8 0.89x; both move single
-probabilities by tenths). This probe measures the static one: the 2-label export of the offline
-cross-encoder converted to OpenVINO and quantised post-training by NNCF (int8 weights and
-activations, activation ranges calibrated on NLI training pairs: the first 180 FEVER and 180
-MNLI pairs of the training sources, never a WikiBio pair), against float32 torch on the same
-length-sorted batches of the first ``--passages`` WikiBio passages' distinct (sentence, sample)
-pairs. Both paths' P(contradict) are averaged over the samples into sentence scores and scored
+the dynamic-quantisation paths (neither reaches 3x, and both move single probabilities by
+tenths; their ratios are the ``nli_cpu`` section of ``benchmarks/results.json``). This probe
+measures the static one: the 2-label export of the offline cross-encoder converted to
+OpenVINO and quantised post-training by NNCF (int8 weights and activations, activation
+ranges calibrated on NLI training pairs: the first 180 FEVER and 180 MNLI pairs of the
+training sources, never a WikiBio pair), against float32 torch on the same length-sorted
+batches of the first ``--passages`` WikiBio passages' distinct (sentence, sample) pairs.
+Both paths' P(contradict) are averaged over the samples into sentence scores and scored
 with the project's NonFact AUC-PR and ROC-AUC, so the change of the metric is paired.
 
 It is a probe, not a scorer path: ``openvino`` and ``nncf`` are not in the project's lock

@@ -4,6 +4,7 @@ method, from the same records, and fail the way the stages fail."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,11 +12,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from hallulab.api import Detector, override_strings, with_headline
+from hallulab.core.config import ConfigError
 from hallulab.pipeline import registry
 from tests.conftest import ToyRun
 from tests.workspace import HANG_GUARD_S, environment
 
 REPO = Path(__file__).resolve().parents[1]
+TOY_LINES = (REPO / "data/toy/passages.jsonl").read_text(encoding="utf-8").splitlines()
 
 #: every method, scored in one process (each step loads what it needs, from the call cache)
 SCRIPT = """
@@ -24,8 +28,22 @@ from pathlib import Path
 from hallulab.api import Detector
 out = Path(sys.argv[1])
 for method in sys.argv[2:]:
-    Detector(method).score("data/toy/passages.jsonl").to_parquet(out / f"{method}.parquet", index=False)
+    scores = Detector(method).score("data/toy/passages.jsonl", variants="all")
+    scores.drop(columns=["method", "text", "headline"]).to_parquet(out / f"{method}.parquet", index=False)
 """
+
+
+def readme_block(opening: str) -> str:
+    """The README's fenced Python block that begins with ``opening`` (what a user copies)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    found = [block for block in blocks if block.startswith(opening)]
+    assert len(found) == 1, f"the README has {len(found)} Python blocks opening with {opening!r}"
+    return found[0]
+
+
+#: the README's three plain-text records (no sentences given), scored from outside the checkout
+PLAIN_TEXT = readme_block("from hallulab.api import detect\n") + 'print(scores.to_json(orient="records"))\n'
 
 
 @pytest.mark.slow
@@ -52,6 +70,46 @@ def _cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     )
 
 
+def test_the_api_scores_plain_text_records_from_any_folder(tmp_path: Path) -> None:
+    """No ``sentences`` given: the configured spaCy model splits each response; the result
+    holds each unit's text and marks the headline variants; run from a folder that is not the
+    checkout."""
+    done = subprocess.run(
+        [sys.executable, "-c", PLAIN_TEXT], cwd=tmp_path, env=environment(), capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    scores = pd.DataFrame(json.loads(done.stdout.strip().splitlines()[-1]))
+    sentences = scores[scores["level"] == "sentence"]
+    assert set(sentences["record_id"]) == {"curie", "everest", "water"}
+    curie = sentences[(sentences["record_id"] == "curie") & (sentences["variant"] == "ngram_n1_max")]
+    assert list(curie["text"]) == ["Marie Curie was born in Warsaw.", "She won two Nobel Prizes."]
+    assert scores["headline"].all()
+    responses = scores[scores["level"] == "response"]
+    assert responses["text"].str.startswith(("Marie", "Mount", "Water")).all()
+
+
+def test_settings_as_a_mapping_are_the_override_strings() -> None:
+    assert override_strings({"ccp.aggregate.k": [5], "spacy.model": "en_core_web_sm", "x.y": "a b"}) == [
+        "ccp.aggregate.k=[5]",
+        "spacy.model=en_core_web_sm",
+        'x.y="a b"',
+    ]
+    assert override_strings(["selfcheck.num_samples=5"]) == ["selfcheck.num_samples=5"]
+    with pytest.raises(TypeError, match="not the string"):
+        override_strings("selfcheck.num_samples=5")
+
+
+def test_the_headline_is_the_default_and_every_variant_on_request() -> None:
+    frame = pd.DataFrame({"variant": ["ccp_k10", "maxprob", "ccp_k10"], "score": [0.1, 0.2, 0.3]})
+    only = with_headline(frame, ["ccp_k10"])
+    assert list(only["variant"]) == ["ccp_k10", "ccp_k10"] and only["headline"].all()
+    every = with_headline(frame, ["ccp_k10"], "all")
+    assert list(every["headline"]) == [True, False, True]
+    assert with_headline(frame, None)["headline"].all() and len(with_headline(frame, None)) == 3
+    with pytest.raises(ConfigError, match="variants: 'some'"):
+        Detector("selfcheck_ngram").score([], variants="some")
+
+
 def test_the_command_scores_a_file_and_lists_methods(tmp_path: Path) -> None:
     out = tmp_path / "scores.csv"
     done = _cli(
@@ -63,6 +121,9 @@ def test_the_command_scores_a_file_and_lists_methods(tmp_path: Path) -> None:
         "sentence",
         "response",
     }
+    first = json.loads((REPO / "data/toy/passages.jsonl").read_text().splitlines()[0])
+    sentence = scores[(scores["record_id"] == first["id"]) & (scores["level"] == "sentence")].iloc[0]
+    assert sentence["text"] == first["sentences"][0]  # the unit's text beside its score
     listed = _cli("methods")
     assert listed.returncode == 0 and all(name in listed.stdout for name in registry.methods())
 
@@ -84,6 +145,49 @@ def test_bad_input_through_the_command_is_the_stages_one_line_error(args: list[s
     assert done.returncode == 2, done.stdout + done.stderr
     lines = [line for line in done.stderr.splitlines() if line.startswith("hallulab score: error:")]
     assert len(lines) == 1 and fragment in lines[0] and "Traceback" not in done.stderr, done.stderr
+
+
+def test_the_command_renders_the_report_page_of_a_users_scored_file(tmp_path: Path) -> None:
+    """Records without sentences, scored by the command, then its page: the page's records
+    carry the sentences the scoring split, and its scores are the file's."""
+    records = tmp_path / "mine.jsonl"
+    raws = [{k: v for k, v in json.loads(line).items() if k != "sentences" and k != "labels"} for line in TOY_LINES[:3]]
+    records.write_text("".join(json.dumps(r) + "\n" for r in raws))
+    scored = tmp_path / "scores.jsonl"
+    assert _cli("score", str(records), "--method", "selfcheck_ngram", "-o", str(scored)).returncode == 0
+    page = tmp_path / "page" / "report.html"
+    done = _cli("report", str(scored), "--records", str(records), "-o", str(page), cwd=tmp_path)
+    assert done.returncode == 0 and "Report:" in done.stdout, done.stderr
+    html = page.read_text(encoding="utf-8")
+    opening = html.index(">", html.index('id="report-data"')) + 1
+    payload = json.loads(html[opening : html.index("</script>", opening)].replace("<\\/", "</"))
+    assert [r["id"] for r in payload["records"]] == [r["id"] for r in raws]
+    frame = pd.read_json(scored, lines=True)
+    first = frame[(frame["record_id"] == raws[0]["id"]) & (frame["level"] == "sentence")]
+    split = list(dict.fromkeys(first.sort_values("sentence_index")["text"]))
+    assert [s["text"] for s in payload["records"][0]["sentences"]] == split
+    assert set(payload["scores"]) == {"selfcheck_ngram"}
+
+
+def test_the_report_refuses_a_file_that_is_not_a_scored_file(tmp_path: Path) -> None:
+    other = tmp_path / "other.csv"
+    other.write_text("a,b\n1,2\n")
+    done = _cli("report", str(other), "--records", "data/toy/passages.jsonl", "-o", str(tmp_path / "r.html"))
+    assert done.returncode == 2 and "not a scored file" in done.stderr, done.stderr
+
+
+def test_the_command_refuses_an_output_it_would_not_write_before_scoring(tmp_path: Path) -> None:
+    done = _cli("score", "data/toy/passages.jsonl", "--method", "selfcheck_ngram", "-o", str(tmp_path / "s.xlsx"))
+    assert done.returncode == 2 and "unknown suffix '.xlsx'" in done.stderr, done.stderr
+    assert not (tmp_path / "s.xlsx").exists()
+
+
+def test_the_command_has_a_version_and_documents_every_option_with_its_default() -> None:
+    version = _cli("--version")
+    assert version.returncode == 0 and version.stdout.startswith("hallulab ")
+    helped = " ".join(_cli("score", "--help").stdout.split())
+    for option, default in (("--set", "none"), ("--output", "scores.parquet"), ("--variants", "headline")):
+        assert option in helped and f"default: {default}" in helped, option
 
 
 def test_a_bad_record_through_the_command_names_the_record_and_field(tmp_path: Path) -> None:

@@ -79,3 +79,11 @@ def test_the_restore_command_fits_one_line() -> None:
     command = restore_command(many)
     assert command == "git checkout -- dvc.lock metrics/toy metrics/toy/pr"
     assert restore_command(["dvc.lock"]) == "git checkout -- dvc.lock"
+
+
+def test_a_long_list_of_changed_files_is_cut_and_counted(tmp_path: Path) -> None:
+    from hallulab.dag.committed_outputs import LISTED, Drift, FileChange
+
+    changes = tuple(FileChange(f"metrics/toy/m{i}.json", None, "shape: added ['x']", "", "") for i in range(10))
+    text = report(Drift(20, changes))
+    assert text.count("shape: added") == LISTED and f"and {10 - LISTED} more files" in text

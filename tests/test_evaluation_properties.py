@@ -342,20 +342,20 @@ def test_evaluate_stage_writes_every_variant_with_nulls_and_reasons(tmp_path: Pa
     with (tmp_path / "data/generated/ds/passages.jsonl").open("w", encoding="utf-8") as handle:
         for passage in case.passages:
             handle.write(json.dumps(passage.to_dict()) + "\n")
-    frame.to_parquet(tmp_path / "data/aggregated/ds/m.parquet")
-    (tmp_path / "data/aggregated/ds/m.diagnostics.json").write_text("{}", encoding="utf-8")
+    frame.to_parquet(tmp_path / "data/aggregated/ds/factselfcheck.parquet")
+    (tmp_path / "data/aggregated/ds/factselfcheck.diagnostics.json").write_text("{}", encoding="utf-8")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"evaluate": {"bootstrap_samples": 50}}), encoding="utf-8")
     script = Path(__file__).resolve().parents[1] / "stages" / "evaluate.py"
     done = subprocess.run(
-        [sys.executable, str(script), "--method", "m", "--dataset", "ds"],
+        [sys.executable, str(script), "--method", "factselfcheck", "--dataset", "ds"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    metrics = json.loads((tmp_path / "metrics/ds/m.json").read_text(encoding="utf-8"))
-    info = json.loads((tmp_path / "metrics/ds/m.info.json").read_text(encoding="utf-8"))
+    metrics = json.loads((tmp_path / "metrics/ds/factselfcheck.json").read_text(encoding="utf-8"))
+    info = json.loads((tmp_path / "metrics/ds/factselfcheck.info.json").read_text(encoding="utf-8"))
     assert metrics["v"]["nonfact_aucpr"] is not None and metrics["v"]["roc_auc"] is not None
     assert metrics["llm"]["nonfact_star_aucpr"] is None and metrics["llm"]["nonfact_aucpr"] is None
     reasons = info["undefined"]["metrics"]["llm"]

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,9 @@ import pytest
 
 from hallulab.core.units import score_frame
 from hallulab.data.schema import GivenClaim, Passage
-from hallulab.report.inputs import ReportInputs, summary_notes
+from hallulab.report.inputs import CurveFile, ReportInputs, summary_notes
 from hallulab.report.page import embedded_json, render
-from hallulab.report.payload import build_payload, catalogue_key, percentile_ranks
+from hallulab.report.payload import build_payload, catalogue_key, curve_groups, percentile_ranks, summary_reasons
 from hallulab.report.units import UnitCatalogue
 
 SCREENSHOTS_ENV = "HALLULAB_REPORT_SCREENSHOTS"  # a folder: the browser test saves its screenshots there too
@@ -242,8 +243,11 @@ def test_make_run_names_the_report_page_and_the_page_works_in_chromium(
         row.find_elements(By.TAG_NAME, "td")[column].text
         for row in browser.find_elements(By.CSS_SELECTOR, "#summary-table tr")[1:]
     ]
-    values = [float(c) for c in cells if c]
+    values = [float(c) for c in cells if c and not c.startswith("n/a")]
     assert values == sorted(values, reverse=True) and len(values) > 10
+    # an undefined metric reads n/a with the evaluation's reason, never as a blank
+    for cell in browser.find_elements(By.CSS_SELECTOR, "#summary-table td.na"):
+        assert cell.text.startswith("n/a") and cell.find_element(By.CSS_SELECTOR, ".reason").text
 
     # a record and a sentence-level method: the response's sentences are coloured, labels marked
     Select(browser.find_element(By.ID, "record")).select_by_value("toy-curie")
@@ -276,6 +280,7 @@ def test_make_run_names_the_report_page_and_the_page_works_in_chromium(
     # a curve is drawn, and the correction table is there
     curves = Select(browser.find_element(By.ID, "curve"))
     assert any(o.text.startswith("K (alternatives): ccp") for o in curves.options)
+    assert curves.options[0].text.startswith("precision-recall: all methods")  # methods side by side first
     drawn = len(browser.find_elements(By.CSS_SELECTOR, "#chart svg path[data-series]"))
     legend = browser.find_elements(By.CSS_SELECTOR, "#chart [data-legend]")
     assert drawn >= 1 and len(legend) >= drawn
@@ -287,3 +292,28 @@ def test_make_run_names_the_report_page_and_the_page_works_in_chromium(
     _screenshot(browser, tmp_path, "report-curves.png")
     logs = [entry for entry in browser.get_log("browser") if entry.get("level") == "SEVERE"]
     assert not logs, logs
+
+
+def test_an_undefined_summary_value_carries_the_evaluations_reason() -> None:
+    """summary.csv leaves an undefined metric empty; the page says n/a and why (the reason the
+    evaluate stage wrote into the method's .info.json), for the value and its interval."""
+    inputs = _inputs()
+    inputs.summary.loc[0, ["value_2", "ci_2_low", "ci_2_high"]] = None  # type: ignore[union-attr]
+    undefined = {"metrics": {"v": {"passage_pearson": "constant_values"}}, "intervals": {}}
+    payload = build_payload(replace(inputs, undefined={"m": undefined}), UnitCatalogue.build(inputs.passages, {}, {}))
+    assert payload["summary"]["reasons"] == [
+        {"value_2": "no spread: constant values", "ci_2": "no spread: constant values"}
+    ]
+    assert summary_reasons({"method": "m", "level": "sentence", "variant": "v", "value_1": 1.0}, {}) == {}
+
+
+def test_curves_of_several_methods_share_one_chart_per_task() -> None:
+    pr = pd.DataFrame({"task": ["nonfact"] * 4, "variant": ["a", "a", "b", "b"], "recall": [0, 1, 0, 1]})
+    pr["precision"] = [1.0, 0.5, 0.9, 0.4]
+    curves = [CurveFile("pr", "m1", pr), CurveFile("pr", "m2", pr.assign(variant=["c", "c", "d", "d"]))]
+    groups = curve_groups(curves)
+    combined = groups[0]
+    assert combined.title == "precision-recall: all methods, nonfact"
+    assert [s.name for s in combined.series] == ["m1: a", "m2: c", "m1: b", "m2: d"]  # one line per method first
+    assert [g.title for g in groups[1:]] == ["precision-recall: m1, nonfact", "precision-recall: m2, nonfact"]
+    assert len(curve_groups(curves[:1])) == 1  # one method: no combined chart

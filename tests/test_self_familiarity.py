@@ -343,6 +343,36 @@ def test_a_concept_without_constrained_answer_scores_zero_and_is_counted() -> No
     assert concept_familiarity({"hypotheses": [], "forced": 1}, "answer") == 0.0
 
 
+def test_auto_concepts_refuse_a_string_naming_the_record_and_field_and_fall_back_only_without_them() -> None:
+    """``concepts.source=auto``: present ``meta.concepts`` go through the ``given`` check (a bare
+    string is refused, not silently replaced by spaCy's concepts); absent, null or ``[]`` use spaCy."""
+    from hallulab.artifacts.concepts import SPEC
+    from hallulab.artifacts.concepts.build import build
+    from hallulab.core.config import compose
+    from hallulab.pipeline.context import BuildContext
+    from hallulab.pipeline.params import ParamsView
+
+    passage = Passage(
+        id="q7", response=None, sentences=(), prompt="What is it?", meta={"concepts": "quantum entanglement"}
+    )
+    params = compose(overrides=["concepts.source=auto", "concepts.word_list=wordfreq"])
+    ctx = BuildContext("t", [passage], {}, ParamsView(params, SPEC.inputs.param_keys(), "extract_concepts"), None)  # type: ignore[arg-type]
+    with pytest.raises(RecordError) as caught:
+        build(ctx)
+    assert caught.value.record_id == "q7" and caught.value.field_name == "meta.concepts"
+    message = str(caught.value)
+    assert "concepts.source=auto needs a list, got str" in message and '["quantum entanglement"]' in message
+    assert "\n" not in message
+    from hallulab.artifacts.concepts.build import auto_source
+
+    for absent in ({}, {"concepts": None}, {"concepts": []}):
+        assert auto_source(Passage(id="a", response=None, sentences=(), prompt="q", meta=absent)) == "spacy"
+    for present in ("x", ["x"], {}, [None]):
+        assert (
+            auto_source(Passage(id="a", response=None, sentences=(), prompt="q", meta={"concepts": present})) == "given"
+        )
+
+
 @pytest.mark.parametrize(
     ("concepts", "field", "fragment"),
     [

@@ -177,7 +177,7 @@ def test_compile_without_a_cpp_compiler_is_a_one_line_error(monkeypatch: pytest.
 
 @pytest.fixture(scope="module")
 def one_layer_model_dir(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The trained model cut to its first layer: compiling it takes seconds, not a minute."""
+    """The trained model cut to its first layer: cheap to compile, where the whole model is slow."""
     out = tmp_path_factory.mktemp("nli_one_layer") / "model"
     model = transformers.AutoModelForSequenceClassification.from_pretrained(model_dir)
     model.bert.encoder.layer = model.bert.encoder.layer[:1]
@@ -204,6 +204,6 @@ def test_compiled_model_scores_as_the_eager_one_under_its_own_cache_key(one_laye
     one = (["A dog runs in the park."], ["An animal moves."])
     np.testing.assert_allclose(compiled.contradiction_probs(*one), eager.contradiction_probs(*one), atol=1e-5)
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1  # one graph for every batch shape
-    assert torch._inductor.config.freezing  # the weights are folded in, as the benchmark measured
+    assert torch._inductor.config.freezing  # the weights are folded in, as the benchmark ran it
     assert compiled.identity["compiled"] is True and "compiled" not in eager.identity
     assert {k: v for k, v in compiled.identity.items() if k != "compiled"} == eager.identity

@@ -40,7 +40,7 @@ DOCUMENTED_DEVIATIONS = {
 }
 TOLERANCE = 0.1 + 1e-9
 #: The ensemble of the members CI computes anyway (BERTScore, in the data set's default
-#: members, adds 7 minutes of scoring: results/wikibio/ensemble.json holds the run with it).
+#: members, is the slow one to score: results/wikibio/ensemble.json holds the run with it).
 CI_ENSEMBLE = (
     "[{method:selfcheck_ngram,variant:ngram_n1_max},{method:greybox,variant:max_entropy},"
     "{method:factselfcheck,variant:fsc_kg_freq_max}]"

@@ -14,7 +14,17 @@
     return node;
   };
   const fmt = (v, digits) => (v === null || v === undefined || Number.isNaN(v) ? "" : Number(v).toFixed(digits));
-  const colour = (rank) => `hsl(${Math.round(120 * (1 - rank))}, 70%, 82%)`;
+  // a score for reading: 4 significant digits (the payload keeps every digit; the title shows it)
+  const score4 = (v) => (v === null || v === undefined ? "" : Number(Number(v).toPrecision(4)).toString());
+  // rank 0 (least likely hallucinated) .. 1 (most): ColorBrewer's purple-orange PuOr, light ends,
+  // told apart with any colour-vision deficiency
+  const RAMP = [[178, 171, 210], [216, 218, 235], [247, 247, 247], [254, 224, 182], [253, 184, 99]];
+  const colour = (rank) => {
+    const at = Math.min(Math.max(Number(rank) || 0, 0), 1) * (RAMP.length - 1);
+    const i = Math.min(Math.floor(at), RAMP.length - 2), t = at - i;
+    const mix = RAMP[i].map((c, k) => Math.round(c + (RAMP[i + 1][k] - c) * t));
+    return `rgb(${mix.join(", ")})`;
+  };
   const HALLUCINATED_ABOVE = 0.499; // the evaluation's positive class (hallulab.evaluation.levels)
   const mark = (label) => {
     if (label === null || label === undefined) return null;
@@ -71,11 +81,19 @@
         return sortDescending ? -order : order;
       });
     }
+    const reasons = summary.reasons || [];
     for (const row of rows) {
+      const why = reasons[summary.rows.indexOf(row)] || {};
       table.appendChild(el("tr", {}, shown.map(([key]) => {
         const v = cellValue(row, key);
         if (Array.isArray(v)) return el("td", { class: "num", text: `[${fmt(v[0], 1)}, ${fmt(v[1], 1)}]` });
-        return typeof v === "number" ? el("td", { class: "num", text: fmt(v, 1) }) : el("td", { text: v === null ? "" : v });
+        if (typeof v === "number") return el("td", { class: "num", text: fmt(v, 1) });
+        if ((v === null || v === undefined) && why[key]) {
+          // an undefined metric or interval: n/a with the evaluation's reason
+          return el("td", { class: "num na", title: why[key] }, [el("span", { text: "n/a" }),
+            el("span", { class: "reason", text: why[key] })]);
+        }
+        return el("td", { text: v === null || v === undefined ? "" : v });
       })));
     }
   }
@@ -131,7 +149,7 @@
         const span = el("span", { class: "unit", "data-sentence": String(index), text: sentence.text });
         if (row) {
           span.style.background = colour(row[2]);
-          span.title = `score ${row[1]} (rank ${row[2]})`;
+          span.title = `score ${row[1]} (rank ${fmt(row[2], 2)})`;
         }
         response.appendChild(span);
         const m = mark(sentence.label);
@@ -143,7 +161,8 @@
     }
     const responseRow = ((byLevel.response || {})[record.id] || [])[0];
     if (responseRow) {
-      const line = el("div", { class: "record-score", text: `response score ${responseRow[1]} (rank ${responseRow[2]})` });
+      const line = el("div", { class: "record-score", text: `response score ${score4(responseRow[1])} (rank ${fmt(responseRow[2], 2)})`,
+        title: `score ${responseRow[1]}` });
       line.style.background = colour(responseRow[2]);
       const m = mark(record.response_label);
       if (m) line.appendChild(m);
@@ -168,7 +187,7 @@
         if (m) label.appendChild(m);
         table.appendChild(el("tr", { "data-unit": String(index) }, [
           el("td", { class: "num", text: String(index) }), text,
-          el("td", { class: "num", text: String(score) }), el("td", { class: "num", text: fmt(rank, 2) }),
+          el("td", { class: "num", text: score4(score), title: String(score) }), el("td", { class: "num", text: fmt(rank, 2) }),
           label, el("td", {}, [detail])]));
       }
       units.appendChild(table);
@@ -204,7 +223,7 @@
     chart.innerHTML = "";
     const group = data.curves[Number($("curve").value)];
     if (!group) { chart.textContent = "No curves: the curve stages have not run on this data set."; return; }
-    const W = 640, H = 360, L = 56, B = 40, T = 12, R = 12;
+    const W = 640, H = 380, L = 56, B = 40, T = 32, R = 12;
     const points = group.series.flatMap((s) => s.points);
     const xs = points.map((p) => p[0]), ys = points.map((p) => p[1]);
     let x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
@@ -230,7 +249,8 @@
       add("text", { x: L - 6, y: sy(yv) + 4, "text-anchor": "end", "font-size": 11 }, fmt(yv, 2));
     }
     add("text", { x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle", "font-size": 12 }, group.x);
-    add("text", { x: 12, y: T + 10, "font-size": 12 }, group.y);
+    // the y-axis title above the axis, clear of the tick labels
+    add("text", { x: L, y: T - 12, "text-anchor": "middle", "font-size": 12 }, group.y);
     group.series.forEach((series, i) => {
       if (hidden.has(series.name)) return;
       const d = series.points.map((p, j) => `${j ? "L" : "M"}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join(" ");

@@ -2,7 +2,18 @@
 
     from hallulab.api import Detector
     scores = Detector("selfcheck_ngram").score("my_records.jsonl")      # a unit-score DataFrame
-    scores = Detector("ccp", overrides=["ccp.aggregate.k=[5]"]).score(records)
+    scores = Detector("ccp", settings={"ccp.aggregate.k": [5]}).score(records)
+
+Records are the canonical schema's (a JSONL file, mappings or :class:`Passage` objects). A
+record with a ``response`` and no ``sentences`` is split into sentences by the configured
+spaCy model (``spacy.model``), as the ``generate`` stage splits the responses it writes.
+
+The result has one row per scored unit: ``method``, the columns of
+:data:`hallulab.core.units.COLUMNS`, ``text``
+(the unit's text where the records hold it: the sentence, the response, the prompt, a span)
+and ``headline`` (the variant is one the method's paper reports as its headline, the ones
+the run's summary shows). By default only the headline variants' rows are returned;
+``variants="all"`` returns every variant the method computes.
 
 :class:`Detector` composes the settings from ``conf/`` exactly as ``dvc exp run -S`` does
 (Hydra overrides, every setting checked, unknown keys refused), then runs what the DAG runs
@@ -31,12 +42,13 @@ from typing import Any
 import pandas as pd
 
 from hallulab.cache import CallCache
-from hallulab.core.config import CONF_DIR, compose
+from hallulab.core.config import CONF_DIR, ConfigError, compose
 from hallulab.core.units import score_frame
-from hallulab.data.records import load_jsonl_passages
+from hallulab.data.records import SentenceSplitter, load_jsonl_passages, with_sentences
 from hallulab.data.schema import Passage, check_unique_ids, passage_from_dict
 from hallulab.pipeline import registry
 from hallulab.pipeline.context import AggregateContext, BuildContext
+from hallulab.pipeline.controls import AggregateControls
 from hallulab.pipeline.known_keys import check_known
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources
@@ -44,6 +56,27 @@ from hallulab.pipeline.spec import MethodSpec
 from hallulab.pipeline.stage_inputs import GENERATE_INPUTS
 
 Records = str | Path | Iterable[Passage | Mapping[str, Any]]
+#: settings as ``-S`` takes them (``["ccp.aggregate.k=[5]"]``) or as a mapping (``{"ccp.aggregate.k": [5]}``)
+Settings = Sequence[str] | Mapping[str, Any]
+VARIANT_CHOICES = ("headline", "all")
+
+
+def override_strings(settings: Settings) -> list[str]:
+    """Hydra override strings: given as they are, or one ``key=value`` per mapping item, the
+    value written as a Hydra value (JSON for lists, numbers, booleans and null; a string
+    quoted unless it is a plain word)."""
+    if isinstance(settings, Mapping):
+        return [f"{key}={_hydra_value(value)}" for key, value in settings.items()]
+    if isinstance(settings, str):
+        raise TypeError(f"settings: a list of KEY=VALUE strings or a mapping, not the string {settings!r}")
+    return [str(item) for item in settings]
+
+
+def _hydra_value(value: Any) -> str:
+    if isinstance(value, str):
+        plain = value.replace("_", "").replace("-", "").replace(".", "").replace("/", "").isalnum()
+        return value if plain else json.dumps(value)
+    return json.dumps(value)
 
 
 def _as_stored(value: Any) -> Any:
@@ -56,13 +89,51 @@ def _as_stored(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
 
 
-def _records(records: Records) -> list[Passage]:
-    """Records from a JSONL file in the canonical schema, or Passages / mappings."""
+def _records(records: Records, split: SentenceSplitter) -> list[Passage]:
+    """Records from a JSONL file in the canonical schema, or Passages / mappings; a record
+    with a response and no ``sentences`` is split by ``split``."""
     if isinstance(records, str | Path):
-        return load_jsonl_passages(Path(records))
-    passages = [r if isinstance(r, Passage) else passage_from_dict(r, position=i + 1) for i, r in enumerate(records)]
+        return load_jsonl_passages(Path(records), split)
+    given = list(records)
+    raws = with_sentences([r for r in given if not isinstance(r, Passage)], split)
+    filled = iter(raws)
+    passages = [
+        r if isinstance(r, Passage) else passage_from_dict(next(filled), position=i + 1) for i, r in enumerate(given)
+    ]
     check_unique_ids(passages)
     return passages
+
+
+def with_headline(frame: pd.DataFrame, headline: Sequence[str] | None, variants: str = "headline") -> pd.DataFrame:
+    """``frame`` with a ``headline`` column (the variant is among ``headline``; every variant
+    when the method names none), only those rows unless ``variants`` is "all"."""
+    if variants not in VARIANT_CHOICES:
+        raise ConfigError(f"variants: {variants!r} is not one of {list(VARIANT_CHOICES)}")
+    marked = frame.assign(headline=frame["variant"].isin(list(headline)) if headline is not None else True)
+    return marked if variants == "all" else marked[marked["headline"]].reset_index(drop=True)
+
+
+def unit_texts(frame: pd.DataFrame, passages: Sequence[Passage]) -> list[str | None]:
+    """Each row's unit text where the records hold it: a span of the response (``start`` /
+    ``end``), the sentence, the whole response or the prompt; None for a unit the records do
+    not spell out (a knowledge-graph fact, a concept)."""
+    by_id = {p.id: p for p in passages}
+    texts: list[str | None] = []
+    for row in frame.itertuples(index=False):
+        passage = by_id.get(str(row.record_id))
+        text: str | None = None
+        if passage is not None:
+            if row.level == "response":
+                text = passage.response
+            elif row.level == "prompt":
+                text = passage.prompt
+            elif pd.notna(row.start) and pd.notna(row.end) and passage.response is not None:
+                text = passage.response[int(row.start) : int(row.end)]
+            elif row.level == "sentence" and pd.notna(row.sentence_index):
+                index = int(row.sentence_index)
+                text = passage.sentences[index] if index < len(passage.sentences) else None
+        texts.append(text)
+    return texts
 
 
 def _artifact_order(names: Iterable[str]) -> list[str]:
@@ -83,32 +154,46 @@ def _artifact_order(names: Iterable[str]) -> list[str]:
 
 @dataclass
 class Detector:
-    """One method with its settings (``overrides`` as ``-S`` takes them, e.g.
-    ``["selfcheck.num_samples=5"]``); :meth:`score` runs it on records."""
+    """One method with its settings (``settings`` as ``-S`` takes them, e.g.
+    ``["selfcheck.num_samples=5"]``, or as a mapping, ``{"selfcheck.num_samples": 5}``);
+    :meth:`score` runs it on records."""
 
     method: str
-    overrides: Sequence[str] = ()
+    settings: Settings = ()
     dataset: str = "api"  # the name a step sees (log lines, a cache of nothing else)
     conf_dir: Path = CONF_DIR
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("hallulab.api"))
 
     def __post_init__(self) -> None:
         self.spec: MethodSpec = registry.method(self.method)
-        self.params: dict[str, Any] = compose(list(self.overrides), self.conf_dir)
+        self.overrides: list[str] = override_strings(self.settings)
+        self.params: dict[str, Any] = compose(self.overrides, self.conf_dir)
         check_known(self.params, list(self.params), self.conf_dir)
 
     def view(self, declared: Iterable[str], owner: str) -> ParamsView:
         return ParamsView(self.params, declared, owner)
 
-    def score(self, records: Records, cache: CallCache | None = None) -> pd.DataFrame:
-        """Unit-level scores of ``records`` (columns of :data:`hallulab.core.units.COLUMNS`)."""
-        passages = _records(records)
+    def score(self, records: Records, cache: CallCache | None = None, variants: str = "headline") -> pd.DataFrame:
+        """Unit-level scores of ``records``: the columns of :data:`hallulab.core.units.COLUMNS`,
+        then ``text`` and ``headline`` (see the module docstring); ``variants``: "headline"
+        (the default) or "all"."""
+        if variants not in VARIANT_CHOICES:
+            raise ConfigError(f"variants: {variants!r} is not one of {list(VARIANT_CHOICES)}")
         if cache is not None:
-            return self._run(passages, cache)
+            return self._score(records, cache, variants)
         with CallCache() as opened:
-            return self._run(passages, opened)
+            return self._score(records, opened, variants)
 
-    def _run(self, passages: list[Passage], cache: CallCache) -> pd.DataFrame:
+    def _score(self, records: Records, cache: CallCache, variants: str) -> pd.DataFrame:
+        spacy = self.view(("spacy",), "api")
+        passages = _records(records, Resources(spacy, cache).spacy.sentences)
+        frame, controls = self._run(passages, cache)
+        frame["text"] = unit_texts(frame, passages)
+        frame.insert(0, "method", self.method)
+        return with_headline(frame, controls.headline_variants, variants)
+
+    def _run(self, passages: list[Passage], cache: CallCache) -> tuple[pd.DataFrame, AggregateControls]:
+        """The method's unit scores (as the DAG's aggregate stage writes them) and controls."""
         if self.spec.combines is not None:
             return self._combine(passages, cache)
         passages, main_tokens = self._generate(passages, cache)
@@ -129,9 +214,9 @@ class Detector:
         aggregate = registry.step_function("method", self.method, "aggregate")
         view = self.view(self.spec.aggregate.param_keys(), f"aggregate_{self.method}")
         result = aggregate(AggregateContext(self.dataset, passages, needed, raw, view, self.log))
-        return _as_stored(score_frame(result.scores))
+        return _as_stored(score_frame(result.scores)), result.controls
 
-    def _combine(self, passages: list[Passage], cache: CallCache) -> pd.DataFrame:
+    def _combine(self, passages: list[Passage], cache: CallCache) -> tuple[pd.DataFrame, AggregateControls]:
         """A combining method (the ensemble): each member's method runs as its own
         :class:`Detector` with the same settings and call cache (what the members_<name> stages
         read from the members' aggregate stages), then the combiner's aggregate step."""
@@ -146,12 +231,13 @@ class Detector:
         for member in members:
             if member.method not in by_method:
                 detector = Detector(member.method, self.overrides, self.dataset, self.conf_dir, self.log)
-                by_method[member.method] = detector._run(passages, cache)
+                by_method[member.method] = detector._run(passages, cache)[0]
         tables = {m.key: member_rows(by_method[m.method], m, level, f"{m.method}'s scores", self.log) for m in members}
         passages, _ = self._generate(passages, cache)
         aggregate = registry.step_function("method", self.method, "aggregate")
         context = AggregateContext(self.dataset, passages, {}, None, view, self.log, tables)
-        return _as_stored(score_frame(aggregate(context).scores))
+        result = aggregate(context)
+        return _as_stored(score_frame(result.scores)), result.controls
 
     def _generate(self, passages: list[Passage], cache: CallCache) -> tuple[list[Passage], list[dict[str, Any]]]:
         """The ``generate`` stage's step: samples (and main responses) as ``generate.mode`` says."""
@@ -179,9 +265,9 @@ class Detector:
             resources.close()
 
 
-def detect(records: Records, method: str, overrides: Sequence[str] = ()) -> pd.DataFrame:
+def detect(records: Records, method: str, settings: Settings = (), variants: str = "headline") -> pd.DataFrame:
     """Unit-level scores of ``records`` by ``method`` (see :class:`Detector`)."""
-    return Detector(method, overrides).score(records)
+    return Detector(method, settings).score(records, variants=variants)
 
 
 def methods() -> list[MethodSpec]:

@@ -1,4 +1,4 @@
-"""The benchmark report: every ``make bench`` script records what it measured in one file.
+"""The benchmark report: every ``make bench`` script records its numbers in one file.
 
 ``benchmarks/results.json`` holds one section per benchmark:
 
@@ -9,7 +9,7 @@ A row is one measurement: a value in its unit (seconds, or a rate such as pairs/
 speed-up over the section's baseline row where the benchmark compares. The README's performance tables are rendered from
 this file (``<!-- bench: SECTION -->``, :mod:`hallulab.results_render`), so no timing there
 is typed by hand. Timings depend on the machine: ``machine`` names its CPU count and the
-torch threads the benchmark used; ratios measured side by side in one run are what carries.
+torch threads the benchmark used; ratios taken side by side in one run are what carries.
 """
 
 from __future__ import annotations

@@ -1,8 +1,14 @@
 """The ``hallulab`` command: score records or list methods, without DVC (:mod:`hallulab.api`).
 
     hallulab methods
+    hallulab data list
+    hallulab data fetch sac3_qa_halu concept7 --root ~/hallulab-data
     hallulab score data.jsonl --method selfcheck_ngram -o scores.parquet
-    hallulab score data.jsonl --method ccp -S ccp.aggregate.k=[5] -o scores.csv
+    hallulab score data.jsonl --method ccp -S ccp.aggregate.k=[5] -o scores.csv --variants all
+
+Records are JSONL in the canonical schema; a record with a response and no ``sentences`` is
+split into sentences by the configured spaCy model. The output holds one row per scored unit
+with its text; by default only each method's headline variants (``--variants all``: every one).
 
 Errors a user can act on (a bad record, a bad or unknown setting, a missing model) are one
 line, ``hallulab score: error: ...``, and exit status 2, as the stages print them
@@ -31,14 +37,26 @@ def _methods() -> int:
     return 0
 
 
+#: what ``score -o`` writes, by suffix
+OUTPUT_SUFFIXES = (".parquet", ".csv", ".jsonl")
+
+
+class OutputSuffixError(ValueError, UserFacingError):
+    """``-o`` names a file of a kind the command does not write."""
+
+
 def _score(args: argparse.Namespace) -> int:
     from hallulab.api import Detector
 
-    scores = Detector(args.method, args.set).score(Path(args.records))
     out = Path(args.output)
+    if out.suffix not in OUTPUT_SUFFIXES and str(out) != os.devnull:
+        raise OutputSuffixError(f"-o {out}: unknown suffix {out.suffix!r}; write one of {list(OUTPUT_SUFFIXES)}")
+    scores = Detector(args.method, args.set).score(Path(args.records), variants=args.variants)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix == ".csv":
         scores.to_csv(out, index=False)
+    elif out.suffix == ".jsonl":
+        scores.to_json(out, orient="records", lines=True, force_ascii=False)
     else:
         scores.to_parquet(out, index=False)
     variants = ", ".join(dict.fromkeys(scores["variant"]))
@@ -46,21 +64,162 @@ def _score(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    from hallulab.pipeline import registry
+    from hallulab.report.scored_file import write_scored_report
+
+    titles = {name: spec.title for name, spec in registry.methods().items()}
+    path = write_scored_report([Path(p) for p in args.scores], Path(args.records), Path(args.output), titles)
+    print(f"Report: {path} (open it in a browser, no server needed)")
+    return 0
+
+
+#: ``data`` defaults as its help names them (hallulab.data.loaders.DATA_ROOT_ENV, hallulab.data.fetch.GITHUB_RAW)
+DATA_ROOT_ENV_NAME = "HALLULAB_DATA_ROOT"
+GITHUB_RAW_URL = "https://raw.githubusercontent.com"
+
+
+class DataRootError(ValueError, UserFacingError):
+    """``data fetch`` has no data root: neither ``--root`` nor the environment variable."""
+
+
+def _data_root(arg: str | None) -> Path | None:
+    from hallulab.data.loaders import data_root
+
+    root = Path(arg).expanduser() if arg else data_root()
+    return root.absolute() if root is not None else None
+
+
+def _data_list(args: argparse.Namespace) -> int:
+    from hallulab.data.fetch import DATA_SOURCES, missing_files
+
+    root = _data_root(args.root)
+    for source in DATA_SOURCES:
+        if root is None:
+            state = "not checked (no data root)"
+        else:
+            missing = len(missing_files(source, root))
+            state = "complete" if not missing else f"{missing} of {len(source.files)} missing"
+        no_source = sum(f.source is None for f in source.files)
+        fetchable = f"{len(source.files) - no_source} fetchable" + (
+            f", {no_source} to put by hand" if no_source else ""
+        )
+        count = f"{len(source.files)} file" + ("s" if len(source.files) != 1 else "")
+        print(f"{source.name:<14} {count} ({fetchable}): {state}")
+        print(f"{'':<14} {source.title}")
+        print(f"{'':<14} licence: {source.licence}")
+    print(f"data root: {root}" if root is not None else f"data root: not set (--root DIR or ${DATA_ROOT_ENV_NAME})")
+    return 0
+
+
+def _data_fetch(args: argparse.Namespace) -> int:
+    from hallulab.data.fetch import FileResult, data_source, fetch
+
+    names = list(dict.fromkeys(args.names))
+    for name in names:
+        data_source(name)  # an unknown name stops before anything is fetched
+    root = _data_root(args.root)
+    if root is None:
+        raise DataRootError(f"no data root to fetch into: pass --root DIR or set {DATA_ROOT_ENV_NAME}")
+
+    def say(result: FileResult) -> None:
+        done = {"fetched": "fetched", "replaced": "replaced (had another sha256)", "present": "already present"}
+        source = f" <- {result.url}" if result.outcome != "present" and result.url else ""
+        print(f"{done[result.outcome]}: {result.target}{source}", flush=True)
+
+    for name in names:
+        report = fetch(name, root, base_url=args.base_url, on_file=say)
+        print(
+            f"{name}: {len(report.fetched)} fetched, {len(report.present)} already present, sha256 checked, in {root}"
+        )
+    return 0
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hallulab")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+def _add_data_commands(data: argparse.ArgumentParser) -> None:
+    """``data list`` and ``data fetch``; the manifest (:mod:`hallulab.data.fetch`) is imported
+    only when they run, so the help names its defaults as literals (a test holds them equal)."""
+    actions = data.add_subparsers(dest="data_command", required=True)
+    listing = actions.add_parser("list", help="each data set, its licence and whether it is complete under the root")
+    fetching = actions.add_parser("fetch", help="download data sets, check their sha256, write them under the root")
+    fetching.add_argument("names", nargs="+", metavar="NAME", help="a data set (`hallulab data list` names them)")
+    for sub in (listing, fetching):
+        sub.add_argument("--root", default=None, help=f"the data root (default: ${DATA_ROOT_ENV_NAME})")
+    fetching.add_argument(
+        "--base-url",
+        default=None,
+        help="a mirror laid out as <repository>/<commit>/<path>, in place of GitHub's raw files "
+        f"(default: {GITHUB_RAW_URL})",
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="hallulab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--version", action="version", version=f"hallulab {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("methods", help="list the registered methods, their unit level and settings")
-    score = commands.add_parser("score", help="score a JSONL file of records with one method")
-    score.add_argument("records", help="JSONL in the canonical schema (see the README's data section)")
-    score.add_argument("--method", required=True)
-    score.add_argument(
-        "-S", "--set", action="append", default=[], metavar="KEY=VALUE", help="a setting, as dvc exp run -S takes it"
+    score = commands.add_parser(
+        "score",
+        help="score a JSONL file of records with one method",
+        description="Score a JSONL file of records with one method (in-process, no DVC).",
     )
-    score.add_argument("-o", "--output", default="scores.parquet", help=".parquet (default) or .csv")
+    score.add_argument(
+        "records",
+        help="JSONL in the canonical schema: id, response, samples (sentences optional: split when absent)",
+    )
+    score.add_argument("--method", required=True, help="a registered method (`hallulab methods` lists them)")
+    score.add_argument(
+        "-S",
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting, as dvc exp run -S takes it (repeatable; unknown keys are refused; default: none)",
+    )
+    score.add_argument(
+        "-o",
+        "--output",
+        default="scores.parquet",
+        help=f"the unit scores with their text; the suffix picks the format: {', '.join(OUTPUT_SUFFIXES)}"
+        " (default: scores.parquet)",
+    )
+    score.add_argument(
+        "--variants",
+        choices=("headline", "all"),
+        default="headline",
+        help="the method's headline variants only, or every variant it computes (default: headline)",
+    )
+    report = commands.add_parser(
+        "report",
+        help="render the report page of scored files",
+        description="Render the report page (one self-contained HTML file) of files `hallulab score` wrote.",
+    )
+    report.add_argument("scores", nargs="+", help="scored files (.parquet, .csv or .jsonl), one method or several")
+    report.add_argument("--records", required=True, help="the JSONL records that were scored")
+    report.add_argument("-o", "--output", default="report.html", help="the page to write (default: report.html)")
+    data = commands.add_parser(
+        "data",
+        help="list the real data sets, or fetch them from their public sources",
+        description="List the real data sets, or fetch them from their public sources into the data root "
+        "(each file pinned to a repository commit and checked by sha256).",
+    )
+    _add_data_commands(data)
     args = parser.parse_args(argv)
     try:
+        if args.command == "data":
+            return _data_list(args) if args.data_command == "list" else _data_fetch(args)
+        if args.command == "report":
+            return _report(args)
         return _methods() if args.command == "methods" else _score(args)
     except Exception as error:
         actionable = isinstance(error, UserFacingError | FileNotFoundError | UnicodeDecodeError | PermissionError)

@@ -366,7 +366,7 @@ def _without_machine_paths(identity: Mapping[str, Any]) -> dict[str, Any]:
 def import_kept(folder: Path, dataset: str, method: str, name: str, command: str, revision: str) -> PublishedResult:
     """A result from the evaluate files an earlier run kept in the repository (``<method>.json``,
     ``.ci.json``, ``.info.json``), for a run too long to repeat for every release (the WikiBio NLI
-    run: 30 minutes of training and 45 of scoring on 2 cores). ``revision`` is the commit that
+    run: training the full offline model, then scoring every passage). ``revision`` is the commit that
     added those files; params and models are not known beyond what the info file records."""
     info = read_json(folder / f"{method}.info.json")
     diagnostics = info.get("diagnostics", {})

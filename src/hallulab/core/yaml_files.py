@@ -2,8 +2,8 @@
 
 Every stage starts by reading ``params.yaml`` and the files under ``conf/`` (about 45 files,
 for the check that refuses settings no file defines). ``OmegaConf.load`` and
-``yaml.safe_load`` scan and parse in pure Python: about 140 ms of a cheap stage's process of
-about 1 s, measured on 2 cores (``benchmarks/bench_stage_start.py``; 46 ms through libyaml).
+``yaml.safe_load`` scan and parse in pure Python, a noticeable share of a cheap stage's
+process and several times slower than libyaml (``benchmarks/bench_stage_start.py`` times both).
 :data:`FastLoader` keeps OmegaConf's reading (its float rule, which
 reads ``1e-4`` as a number; no timestamps; a duplicate key refused; ``pathlib`` tags) and
 hands scanning, parsing and composing to libyaml (``yaml.cyaml.CParser``), as ``yaml.CSafeLoader``

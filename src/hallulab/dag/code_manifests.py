@@ -3,8 +3,8 @@
 DVC re-runs a stage when the hash of one of its dependencies changes, so a stage must depend
 on the source files it runs. Listed one by one in ``dvc.yaml`` they were 848 of the 1,158
 paths in ``dvc.lock`` (60% of its 172 KB), and DVC parses and rewrites the whole lock after
-every stage it runs: about 2 s of bookkeeping per stage on 2 cores, three times a cheap
-stage's own process. With the manifests the lock is 82 KB and the bookkeeping about 1 s.
+every stage it runs: bookkeeping that grows with the lock and cost more than a cheap stage's
+own process. With the manifests the lock is 82 KB and the bookkeeping shrinks with it.
 
 Instead every stage depends on one manifest, ``data/code_files/<key>.json``: the sha256 of
 each source file the stage runs (the script and every hallulab module it reaches,

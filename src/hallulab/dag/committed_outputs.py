@@ -37,6 +37,8 @@ import yaml
 LOCK = "dvc.lock"
 #: the CI gate's tolerance (tests/baselines, hallulab.evaluation.gate), in the metrics' unit
 DEFAULT_TOLERANCE = 0.01
+#: files whose shape or text changed that the report names one by one (the rest are counted)
+LISTED = 6
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,12 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
+def _short(value: Any, width: int = 16) -> str:
+    """A value for one line of the report: its repr, a long one cut (a hash, a sentence)."""
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def compare(path: str, before: str, after: str) -> FileChange:
     """How ``path``'s text moved from ``before`` (committed) to ``after`` (the run's)."""
     try:
@@ -132,7 +140,9 @@ def compare(path: str, before: str, after: str) -> FileChange:
         a, b = _number(value), _number(new[key])
         if a is None or b is None:
             if value != new[key]:
-                return FileChange(path, None, f"{key}: {value!r} -> {new[key]!r}", str(value), str(new[key]))
+                return FileChange(
+                    path, None, f"{key}: {_short(value)} -> {_short(new[key])}", str(value), str(new[key])
+                )
             continue
         if math.isnan(a) or math.isnan(b):
             if math.isnan(a) != math.isnan(b):
@@ -169,7 +179,9 @@ def report(found: Drift, tolerance: float = DEFAULT_TOLERANCE, width: int = 100)
     if largest is not None:
         lines.append(f"largest change of a number: {largest.largest:.6g} in {largest.path}")
         lines.append(f"({largest.where}: {largest.before} -> {largest.after})")
-    lines.extend(f"{change.path}: {change.where}" for change in found.reshaped)
+    lines.extend(f"{change.path}: {change.where}" for change in found.reshaped[:LISTED])
+    if len(found.reshaped) > LISTED:
+        lines.append(f"... and {len(found.reshaped) - LISTED} more files whose shape or text changed")
     if found.reshaped or (largest is not None and (largest.largest or 0.0) > tolerance):
         lines.append(
             f"That is more than float rounding (the CI gate's tolerance is {tolerance}): the run computed"

@@ -4,20 +4,47 @@ spaCy: the cheap stages import this and nothing heavier)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from hallulab.core.errors import RecordError
 from hallulab.core.io import read_jsonl
 from hallulab.data.schema import Passage, passage_from_dict
 
-__all__ = ["load_jsonl_passages"]
+__all__ = ["SentenceSplitter", "load_jsonl_passages", "with_sentences"]
+
+#: texts -> each text's sentences (e.g. :meth:`hallulab.text.spacy_tokens.SpacyTokenizer.sentences`)
+SentenceSplitter = Callable[[Sequence[str]], list[list[str]]]
 
 
-def load_jsonl_passages(path: str | os.PathLike[str]) -> list[Passage]:
+def with_sentences(raws: Sequence[Any], split: SentenceSplitter) -> list[Any]:
+    """Records as given, except that one with a response and no ``sentences`` key gets the
+    splitter's sentences of its response (all such responses in one batch). A response the
+    splitter finds no sentence in keeps its whole text as its one sentence. Records that give
+    ``sentences`` keep them: the unit a label or a score refers to is the user's."""
+    records = [dict(raw) if isinstance(raw, Mapping) else raw for raw in raws]  # a non-record fails later, named
+    missing = [
+        i
+        for i, r in enumerate(records)
+        if isinstance(r, dict) and "sentences" not in r and isinstance(r.get("response"), str) and r["response"].strip()
+    ]
+    if missing:
+        found = split([records[i]["response"] for i in missing])
+        for i, sentences in zip(missing, found, strict=True):
+            records[i]["sentences"] = sentences or [records[i]["response"].strip()]
+    return records
+
+
+def load_jsonl_passages(path: str | os.PathLike[str], split: SentenceSplitter | None = None) -> list[Passage]:
     """Read a canonical-schema JSONL file; a bad record raises naming its id (or line) and
-    field; a repeated id names both lines."""
+    field; a repeated id names both lines. With ``split``, a record with a response and no
+    ``sentences`` is split into sentences first (:func:`with_sentences`)."""
     passages = []
     lines: dict[str, int] = {}
-    for line_number, raw in read_jsonl(path):
+    numbered = list(read_jsonl(path))
+    if split is not None:
+        numbered = list(zip([n for n, _ in numbered], with_sentences([r for _, r in numbered], split), strict=True))
+    for line_number, raw in numbered:
         try:
             passage = passage_from_dict(raw, position=line_number)
         except RecordError as error:

@@ -229,7 +229,7 @@ def paper_notes(specs: Sequence[MethodSpec], dataset: str) -> list[str]:
 
 
 def correction_section(path: Path) -> list[str]:
-    """FactSelfCheck's Table 3 as measured, when the correct stage ran."""
+    """FactSelfCheck's Table 3 as this run computed it, when the correct stage ran."""
     if not path.is_file():
         return []
     result = read_json(path)

@@ -43,7 +43,16 @@ ONE_RECORD = "one_record"
 NO_DEFINED_RESAMPLE = "no_defined_resample"
 
 POINT_REASONS = (NO_UNITS, ONE_CLASS, CONSTANT, NO_THRESHOLD, NO_POSITIVES)
+#: each reason in a few words, for pages and tables a person reads
+REASON_TEXT = {
+    NO_UNITS: "no unit to evaluate",
+    ONE_CLASS: "one class only: every unit has the same label",
+    CONSTANT: "no spread: constant values",
+    NO_THRESHOLD: "no decision threshold",
+    NO_POSITIVES: "no positive label or decision",
+}
 INTERVAL_REASONS = (*POINT_REASONS, ONE_RECORD, NO_DEFINED_RESAMPLE)
+REASON_TEXT |= {ONE_RECORD: "all units from one record", NO_DEFINED_RESAMPLE: "undefined in every resample"}
 
 
 def ranking(positive: np.ndarray) -> str | None:

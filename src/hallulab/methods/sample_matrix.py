@@ -21,6 +21,7 @@ from hallulab.core.config import ConfigError, setting, typed
 from hallulab.core.errors import RecordError, StaleScoresError
 from hallulab.core.units import ScoreTable, concat
 from hallulab.data.schema import Passage
+from hallulab.methods.skipped import HAS_RESPONSE, HAS_SAMPLES, Partition, partition
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.params import ParamsView
 
@@ -185,11 +186,10 @@ def selection_from(params: ParamsView) -> SampleSelection:
     return typed(SampleSelection, values, "selfcheck")
 
 
-def scorable(passages: Sequence[Passage]) -> tuple[list[Passage], int]:
+def scorable(passages: Sequence[Passage]) -> Partition:
     """The records a sample-based method can score (a response and at least one sample), and
-    how many others were left out (prompt-only records, records without samples)."""
-    chosen = [p for p in passages if p.response is not None and p.samples]
-    return chosen, len(passages) - len(chosen)
+    the others with their reason (prompt-only records: no response; no samples)."""
+    return partition(passages, HAS_RESPONSE, HAS_SAMPLES)
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,9 @@ def compiled_for_inference(model: Any, device: str) -> Any:
     into them, where eager PyTorch copies the bias into every output and runs GELU, the
     residual additions and layer norms as separate passes over memory. ``dynamic=True``
     makes one graph serve every batch size and sequence length, so a data set compiles once
-    (about 45 seconds for a 6-layer MiniLM on 2 cores; Inductor caches the result on disk
-    for the next run). On the CPU, Inductor builds C++ kernels, so it needs a C++
-    compiler; without one this fails here, in one line, instead of inside the first batch.
+    (compiling is slow, so Inductor caches the result on disk for the next run). On the CPU,
+    Inductor builds C++ kernels, so it needs a C++ compiler; without one this fails here, in
+    one line, instead of inside the first batch.
     """
     compiler = inductor_cpp_compiler()
     if device == "cpu" and shutil.which(compiler) is None:
@@ -41,7 +41,7 @@ def compiled_for_inference(model: Any, device: str) -> Any:
             "torch.compile's generated kernels; install one (apt-get install g++) or set nli.compile=false"
         )
     torch = importlib.import_module("torch")
-    # Set process-wide, as it was measured: Inductor reads it when it compiles, which
+    # Set process-wide, as the benchmark ran it: Inductor reads it when it compiles, which
     # happens in the first call (and in any recompile), not in torch.compile itself. No
     # other step of hallulab uses torch.compile.
     inductor_config: Any = importlib.import_module("torch._inductor.config")

@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from hallulab.cache import CallCache, cache_key
-from hallulab.core.config import setting
+from hallulab.core.config import REPO_ROOT, setting
+from hallulab.core.errors import UserFacingError
 from hallulab.nli.inference import compiled_for_inference, pair_logits
 from hallulab.packages import local_weights_digest
 
@@ -85,6 +86,29 @@ def label_order(config: Any) -> dict[str, int]:
 #: :mod:`hallulab.nli.inference`); float32 batches keep their exact length, so float32 scores
 #: stay bit-identical to the call cache's earlier entries.
 REDUCED_PRECISION_PAD = 16
+
+
+class NLIModelNotFoundError(FileNotFoundError, UserFacingError):
+    """A local NLI model folder that is in none of the places it is looked for."""
+
+
+def model_source(model: str, root: Path = REPO_ROOT) -> str:
+    """What ``from_pretrained`` loads for ``model``: a hub id as it is; a local folder
+    (``models/nli_minilm``, ``./x``, an absolute path) where the DAG puts it, the current
+    folder first (a stage runs in its workspace), else the checkout the package runs from (the
+    API or the CLI called from any other folder). A folder found in neither is a one-line
+    error naming the command that makes the offline model."""
+    if not model.startswith(("models/", "./", "/")):
+        return model
+    candidates = [Path(model)] if Path(model).is_absolute() else [Path(model), root / model]
+    for candidate in candidates:
+        if candidate.is_dir():
+            return str(candidate)
+    looked = " or ".join(str(c.resolve()) for c in candidates)
+    raise NLIModelNotFoundError(
+        f"NLI model folder {model!r} not found ({looked}); the offline model is made by `make run` "
+        "(or `dvc repro train_nli`) in the hallulab checkout; or pick a hub model: -S nli=deberta_v3_large_mnli"
+    )
 
 
 @dataclass(frozen=True)
@@ -168,13 +192,9 @@ class NLIScorer:
         device = self.config.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        if self.config.model.startswith(("models/", "./", "/")) and not Path(self.config.model).is_dir():
-            raise FileNotFoundError(
-                f"NLI model folder {self.config.model!r} does not exist; for the offline model run "
-                "`dvc repro train_nli` (or pick a hub model: -S nli=deberta_v3_large_mnli)"
-            )
-        tokenizer = transformers.AutoTokenizer.from_pretrained(self.config.model, **kwargs)
-        model = transformers.AutoModelForSequenceClassification.from_pretrained(self.config.model, **kwargs)
+        source = model_source(self.config.model)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
+        model = transformers.AutoModelForSequenceClassification.from_pretrained(source, **kwargs)
         label_indices(model.config)  # fail early, naming the labels, when they are not usable
         dtype = getattr(torch, dtype_name)
         model = model.to(device=device, dtype=dtype).eval()
@@ -195,7 +215,7 @@ class NLIScorer:
         identity: dict[str, Any] = {
             "model": self.config.model,
             "revision": self.config.revision or getattr(model.config, "_commit_hash", None) or "",
-            "weights": local_weights_digest(self.config.model),
+            "weights": local_weights_digest(model_source(self.config.model)),
             "labels": list(label_indices(model.config)),
             "max_length": self.max_length,
         }

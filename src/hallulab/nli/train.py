@@ -8,7 +8,7 @@ SNLI dev, SICK, FEVER supports / refutes, FEVER claims against passage-length pr
 ANLI dev minus the contexts ANLI test shares), and evaluated on held-out ANLI R1-R3 test,
 XNLI-en dev and SNLI test. It is a 22M-parameter model trained on tens of thousands of
 pairs on a CPU: far below DeBERTa-v3-large-MNLI, and the README says so beside its
-measured accuracy.
+held-out accuracy.
 
 The saved model's config carries ``id2label`` / ``label2id`` (entailment, neutral,
 contradiction), so it loads like any Hugging Face NLI model and the NLI scorer reads the

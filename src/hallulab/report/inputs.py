@@ -62,6 +62,8 @@ class ReportInputs:
     curves: list[CurveFile] = field(default_factory=list)
     correction: Mapping[str, Any] | None = None
     method_titles: dict[str, str] = field(default_factory=dict)
+    #: method -> the ``undefined`` section of its ``.info.json`` (why each null is null)
+    undefined: dict[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 class NothingToReportError(FileNotFoundError):
@@ -127,8 +129,14 @@ def load_inputs(dataset: str, root: Path = Path(), method_titles: Mapping[str, s
         for family, _ in CURVE_FAMILIES
         for csv in sorted((metrics_dir / family).glob("*.csv"))
     ]
+    undefined = {
+        method: info.get("undefined", {})
+        for method in scores
+        if (info := _read_if(root / paths.metrics(method, "info", dataset))) is not None
+    }
     return ReportInputs(
         dataset=dataset,
+        undefined=undefined,
         passages=passages,
         scores=scores,
         artifacts=artifacts,

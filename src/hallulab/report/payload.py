@@ -13,7 +13,7 @@ Shape (every list in the order the page shows it)::
     units    {catalogue key: {level: {record: [{i, si, t, l, d}]}}}   (claim/fact/prompt only:
                                         sentences and responses are read off the records)
     curves   [{title, x, y, series: [{name, points}]}]
-    correction  FactSelfCheck's Table 3 as the correct stage measured it, or null
+    correction  FactSelfCheck's Table 3 as the correct stage computed it, or null
 
 ``rank`` is the unit's percentile among every unit the variant scored at that level in the
 data set (0 = least, 1 = most likely hallucinated): scores of different methods live on
@@ -30,6 +30,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hallulab.evaluation.summary import HEADLINES
+from hallulab.evaluation.undefined import REASON_TEXT
 from hallulab.report.inputs import CURVE_FAMILIES, CurveFile, ReportInputs
 from hallulab.report.units import UnitCatalogue
 
@@ -47,7 +49,7 @@ class CurveSeries:
 
 @dataclass(frozen=True)
 class CurveGroup:
-    """One chart: every series of one method, family and task or metric."""
+    """One chart: the series of one family and task or metric (one method's, or every method's)."""
 
     title: str
     x: str
@@ -131,9 +133,34 @@ def _thinned(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
 
 
 def curve_groups(curves: Sequence[CurveFile]) -> list[CurveGroup]:
+    """One chart per (family, task or metric) with every method on it, first (a series per
+    method and variant, each method's first variant leading, so the chart opens with one
+    line per method), then one chart per (family, method, task or metric), a series per
+    variant."""
+    per_method = method_curve_groups(curves)
+    return [*all_methods_groups(per_method), *(group for _, group in per_method)]
+
+
+def all_methods_groups(per_method: Sequence[tuple[str, CurveGroup]]) -> list[CurveGroup]:
+    """The charts that put the methods of one (family, task or metric) side by side."""
+    by_key: dict[tuple[str, str, str, str], list[tuple[str, CurveGroup]]] = {}
+    for method, group in per_method:
+        family, _, rest = group.title.partition(f": {method}, ")
+        by_key.setdefault((family, rest, group.x, group.y), []).append((method, group))
+    combined = []
+    for (family, rest, x, y), members in by_key.items():
+        if len({method for method, _ in members}) < 2:
+            continue
+        leading = [CurveSeries(f"{m}: {g.series[0].name}", g.series[0].points) for m, g in members if g.series]
+        others = [CurveSeries(f"{m}: {s.name}", s.points) for m, g in members for s in g.series[1:]]
+        combined.append(CurveGroup(f"{family}: all methods, {rest}", x, y, [*leading, *others]))
+    return combined
+
+
+def method_curve_groups(curves: Sequence[CurveFile]) -> list[tuple[str, CurveGroup]]:
     """One chart per (family, method, task or metric), a series per variant."""
     titles = dict(CURVE_FAMILIES)
-    groups: list[CurveGroup] = []
+    groups: list[tuple[str, CurveGroup]] = []
     for curve in curves:
         frame = curve.frame
         if curve.family == "pr":
@@ -159,15 +186,41 @@ def curve_groups(curves: Sequence[CurveFile]) -> list[CurveGroup]:
                 for name, part in rows.groupby(series_by, sort=False)
             ]
             title = f"{titles[curve.family]}: {curve.method}, {group}"
-            groups.append(CurveGroup(title, x, y if curve.family == "pr" else str(group), series))
+            groups.append((curve.method, CurveGroup(title, x, y if curve.family == "pr" else str(group), series)))
     return groups
 
 
-def _summary(frame: pd.DataFrame | None) -> dict[str, Any]:
+def _summary(frame: pd.DataFrame | None, undefined: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """summary.csv's rows, and per row why each empty value or interval is empty (the reasons
+    the evaluate stage wrote into ``.info.json``, in words)."""
     if frame is None:
-        return {"columns": [], "rows": []}
+        return {"columns": [], "rows": [], "reasons": []}
     rows = [[_number(v) if isinstance(v, float) else v for v in row] for row in frame.itertuples(index=False)]
-    return {"columns": list(frame.columns), "rows": rows}
+    return {
+        "columns": list(frame.columns),
+        "rows": rows,
+        "reasons": [summary_reasons(r, undefined) for r in rows_of(frame)],
+    }
+
+
+def rows_of(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [dict(zip(frame.columns, row, strict=True)) for row in frame.itertuples(index=False)]
+
+
+def summary_reasons(row: Mapping[str, Any], undefined: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """``{"value_1" | "ci_1" | "value_2" | "ci_2": reason}`` for a summary row's empty cells."""
+    found: dict[str, str] = {}
+    metrics = HEADLINES.get(str(row.get("level")), ())
+    section = undefined.get(str(row.get("method")), {})
+    for position, (key, _) in enumerate(metrics, start=1):
+        value_reason = section.get("metrics", {}).get(str(row.get("variant")), {}).get(key)
+        interval_reason = section.get("intervals", {}).get(str(row.get("variant")), {}).get(key)
+        if _number(row.get(f"value_{position}")) is None and value_reason:
+            found[f"value_{position}"] = REASON_TEXT.get(value_reason, value_reason)
+        if _number(row.get(f"ci_{position}_low")) is None and (interval_reason or value_reason):
+            reason = interval_reason or value_reason
+            found[f"ci_{position}"] = REASON_TEXT.get(reason, reason)
+    return found
 
 
 def _method_entries(inputs: ReportInputs) -> list[dict[str, Any]]:
@@ -212,7 +265,7 @@ def build_payload(inputs: ReportInputs, catalogue: UnitCatalogue) -> dict[str, A
     return {
         "dataset": inputs.dataset,
         "notes": list(inputs.notes),
-        "summary": _summary(inputs.summary),
+        "summary": _summary(inputs.summary, inputs.undefined),
         "methods": _method_entries(inputs),
         "records": _records(inputs),
         "scores": {method: score_tree(frame) for method, frame in inputs.scores.items() if not frame.empty},

@@ -8,7 +8,10 @@ Extraction (``concepts.source``):
 * ``spacy``: spaCy's named entities and noun chunks of the prompt, leading determiners and
   pronouns dropped: an offline substitute for an LLM extractor (it also returns ordinary
   noun phrases, which the common-word filter then removes);
-* ``auto``: ``given`` for a record that has them, else ``spacy``.
+* ``auto``: ``given`` for a record whose ``meta.concepts`` is present and not an empty list
+  (so a malformed value, a bare string included, is refused naming the record and the field,
+  as with ``given``: give a list of strings, e.g. ``["quantum entanglement"]``); ``spacy``
+  when the key is absent, null or ``[]``.
 
 Processing (:mod:`hallulab.artifacts.concepts.processing`): grouping of adjacent concepts
 that occur joined in the prompt, removal of concepts covered by another, filtering of

@@ -94,12 +94,9 @@ def parse_entity_list(reply: str) -> list[str]:
 def _extract(ctx: BuildContext, cfg: ConceptsConfig, passages: list[Passage], counts: Counter[str]) -> list[list[str]]:
     chosen: list[str] = []
     for passage in passages:
-        given = passage.meta.get("concepts")
-        source = cfg.source
-        if source == "auto":
-            source = "given" if isinstance(given, list) and given else "spacy"
+        source = auto_source(passage) if cfg.source == "auto" else cfg.source
         if source == "given":
-            given_concepts(passage)
+            given_concepts(passage, source=cfg.source)
         chosen.append(source)
         counts[f"extracted_by_{source}"] += 1
     extracted: list[list[str]] = [[] for _ in passages]
@@ -121,17 +118,29 @@ def _extract(ctx: BuildContext, cfg: ConceptsConfig, passages: list[Passage], co
             counts["llm_replies_without_entities"] += not extracted[i]
     for i, s in enumerate(chosen):
         if s == "given":
-            extracted[i] = given_concepts(passages[i])
+            extracted[i] = given_concepts(passages[i], source=cfg.source)
     return extracted
 
 
-def given_concepts(passage: Passage) -> list[str]:
+def auto_source(passage: Passage) -> str:
+    """``concepts.source=auto`` for one record: ``given`` when it has ``meta.concepts`` at all
+    (absent, null and ``[]`` fall back to ``spacy``), so a malformed value, a bare string
+    included, is refused by :func:`given_concepts` rather than silently replaced."""
+    given = passage.meta.get("concepts")
+    return "spacy" if given is None or given == [] else "given"
+
+
+def given_concepts(passage: Passage, source: str = "given") -> list[str]:
     """The record's own concepts (``meta.concepts``): a list of non-empty strings, else an error
-    naming the record and the item (``[null, 42]`` must not become the concepts "None", "42")."""
+    naming the record and the item (``[null, 42]`` must not become the concepts "None", "42");
+    ``source`` is the ``concepts.source`` setting the error names (``given`` or ``auto``)."""
     given = passage.meta.get("concepts")
     if not isinstance(given, list):
         raise RecordError(
-            passage.id, "meta.concepts", f"concepts.source=given needs a list, got {type(given).__name__}"
+            passage.id,
+            "meta.concepts",
+            f"concepts.source={source} needs a list, got {type(given).__name__}: "
+            'give a list of strings, e.g. ["quantum entanglement"]',
         )
     for index, concept in enumerate(given):
         if not isinstance(concept, str) or not concept.strip():

@@ -21,6 +21,7 @@ from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.methods.ccp.formula import CONTRA, ENTAIL, NEUTRAL
 from hallulab.methods.ccp.raw import CCPScores
 from hallulab.methods.ccp.units import CONTEXTS, alternatives, claim_words, nli_pairs
+from hallulab.methods.skipped import HAS_RESPONSE, partition, present_in
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.pipeline.context import BuildContext
 from hallulab.tokens import TokenStats
@@ -115,9 +116,14 @@ def score(ctx: BuildContext) -> CCPScores:
     knobs = ctx.params.typed(CCPScoreKnobs, "ccp.score")
     raw_tokens = ctx.artifacts["response_tokens"]
     claims = claims_by_record(ctx.artifacts["claims"])
+    tokens = token_stats(raw_tokens)
+    chosen = partition(
+        ctx.passages, HAS_RESPONSE, present_in(tokens, "no token statistics"), present_in(claims, "no claims")
+    )
+    chosen.warn(ctx.log, "CCP")
     requests = nli_requests(
-        ctx.passages,
-        token_stats(raw_tokens),
+        chosen.kept,
+        tokens,
         claims,
         spans_by_record(ctx.artifacts["sentences"]),
         knobs.nli_contexts,
@@ -137,7 +143,7 @@ def score(ctx: BuildContext) -> CCPScores:
         nli={"name": scorer.config.name, **scorer.identity},
         records=layout,
         ptrue=ptrue,
-        diagnostics=dict(counts),
+        diagnostics={**dict(counts), **chosen.diagnostics()},
     )
 
 

@@ -21,6 +21,7 @@ from hallulab.core.units import ScoreTable
 from hallulab.methods.factselfcheck.raw import FactSelfCheckScores
 from hallulab.methods.factselfcheck.scoring import defined_scores, frequency_score, llm_score, sentence_score
 from hallulab.methods.sample_matrix import sample_choice_from, selected_columns
+from hallulab.methods.skipped import HAS_RESPONSE, HAS_SAMPLES, partition, present_in
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls
 
@@ -41,7 +42,9 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
     knobs = ctx.params.typed(FactSelfCheckKnobs, "factselfcheck.aggregate")
     selection = sample_choice_from(ctx.params)
     graphs = graphs_by_record(ctx.artifacts["knowledge_graphs"])
-    passages = [p for p in ctx.passages if p.id in graphs and p.samples]
+    chosen = partition(ctx.passages, HAS_RESPONSE, HAS_SAMPLES, present_in(graphs, "no knowledge graph"))
+    chosen.warn(ctx.log, "FactSelfCheck")
+    passages = chosen.kept
     table = ScoreTable()
     counts: Counter[str] = Counter()
     for passage in passages:
@@ -100,6 +103,7 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
         "llm_records": len(ctx.raw.llm_records),
         "table8": artifact.get("table8"),
         "table9_llm_calls": {**artifact.get("llm_calls", {}), **ctx.raw.llm_calls},
+        **chosen.diagnostics(),
     }
     headline = (
         "fsc_kg_freq_max",

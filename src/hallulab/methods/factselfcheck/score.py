@@ -15,6 +15,7 @@ from hallulab.core.config import setting
 from hallulab.llm.base import DecodingParams
 from hallulab.methods.factselfcheck.raw import FactSelfCheckScores
 from hallulab.methods.factselfcheck.scoring import graph_text, psi
+from hallulab.methods.skipped import HAS_RESPONSE, HAS_SAMPLES, partition, present_in
 from hallulab.pipeline.context import BuildContext
 from hallulab.tokens import yes_no_probability
 
@@ -40,7 +41,9 @@ class FactSelfCheckScoreKnobs:
 def score(ctx: BuildContext) -> FactSelfCheckScores:
     knobs = ctx.params.typed(FactSelfCheckScoreKnobs, "factselfcheck.score")
     graphs = graphs_by_record(ctx.artifacts["knowledge_graphs"])
-    passages = [p for p in ctx.passages if p.id in graphs and p.samples]
+    chosen = partition(ctx.passages, HAS_RESPONSE, HAS_SAMPLES, present_in(graphs, "no knowledge graph"))
+    chosen.warn(ctx.log, "FactSelfCheck")  # the aggregate step reports them in its diagnostics
+    passages = chosen.kept
     subset = passages if knobs.llm_records is None else passages[: knobs.llm_records]
     counts: Counter[str] = Counter()
     answers: dict[str, dict[str, list[list[float | None]]]] = {}

@@ -72,7 +72,7 @@ def step_is_uniform(logprobs: Sequence[float], alpha: float = 0.05) -> bool:
     low, high = float(p.min()), float(p.max())
     if math.isclose(low, high):
         return True  # exactly flat: the model had no preference at all
-    from scipy.stats import kstest  # here, not at the top: importing scipy.stats costs every stage ~0.5 s
+    from scipy.stats import kstest  # here, not at the top: importing scipy.stats is slow, and every stage would pay it
 
     return bool(kstest(p, "uniform", args=(low, high - low)).pvalue > alpha)
 

@@ -19,6 +19,7 @@ from hallulab.artifacts.atomic_facts import TAGGINGS, facts_by_record
 from hallulab.core.config import ConfigError, setting
 from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.methods.hallucheck.raw import HalluCheckScores
+from hallulab.methods.skipped import HAS_RESPONSE, partition
 from hallulab.pipeline.context import BuildContext
 
 DECODINGS = ("greedy", "beam")
@@ -146,7 +147,9 @@ def score(ctx: BuildContext) -> HalluCheckScores:
     missing = [t for t in knobs.taggings if t not in available]
     if missing:
         raise ConfigError(f"hallucheck.score.taggings: {missing} were not extracted (atomic_facts.taggings)")
-    passages = {p.id: p for p in ctx.passages if p.response is not None}
+    chosen = partition(ctx.passages, HAS_RESPONSE)
+    chosen.warn(ctx.log, "HalluCheck")
+    passages = {p.id: p for p in chosen.kept}
 
     # 1. one question per distinct (fact, sentence)
     facts = {t: facts_by_record(ctx.artifacts["atomic_facts"], t) for t in knobs.taggings}
@@ -208,7 +211,7 @@ def score(ctx: BuildContext) -> HalluCheckScores:
         regenerations=[f"{r}/{d}" for r in regenerators for d in knobs.decodings],
         llms={role: ctx.resources.llm_name(role) for role in ("question_generator", *regenerators)},
         records=records,
-        diagnostics=dict(counts),
+        diagnostics={**dict(counts), **chosen.diagnostics()},
     )
 
 

@@ -11,7 +11,8 @@ import numpy as np
 from hallulab.core.config import setting
 from hallulab.core.units import ScoreTable
 from hallulab.methods.lexical_similarity.rouge import METRICS, rouge_f, tokens
-from hallulab.methods.sample_matrix import sample_choice_from, selected_columns
+from hallulab.methods.sample_matrix import SampleSelection, sample_choice_from, selected_columns
+from hallulab.methods.skipped import HAS_RESPONSE, Requirement, partition
 from hallulab.pipeline.context import AggregateContext, Aggregated
 
 
@@ -28,22 +29,35 @@ def lexical_uncertainty(samples: list[tuple[str, ...]], metric: str) -> float:
     return -float(np.mean([rouge_f(a, b, metric) for a, b in combinations(samples, 2)]))
 
 
+#: The count each reason for leaving a record out adds to (the diagnostics' older keys).
+SKIP_COUNTS = {
+    "no response": "records_without_response",
+    "fewer than two samples": "records_with_fewer_than_two_samples",
+}
+
+
+def two_samples_chosen(selection: SampleSelection) -> Requirement:
+    """A record needs two chosen samples: one pair to compare (a bad N is a ConfigError)."""
+    return Requirement("fewer than two samples", lambda p: len(selected_columns(p.id, len(p.samples), selection)) >= 2)
+
+
 def aggregate(ctx: AggregateContext) -> Aggregated:
     knobs = ctx.params.typed(LexicalSimilarityKnobs, "lexical_similarity")
     selection = sample_choice_from(ctx.params)
     table = ScoreTable()
-    counts: Counter[str] = Counter()
-    for passage in ctx.passages:
-        if passage.response is None:
-            counts["records_without_response"] += 1
-            continue
+    scorable = partition(ctx.passages, HAS_RESPONSE, two_samples_chosen(selection))
+    scorable.warn(ctx.log, "Lexical Similarity")
+    counts: Counter[str] = Counter(SKIP_COUNTS[s.reason] for s in scorable.skipped)
+    for passage in scorable.kept:
         chosen = [passage.samples[int(i)] for i in selected_columns(passage.id, len(passage.samples), selection)]
-        if len(chosen) < 2:
-            counts["records_with_fewer_than_two_samples"] += 1
-            continue
         words = [tokens(text, knobs.use_stemmer) for text in chosen]
         for metric in knobs.metrics:
             table.add_response(f"lexsim_{metric}", passage.id, lexical_uncertainty(words, metric))
         counts["records_scored"] += 1
-    diagnostics = {**dict(counts), "num_samples": selection.num_samples, "use_stemmer": knobs.use_stemmer}
+    diagnostics = {
+        **dict(counts),
+        "num_samples": selection.num_samples,
+        "use_stemmer": knobs.use_stemmer,
+        **scorable.diagnostics(),
+    }
     return Aggregated(table.frame(), diagnostics)

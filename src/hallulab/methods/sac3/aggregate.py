@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hallulab.core.units import ScoreTable
+from hallulab.methods.skipped import Skipped, log_skipped, skip_diagnostics
 from hallulab.pipeline.context import AggregateContext, Aggregated
 
 _GUESS = re.compile(r"guess\s*:\s*(yes|no)", re.I)
@@ -24,6 +25,7 @@ def inconsistency(verdicts: Sequence[str]) -> tuple[float | None, int]:
 def aggregate(ctx: AggregateContext) -> Aggregated:
     table = ScoreTable()
     counts: Counter[str] = Counter()
+    scored: set[str] = set()  # a record either variant scored; the others are skipped
     for passage in ctx.passages:
         for variant, key in (("sac3_q", "perb_sc"), ("sac3_sc", "self_sc")):
             verdicts = passage.meta.get(key)
@@ -36,4 +38,12 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
                 counts[f"{variant}_records_without_verdicts"] += 1
                 continue
             table.add_response(variant, passage.id, score)
-    return Aggregated(table.frame(), {**dict(counts), "verifier": "gpt-3.5 (the verdicts shipped with the SAC3 sets)"})
+            scored.add(passage.id)
+    skipped = [Skipped(p.id, "no verdicts") for p in ctx.passages if p.id not in scored]
+    log_skipped(ctx.log, "SAC3", skipped)
+    diagnostics = {
+        **dict(counts),
+        "verifier": "gpt-3.5 (the verdicts shipped with the SAC3 sets)",
+        **skip_diagnostics(s.record_id for s in skipped),
+    }
+    return Aggregated(table.frame(), diagnostics)

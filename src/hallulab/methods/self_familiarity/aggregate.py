@@ -41,6 +41,7 @@ from hallulab.core.config import setting
 from hallulab.core.units import ScoreTable
 from hallulab.methods.self_familiarity.raw import SelfFamiliarityScores
 from hallulab.methods.self_familiarity.threshold import ThresholdConfig, basic_threshold
+from hallulab.methods.skipped import skip_diagnostics
 from hallulab.methods.token_statistics import max_neglogp, mean_neglogp, perplexity
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls
@@ -213,6 +214,7 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
         ),
         "decisions_on_test_records": refusals,
         "concept_familiarity": {text: round(value, 6) for text, value in chosen.items()},
+        **skip_diagnostics(raw.skipped_record_ids),
     }
     controls = AggregateControls(thresholds={k: v for k, v in thresholds.items() if v is not None})
     return Aggregated(table.frame(), diagnostics, controls)

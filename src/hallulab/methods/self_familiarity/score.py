@@ -17,6 +17,7 @@ from hallulab.methods.self_familiarity.masking import MASKINGS, concept_texts, c
 from hallulab.methods.self_familiarity.raw import SelfFamiliarityScores
 from hallulab.methods.self_familiarity.self_detection import self_detection
 from hallulab.methods.self_familiarity.similarity import sample_similarities
+from hallulab.methods.skipped import HAS_PROMPT, partition
 from hallulab.pipeline.context import BuildContext
 
 BASELINES = ("forward_inference", "forward_self", "sample_bertscore", "sample_sentencescore", "self_detection")
@@ -143,8 +144,10 @@ def score(ctx: BuildContext) -> SelfFamiliarityScores:
             "finished": len(result.hypotheses),
         }
 
-    # 3. Table 2's baselines
-    baselines = _baselines(ctx, knobs, [p for p in ctx.passages if p.prompt], counts)
+    # 3. Table 2's baselines, for the records with a prompt (the concepts artifact has no other)
+    chosen = partition(ctx.passages, HAS_PROMPT)
+    chosen.warn(ctx.log, "Self-Familiarity")
+    baselines = _baselines(ctx, knobs, chosen.kept, counts)
     finished = time.perf_counter()
     cost = {
         "concepts": len(texts),
@@ -161,4 +164,5 @@ def score(ctx: BuildContext) -> SelfFamiliarityScores:
         concepts=concepts,
         baselines=baselines,
         counts=dict(counts),
+        skipped_record_ids=chosen.skipped_ids(),
     )

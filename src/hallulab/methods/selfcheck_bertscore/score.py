@@ -8,7 +8,9 @@ from hallulab.pipeline.context import BuildContext
 
 
 def score(ctx: BuildContext) -> SampleMatrixScores:
-    passages, skipped = scorable(ctx.passages)
+    chosen = scorable(ctx.passages)
+    chosen.warn(ctx.log, "SelfCheck-BERTScore")
+    passages = chosen.kept
     config = ctx.params.typed(BERTScoreConfig, "bertscore")
     ctx.resources.spacy.require_fits(
         (p.id, f"samples[{i}]", sample) for p in passages for i, sample in enumerate(p.samples)
@@ -23,7 +25,7 @@ def score(ctx: BuildContext) -> SampleMatrixScores:
         diagnostics={
             "pairs": sum(m.size for m in matrices.values()),
             "samples_without_long_sentence": support.empty_samples,
-            "skipped_records": skipped,
+            **chosen.diagnostics(),
         },
     )
     return SampleMatrixScores((stored,))

@@ -51,13 +51,14 @@ def score(ctx: BuildContext) -> StoredMQAG:
         roles = HubRoles(hub.g1, hub.g2, hub.answering, hub.answerability)
     else:
         raise ConfigError(f"selfcheck_mqag.roles: {kind!r} is not llm_substitute or hub")
-    passages, skipped = scorable(ctx.passages)
+    chosen = scorable(ctx.passages)
+    chosen.warn(ctx.log, "SelfCheck-MQAG")
     stored = build_questions(
-        passages,
+        chosen.kept,
         roles,
         num_questions=generate.num_questions_per_sentence,
         seed=generate.seed,
         cache=ctx.resources.cache,
     )
     ctx.log.info("MQAG (%s): %s", kind, dict(stored.diagnostics))
-    return replace(stored, diagnostics={**stored.diagnostics, "skipped_records": skipped})
+    return replace(stored, diagnostics={**stored.diagnostics, **chosen.diagnostics()})

@@ -49,5 +49,8 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
         "sample_selection": selection.sample_selection,
         "passages": len(corpora),
         "skipped_records_without_samples": ctx.raw.skipped_records,
+        # the count the score step stored (a file stored before the ids were kept names none)
+        "skipped_records": ctx.raw.skipped_records,
+        "skipped_record_ids": sorted(ctx.raw.skipped_record_ids),
     }
     return Aggregated(frame, diagnostics)

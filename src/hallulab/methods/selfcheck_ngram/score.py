@@ -4,6 +4,7 @@ tokenised once with spaCy (through the call cache)."""
 from __future__ import annotations
 
 from hallulab.core.config import ConfigError
+from hallulab.methods.sample_matrix import scorable
 from hallulab.methods.selfcheck_ngram.corpus import RESPONSE_SPLITS, build_ngram_corpora, corpora_to_dict
 from hallulab.methods.selfcheck_ngram.raw import NgramScores
 from hallulab.pipeline.context import BuildContext
@@ -13,11 +14,13 @@ def score(ctx: BuildContext) -> NgramScores:
     response_split = ctx.params.get("selfcheck_ngram.response_split")
     if response_split not in RESPONSE_SPLITS:
         raise ConfigError(f"selfcheck_ngram.response_split: {response_split!r} is not one of {list(RESPONSE_SPLITS)}")
-    passages = [p for p in ctx.passages if p.response is not None and p.samples]
-    corpora = build_ngram_corpora(passages, ctx.resources.spacy, response_split)
+    chosen = scorable(ctx.passages)
+    chosen.warn(ctx.log, "SelfCheck n-gram")
+    corpora = build_ngram_corpora(chosen.kept, ctx.resources.spacy, response_split)
     return NgramScores(
         spacy=ctx.resources.spacy.identity,
         response_split=response_split,
-        skipped_records=len(ctx.passages) - len(passages),
+        skipped_records=len(chosen.skipped),
         corpora=corpora_to_dict(corpora),
+        skipped_record_ids=chosen.skipped_ids(),
     )

@@ -22,7 +22,9 @@ def passage_matrices(
 
 
 def score(ctx: BuildContext) -> SampleMatrixScores:
-    passages, skipped = scorable(ctx.passages)
+    chosen = scorable(ctx.passages)
+    chosen.warn(ctx.log, "SelfCheck-NLI")
+    passages = chosen.kept
     scorer = NLIScorer(ctx.params.typed(NLIConfig, "nli"), cache=ctx.resources.cache)
     matrices = passage_matrices(passages, scorer, progress=True)
     sentences, samples = sentence_sample_grid(passages, "SelfCheck-NLI")
@@ -34,7 +36,7 @@ def score(ctx: BuildContext) -> SampleMatrixScores:
         matrices=matrices,
         diagnostics={
             "pairs": sum(m.size for m in matrices.values()),
-            "skipped_records": skipped,
+            **chosen.diagnostics(),
             "pairs_truncated_for_nli": scorer.truncated_pairs(*ordered),
         },
     )

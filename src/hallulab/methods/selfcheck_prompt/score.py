@@ -14,7 +14,9 @@ def score(ctx: BuildContext) -> SampleMatrixScores:
         {key: ctx.params.get(f"selfcheck_prompt.{key}") for key in ("prompt", "max_new_tokens", "top_k")},
         "selfcheck_prompt",
     )
-    passages, skipped = scorable(ctx.passages)
+    chosen = scorable(ctx.passages)
+    chosen.warn(ctx.log, "SelfCheck-Prompt")
+    passages = chosen.kept
     llm = ctx.resources.llm("evaluator")
     template = ctx.resources.prompt("selfcheck_prompt.prompt")
     found = passage_matrices(passages, llm, config, template)
@@ -32,7 +34,7 @@ def score(ctx: BuildContext) -> SampleMatrixScores:
         verdicts["no"],
         verdicts["other"],
     )
-    common = {"pairs": verdicts["replies"], "skipped_records": skipped, "verdicts": verdicts}
+    common = {"pairs": verdicts["replies"], **chosen.diagnostics(), "verdicts": verdicts}
     stored = [SampleMatrices("selfcheck_prompt", "prompt", identity, found.verdicts, common)]
     if found.probabilities is not None:
         extra = {**common, "yes_no_not_in_top_k": found.probability_missing}
