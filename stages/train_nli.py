@@ -34,7 +34,10 @@ def main() -> None:
     cfg = TrainConfig(**raw)
     root_env = os.environ.get(DATA_ROOT_ENV)
     if not root_env:
-        raise FileNotFoundError(f"train_nli needs the NLI files: set {DATA_ROOT_ENV} (the folder holding nli/)")
+        raise FileNotFoundError(
+            f"train_nli needs the NLI corpora: set {DATA_ROOT_ENV} to the folder holding nli/ "
+            "(`hallulab data fetch nli --root DIR` downloads them)"
+        )
     root = Path(root_env)
 
     pairs = sample_pairs(training_sources(root), dict(cfg.sources), cfg.seed)

@@ -76,3 +76,21 @@ def test_select_samples_slices_and_names_short_records(toy_passages) -> None:
     assert select_samples(passage, None) == passage.samples
     with pytest.raises(RecordError, match="toy-curie"):
         select_samples(passage, 50)
+
+
+@pytest.mark.parametrize(
+    ("dataset", "fetch"),
+    [("factualbio", "factualbio"), ("nq_open", "sac3_qa_halu"), ("concept7", "concept7")],
+)
+def test_a_data_set_without_its_local_copy_names_the_fetch_command(monkeypatch, tmp_path, dataset, fetch) -> None:
+    """No data root, then a data root without the file: both errors say which `hallulab data
+    fetch` gets the data set (or names the file to put by hand)."""
+    from hallulab.core.config import dataset_config
+
+    monkeypatch.delenv(DATA_ROOT_ENV, raising=False)
+    with pytest.raises(DatasetConfigError, match=f"hallulab data fetch {fetch}"):
+        load_dataset(dataset_config(dataset))
+    if dataset != "concept7":  # Concept-7 names its missing files itself
+        monkeypatch.setenv(DATA_ROOT_ENV, str(tmp_path))
+        with pytest.raises(DatasetConfigError, match=f"hallulab data fetch {fetch}"):
+            load_dataset(dataset_config(dataset))

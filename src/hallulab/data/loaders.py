@@ -96,7 +96,10 @@ def load_wikibio(cfg: DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
             raise DatasetConfigError(f"dataset.source=local needs {DATA_ROOT_ENV} to be set")
         path = root / str(cfg.local_file)
         if not path.is_file():
-            raise DatasetConfigError(f"WikiBio local copy not found: {path} ({DATA_ROOT_ENV}={root})")
+            raise DatasetConfigError(
+                f"WikiBio local copy not found: {path} ({DATA_ROOT_ENV}={root}; `hallulab data fetch wikibio` "
+                "names the file to put there, or read the hub copy: -S dataset.source=hub)"
+            )
         rows = _wikibio_local_rows(path)
         provenance = {"source": "local", "file": str(cfg.local_file), "sha256": file_sha256(path)}
         label = f"{cfg.hf_id}:{cfg.split}"
@@ -145,10 +148,16 @@ def load_factualbio(cfg: DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
     sentence labels, and is counted in the provenance (``sentence_labels_unusable``)."""
     root = data_root()
     if root is None:
-        raise DatasetConfigError(f"the FactualBio set is read from a local copy: set {DATA_ROOT_ENV}")
+        raise DatasetConfigError(
+            f"the FactualBio set is read from a local copy: set {DATA_ROOT_ENV} "
+            "(`hallulab data fetch factualbio` names the file to put there)"
+        )
     path = root / str(cfg.local_file)
     if not path.is_file():
-        raise DatasetConfigError(f"FactualBio local copy not found: {path} ({DATA_ROOT_ENV}={root})")
+        raise DatasetConfigError(
+            f"FactualBio local copy not found: {path} ({DATA_ROOT_ENV}={root}; "
+            "`hallulab data fetch factualbio` names the file to put there)"
+        )
     payload = read_json(path)
     from hallulab.text.spacy_tokens import SpacyTokenizer
 
@@ -215,10 +224,16 @@ def load_sac3(cfg: DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
     (``gold_answers``, ``question_perturb``, ``perb_evaluations``, ``self_sc``, ``perb_sc``)."""
     root = data_root()
     if root is None:
-        raise DatasetConfigError(f"the SAC3 sets are read from a local copy: set {DATA_ROOT_ENV}")
+        raise DatasetConfigError(
+            f"the SAC3 sets are read from a local copy: set {DATA_ROOT_ENV} "
+            "(`hallulab data fetch sac3_qa_halu --root DIR` downloads them)"
+        )
     path = root / str(cfg.local_file)
     if not path.is_file():
-        raise DatasetConfigError(f"SAC3 local copy not found: {path} ({DATA_ROOT_ENV}={root})")
+        raise DatasetConfigError(
+            f"SAC3 local copy not found: {path} ({DATA_ROOT_ENV}={root}; "
+            "`hallulab data fetch sac3_qa_halu` downloads it)"
+        )
     rows = read_json(path)
     if not isinstance(rows, list):
         raise DatasetConfigError(f"{path}: expected a list of records")
@@ -267,7 +282,10 @@ def load_concept7(cfg: DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
 
     root = data_root()
     if root is None:
-        raise DatasetConfigError(f"Concept-7 is read from a local copy: set {DATA_ROOT_ENV}")
+        raise DatasetConfigError(
+            f"Concept-7 is read from a local copy: set {DATA_ROOT_ENV} "
+            "(`hallulab data fetch concept7 --root DIR` fetches its public files and names the rest)"
+        )
     try:
         return concept7.load_concept7(root, cfg)
     except (FileNotFoundError, ValueError) as error:
