@@ -1,16 +1,18 @@
-"""CCP equals lm-polygraph 0.7.0's claim-level CCP in the reference-compatible mode, at two K.
+"""CCP equals lm-polygraph 0.7.0's claim-level CCP in the reference-compatible mode, at five K.
 
 The packaged SmolLM2 continues two toy responses greedily, as lm-polygraph's
 ``GreedyProbsCalculator`` generates. From one forward pass over the greedy tokens, lm-polygraph's
 input is built by its own rule (the K highest logits of each position, the generated token
-sorted first), independently of hallulab's, which reads the same pass as ``TokenStats`` with its
-top-10 list and chooses its options by :func:`hallulab.methods.ccp.units.alternatives`. The same
+sorted first), independently of hallulab's, which reads the same pass as ``TokenStats`` with a
+top-12 list (longer than any K compared, so no K is capped by the stored list) and chooses its
+options by :func:`hallulab.methods.ccp.units.alternatives`. The same
 claims (the continuation's sentences) and the same NLI model (a small cross-encoder trained in
 the test) go into lm-polygraph's ``GreedyAlternativesNLICalculator`` /
 ``GreedyAlternativesFactPrefNLICalculator`` and ``ClaimConditionedProbabilityClaim`` (which
 returns -prod CCP), and into hallulab's ``nli_requests`` -> NLI layer -> ``claim_scores`` in the
 ``_ref`` mode (1 - prod CCP). A K that counted one option more or less than lm-polygraph's
-fails here.
+fails here: the test input is checked to give other scores at K + 1 than at K for every K
+compared, so an off-by-one cannot pass unnoticed.
 """
 
 from __future__ import annotations
@@ -37,13 +39,16 @@ from hallulab.tokens import TokenStats
 from tests.test_nli_train import PAIRS
 
 pytestmark = [pytest.mark.reference, pytest.mark.model]
-KS = (3, 10)  # two K values: a K that counted one option more or less cannot pass both
+KS = (1, 2, 3, 5, 9)  # compared with lm-polygraph; each also against K + 1 (the input must separate them)
+STORED_TOP = 12  # hallulab's stored top list: longer than max(KS) + 1, so no K runs out of options
 
 
 @pytest.fixture(scope="module")
 def nli_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small cross-encoder fitted to the test pairs until it decides (a barely trained one calls
+    nearly every word pair neutral, and CCP then hardly depends on K: nothing to compare)."""
     out = tmp_path_factory.mktemp("ccp-nli") / "model"
-    train_cross_encoder(PAIRS, TrainConfig(batch_size=8, num_threads=1, learning_rate=1e-4), out)
+    train_cross_encoder(PAIRS, TrainConfig(epochs=6, batch_size=8, num_threads=1, learning_rate=3e-4), out)
     return out
 
 
@@ -78,7 +83,7 @@ def _greedy(llm: Any, prefix: str, new_tokens: int = 40) -> GreedyText:
     theirs: dict[int, list[list[tuple[int, float]]]] = {k: [] for k in KS}
     for position, token_id in enumerate(ids):
         row = logprobs[position].numpy()
-        values, top_ids = logprobs[position].topk(max(KS))
+        values, top_ids = logprobs[position].topk(STORED_TOP)
         offset = len(tokenizer.decode(ids[:position]))
         ours.append(
             TokenStats(
@@ -107,7 +112,7 @@ def _sentences(text: str, start: int) -> list[tuple[str, tuple[int, int]]]:
     return found
 
 
-def test_claim_ccp_equals_lm_polygraph_at_two_k_on_greedy_tokens(toy_passages, nli_dir: Path) -> None:
+def test_claim_ccp_equals_lm_polygraph_at_five_k_on_greedy_tokens(toy_passages, nli_dir: Path) -> None:
     claim_module = importlib.import_module("lm_polygraph.stat_calculators.extract_claims")
     nli_module = importlib.import_module("lm_polygraph.stat_calculators.greedy_alternatives_nli")
     estimator_module = importlib.import_module("lm_polygraph.estimators.claim.claim_conditioned_probability")
@@ -136,10 +141,13 @@ def test_claim_ccp_equals_lm_polygraph_at_two_k_on_greedy_tokens(toy_passages, n
     # ---- hallulab, reference-compatible mode (token units, no stop-word rule), NLI at K_max
     tokens = {rid: g.ours for rid, g in greedy.items()}
     scorer = NLIScorer(NLIConfig(model=str(nli_dir), batch_size=16))
-    requests = nli_requests(passages, tokens, claims, spans, ["no_context", "claim_prefix"], max(KS))
+    requests = nli_requests(passages, tokens, claims, spans, ["no_context", "claim_prefix"], max(KS) + 1)
     probabilities = scorer.class_probs([p for p, _ in requests.pairs], [h for _, h in requests.pairs])
     layout = fill_classes(requests, [nli_class(row) for row in probabilities])
-    modes = [(k, context, False, "reference", "prod") for k in KS for context in ("no_context", "claim_prefix")]
+    ks_and_next = sorted({*KS, *(k + 1 for k in KS)})
+    modes = [
+        (k, context, False, "reference", "prod") for k in ks_and_next for context in ("no_context", "claim_prefix")
+    ]
 
     # ---- lm-polygraph 0.7.0 on its own alternatives, the same claims and NLI model
     transformers = importlib.import_module("transformers")
@@ -185,10 +193,11 @@ def test_claim_ccp_equals_lm_polygraph_at_two_k_on_greedy_tokens(toy_passages, n
                     assert value == pytest.approx(theirs[context][r][entry["index"]], abs=1e-6), (k, context)
                     compared += 1
     assert compared == 2 * len(KS) * sum(len(p.sentences) for p in passages)
-    # the two K give different scores somewhere: the test compares what K changes
-    by_k = [
-        [claim_scores(e, e["index"], tokens[p.id], modes, None)[f"ccp_k{k}_nocontext_ref"] for e in layout[p.id]]
-        for k in KS
-        for p in passages
-    ]
-    assert by_k[: len(passages)] != by_k[len(passages) :]
+    # every K compared gives other scores than K + 1 somewhere, in each context, so a K that took
+    # one option more or fewer than lm-polygraph's could not have passed the comparison above
+    ours_all = [claim_scores(e, e["index"], tokens[p.id], modes, None) for p in passages for e in layout[p.id]]
+    for k in KS:
+        for suffix in ("nocontext", "claimpref"):
+            at_k = [scores[f"ccp_k{k}_{suffix}_ref"] for scores in ours_all]
+            at_next = [scores[f"ccp_k{k + 1}_{suffix}_ref"] for scores in ours_all]
+            assert at_k != at_next, f"the test input gives the same {suffix} scores at K={k} and K={k + 1}"
