@@ -17,7 +17,7 @@ import argparse
 import pandas as pd
 
 from hallulab.pipeline import paths, registry
-from hallulab.pipeline.members import Member, MemberError, check_level, member_rows
+from hallulab.pipeline.members import Member, check_level, member_rows
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger, write_table
 
@@ -31,8 +31,7 @@ def main() -> None:
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args()
     log = stage_logger(f"members_{args.combiner}")
-    if args.method not in registry.method_names():  # checked without importing the method
-        raise MemberError(f"--method {args.method!r} is not a registered method; registered: {registry.method_names()}")
+    registry.check_method_name(args.method)  # checked without importing the method
     key = f"{args.combiner}.level"
     view = ParamsView.load(args.params, (key,), f"members_{args.combiner}")
     level = check_level(str(view.get(key)), key)

@@ -49,6 +49,8 @@
   const shown = summaryColumns.every(([key]) => index.has(key) || (index.has(`${key}_low`) && index.has(`${key}_high`)))
     ? summaryColumns : summary.columns.map((name) => [name, name]);
   const cellValue = (row, key) => (index.has(key) ? row[index.get(key)] : interval(row, key));
+  // each row's reasons for its empty cells, kept with the row when the table is sorted
+  const reasonsOf = new Map(summary.rows.map((row, i) => [row, (summary.reasons || [])[i]]));
   let sortKey = null, sortDescending = false;
   function drawSummary() {
     const table = $("summary-table");
@@ -81,9 +83,8 @@
         return sortDescending ? -order : order;
       });
     }
-    const reasons = summary.reasons || [];
     for (const row of rows) {
-      const why = reasons[summary.rows.indexOf(row)] || {};
+      const why = reasonsOf.get(row) || {};
       table.appendChild(el("tr", {}, shown.map(([key]) => {
         const v = cellValue(row, key);
         if (Array.isArray(v)) return el("td", { class: "num", text: `[${fmt(v[0], 1)}, ${fmt(v[1], 1)}]` });

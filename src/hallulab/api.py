@@ -104,11 +104,16 @@ def _records(records: Records, split: SentenceSplitter) -> list[Passage]:
     return passages
 
 
+def check_variants(variants: str) -> None:
+    """Refuse a ``variants`` choice other than "headline" and "all"."""
+    if variants not in VARIANT_CHOICES:
+        raise ConfigError(f"variants: {variants!r} is not one of {list(VARIANT_CHOICES)}")
+
+
 def with_headline(frame: pd.DataFrame, headline: Sequence[str] | None, variants: str = "headline") -> pd.DataFrame:
     """``frame`` with a ``headline`` column (the variant is among ``headline``; every variant
     when the method names none), only those rows unless ``variants`` is "all"."""
-    if variants not in VARIANT_CHOICES:
-        raise ConfigError(f"variants: {variants!r} is not one of {list(VARIANT_CHOICES)}")
+    check_variants(variants)
     marked = frame.assign(headline=frame["variant"].isin(list(headline)) if headline is not None else True)
     return marked if variants == "all" else marked[marked["headline"]].reset_index(drop=True)
 
@@ -177,8 +182,7 @@ class Detector:
         """Unit-level scores of ``records``: the columns of :data:`hallulab.core.units.COLUMNS`,
         then ``text`` and ``headline`` (see the module docstring); ``variants``: "headline"
         (the default) or "all"."""
-        if variants not in VARIANT_CHOICES:
-            raise ConfigError(f"variants: {variants!r} is not one of {list(VARIANT_CHOICES)}")
+        check_variants(variants)  # before any model runs
         if cache is not None:
             return self._score(records, cache, variants)
         with CallCache() as opened:

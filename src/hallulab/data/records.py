@@ -4,7 +4,7 @@ spaCy: the cheap stages import this and nothing heavier)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from hallulab.core.errors import RecordError
@@ -41,9 +41,10 @@ def load_jsonl_passages(path: str | os.PathLike[str], split: SentenceSplitter | 
     ``sentences`` is split into sentences first (:func:`with_sentences`)."""
     passages = []
     lines: dict[str, int] = {}
-    numbered = list(read_jsonl(path))
+    numbered: Iterable[tuple[int, Any]] = read_jsonl(path)  # streamed, unless sentences are to be split
     if split is not None:
-        numbered = list(zip([n for n, _ in numbered], with_sentences([r for _, r in numbered], split), strict=True))
+        read = list(numbered)
+        numbered = zip([n for n, _ in read], with_sentences([r for _, r in read], split), strict=True)
     for line_number, raw in numbered:
         try:
             passage = passage_from_dict(raw, position=line_number)

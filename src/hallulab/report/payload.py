@@ -195,16 +195,10 @@ def _summary(frame: pd.DataFrame | None, undefined: Mapping[str, Mapping[str, An
     the evaluate stage wrote into ``.info.json``, in words)."""
     if frame is None:
         return {"columns": [], "rows": [], "reasons": []}
+    columns = list(frame.columns)
     rows = [[_number(v) if isinstance(v, float) else v for v in row] for row in frame.itertuples(index=False)]
-    return {
-        "columns": list(frame.columns),
-        "rows": rows,
-        "reasons": [summary_reasons(r, undefined) for r in rows_of(frame)],
-    }
-
-
-def rows_of(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [dict(zip(frame.columns, row, strict=True)) for row in frame.itertuples(index=False)]
+    reasons = [summary_reasons(dict(zip(columns, row, strict=True)), undefined) for row in rows]
+    return {"columns": columns, "rows": rows, "reasons": reasons}
 
 
 def summary_reasons(row: Mapping[str, Any], undefined: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
