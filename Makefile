@@ -35,7 +35,7 @@ UV_INSTALL := $(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode
 TORCH_DOWNLOAD := $(VENV)/torch-wheel
 
 .PHONY: install lock llamacpp run wikibio experiment result nli-result report readme test test-fast lint params dvcyaml \
-  status plots bench clean-venv
+  status plots bench docs clean-venv
 
 # The environment is exact: every package but torch comes from requirements.lock (pinned, with
 # sha256 hashes; `make lock` writes it from pyproject.toml's dev and offline extras), installed
@@ -129,7 +129,7 @@ experiment: $(STAMP) .git/HEAD
 	@$(BIN)/python -m hallulab.report --dataset $(DATASET)
 
 ## One method on one data set, published with its provenance as results/<DATASET>/<NAME>.json
-## (what the README's result tables are rendered from: `make readme`), e.g.
+## (what the README's and the docs' result tables are rendered from: `make readme`), e.g.
 ##   make result DATASET=wikibio METHOD=factselfcheck NAME=factselfcheck_llm3 ARGS="-S profile.factselfcheck_llm_records=3"
 METHOD ?=
 NAME ?= $(METHOD)
@@ -142,7 +142,7 @@ result: $(STAMP) .git/HEAD
 ## The offline NLI model trained with a profile's recipe (paper: the full recipe, with its
 ## held-out evaluation), or with one recipe of conf/nli_train by name
 ## (NLI_RECIPE=passages), its held-out accuracy published as
-## results/nli_model/heldout_<recipe>.json (rendered into the README by `make readme`).
+## results/nli_model/heldout_<recipe>.json (rendered into the docs by `make readme`).
 NLI_PROFILE ?= paper
 NLI_RECIPE ?=
 NLI_ARGS = $(if $(NLI_RECIPE),-S nli_train=$(NLI_RECIPE),-S profile=$(NLI_PROFILE))
@@ -157,11 +157,22 @@ nli-result: $(STAMP) .git/HEAD
 report: $(STAMP)
 	$(BIN)/python -m hallulab.report
 
-## Rewrite the README's result tables from results/ (tests/test_results.py checks them).
+## Rewrite the result tables, excerpts and benchmark tables of the README and of every page
+## under docs/ from results/, metrics/ and benchmarks/ (tests/test_results.py checks them).
 readme: $(STAMP)
-	$(BIN)/python -m hallulab.results_render README.md
+	$(BIN)/python -m hallulab.results_render README.md docs
 
-## Every test: unit, stage, end-to-end DAG, WikiBio reproduction + the CI metric gate, in
+## The documentation site (mkdocs.yml: MkDocs with the Material theme) built into site/. Strict:
+## any warning fails the build: a broken link or anchor, a page under docs/ missing from the
+## nav, a docstring the API reference cannot render. The reference's generated parts (the
+## command line, the configuration keys) come from the code at build time (docs/hooks.py).
+## NO_MKDOCS_2_WARNING: Material prints a notice about MkDocs' future on every build, which
+## is not about this site.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+## Every test: lint, types, the strict documentation build (`make docs`, so that .ci/run builds
+## the site too), then unit, stage, end-to-end DAG, WikiBio reproduction + the CI metric gate, in
 ## TEST_WORKERS pytest-xdist workers (2: one per core) that take the next unit of work as they
 ## free up. A unit is a test module, and every test that needs the toy DAG is one unit
 ## (tests/scheduling.py), so its `make run` and each module's fixtures are built once; the
@@ -173,8 +184,9 @@ PYTEST := $(BIN)/python -m pytest --durations=15
 # instead of spinning (OpenMP's default spin burns the other process's core)
 test: export OMP_WAIT_POLICY := PASSIVE
 test: $(STAMP) $(LLAMACPP_STAMP)
-	$(BIN)/ruff check src stages tests benchmarks
+	$(BIN)/ruff check src stages tests benchmarks docs/hooks.py
 	$(BIN)/mypy
+	$(MAKE) docs
 	$(PYTEST) $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
 
 ## The inner loop: lint, types and the unit tests (no DAG run, no model load, no server).
@@ -182,13 +194,13 @@ test: $(STAMP) $(LLAMACPP_STAMP)
 ## cores work instead of one).
 FAST_WORKERS ?= 2
 test-fast: $(STAMP)
-	$(BIN)/ruff check src stages tests benchmarks
+	$(BIN)/ruff check src stages tests benchmarks docs/hooks.py
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) -m "not slow and not model and not server and not reference"
 
 lint: $(STAMP)
-	$(BIN)/ruff check src stages tests benchmarks
-	$(BIN)/ruff format --check src stages tests benchmarks
+	$(BIN)/ruff check src stages tests benchmarks docs/hooks.py
+	$(BIN)/ruff format --check src stages tests benchmarks docs/hooks.py
 	$(BIN)/mypy
 
 ## Recompose params.yaml from conf/ (what `dvc exp run` does); commit both together.
@@ -213,7 +225,7 @@ plots: $(STAMP)
 	$(BIN)/python -m hallulab.plots_html --out dvc_plots
 
 ## Benchmarks (not tests): n-gram and NLI vs the reference selfcheckgpt package, LLM calls, CCP's
-## cost over MaxProb; each records into benchmarks/results.json, then the README's tables are
+## cost over MaxProb; each records into benchmarks/results.json, then the README's and the docs' tables are
 ## rendered from it. Run alone on an idle machine (other work skews the timings); CCP's reads
 ## the toy run's artifacts (make run first).
 BENCH_PASSAGES ?= 40
@@ -223,7 +235,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_llm.py
 	$(BIN)/python benchmarks/bench_ccp.py
 	$(BIN)/python benchmarks/bench_stage_start.py
-	$(BIN)/python -m hallulab.results_render README.md
+	$(BIN)/python -m hallulab.results_render README.md docs
 
 clean-venv:
 	rm -rf $(VENV)

@@ -26,9 +26,9 @@ from tests import scheduling
 from tests.workspace import (
     HANG_GUARD_S,
     SHARED_DVC_CACHE_ENV,
+    bare_environment,
     copy_workspace,
     drop_stage_outputs,
-    environment,
     git,
     train_nli_once,
 )
@@ -156,7 +156,10 @@ def toy_run(tmp_path_factory: pytest.TempPathFactory) -> ToyRun:
     # (tests/test_dag.py), and each committed output is made again, not found current
     drop_stage_outputs(root)
     traces = tmp_path_factory.mktemp("import-traces")
-    env = environment()
+    # a stranger's clone: no data root set and no ../shared beside the copy (the Makefile would
+    # pick that up), so the toy run reads nothing outside the repository
+    env = bare_environment()
+    assert not (root.parent / "shared").exists()
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if Path(p) != VENV / "bin")
     env[IMPORT_TRACE_ENV] = str(traces)
     # Another thread count in the environment, as on a machine with other cores: the stages

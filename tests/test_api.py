@@ -176,6 +176,19 @@ def test_the_report_refuses_a_file_that_is_not_a_scored_file(tmp_path: Path) -> 
     assert done.returncode == 2 and "not a scored file" in done.stderr, done.stderr
 
 
+def test_a_bad_record_in_the_reports_records_names_the_file_and_line(tmp_path: Path) -> None:
+    records = tmp_path / "mine.jsonl"
+    raws = [{k: v for k, v in json.loads(line).items() if k != "labels"} for line in TOY_LINES[:2]]
+    records.write_text("".join(json.dumps(r) + "\n" for r in raws))
+    scored = tmp_path / "scores.jsonl"
+    assert _cli("score", str(records), "--method", "selfcheck_ngram", "-o", str(scored)).returncode == 0
+    records.write_text(json.dumps(raws[0]) + "\n" + json.dumps({**raws[1], "samples": "one string"}) + "\n")
+    done = _cli("report", str(scored), "--records", str(records), "-o", str(tmp_path / "r.html"))
+    assert done.returncode == 2, done.stderr
+    line = next(line for line in done.stderr.splitlines() if "error:" in line)
+    assert f"record {raws[1]['id']!r}, field 'samples'" in line and f"{records}:2" in line, done.stderr
+
+
 def test_the_command_refuses_an_output_it_would_not_write_before_scoring(tmp_path: Path) -> None:
     done = _cli("score", "data/toy/passages.jsonl", "--method", "selfcheck_ngram", "-o", str(tmp_path / "s.xlsx"))
     assert done.returncode == 2 and "unknown suffix '.xlsx'" in done.stderr, done.stderr

@@ -1,5 +1,5 @@
 """The CPU probe's results file (benchmarks/cpu_reproducibility.json): its table is rendered
-from it, and what the README says of it holds in it."""
+from it, and what docs/explanation/reproducibility.md says of it holds in it."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_the_table_is_rendered_from_the_results_file() -> None:
 
 
 def test_machines_agree_within_a_cpu_family_and_not_across_vendors() -> None:
-    """The README's reading: the Intel AVX-512 machines (one with AMX, two torch builds) give
+    """The reproducibility page's reading: the Intel AVX-512 machines (one with AMX, two torch builds) give
     the same bits in every setting, and on them thread count and kernels each change the
     bits; the AMD AVX2-only machine gives other bits than they do in every setting, strict
     AVX2 pinning included; the reference digests (what the committed outputs were made

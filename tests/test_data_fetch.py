@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -31,6 +30,7 @@ from hallulab.core.config import dataset_config
 from hallulab.core.io import file_sha256
 from hallulab.data import fetch as fetching
 from hallulab.data.concept7 import LABEL_SOURCES, concept7_files
+from hallulab.data.fingerprints import DataFileInputs, fingerprint
 from hallulab.data.loaders import DATA_ROOT_ENV, data_root
 from tests.conftest import REPO, requires_data_root
 
@@ -145,11 +145,15 @@ def test_gzip_of_the_raw_chunk_reproduces_the_pinned_file(tmp_path: Path) -> Non
     assert file_sha256(tmp_path / "again.csv.gz") == file.sha256
 
 
-def test_the_nli_files_are_the_committed_nli_fingerprint() -> None:
-    """``data_files`` fingerprints every file under nli/: a fetched root must give the same."""
-    committed = json.loads((REPO / "data" / "data_files" / "nli_corpora.json").read_text())["files"]
+def test_the_nli_files_are_the_data_roots_nli_fingerprint() -> None:
+    """``data_files`` fingerprints every file under nli/ for a recipe that reads the data
+    root: a fetched root must give the same files and bytes as the pinned manifest."""
+    inputs = DataFileInputs(("mnli",), None, "auto", "x.txt")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(DATA_ROOT_ENV, str(_real_root()))
+        found = fingerprint("nli_corpora", inputs)["files"]
     pinned = {f.target.removeprefix("nli/"): f.sha256 for f in fetching.NLI.files}
-    assert pinned == committed
+    assert pinned == found
 
 
 def test_the_manifest_holds_every_file_the_configs_read() -> None:

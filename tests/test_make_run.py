@@ -73,3 +73,16 @@ def test_make_run_leaves_every_committed_output_as_committed(toy_run: ToyRun) ->
     if here != reference:
         pytest.skip(f"this CPU's float kernels give other bits than the reference machine's: {here} != {reference}")
     assert toy_run.changed == (), f"make run rewrote or left: {toy_run.changed}"
+
+
+def test_make_run_needs_nothing_beside_the_clone(toy_run: ToyRun) -> None:
+    """The toy run (this fixture's `make run`, and the train_nli run the session's workers
+    share) ran with no data root: the quick NLI model trained on the open subset committed in
+    data/nli_open, and Self-Familiarity read the packaged word list."""
+    root = toy_run.root
+    heldout = json.loads((root / "metrics/nli_model/heldout.json").read_text())
+    assert set(heldout["heldout_accuracy"]) == {"open_snli_test"}
+    assert set(heldout["train"]["by_source"]) == {"open_snli_dev", "open_fever"}
+    corpora = json.loads((root / "data/data_files/nli_corpora.json").read_text())
+    assert corpora["data_root"] is None and all(path.startswith("data/nli_open/") for path in corpora["files"])
+    assert json.loads((root / "data/data_files/word_list.json").read_text())["source"] == "wordfreq"

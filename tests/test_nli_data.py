@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from collections import Counter
 from pathlib import Path
 
@@ -9,6 +10,15 @@ import pytest
 
 from hallulab.data.loaders import data_root
 from hallulab.nli.data import NLIDataError, detokenize_ptb, heldout_sources, read_xnli_tsv, training_sources
+from hallulab.nli.open_subset import (
+    FEVER_PAIRS,
+    OPEN_DIR,
+    OPEN_FILES,
+    SNLI_TEST_PAIRS,
+    OpenSubsetError,
+    build,
+    read_open_pairs,
+)
 from tests.conftest import requires_wikibio
 
 EXPECTED = {
@@ -57,3 +67,34 @@ def test_anli_dev_shares_no_context_with_the_heldout_anli_tests() -> None:
     assert not {p.premise for p in dev} & test_contexts
     # every dev round keeps most of its pairs: the filter drops shared contexts, not rounds
     assert all(sum(p.source == f"anli_r{r}_dev" for p in dev) > 600 for r in (1, 2, 3))
+
+
+@requires_wikibio  # same data root
+def test_the_committed_open_subset_is_what_its_command_writes(tmp_path: Path) -> None:
+    """data/nli_open is re-derivable: `python -m hallulab.nli.open_subset --root DATA_ROOT`
+    writes the committed bytes again."""
+    root = data_root()
+    assert root is not None
+    counts = build(root, tmp_path)
+    assert counts == {"open_snli_dev": 9831, "open_snli_test": SNLI_TEST_PAIRS, "open_fever": FEVER_PAIRS}
+    for name in OPEN_FILES.values():
+        assert (tmp_path / name).read_bytes() == (OPEN_DIR / name).read_bytes(), name
+
+
+def test_the_open_subset_reads_without_a_data_root() -> None:
+    """The quick recipe's sources need no data root; every other source says how to get it."""
+    training, heldout = training_sources(None), heldout_sources(None)
+    labels = Counter(p.label for p in training["open_snli_dev"]())
+    assert sum(labels.values()) == 9831 and set(labels) == {"entailment", "neutral", "contradiction"}
+    assert Counter(p.label for p in training["open_fever"]()).keys() == {"entailment", "contradiction"}
+    assert sum(1 for _ in heldout["open_snli_test"]()) == SNLI_TEST_PAIRS
+    for source in (training["mnli"], heldout["anli_r1_test"]):
+        with pytest.raises(FileNotFoundError, match="hallulab data fetch nli --root DIR"):
+            list(source())
+
+
+def test_a_bad_open_subset_line_names_file_line_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "x.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"premise": "p", "hypothesis": "h", "label": "entailment"}\n{"premise": "p"}\n'))
+    with pytest.raises(OpenSubsetError, match=r"x.jsonl.gz:2, field 'hypothesis'"):
+        list(read_open_pairs(path, "open_x"))

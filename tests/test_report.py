@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -21,6 +22,8 @@ from hallulab.report.inputs import CurveFile, ReportInputs, summary_notes
 from hallulab.report.page import embedded_json, render
 from hallulab.report.payload import build_payload, catalogue_key, curve_groups, percentile_ranks, summary_reasons
 from hallulab.report.units import UnitCatalogue
+from tests.conftest import VENV
+from tests.workspace import HANG_GUARD_S, environment
 
 SCREENSHOTS_ENV = "HALLULAB_REPORT_SCREENSHOTS"  # a folder: the browser test saves its screenshots there too
 
@@ -317,3 +320,20 @@ def test_curves_of_several_methods_share_one_chart_per_task() -> None:
     assert [s.name for s in combined.series] == ["m1: a", "m2: c", "m1: b", "m2: d"]  # one line per method first
     assert [g.title for g in groups[1:]] == ["precision-recall: m1, nonfact", "precision-recall: m2, nonfact"]
     assert len(curve_groups(curves[:1])) == 1  # one method: no combined chart
+
+
+@pytest.mark.slow
+def test_make_report_rewrites_the_page_of_every_data_set_run(toy_run: Any) -> None:
+    """`make report` (docs/how-to/report.md) after `make run`: the toy set's page is written again."""
+    page = toy_run.root / "reports" / "toy" / "index.html"
+    page.unlink()
+    done = subprocess.run(
+        ["make", "-o", f"{VENV}/.hallulab-installed", "report", f"VENV={VENV}"],
+        cwd=toy_run.root,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert page.is_file() and 'id="report-data"' in page.read_text(encoding="utf-8")

@@ -79,12 +79,13 @@ def train_nli_once(scratch: Path, overrides: tuple[str, ...] = ()) -> None:
     pytest-xdist workers ``make test`` runs side by side (they share the cache), so the model
     trains once per test run and every later ``dvc repro`` restores it."""
     shared_cache = os.environ.get(SHARED_DVC_CACHE_ENV)
-    if not shared_cache or not os.environ.get(DATA_ROOT_ENV):
-        return  # without a data root, the stage that needs the model trains it (or says why not)
+    if not shared_cache:
+        return  # no shared cache: the stage that needs the model trains it in its own workspace
     Path(shared_cache).mkdir(parents=True, exist_ok=True)
     with open(Path(shared_cache) / "train_nli.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        dvc(copy_workspace(scratch, overrides), "repro", "train_nli")
+        # with no data root, as in a bare clone: the quick recipe reads only data/nli_open
+        dvc(copy_workspace(scratch, overrides), "repro", "train_nli", env=bare_environment())
 
 
 def environment() -> dict[str, str]:
@@ -101,14 +102,27 @@ def environment() -> dict[str, str]:
     return env
 
 
+def bare_environment() -> dict[str, str]:
+    """:func:`environment` without a data root, as a clone with nothing beside it has it."""
+    env = environment()
+    env.pop(DATA_ROOT_ENV, None)
+    return env
+
+
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=environment()).stdout
 
 
-def dvc(cwd: Path, *args: str, timeout: float = HANG_GUARD_S) -> str:
-    """Run dvc; on failure raise with its output (stdout + stderr)."""
+def dvc(cwd: Path, *args: str, timeout: float = HANG_GUARD_S, env: dict[str, str] | None = None) -> str:
+    """Run dvc (in :func:`environment` unless ``env`` is given); on failure raise with its
+    output (stdout + stderr)."""
     done = subprocess.run(
-        [str(BIN / "dvc"), *args], cwd=cwd, capture_output=True, text=True, env=environment(), timeout=timeout
+        [str(BIN / "dvc"), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env if env is not None else environment(),
+        timeout=timeout,
     )
     output = done.stdout + done.stderr
     if done.returncode != 0:

@@ -161,7 +161,9 @@ def _add_data_commands(data: argparse.ArgumentParser) -> None:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``hallulab`` command's parser, every subcommand included (the documentation's CLI
+    reference is rendered from it)."""
     parser = argparse.ArgumentParser(
         prog="hallulab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -214,7 +216,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(each file pinned to a repository commit and checked by sha256).",
     )
     _add_data_commands(data)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     try:
         if args.command == "data":
             return _data_list(args) if args.data_command == "list" else _data_fetch(args)

@@ -325,9 +325,10 @@ def _encoder(params: DictConfig) -> ModelRef:
 
 def collect_nli_model(name: str | None, command: str, overrides: Sequence[str], params: DictConfig) -> PublishedResult:
     """The offline NLI model's held-out accuracy as ``train_nli`` wrote it: ``metrics`` is
-    ``minilm_offline_<recipe>`` -> accuracy (percent) per held-out set and the ANLI mean;
-    ``counts`` the held-out pairs per set (null: every pair) and the training pairs per source.
-    Without a ``name`` the result is named ``heldout_<recipe>``."""
+        ``minilm_offline_<recipe>`` -> accuracy (percent) per held-out set and the ANLI mean (when
+    the recipe evaluates all three ANLI rounds);
+        ``counts`` the held-out pairs per set (null: every pair) and the training pairs per source.
+        Without a ``name`` the result is named ``heldout_<recipe>``."""
     written = read_json(paths.NLI_HELDOUT)
     resolved = _resolved(params)
     train = dict(written.get("train", {}))
@@ -340,7 +341,7 @@ def collect_nli_model(name: str | None, command: str, overrides: Sequence[str], 
         metrics={
             f"minilm_offline_{written['profile']}": {
                 **written["heldout_accuracy"],
-                "anli_mean_accuracy": written["anli_mean_accuracy"],
+                **({"anli_mean_accuracy": written["anli_mean_accuracy"]} if "anli_mean_accuracy" in written else {}),
             }
         },
         intervals={},

@@ -1,6 +1,6 @@
-"""README result tables rendered from the committed results files (:mod:`hallulab.results`).
+"""README and documentation result tables rendered from the committed results files (:mod:`hallulab.results`).
 
-A table in the README sits between two markers; the opening one names the results file, the
+A table in the README or in a page under ``docs/`` sits between two markers; the opening one names the results file, the
 variants (rows) and the metrics (columns):
 
     <!-- results: wikibio/factselfcheck_llm3 | fsc_kg_llm_max, fsc_text_max | nonfact_aucpr, roc_auc -->
@@ -30,11 +30,14 @@ sits between ``<!-- bench: SECTION -->`` and ``<!-- /bench -->``.
 An excerpt of a committed text file (the toy run's ``metrics/toy/summary.md``) sits between
 ``<!-- excerpt: PATH | head: N | rows: name, ... -->`` and ``<!-- /excerpt -->``: the file's
 first N lines, its headings and table headers, and the table rows (or ``**group**`` rows) whose
-first cell is one of the names, in a code block, with ``...`` where lines were left out.
+first cell is one of the names, in a ``text`` code block (output, not a command to run), with
+``...`` where lines were left out.
 
-Nothing in a table or an excerpt is typed by hand: ``python -m hallulab.results_render README.md`` rewrites
-every table, and ``--check`` fails when one differs from its file (the test suite runs the
-check).
+Every path in a marker is relative to the checkout's root (``--root``, by default the current
+folder), whichever page the marker sits in. Nothing in a table or an excerpt is typed by hand:
+``python -m hallulab.results_render README.md docs`` rewrites every table of the README and of
+every page under ``docs/``, and ``--check`` fails when one differs from its file (the test
+suite checks every page).
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -223,7 +227,7 @@ def render_excerpt(lines: list[str], head: int, rows: tuple[str, ...]) -> str:
     missing = sorted(wanted - {_first_cell(line) for line in lines})
     if missing:
         raise KeyError(f"excerpt: no row named {missing}")
-    return "```\n" + "\n".join(kept) + "\n```\n"
+    return "```text\n" + "\n".join(kept) + "\n```\n"
 
 
 def render(text: str, root: Path) -> str:
@@ -250,23 +254,36 @@ def render(text: str, root: Path) -> str:
     return BENCH.sub(replace_bench, text)
 
 
-def main(argv: list[str] | None = None) -> int:
+def documents(paths: Sequence[str | Path]) -> list[Path]:
+    """The Markdown files named: a file as it is, a folder as every ``*.md`` under it (sorted)."""
+    found: list[Path] = []
+    for path in map(Path, paths):
+        found += sorted(path.rglob("*.md")) if path.is_dir() else [path]
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("document", nargs="?", default="README.md")
+    parser.add_argument(
+        "documents", nargs="*", default=["README.md"], help="Markdown files or folders of them (default: README.md)"
+    )
+    parser.add_argument("--root", default=".", help="the folder the markers' paths are relative to (default: .)")
     parser.add_argument("--check", action="store_true", help="fail when a table differs from its file")
     args = parser.parse_args(argv)
-    path = Path(args.document)
-    text = path.read_text(encoding="utf-8")
-    rendered = render(text, path.resolve().parent)
-    if args.check:
-        if rendered != text:
-            print(
-                f"{path}: a results table differs from its file; run python -m hallulab.results_render", file=sys.stderr
-            )
-            return 1
-        return 0
-    path.write_text(rendered, encoding="utf-8")
-    return 0
+    root = Path(args.root).resolve()
+    stale: list[Path] = []
+    for path in documents(args.documents):
+        text = path.read_text(encoding="utf-8")
+        rendered = render(text, root)
+        if rendered == text:
+            continue
+        if args.check:
+            stale.append(path)
+        else:
+            path.write_text(rendered, encoding="utf-8")
+    for path in stale:
+        print(f"{path}: a results table differs from its file; run python -m hallulab.results_render", file=sys.stderr)
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 The toy set's outputs (metrics, plots, ``dvc.lock``) are committed so that a clone can gate
 and compare against them. They are bit-exact only on a CPU that computes the same float bits
-as the machine that committed them (README, "Reproducibility across CPUs"): on another CPU
+as the machine that committed them (docs/explanation/reproducibility.md): on another CPU
 the first run rewrites some of them in their last digits. Rather than leave a stranger to
 read a dirty tree as a failure, ``make run`` ends with this report: which committed outputs
 changed, by how much at most (numbers compared with the committed ones), what that means,
@@ -190,8 +190,8 @@ def report(found: Drift, tolerance: float = DEFAULT_TOLERANCE, width: int = 100)
     else:
         lines.append(
             f"Every change is within {tolerance}, the CI gate's tolerance: this CPU's float kernels round"
-            " differently from those of the machine that committed the outputs (README, reproducibility"
-            " across CPUs). Nothing failed."
+            " differently from those of the machine that committed the outputs"
+            " (docs/explanation/reproducibility.md). Nothing failed."
         )
     lines.append("To restore the committed files:")
     head, *rest = lines

@@ -39,12 +39,18 @@ def load_jsonl_passages(path: str | os.PathLike[str], split: SentenceSplitter | 
     """Read a canonical-schema JSONL file; a bad record raises naming its id (or line) and
     field; a repeated id names both lines. With ``split``, a record with a response and no
     ``sentences`` is split into sentences first (:func:`with_sentences`)."""
-    passages = []
-    lines: dict[str, int] = {}
     numbered: Iterable[tuple[int, Any]] = read_jsonl(path)  # streamed, unless sentences are to be split
     if split is not None:
         read = list(numbered)
         numbered = zip([n for n, _ in read], with_sentences([r for _, r in read], split), strict=True)
+    return numbered_passages(numbered, path)
+
+
+def numbered_passages(numbered: Iterable[tuple[int, Any]], path: str | os.PathLike[str]) -> list[Passage]:
+    """Validate ``(line number, raw record)`` pairs read from ``path``: a bad record raises
+    naming its id (or line), its field and ``path:line``; a repeated id names both lines."""
+    passages = []
+    lines: dict[str, int] = {}
     for line_number, raw in numbered:
         try:
             passage = passage_from_dict(raw, position=line_number)

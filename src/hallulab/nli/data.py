@@ -1,4 +1,5 @@
-"""Readers for the NLI corpora under ``$HALLULAB_DATA_ROOT/nli`` (see that folder's README).
+"""Readers for the NLI corpora under ``$HALLULAB_DATA_ROOT/nli`` (see that folder's README)
+and for the openly licensed subset committed with the project (:mod:`hallulab.nli.open_subset`).
 
 Every reader yields :class:`NLIPair` (premise, hypothesis, label in
 ``entailment`` / ``neutral`` / ``contradiction``, source). Training sources (the offline
@@ -20,6 +21,8 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
 
+from hallulab.data.loaders import DATA_ROOT_ENV
+from hallulab.nli.open_subset import OPEN_HELDOUT, OPEN_TRAINING, open_sources
 from hallulab.nli.pairs import EVIDENCE_LABELS, LABELS, FeverClaim, NLIPair
 from hallulab.nli.passages import FeverTopics, passage_pairs
 from hallulab.nli.swaps import SwapExample, swap_examples, swap_pairs
@@ -152,12 +155,28 @@ def read_esnli_test(folder: Path) -> Iterator[NLIPair]:
         yield _pair(premise, hypothesis, label, "snli_test", f"{folder}/labels.test:{i}")
 
 
-def training_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
-    """Every training source by name. ``fever_passages_<label>`` are FEVER claims against a
-    passage-length premise (:mod:`hallulab.nli.passages`), one source per label so that a
-    recipe sets each class's count. ``fever_swaps_<label>`` are FEVER evidence sentences with one
-    entity's value swapped (contradiction) or unchanged (entailment) against a passage that
-    states the original (:mod:`hallulab.nli.swaps`)."""
+def _needs_root(name: str) -> Callable[[], Iterator[NLIPair]]:
+    def missing() -> Iterator[NLIPair]:
+        raise FileNotFoundError(
+            f"NLI source {name!r} is read from the NLI corpora under ${DATA_ROOT_ENV}/nli, and {DATA_ROOT_ENV} "
+            "is not set: `hallulab data fetch nli --root DIR` downloads them (the `quick` recipe needs "
+            "none: it reads the open subset committed in data/nli_open)"
+        )
+
+    return missing
+
+
+def training_sources(root: Path | None) -> dict[str, Callable[[], Iterator[NLIPair]]]:
+    """Every training source by name. ``open_*`` are the openly licensed pairs committed with
+    the project (:mod:`hallulab.nli.open_subset`); every other source reads ``root/nli`` (with
+    no data root, reading one raises naming the fetch command). ``fever_passages_<label>`` are
+    FEVER claims against a passage-length premise (:mod:`hallulab.nli.passages`), one source per
+    label so that a recipe sets each class's count. ``fever_swaps_<label>`` are FEVER evidence
+    sentences with one entity's value swapped (contradiction) or unchanged (entailment) against
+    a passage that states the original (:mod:`hallulab.nli.swaps`)."""
+    opened = {name: reader for name, reader in open_sources().items() if name in OPEN_TRAINING}
+    if root is None:
+        return {**opened, **{name: _needs_root(name) for name in ROOT_TRAINING}}
     nli = root / "nli"
 
     @cache  # read and indexed once, on first use, for all three labels
@@ -175,6 +194,7 @@ def training_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
         return lambda: swap_pairs(fever_swaps(), label)
 
     return {
+        **opened,
         "mnli": lambda: read_mnli_taxinli(nli / "mnli_taxinli" / "taxinli10k.tsv"),
         "snli_dev": lambda: read_snli_csv(nli / "snli" / "dev.csv"),
         "sick_train": lambda: read_sick(nli / "sick" / "SICK.txt", "TRAIN"),
@@ -186,13 +206,33 @@ def training_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
     }
 
 
-def heldout_sources(root: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
+#: the training sources read from the data root (every one but the open subset's)
+ROOT_TRAINING = (
+    "mnli",
+    "snli_dev",
+    "sick_train",
+    "sick_trial",
+    "fever",
+    "anli_dev",
+    *(f"fever_passages_{label}" for label in LABELS),
+    *(f"fever_swaps_{label}" for label in ("entailment", "contradiction")),
+)
+#: the held-out sets read from the data root
+ROOT_HELDOUT = ("anli_r1_test", "anli_r2_test", "anli_r3_test", "xnli_en_dev", "snli_test")
+
+
+def heldout_sources(root: Path | None) -> dict[str, Callable[[], Iterator[NLIPair]]]:
+    """Every held-out set by name: the open subset's SNLI test sample (``open_snli_test``) and,
+    under ``root/nli``, ANLI R1-R3 test, XNLI-en dev and SNLI test."""
+    opened = {name: reader for name, reader in open_sources().items() if name in OPEN_HELDOUT}
+    if root is None:
+        return {**opened, **{name: _needs_root(name) for name in ROOT_HELDOUT}}
     nli = root / "nli"
 
     def anli_test(round_number: int) -> Callable[[], Iterator[NLIPair]]:
         return lambda: read_anli_split(nli / "anli_v1.0", round_number, "test")
 
-    sources = {f"anli_r{r}_test": anli_test(r) for r in ANLI_ROUNDS}
+    sources = {**opened, **{f"anli_r{r}_test": anli_test(r) for r in ANLI_ROUNDS}}
     sources["xnli_en_dev"] = lambda: read_xnli_tsv(nli / "xnli_en" / "dev-en.tsv")
     sources["snli_test"] = lambda: read_esnli_test(nli / "snli" / "esnli_test")
     return sources

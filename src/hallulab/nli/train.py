@@ -53,6 +53,9 @@ class TrainConfig:
     #: torch threads; None keeps the process's count (a stage's: hallulab.pipeline.threads)
     num_threads: int | None = None
     heldout_max_pairs: int | None = None
+    #: the held-out sets whose accuracy the stage reports (names of
+    #: :func:`hallulab.nli.data.heldout_sources`); None: every set read from the data root
+    heldout_sets: Sequence[str] | None = None
     #: keep the encoder's word-embedding matrix (half of MiniLM's 22M weights) as pretrained:
     #: no gradient and no optimiser state for it, so a step costs less
     freeze_word_embeddings: bool = False

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from hallulab.core.errors import UserFacingError
 from hallulab.core.io import atomic_open, read_jsonl
 from hallulab.core.units import COLUMNS
-from hallulab.data.schema import Passage, check_unique_ids, passage_from_dict
+from hallulab.data.records import numbered_passages
+from hallulab.data.schema import Passage
 from hallulab.report.inputs import ReportInputs
 from hallulab.report.page import render
 from hallulab.report.payload import build_payload
@@ -59,13 +61,13 @@ def scored_sentences(frame: pd.DataFrame) -> dict[str, list[str]]:
 def records_for(path: Path, frame: pd.DataFrame) -> list[Passage]:
     """The records file's records; one without ``sentences`` takes those its scores name."""
     sentences = scored_sentences(frame)
-    passages = []
-    for line_number, raw in read_jsonl(path):
+
+    def with_scored_sentences(raw: Any) -> Any:
         if isinstance(raw, dict) and "sentences" not in raw and raw.get("response") and raw.get("id") in sentences:
-            raw = {**raw, "sentences": sentences[raw["id"]]}
-        passages.append(passage_from_dict(raw, position=line_number))
-    check_unique_ids(passages)
-    return passages
+            return {**raw, "sentences": sentences[raw["id"]]}
+        return raw
+
+    return numbered_passages(((line, with_scored_sentences(raw)) for line, raw in read_jsonl(path)), path)
 
 
 def write_scored_report(scored: Sequence[Path], records: Path, out: Path, titles: dict[str, str]) -> Path:

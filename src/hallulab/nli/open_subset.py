@@ -1,0 +1,120 @@
+"""The openly licensed NLI pairs committed with the project (``data/nli_open/``).
+
+The toy run's offline NLI model (the ``quick`` recipe) trains and is evaluated on these files
+alone, so that ``make run`` needs nothing beside the clone. Only corpora whose licence allows
+redistribution are used, each file keeping its source's licence (see the folder's README):
+
+* ``snli_dev.jsonl.gz``: every labelled pair of SNLI dev (Bowman et al., 2015; CC BY-SA 4.0);
+* ``snli_test.jsonl.gz``: a seeded sample of SNLI test (the e-SNLI copy; CC BY-SA 4.0), held out;
+* ``fever.jsonl.gz``: a seeded sample of FEVER 1.0 train claims against their gold Wikipedia
+  evidence (Thorne et al., 2018; CC BY-SA 3.0): SUPPORTS -> entailment, REFUTES -> contradiction.
+
+MultiNLI (via TaxiNLI: C-UDA), SICK (CC BY-NC-SA), ANLI and XNLI (CC BY-NC) stay under the
+data root: their licences forbid commercial reuse or redistribution.
+
+One JSON object per line: ``{"premise", "hypothesis", "label"}``. The files are written by
+``python -m hallulab.nli.open_subset --root DATA_ROOT`` from the corpora under
+``DATA_ROOT/nli`` (``hallulab data fetch nli``): the same bytes every time (sorted keys,
+gzip without a timestamp), so a test rebuilds them and compares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import random
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from hallulab.core.config import REPO_ROOT
+from hallulab.nli.pairs import LABELS, NLIPair
+
+#: where the files live in the repository (the train_nli stage runs at the repository root)
+OPEN_DIR = REPO_ROOT / "data" / "nli_open"
+
+#: source name (as a recipe names it) -> file under :data:`OPEN_DIR`
+OPEN_FILES = {
+    "open_snli_dev": "snli_dev.jsonl.gz",
+    "open_fever": "fever.jsonl.gz",
+    "open_snli_test": "snli_test.jsonl.gz",
+}
+OPEN_TRAINING = ("open_snli_dev", "open_fever")
+OPEN_HELDOUT = ("open_snli_test",)
+
+#: pairs drawn (seed :data:`SEED`) from the sources too large to commit whole
+SNLI_TEST_PAIRS = 1000
+FEVER_PAIRS = 3000
+SEED = 0
+
+
+class OpenSubsetError(ValueError):
+    """A line of a committed open-subset file could not be read; names the file, line and field."""
+
+
+def read_open_pairs(path: Path, source: str) -> Iterator[NLIPair]:
+    """The pairs of one open-subset file, labelled ``source``."""
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: the openly licensed NLI subset is missing; it is committed with the project "
+            "(`git checkout -- data/nli_open`) or rebuilt by `python -m hallulab.nli.open_subset --root DATA_ROOT`"
+        )
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            row = json.loads(line)
+            for field in ("premise", "hypothesis", "label"):
+                if not isinstance(row.get(field), str) or not row[field].strip():
+                    raise OpenSubsetError(f"{path}:{line_number}, field {field!r}: missing or empty")
+            if row["label"] not in LABELS:
+                raise OpenSubsetError(f"{path}:{line_number}, field 'label': {row['label']!r} is not one of {LABELS}")
+            yield NLIPair(row["premise"], row["hypothesis"], row["label"], source)
+
+
+def open_sources(folder: Path = OPEN_DIR) -> dict[str, Callable[[], Iterator[NLIPair]]]:
+    """Every open-subset source by name (training and held-out)."""
+
+    def reader(name: str) -> Callable[[], Iterator[NLIPair]]:
+        return lambda: read_open_pairs(folder / OPEN_FILES[name], name)
+
+    return {name: reader(name) for name in OPEN_FILES}
+
+
+def _write(path: Path, pairs: Iterable[NLIPair]) -> int:
+    """Write ``pairs`` as gzipped JSON Lines, byte-identical for the same pairs."""
+    lines = [
+        json.dumps({"premise": p.premise, "hypothesis": p.hypothesis, "label": p.label}, sort_keys=True) for p in pairs
+    ]
+    buffer = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0, compresslevel=9) as handle:
+        handle.write(("\n".join(lines) + "\n").encode("utf-8"))
+    path.write_bytes(buffer.getvalue())
+    return len(lines)
+
+
+def build(data_root: Path, out: Path) -> dict[str, int]:
+    """Write the three files from the corpora under ``data_root/nli``; returns pairs per file."""
+    from hallulab.nli.data import heldout_sources, training_sources
+
+    training, heldout = training_sources(data_root), heldout_sources(data_root)
+    out.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(SEED)
+    chosen = {
+        "open_snli_dev": list(training["snli_dev"]()),
+        "open_snli_test": rng.sample(list(heldout["snli_test"]()), SNLI_TEST_PAIRS),
+        "open_fever": rng.sample(list(training["fever"]()), FEVER_PAIRS),
+    }
+    return {name: _write(out / OPEN_FILES[name], pairs) for name, pairs in chosen.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--root", type=Path, required=True, help="the data root holding nli/ (hallulab data fetch nli)")
+    parser.add_argument("--out", type=Path, default=OPEN_DIR, help="output folder (default: %(default)s)")
+    args = parser.parse_args()
+    for name, count in build(args.root, args.out).items():
+        print(f"{args.out / OPEN_FILES[name]}: {count} pairs")
+
+
+if __name__ == "__main__":
+    main()
