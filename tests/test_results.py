@@ -335,3 +335,23 @@ def test_a_model_card_title_skips_the_front_matter(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("no heading here\n")
     assert _model_card_title(tmp_path, "fallback") == "fallback"
     assert _model_card_title(tmp_path / "missing", "fallback") == "fallback"
+
+
+def test_a_table_shows_the_counts_it_names_under_it(tmp_path: Path) -> None:
+    """``| n: counts.x, diagnostics.y`` prints how many units the percentages are of; a count
+    the file does not hold is an error, never a blank."""
+    write_result(
+        tmp_path,
+        "wikibio",
+        "correction_2",
+        "correction",
+        metrics={"fact": {"factual": 95.35}},
+        counts={"test_passages": 20, "dev_passages": 1220},
+        diagnostics={"verdicts_unparseable": 253},
+    )
+    counts = "counts.dev_passages, diagnostics.verdicts_unparseable"
+    opening = f"<!-- results: wikibio/correction_2 | fact | factual | n: {counts} -->\n"
+    rendered = render(opening + "<!-- /results -->", tmp_path)
+    assert "\n\nn: dev_passages 1,220, verdicts_unparseable 253\n<!-- /results -->" in rendered
+    with pytest.raises(KeyError, match=r"counts\.absent"):
+        render(opening.replace("counts.dev_passages", "counts.absent") + "<!-- /results -->", tmp_path)

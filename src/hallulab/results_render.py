@@ -11,6 +11,9 @@ A cell is the value in percent with its 95% bootstrap interval, or ``null (reaso
 metric is undefined on that run (:mod:`hallulab.evaluation.undefined`). A row named
 ``random@<level>`` shows the random scorer's value at that level, as the evaluate stage wrote it.
 
+A last field ``n: counts.test_passages, diagnostics.verdicts_unparseable`` shows those counts of
+the results file under the table (how many units a percentage is of).
+
 A fourth field compares with a paper's published numbers (a key of
 :data:`hallulab.evaluation.paper_tables.PAPER_REFERENCE`); a row may name the paper's row it is
 compared with as ``ours=paper``, or ``ours=-`` where the paper has no such row. Each cell is
@@ -57,7 +60,7 @@ from hallulab.results import RESULTS_DIR, PublishedResult, load_result
 
 MARKER = re.compile(
     r"(?P<open><!-- results: *(?P<file>[\w/.-]+) *\| *(?P<rows>[^|]+?) *\| *(?P<cols>[^|]+?)"
-    r"(?: *\| *paper: *(?P<paper>[\w.-]+))? *-->\n)"
+    r"(?: *\| *paper: *(?P<paper>[\w.-]+))?(?: *\| *n: *(?P<n>[^|]+?))? *-->\n)"
     r"(?P<body>.*?)"
     r"(?P<close><!-- /results -->)",
     re.DOTALL,
@@ -94,6 +97,9 @@ class TableSpec:
     variants: tuple[str, ...]  # each ``ours`` or ``ours=paper_row``
     metrics: tuple[str, ...]
     paper: str | None = None  # a PAPER_REFERENCE key: cells become ``ours / paper (difference)``
+    #: the counts shown under the table: dotted paths into the results file's ``counts`` or
+    #: ``diagnostics`` (``counts.test_passages``, ``diagnostics.verdicts_unparseable``)
+    counts: tuple[str, ...] = ()
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -167,7 +173,24 @@ def render_table(spec: TableSpec, root: Path) -> str:
         "|---|" + "---|" * len(spec.metrics),
     ]
     lines += [_row(result, spec, name) for name in spec.variants]
+    if spec.counts:
+        lines += ["", "n: " + ", ".join(f"{path.split('.')[-1]} {_count(result, path)}" for path in spec.counts)]
     return "\n".join(lines) + "\n"
+
+
+def _count(result: PublishedResult, path: str) -> str:
+    """The value at ``path`` (``counts.x.y`` or ``diagnostics.x``) of a results file, as text."""
+    section, *keys = path.split(".")
+    if section not in ("counts", "diagnostics") or not keys:
+        raise KeyError(
+            f"results {result.dataset}/{result.name}: count {path!r} is not counts.<key> or diagnostics.<key>"
+        )
+    node: object = result.counts if section == "counts" else result.diagnostics
+    for key in keys:
+        if not isinstance(node, dict) or key not in node:
+            raise KeyError(f"results {result.dataset}/{result.name}: no {path!r}")
+        node = node[key]
+    return f"{node:,}" if isinstance(node, int) else str(node)
 
 
 def _signed(value: float | None) -> str:
@@ -235,7 +258,8 @@ def render(text: str, root: Path) -> str:
     excerpt from its text file."""
 
     def replace(match: re.Match[str]) -> str:
-        spec = TableSpec(match["file"], _names(match["rows"]), _names(match["cols"]), match["paper"])
+        counts = _names(match["n"]) if match["n"] else ()
+        spec = TableSpec(match["file"], _names(match["rows"]), _names(match["cols"]), match["paper"], counts)
         return match["open"] + render_table(spec, root) + match["close"]
 
     def replace_excerpt(match: re.Match[str]) -> str:

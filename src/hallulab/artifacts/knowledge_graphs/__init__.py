@@ -1,16 +1,18 @@
 """Knowledge graphs of every response and sample for FactSelfCheck (Sawczyn et al., §3.3).
 
 Steps (Eq. 1-6): the entities E_p and the relation types R_p of the response p; the triples
-KG_u of each sentence u, with p as context and E_p, R_p as the allowed sets; the allowed sets
-of the samples, E_S = E_p plus every head and tail of the KG_u, R_S = R_p plus every relation
-of the KG_u (Eq. 4-5); the triples KG_s of each sample s, restricted to E_S and R_S.
+KG_u of each sentence u, with p as context and E_p, R_p shown as guidance but not enforced (the
+paper's footnote 3; the released code parses sentence triples without allowed sets, and a
+triple with a new head, tail or relation is kept and counted); the allowed sets of the
+samples, E_S = E_p plus every head and tail of the KG_u, R_S = R_p plus every relation of the
+KG_u (Eq. 4-5); the triples KG_s of each sample s, restricted to E_S and R_S.
 
 Extractors (params ``knowledge_graphs.extractor``):
 
 * ``llm``: the ``extractor`` LLM role with the paper's prompt style (files under
   ``conf/prompts/``: entities and relation types as JSON, triples as ``subject;relation;object``
-  CSV lines). Every malformed reply, malformed line and triple outside the allowed sets is
-  counted; triples outside the sets are dropped (as the released code does);
+  CSV lines). Every malformed reply, malformed line and sample triple outside E_S / R_S is
+  counted; such sample triples are dropped (as the released code does);
 * ``spacy``: an offline **substitute** that needs no capable LLM: entities are spaCy's named
   entities and noun chunks, relations the verb lemmas (with a particle or preposition), and
   triples subject-verb-object patterns of the dependency parse (``nsubj`` / ``nsubjpass``
