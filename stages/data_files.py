@@ -16,9 +16,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--params", default="params.yaml")
     args = parser.parse_args()
-    keys = ("nli_train", "concepts.word_list", "concepts.word_list_file")
+    keys = ("nli_train.sources", "nli_train.heldout_sets", "concepts.word_list", "concepts.word_list_file")
     view = ParamsView.load(args.params, keys, "data_files")
-    heldout = view.get("nli_train.heldout_sets") if view.has("nli_train.heldout_sets") else None
+    heldout = view.get("nli_train.heldout_sets")
     inputs = DataFileInputs(
         nli_sources=tuple(view.get("nli_train.sources")),
         nli_heldout_sets=tuple(heldout) if heldout is not None else None,

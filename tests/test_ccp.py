@@ -9,7 +9,7 @@ import pytest
 
 from hallulab.artifacts.claims.alignment import align_claim, align_to_sentence, tokens_in_spans, words
 from hallulab.artifacts.claims.parsing import parse_claims
-from hallulab.methods.ccp.aggregate import unit_log_ccp, variant_name
+from hallulab.methods.ccp.aggregate import CCPKnobs, unit_log_ccp, variant_modes, variant_name
 from hallulab.methods.ccp.formula import claim_ccp, combine_nli, word_log_ccp
 from hallulab.methods.ccp.score import nli_class, p_true
 from hallulab.methods.ccp.units import alternatives, claim_words, nli_pairs, outside_top_k, token_spans
@@ -173,3 +173,18 @@ def test_variant_names_encode_the_hyperparameters() -> None:
         variant_name(5, "sentence_prefix", merge=True, stopwords="none", aggregation="len")
         == "ccp_k5_sentpref_stopnone_len"
     )
+
+
+def test_a_blank_alternative_is_neutral_or_the_models_class_by_the_named_rule() -> None:
+    """``ccp.aggregate.blank_alternatives``: a word's alternative that is only spaces or
+    punctuation counts as neutral (this project's rule) or as the NLI model judged it (as
+    lm-polygraph judges every alternative); both readings are written, the other one labelled."""
+    head = TokenStats(" Paris", math.log(0.5), top=((" Paris", math.log(0.5)), (",", math.log(0.5))))
+    contradiction = "cc"  # the model's class of the blank alternative, both directions
+    neutral = unit_log_ccp(head, " Paris", contradiction, 2, "paper", words=True, blank="neutral")
+    judged = unit_log_ccp(head, " Paris", contradiction, 2, "paper", words=True, blank="nli")
+    assert neutral == 0.0 and judged == pytest.approx(math.log(0.5))
+    names = set(variant_modes(CCPKnobs(k=(3,), nli_context=("claim_prefix",))))
+    assert {"ccp_k3_claimpref", "ccp_k3_claimpref_blanknli"} <= names
+    names = set(variant_modes(CCPKnobs(k=(3,), nli_context=("claim_prefix",), blank_alternatives="nli")))
+    assert {"ccp_k3_claimpref_blanknli", "ccp_k3_claimpref"} <= names

@@ -90,6 +90,9 @@ COVERED_BY: dict[str, str] = {
         "tests/test_committed_outputs.py::test_last_digit_changes_are_named_measured_and_restorable"
     ),
     "dvc exp run --queue": "tests/test_dag.py::test_queued_sweep_over_n_runs_offline_without_rescoring",
+    "dvc exp run -S selfcheck_ngram.n=2": (
+        "tests/test_dag.py::test_exp_run_override_reruns_only_stages_reading_the_knob"
+    ),
     "dvc queue start": "tests/test_dag.py::_run_queue_to_the_end",
     "make report": "tests/test_report.py::test_make_report_rewrites_the_page_of_every_data_set_run",
     "make params": "tests/test_params.py::test_committed_params_equal_composed_conf_defaults",

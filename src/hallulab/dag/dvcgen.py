@@ -110,7 +110,7 @@ def data_files_stage() -> dict[str, Any]:
     return _stage(
         "python stages/data_files.py",
         [],
-        ["nli_train", "concepts.word_list", "concepts.word_list_file"],
+        ["nli_train.sources", "nli_train.heldout_sets", "concepts.word_list", "concepts.word_list_file"],
         [_no_cache(paths.data_files(group)) for group in fingerprints.GROUPS],
         always_changed=True,
     )

@@ -31,7 +31,7 @@ from hallulab.artifacts.claims import claims_by_record
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
 from hallulab.artifacts.response_tokens import token_stats
 from hallulab.data.schema import Passage
-from hallulab.methods.ccp.aggregate import CCPKnobs, unit_log_ccps, variant_modes
+from hallulab.methods.ccp.aggregate import CCPKnobs, CCPMode, unit_log_ccps, variant_modes
 from hallulab.methods.hallucheck.aggregate import HalluCheckKnobs
 from hallulab.methods.hallucheck.checks import answer_span, span_steps, step_is_uniform, token_f1
 from hallulab.tokens import TokenStats
@@ -62,7 +62,7 @@ class UnitCatalogue:
     hallucheck_knobs: HalluCheckKnobs = field(default_factory=HalluCheckKnobs)
     ccp_records: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
     tokens: Mapping[str, Sequence[TokenStats]] = field(default_factory=dict)
-    ccp_modes: Mapping[str, tuple[int, str, bool, str, str]] = field(default_factory=dict)
+    ccp_modes: Mapping[str, CCPMode] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -144,8 +144,8 @@ class UnitCatalogue:
         tokens = self.tokens.get(record_id)
         if entry is None or not tokens or not entry.get("units", {}).get("token"):
             return ()
-        k, context, merge, stopwords, _ = self.ccp_modes[variant]
-        words = unit_log_ccps(entry, tokens, k, context, merge, stopwords)
+        mode = self.ccp_modes[variant]
+        words = unit_log_ccps(entry, tokens, mode.k, mode.context, mode.merge, mode.stopwords, mode.blank)
         return tuple(
             (f"word {i + 1}: {text.strip() or repr(text)}", f"CCP {math.exp(value):.3f}")
             for i, (text, value) in enumerate(words)

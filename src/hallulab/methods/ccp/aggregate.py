@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -32,7 +32,24 @@ from hallulab.text.stopwords import is_stopword
 from hallulab.tokens import TokenStats
 
 STOPWORD_RULES = ("paper", "reference", "none")
+#: what an alternative that is only spaces or punctuation counts as in the paper's word mode:
+#: ``neutral`` (this project's rule: a line break or a comma is another continuation, not
+#: another value of the claim), or ``nli`` (the NLI model's class of the stripped strings, as
+#: lm-polygraph 0.7.0 judges every alternative). Neither paper nor released code states it.
+BLANK_RULES = ("neutral", "nli")
 NO_CLAIM_SENTENCE_SCORE = 0.5
+
+
+class CCPMode(NamedTuple):
+    """One CCP reading: K, NLI context, word merge, stop-word rule, claim aggregation and the
+    rule for blank (space or punctuation) alternatives."""
+
+    k: int
+    context: str
+    merge: bool
+    stopwords: str
+    aggregation: str
+    blank: str = "neutral"
 
 
 @dataclass(frozen=True)
@@ -45,13 +62,19 @@ class CCPKnobs:
     stopwords: str = setting("paper", choices=STOPWORD_RULES)
     claim_aggregation: tuple[str, ...] = setting(("prod",), choices=AGGREGATIONS, scalar_ok=True)
     reference_compatible: bool = setting(True, doc="also emit lm-polygraph's mode (tokens, raw-token stop words)")
+    blank_alternatives: str = setting(
+        "neutral", choices=BLANK_RULES, doc="a space/punctuation alternative: neutral | the NLI model's class"
+    )
 
 
-def variant_name(k: int, context: str, *, merge: bool, stopwords: str, aggregation: str) -> str:
-    """``ccp_k10_claimpref`` for the paper's mode; suffixes name what differs from it."""
+def variant_name(k: int, context: str, *, merge: bool, stopwords: str, aggregation: str, blank: str = "neutral") -> str:
+    """``ccp_k10_claimpref`` for the paper's mode; suffixes name what differs from it
+    (``_blanknli``: blank alternatives judged by the NLI model)."""
     name = f"ccp_k{k}_{CONTEXT_NAMES[context]}"
     if not merge and stopwords == "reference":
         return name + "_ref"
+    if merge and blank != "neutral":
+        name += f"_blank{blank}"
     if not merge:
         name += "_tokens"
     if stopwords != "paper":
@@ -61,35 +84,43 @@ def variant_name(k: int, context: str, *, merge: bool, stopwords: str, aggregati
     return name
 
 
-def unit_log_ccp(head: TokenStats, text: str, classes: str, k: int, stopwords: str, *, words: bool) -> float:
+def unit_log_ccp(
+    head: TokenStats, text: str, classes: str, k: int, stopwords: str, *, words: bool, blank: str = "neutral"
+) -> float:
     """log CCP of one word (or token): its alternatives up to K and their combined classes.
 
-    With ``words`` (the paper's mode) an alternative that is only spaces or punctuation (a
-    line break, a comma: a different continuation, not another value of the claim) counts as
-    neutral, whatever the NLI model said of the empty string it would have compared."""
+    With ``words`` (the paper's mode) and ``blank="neutral"``, an alternative that is only
+    spaces or punctuation (a line break, a comma: a different continuation, not another value
+    of the claim) counts as neutral, whatever the NLI model said of the empty string it
+    compared; ``blank="nli"`` keeps the model's class (:data:`BLANK_RULES`)."""
     options = alternatives(head, k)
     if stopwords == "paper" and is_stopword(strip_word(text)):
         return 0.0
     # stopwords == "reference": lm-polygraph 0.7.0 calls its NLTK check with the token *id*
     # (its alternatives hold ids), so no token is ever a stop word there; "none" is the same.
     combined = ["e"] + [combine_nli(classes[2 * i], classes[2 * i + 1]) for i in range(len(options) - 1)]
-    if words:
+    if words and blank == "neutral":
         combined = [c if i == 0 or strip_word(options[i][0]) else "n" for i, c in enumerate(combined)]
     return word_log_ccp([lp for _, lp in options], combined)
 
 
-def _modes(knobs: CCPKnobs) -> list[tuple[int, str, bool, str, str]]:
-    """Every (K, NLI context, word merge, stop words, claim aggregation) the knobs ask for:
-    the sweep over K and context, then Table 9 (claim aggregation) and Table 12 (stop words)
-    at the largest K and the first context, and the reference-compatible readings."""
+def _modes(knobs: CCPKnobs) -> list[CCPMode]:
+    """Every reading the knobs ask for: the sweep over K and context, then Table 9 (claim
+    aggregation) and Table 12 (stop words) at the largest K and the first context, the other
+    rule for blank alternatives there (both readings, labelled), and the reference-compatible
+    readings."""
     k_top = max(knobs.k)
-    modes = [(k, c, knobs.word_merge, knobs.stopwords, "prod") for k in knobs.k for c in knobs.nli_context]
+    blank = knobs.blank_alternatives
+    merge, stop = knobs.word_merge, knobs.stopwords
+    modes = [CCPMode(k, c, merge, stop, "prod", blank) for k in knobs.k for c in knobs.nli_context]
     first = knobs.nli_context[0]
-    modes += [(k_top, first, knobs.word_merge, knobs.stopwords, a) for a in knobs.claim_aggregation if a != "prod"]
-    if knobs.stopwords != "none":
-        modes.append((k_top, first, knobs.word_merge, "none", "prod"))
+    modes += [CCPMode(k_top, first, merge, stop, a, blank) for a in knobs.claim_aggregation if a != "prod"]
+    if stop != "none":
+        modes.append(CCPMode(k_top, first, merge, "none", "prod", blank))
+    if merge:
+        modes += [CCPMode(k_top, first, merge, stop, "prod", other) for other in BLANK_RULES if other != blank]
     if knobs.reference_compatible:
-        modes += [(k_top, c, False, "reference", "prod") for c in knobs.nli_context]
+        modes += [CCPMode(k_top, c, False, "reference", "prod") for c in knobs.nli_context]
     return modes
 
 
@@ -151,13 +182,18 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
             heads = [record_tokens[unit[0]] for unit in entry["units"]["word" if knobs.word_merge else "token"]]
             counts["words_outside_top_k"] += sum(outside_top_k(head, k_top) for head in heads)
             counts["words_judged"] += len(heads)
+            if knobs.word_merge:  # alternatives 2..K of each word; the blank ones take the blank rule
+                others = [text for head in heads for text, _ in alternatives(head, k_top)[1:]]
+                counts["alternatives_judged"] += len(others)
+                counts["alternatives_blank"] += sum(not strip_word(text) for text in others)
             for variant, value in scores.items():
                 claim_rows.setdefault(variant, {}).setdefault(rid, []).append(
                     (claim.index, claim.sentence_index, value)
                 )
     table = _unit_table(claim_rows, passages, counts)
+    blank = knobs.blank_alternatives
     headline = [
-        variant_name(k_top, first, merge=knobs.word_merge, stopwords=knobs.stopwords, aggregation="prod"),
+        variant_name(k_top, first, merge=knobs.word_merge, stopwords=knobs.stopwords, aggregation="prod", blank=blank),
         "maxprob",
         "perplexity",
         "max_entropy",
@@ -176,9 +212,9 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
     controls = AggregateControls(
         headline_variants=tuple(h for h in headline if h in claim_rows),
         knob_curve={
-            variant_name(k, c, merge=knobs.word_merge, stopwords=knobs.stopwords, aggregation="prod"): KnobPoint(
-                series=f"ccp_{CONTEXT_NAMES[c]}", knob="k", value=k
-            )
+            variant_name(
+                k, c, merge=knobs.word_merge, stopwords=knobs.stopwords, aggregation="prod", blank=blank
+            ): KnobPoint(series=f"ccp_{CONTEXT_NAMES[c]}", knob="k", value=k)
             for k in knobs.k
             for c in knobs.nli_context
         },
@@ -190,11 +226,11 @@ def claim_scores(
     entry: Mapping[str, Any],
     claim_index: int,
     record_tokens: Sequence[TokenStats],
-    modes: Sequence[tuple[int, str, bool, str, str]],
+    modes: Sequence[tuple[int, str, bool, str, str] | CCPMode],
     ptrue: Sequence[float | None] | None,
 ) -> dict[str, float]:
     """Every variant's score of one stored claim: the baselines and each (K, context, word
-    unit, stop-word rule, aggregation) mode."""
+    unit, stop-word rule, aggregation[, blank rule]) mode."""
     out: dict[str, float] = {}
     token_units = entry["units"]["token"]
     claim_tokens = [record_tokens[i] for unit in token_units for i in unit]
@@ -205,15 +241,28 @@ def claim_scores(
         out["max_entropy"] = max_entropy([float(t.entropy or 0.0) for t in claim_tokens])
     if ptrue is not None and claim_index < len(ptrue) and ptrue[claim_index] is not None:
         out["ptrue"] = 1.0 - float(ptrue[claim_index])  # type: ignore[arg-type]
-    for k, context, merge, stopwords, aggregation in modes:
-        log_ccps = [value for _, value in unit_log_ccps(entry, record_tokens, k, context, merge, stopwords)]
-        name = variant_name(k, context, merge=merge, stopwords=stopwords, aggregation=aggregation)
-        out[name] = claim_ccp(log_ccps, aggregation)
+    for mode in (CCPMode(*m) for m in modes):
+        units = unit_log_ccps(entry, record_tokens, mode.k, mode.context, mode.merge, mode.stopwords, mode.blank)
+        name = variant_name(
+            mode.k,
+            mode.context,
+            merge=mode.merge,
+            stopwords=mode.stopwords,
+            aggregation=mode.aggregation,
+            blank=mode.blank,
+        )
+        out[name] = claim_ccp([value for _, value in units], mode.aggregation)
     return out
 
 
 def unit_log_ccps(
-    entry: Mapping[str, Any], record_tokens: Sequence[TokenStats], k: int, context: str, merge: bool, stopwords: str
+    entry: Mapping[str, Any],
+    record_tokens: Sequence[TokenStats],
+    k: int,
+    context: str,
+    merge: bool,
+    stopwords: str,
+    blank: str = "neutral",
 ) -> list[tuple[str, float]]:
     """(text, log CCP) of each word (``merge``) or token of one stored claim, in order: what
     the claim's score multiplies (the report shows them word by word)."""
@@ -222,14 +271,13 @@ def unit_log_ccps(
     for unit, unit_classes in zip(entry["units"][kind], entry["classes"][context][kind], strict=True):
         head = record_tokens[unit[0]]
         text = head.token if not merge else "".join(record_tokens[i].token for i in unit)
-        found.append((text, unit_log_ccp(head, text, unit_classes, k, stopwords, words=merge)))
+        found.append((text, unit_log_ccp(head, text, unit_classes, k, stopwords, words=merge, blank=blank)))
     return found
 
 
-def variant_modes(knobs: CCPKnobs) -> dict[str, tuple[int, str, bool, str, str]]:
-    """Each CCP variant the knobs write -> its (K, NLI context, word merge, stop words,
-    aggregation)."""
+def variant_modes(knobs: CCPKnobs) -> dict[str, CCPMode]:
+    """Each CCP variant the knobs write -> its reading."""
     return {
-        variant_name(k, c, merge=merge, stopwords=stop, aggregation=agg): (k, c, merge, stop, agg)
-        for k, c, merge, stop, agg in _modes(knobs)
+        variant_name(m.k, m.context, merge=m.merge, stopwords=m.stopwords, aggregation=m.aggregation, blank=m.blank): m
+        for m in _modes(knobs)
     }
