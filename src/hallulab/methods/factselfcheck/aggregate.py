@@ -102,6 +102,9 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
         "evaluator": ctx.raw.evaluator,
         "llm_records": len(ctx.raw.llm_records),
         "table8": artifact.get("table8"),
+        # the extraction's own counts: malformed replies and lines, sentences and samples
+        # without a triple, sentence triples outside E_p / R_p (hallulab.artifacts.knowledge_graphs)
+        "extraction": artifact.get("diagnostics", {}),
         "table9_llm_calls": {**artifact.get("llm_calls", {}), **ctx.raw.llm_calls},
         **chosen.diagnostics(),
     }
