@@ -174,7 +174,8 @@ def render_table(spec: TableSpec, root: Path) -> str:
     ]
     lines += [_row(result, spec, name) for name in spec.variants]
     if spec.counts:
-        lines += ["", "n: " + ", ".join(f"{path.split('.')[-1]} {_count(result, path)}" for path in spec.counts)]
+        # each count named by its path below counts / diagnostics (``table8.facts_per_sentence.mean``)
+        lines += ["", "n: " + ", ".join(f"{path.partition('.')[2]} {_count(result, path)}" for path in spec.counts)]
     return "\n".join(lines) + "\n"
 
 
