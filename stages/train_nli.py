@@ -17,7 +17,8 @@ from pathlib import Path
 from hallulab.core.config import ConfigError
 from hallulab.core.io import write_json
 from hallulab.data.loaders import DATA_ROOT_ENV
-from hallulab.nli.data import ROOT_HELDOUT, heldout_sources, training_sources
+from hallulab.nli.data import heldout_sources, training_sources
+from hallulab.nli.open_subset import OPEN_HELDOUT
 from hallulab.nli.train import TrainConfig, accuracies, sample_pairs, train_cross_encoder
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger, write_run_log
@@ -48,7 +49,8 @@ def main() -> None:
 
     started = time.perf_counter()
     heldout_sets = heldout_sources(root)
-    names = list(cfg.heldout_sets) if cfg.heldout_sets is not None else list(ROOT_HELDOUT)
+    every_root_set = [name for name in heldout_sets if name not in OPEN_HELDOUT]
+    names = list(cfg.heldout_sets) if cfg.heldout_sets is not None else every_root_set
     unknown = [name for name in names if name not in heldout_sets]
     if unknown:
         raise ConfigError(f"nli_train.heldout_sets: unknown held-out set(s) {unknown}; known: {sorted(heldout_sets)}")

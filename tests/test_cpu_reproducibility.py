@@ -3,23 +3,19 @@ from it, and what docs/explanation/reproducibility.md says of it holds in it."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from tests.helpers.modules import load_module
 from tests.workspace import REPO
 
 RESULTS = REPO / "benchmarks" / "cpu_reproducibility.json"
 
 
 def _probe() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("cpu_reproducibility", REPO / "benchmarks" / "cpu_reproducibility.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module("cpu_reproducibility", REPO / "benchmarks" / "cpu_reproducibility.py")
 
 
 def _recorded() -> dict[str, Any]:

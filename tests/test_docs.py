@@ -51,6 +51,7 @@ import pytest
 import yaml
 from markdown_it import MarkdownIt
 
+from tests.helpers.modules import load_module
 from tests.workspace import BIN, HANG_GUARD_S, environment
 
 REPO = Path(__file__).resolve().parents[1]
@@ -515,11 +516,7 @@ def test_a_broken_link_or_a_page_missing_from_the_nav_fails_the_strict_build(
 
 
 def _hooks() -> Any:
-    spec = importlib.util.spec_from_file_location("docs_hooks", REPO / "docs" / "hooks.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module("docs_hooks", REPO / "docs" / "hooks.py")
 
 
 def test_the_configuration_reference_holds_every_option_and_key_with_its_default_and_comment(tmp_path: Path) -> None:

@@ -69,8 +69,9 @@ def fingerprint(group: str, inputs: DataFileInputs) -> dict[str, Any]:
 
     root = data_root()
     if group == "nli_corpora":
-        names = [*inputs.nli_sources, *(inputs.nli_heldout_sets or ["every data-root set"])]
-        if all(name in OPEN_FILES for name in names):
+        heldout = inputs.nli_heldout_sets  # None: every held-out set under the data root
+        names = [*inputs.nli_sources, *(heldout or ())]
+        if heldout is not None and all(name in OPEN_FILES for name in names):
             return {"group": group, "data_root": None, "files": _open_files(names)}
         files = _tree(root / "nli") if root is not None else {}
     elif group == "word_list":

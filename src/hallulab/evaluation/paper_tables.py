@@ -15,8 +15,9 @@ from dataclasses import dataclass
 PAPER_METRICS = ("nonfact_aucpr", "nonfact_star_aucpr", "factual_aucpr", "passage_pearson", "passage_spearman")
 
 
-def _rows(table: dict[str, tuple[float, ...]]) -> dict[str, dict[str, float]]:
-    return {variant: dict(zip(PAPER_METRICS, values, strict=True)) for variant, values in table.items()}
+def _rows(table: dict[str, tuple[float, ...]], metrics: tuple[str, ...] = PAPER_METRICS) -> dict[str, dict[str, float]]:
+    """variant -> the paper's numbers in ``metrics`` order into variant -> metric -> number."""
+    return {variant: dict(zip(metrics, values, strict=True)) for variant, values in table.items()}
 
 
 #: Table 7 (Appendix D): SelfCheckGPT with n-gram, n = 1..5, Avg and Max of -log p.
@@ -100,9 +101,8 @@ TABLES = {
 
 #: FactSelfCheck Table 6 (WikiBio, Llama-3.1-70B-Instruct): Hallucination (NonFact) and
 #: Factuality AUC-PR of the sentence-level scores.
-FACTSELFCHECK_TABLE6 = {
-    name: {"nonfact_aucpr": hallucination, "factual_aucpr": factuality}
-    for name, (hallucination, factuality) in {
+FACTSELFCHECK_TABLE6 = _rows(
+    {
         "fsc_text_max": (92.45, 65.55),
         "fsc_kg_llm_max": (91.82, 64.64),
         "fsc_text_mean": (91.01, 63.77),
@@ -111,8 +111,9 @@ FACTSELFCHECK_TABLE6 = {
         "fsc_kg_freq_mean": (88.25, 55.27),
         "fsc_random_fact_mean": (74.22, 29.74),
         "random_sentence": (72.96, 27.04),  # the RandomSentence row
-    }.items()
-}
+    },
+    ("nonfact_aucpr", "factual_aucpr"),
+)
 
 
 #: FactSelfCheck Table 5 (Appendix C): fact-level AUC-PR (a hallucinated fact positive) on the
@@ -120,23 +121,17 @@ FACTSELFCHECK_TABLE6 = {
 #: biography; Llama-3.1-70B extracting and judging, one fact one triple (no aggregation). Rows:
 #: FactSelfCheck-Text, -KG (LLM-based), -KG (Freq.-based), RandomFact; in this project's metric
 #: of a labelled fact, ``claim_pr_auc``.
-FACTSELFCHECK_TABLE5 = {
-    name: {"claim_pr_auc": value}
-    for name, value in {
-        "fsc_text": 93.41,
-        "fsc_kg_llm": 92.25,
-        "fsc_kg_freq": 87.99,
-        "fsc_random_fact": 65.79,
-    }.items()
-}
+FACTSELFCHECK_TABLE5 = _rows(
+    {"fsc_text": (93.41,), "fsc_kg_llm": (92.25,), "fsc_kg_freq": (87.99,), "fsc_random_fact": (65.79,)},
+    ("claim_pr_auc",),
+)
 
 
 def _percent(metrics: tuple[str, ...], table: dict[str, tuple[float, ...]]) -> dict[str, dict[str, float]]:
     """variant -> the paper's fractions in ``metrics`` order into variant -> metric -> percent."""
-    return {
-        variant: {metric: round(100.0 * value, 2) for metric, value in zip(metrics, values, strict=True)}
-        for variant, values in table.items()
-    }
+    return _rows(
+        {variant: tuple(round(100.0 * value, 2) for value in values) for variant, values in table.items()}, metrics
+    )
 
 
 #: CCP (Fadeeva et al., 2024), claim level on Vicuna 13b's own English biographies with

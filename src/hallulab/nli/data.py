@@ -17,7 +17,7 @@ import ast
 import csv
 import gzip
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
 
@@ -166,18 +166,8 @@ def _needs_root(name: str) -> Callable[[], Iterator[NLIPair]]:
     return missing
 
 
-def training_sources(root: Path | None) -> dict[str, Callable[[], Iterator[NLIPair]]]:
-    """Every training source by name. ``open_*`` are the openly licensed pairs committed with
-    the project (:mod:`hallulab.nli.open_subset`); every other source reads ``root/nli`` (with
-    no data root, reading one raises naming the fetch command). ``fever_passages_<label>`` are
-    FEVER claims against a passage-length premise (:mod:`hallulab.nli.passages`), one source per
-    label so that a recipe sets each class's count. ``fever_swaps_<label>`` are FEVER evidence
-    sentences with one entity's value swapped (contradiction) or unchanged (entailment) against
-    a passage that states the original (:mod:`hallulab.nli.swaps`)."""
-    opened = {name: reader for name, reader in open_sources().items() if name in OPEN_TRAINING}
-    if root is None:
-        return {**opened, **{name: _needs_root(name) for name in ROOT_TRAINING}}
-    nli = root / "nli"
+def _root_training(nli: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
+    """The training sources under ``nli`` (``root/nli``), each read only when called."""
 
     @cache  # read and indexed once, on first use, for all three labels
     def fever_topics() -> FeverTopics:
@@ -194,7 +184,6 @@ def training_sources(root: Path | None) -> dict[str, Callable[[], Iterator[NLIPa
         return lambda: swap_pairs(fever_swaps(), label)
 
     return {
-        **opened,
         "mnli": lambda: read_mnli_taxinli(nli / "mnli_taxinli" / "taxinli10k.tsv"),
         "snli_dev": lambda: read_snli_csv(nli / "snli" / "dev.csv"),
         "sick_train": lambda: read_sick(nli / "sick" / "SICK.txt", "TRAIN"),
@@ -206,33 +195,42 @@ def training_sources(root: Path | None) -> dict[str, Callable[[], Iterator[NLIPa
     }
 
 
-#: the training sources read from the data root (every one but the open subset's)
-ROOT_TRAINING = (
-    "mnli",
-    "snli_dev",
-    "sick_train",
-    "sick_trial",
-    "fever",
-    "anli_dev",
-    *(f"fever_passages_{label}" for label in LABELS),
-    *(f"fever_swaps_{label}" for label in ("entailment", "contradiction")),
-)
-#: the held-out sets read from the data root
-ROOT_HELDOUT = ("anli_r1_test", "anli_r2_test", "anli_r3_test", "xnli_en_dev", "snli_test")
+def _root_heldout(nli: Path) -> dict[str, Callable[[], Iterator[NLIPair]]]:
+    """The held-out sets under ``nli`` (``root/nli``), each read only when called."""
+
+    def anli_test(round_number: int) -> Callable[[], Iterator[NLIPair]]:
+        return lambda: read_anli_split(nli / "anli_v1.0", round_number, "test")
+
+    sources = {f"anli_r{r}_test": anli_test(r) for r in ANLI_ROUNDS}
+    sources["xnli_en_dev"] = lambda: read_xnli_tsv(nli / "xnli_en" / "dev-en.tsv")
+    sources["snli_test"] = lambda: read_esnli_test(nli / "snli" / "esnli_test")
+    return sources
+
+
+def _with_open(
+    opened: Sequence[str], root_readers: Callable[[Path], dict[str, Callable[[], Iterator[NLIPair]]]], root: Path | None
+) -> dict[str, Callable[[], Iterator[NLIPair]]]:
+    """The open subset's ``opened`` sources, then the data root's (with no data root, each of
+    those raises naming the fetch command when read)."""
+    readers = root_readers((root or Path()) / "nli")
+    if root is None:
+        readers = {name: _needs_root(name) for name in readers}
+    available = open_sources()
+    return {**{name: available[name] for name in opened}, **readers}
+
+
+def training_sources(root: Path | None) -> dict[str, Callable[[], Iterator[NLIPair]]]:
+    """Every training source by name. ``open_*`` are the openly licensed pairs committed with
+    the project (:mod:`hallulab.nli.open_subset`); every other source reads ``root/nli`` (with
+    no data root, reading one raises naming the fetch command). ``fever_passages_<label>`` are
+    FEVER claims against a passage-length premise (:mod:`hallulab.nli.passages`), one source per
+    label so that a recipe sets each class's count. ``fever_swaps_<label>`` are FEVER evidence
+    sentences with one entity's value swapped (contradiction) or unchanged (entailment) against
+    a passage that states the original (:mod:`hallulab.nli.swaps`)."""
+    return _with_open(OPEN_TRAINING, _root_training, root)
 
 
 def heldout_sources(root: Path | None) -> dict[str, Callable[[], Iterator[NLIPair]]]:
     """Every held-out set by name: the open subset's SNLI test sample (``open_snli_test``) and,
     under ``root/nli``, ANLI R1-R3 test, XNLI-en dev and SNLI test."""
-    opened = {name: reader for name, reader in open_sources().items() if name in OPEN_HELDOUT}
-    if root is None:
-        return {**opened, **{name: _needs_root(name) for name in ROOT_HELDOUT}}
-    nli = root / "nli"
-
-    def anli_test(round_number: int) -> Callable[[], Iterator[NLIPair]]:
-        return lambda: read_anli_split(nli / "anli_v1.0", round_number, "test")
-
-    sources = {**opened, **{f"anli_r{r}_test": anli_test(r) for r in ANLI_ROUNDS}}
-    sources["xnli_en_dev"] = lambda: read_xnli_tsv(nli / "xnli_en" / "dev-en.tsv")
-    sources["snli_test"] = lambda: read_esnli_test(nli / "snli" / "esnli_test")
-    return sources
+    return _with_open(OPEN_HELDOUT, _root_heldout, root)

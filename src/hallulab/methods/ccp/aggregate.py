@@ -51,6 +51,18 @@ class CCPMode(NamedTuple):
     aggregation: str
     blank: str = "neutral"
 
+    @property
+    def name(self) -> str:
+        """The variant this reading writes (:func:`variant_name`)."""
+        return variant_name(
+            self.k,
+            self.context,
+            merge=self.merge,
+            stopwords=self.stopwords,
+            aggregation=self.aggregation,
+            blank=self.blank,
+        )
+
 
 @dataclass(frozen=True)
 class CCPKnobs:
@@ -193,7 +205,7 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
     table = _unit_table(claim_rows, passages, counts)
     blank = knobs.blank_alternatives
     headline = [
-        variant_name(k_top, first, merge=knobs.word_merge, stopwords=knobs.stopwords, aggregation="prod", blank=blank),
+        CCPMode(k_top, first, knobs.word_merge, knobs.stopwords, "prod", blank).name,
         "maxprob",
         "perplexity",
         "max_entropy",
@@ -212,9 +224,9 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
     controls = AggregateControls(
         headline_variants=tuple(h for h in headline if h in claim_rows),
         knob_curve={
-            variant_name(
-                k, c, merge=knobs.word_merge, stopwords=knobs.stopwords, aggregation="prod", blank=blank
-            ): KnobPoint(series=f"ccp_{CONTEXT_NAMES[c]}", knob="k", value=k)
+            CCPMode(k, c, knobs.word_merge, knobs.stopwords, "prod", blank).name: KnobPoint(
+                series=f"ccp_{CONTEXT_NAMES[c]}", knob="k", value=k
+            )
             for k in knobs.k
             for c in knobs.nli_context
         },
@@ -243,15 +255,7 @@ def claim_scores(
         out["ptrue"] = 1.0 - float(ptrue[claim_index])  # type: ignore[arg-type]
     for mode in (CCPMode(*m) for m in modes):
         units = unit_log_ccps(entry, record_tokens, mode.k, mode.context, mode.merge, mode.stopwords, mode.blank)
-        name = variant_name(
-            mode.k,
-            mode.context,
-            merge=mode.merge,
-            stopwords=mode.stopwords,
-            aggregation=mode.aggregation,
-            blank=mode.blank,
-        )
-        out[name] = claim_ccp([value for _, value in units], mode.aggregation)
+        out[mode.name] = claim_ccp([value for _, value in units], mode.aggregation)
     return out
 
 
@@ -277,7 +281,4 @@ def unit_log_ccps(
 
 def variant_modes(knobs: CCPKnobs) -> dict[str, CCPMode]:
     """Each CCP variant the knobs write -> its reading."""
-    return {
-        variant_name(m.k, m.context, merge=m.merge, stopwords=m.stopwords, aggregation=m.aggregation, blank=m.blank): m
-        for m in _modes(knobs)
-    }
+    return {mode.name: mode for mode in _modes(knobs)}

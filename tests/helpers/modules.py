@@ -1,0 +1,16 @@
+"""Import a Python file that is not part of a package (a benchmark script, the docs' hooks)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+
+def load_module(name: str, path: Path) -> ModuleType:
+    """The module at ``path``, imported under ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
