@@ -208,7 +208,7 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
         (
             "self_familiarity",
             "aggregate",
-            {"ratio": 3, "length_normalisation": "total"},
+            {"ratio": 3, "length_normalisation": "answer"},
             {"aggregate_self_familiarity"},
         ),
         ("selfcheck_prompt", "max_new_tokens", 3, {"score_selfcheck_prompt"}),

@@ -389,3 +389,47 @@ def test_given_concepts_must_be_a_list_of_strings_named_by_record(concepts: obje
     assert given_concepts(Passage(id="q2", response=None, sentences=(), prompt="q", meta={"concepts": ["a b"]})) == [
         "a b"
     ]
+
+
+# ---------------------------------------------------------------- the headline is the released s_i
+def _familiarity_aggregate(knobs: dict[str, object]) -> dict[str, float]:
+    from hallulab.core.units import record_scores
+    from hallulab.methods.self_familiarity import SPEC
+    from hallulab.methods.self_familiarity.aggregate import aggregate
+    from hallulab.methods.self_familiarity.raw import SelfFamiliarityScores
+    from hallulab.pipeline.context import AggregateContext
+    from hallulab.pipeline.params import ParamsView
+
+    concept = {"text": "Monophony", "position": 8, "log_frequency": -1.0, "words": ["Monophony"]}
+    concepts = {"records": {"r": {"processings": {"full": [concept]}}}}
+    # a 2-token answer with log-probability -1.0 after a 9-token prompt
+    hypothesis = {"logprob": -1.0, "length": 2}
+    raw = SelfFamiliarityScores(
+        knobs={"processings": ["full"]},
+        concepts={"Monophony": {"hypotheses": [hypothesis], "prompt_tokens": 9}},
+        baselines={},
+    )
+    params = {
+        "self_familiarity": {
+            "aggregate": knobs,
+            "threshold": {"basic_percentile": 5, "bootstrap_samples": 10, "ci_level": 0.95, "seed": 0},
+        }
+    }
+    view = ParamsView(params, SPEC.aggregate.param_keys(), "aggregate_self_familiarity")
+    passage = Passage(id="r", response="", sentences=(), prompt="What is Monophony?")
+    artifacts = {"concepts": concepts, "response_tokens": {"tokens": {}}}
+    done = aggregate(AggregateContext("t", [passage], artifacts, raw, view))
+    return {v: record_scores(done.scores, v, "prompt")["r"] for v in done.scores["variant"].unique()}
+
+
+def test_the_headline_normalises_by_prompt_and_answer_as_the_released_code_did() -> None:
+    released = 1.0 - math.exp(-1.0 / 11)
+    answer_only = 1.0 - math.exp(-1.0 / 2)
+    scores = _familiarity_aggregate({"ratio": 2})  # the defaults
+    assert scores["selffam"] == pytest.approx(released)
+    assert scores["selffam_min"] == pytest.approx(released)  # the ablations follow the headline's s_i
+    assert scores["selffam_answernorm"] == pytest.approx(answer_only)  # Eq. 5 read literally: labelled
+    assert "selffam_totalnorm" not in scores
+    swapped = _familiarity_aggregate({"ratio": 2, "length_normalisation": "answer"})
+    assert swapped["selffam"] == pytest.approx(answer_only)
+    assert swapped["selffam_totalnorm"] == pytest.approx(released)

@@ -4,13 +4,18 @@ the basic records.
 
 Variants (all hallucination scores, higher = refuse):
 
-* ``selffam``: 1 - s_f, weighted mean over the ranked concepts with weights r^-rank (Eq. 7);
+* ``selffam``: 1 - s_f, weighted mean over the ranked concepts with weights r^-rank (Eq. 7),
+  with s_i as the released code computed it (``length_normalisation: total``): the constrained
+  answer's log-probability divided by the length of prompt + answer, which is what
+  transformers' beam scorer returned as ``sequences_scores`` for a decoder-only model before
+  transformers 4.36, the version the paper's code (soap117/Self-evaluation) ran on;
 * ``selffam_min`` (Table 4, Minimal Only) and ``selffam_first`` (Most Infrequent Only);
 * ``selffam_nogrouping`` / ``_nofiltering`` / ``_noranking``: Table 4's processing ablations
-  (when the score step scored those processings);
-* ``selffam_totalnorm``: s_i normalised by the whole sequence's length (prompt included), as
-  transformers' beam scorer computed ``sequences_scores`` for decoder-only models when the
-  paper's code ran (before 4.36); the default divides by the answer's length only;
+  (when the score step scored those processings), with the same s_i as ``selffam``;
+* ``selffam_answernorm``: s_i normalised by the answer's length only (Eq. 5 read literally,
+  and what transformers 4.36 and later return); a labelled variant, because the paper's numbers
+  were not made with it. With ``length_normalisation: answer`` the two swap places and the
+  variant is ``selffam_totalnorm``;
 * ``greedy_perplexity``, ``greedy_avglogp``, ``greedy_minlogp`` (Appendix C.1-C.3): the
   perplexity, -mean and -min token log-probability of the greedy response;
 * ``sample_bertscore``, ``sample_sentencescore`` (C.5-C.6): 1 - the central sample's mean similarity;
@@ -59,7 +64,11 @@ class SelfFamiliarityKnobs:
     """params ``self_familiarity.aggregate``."""
 
     ratio: float = setting(2.0, above=0.0, doc="r of Eq. 7 (Appendix D: 2)")
-    length_normalisation: str = setting("answer", choices=NORMALISATIONS, doc="s_i = exp(sum / answer length)")
+    length_normalisation: str = setting(
+        "total",
+        choices=NORMALISATIONS,
+        doc="s_i = exp(sum / length): total = prompt + answer (the released code), answer = the answer only",
+    )
 
 
 def concept_familiarity(entry: Mapping[str, Any], normalisation: str) -> float:
