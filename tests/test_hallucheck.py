@@ -10,11 +10,16 @@ from scipy.stats import kstest
 from hallulab.artifacts.atomic_facts.tagging import TaggedToken, pos_spans, random_spans
 from hallulab.methods.hallucheck.aggregate import CHECK_MODES, HalluCheckKnobs, fact_flag, variant_name
 from hallulab.methods.hallucheck.checks import (
+    KS_MINMAX,
+    alignment_f1,
     answer_span,
     contained,
+    extracted_span,
     guessed,
     renormalised_top,
+    span_check_steps,
     span_steps,
+    split_token_f1,
     step_is_uniform,
     token_f1,
 )
@@ -32,22 +37,50 @@ def test_token_f1_and_containment_after_squad_normalisation() -> None:
     assert contains_gold_answer("It was King James I.", ["James I"])
 
 
+SPREAD = [math.log(x) for x in (0.35, 0.3, 0.2, 0.1, 0.05)]  # uniform-looking under either reference
+NEARLY_FLAT = [math.log(x) for x in (0.21, 0.2, 0.2, 0.2, 0.19)]
+PEAKED = [math.log(x) for x in (0.96, 0.01, 0.01, 0.01, 0.01)]
+
+
 def test_top5_probabilities_are_renormalised_and_tested_against_uniform() -> None:
     p = renormalised_top([math.log(0.4), math.log(0.2), math.log(0.2), math.log(0.1), math.log(0.1)])
     assert p.sum() == pytest.approx(1.0) and p[0] == pytest.approx(0.4)
-    flat = [math.log(x) for x in (0.21, 0.2, 0.2, 0.2, 0.19)]
-    peaked = [math.log(x) for x in (0.96, 0.01, 0.01, 0.01, 0.01)]
-    assert step_is_uniform(flat) and not step_is_uniform(peaked)
-    low, high = 0.01 / 1.0, 0.96 / 1.0
-    expected = kstest(renormalised_top(peaked), "uniform", args=(low, high - low)).pvalue
-    assert expected < 0.05
-    assert guessed([peaked, peaked, flat]) and not guessed([peaked, flat], max_steps=1)
+    assert step_is_uniform(SPREAD) and not step_is_uniform(PEAKED)
+    assert guessed([PEAKED, PEAKED, SPREAD]) and not guessed([PEAKED, SPREAD], max_steps=1)
+
+
+@pytest.mark.parametrize("step", [NEARLY_FLAT, SPREAD, PEAKED, [math.log(0.5), math.log(0.3), math.log(0.2)]])
+def test_the_released_ks_call_is_reproduced_and_the_minmax_reading_is_its_own(step: list[float]) -> None:
+    """The released call, kstest(p, 'uniform', args=(p.min(), p.max())), decides the headline;
+    scipy reads args as (loc, scale), so it tests U[min, min + max], not §3's U[min, max]."""
+    p = renormalised_top(step)
+    released = kstest(p, "uniform", args=(p.min(), p.max())).pvalue > 0.05
+    minmax = kstest(p, "uniform", args=(p.min(), p.max() - p.min())).pvalue > 0.05
+    assert step_is_uniform(step) is bool(released)
+    assert step_is_uniform(step, reference=KS_MINMAX) is bool(minmax)
+
+
+def test_a_nearly_flat_top5_is_uniform_only_under_the_minmax_reading() -> None:
+    p = renormalised_top(NEARLY_FLAT)
+    assert kstest(p, "uniform", args=(p.min(), p.max())).pvalue < 1e-4  # the released reference
+    assert kstest(p, "uniform", args=(p.min(), p.max() - p.min())).pvalue > 0.5
+    assert not step_is_uniform(NEARLY_FLAT) and step_is_uniform(NEARLY_FLAT, reference=KS_MINMAX)
+    exactly_flat = [math.log(0.2)] * 5
+    assert not step_is_uniform(exactly_flat) and step_is_uniform(exactly_flat, reference=KS_MINMAX)
+
+
+def test_alignment_f1_splits_raw_text_as_released_unless_told_squad() -> None:
+    assert split_token_f1("James I", "James I") == 1.0
+    assert split_token_f1("the Eiffel Tower", "Eiffel Tower") == pytest.approx(0.8)
+    assert split_token_f1("warsaw", "Warsaw") == 0.0  # case kept
+    assert alignment_f1("warsaw", "Warsaw", "squad") == 1.0
+    assert alignment_f1("Warsaw,", "Warsaw") == 0.0  # punctuation kept
 
 
 def test_a_fact_is_hallucinated_when_misaligned_or_aligned_but_guessed() -> None:
     knobs = HalluCheckKnobs()
-    confident = [[math.log(0.96), *([math.log(0.01)] * 4)]]
-    guessing = [[math.log(0.2)] * 5]
+    confident = [PEAKED]
+    guessing = [SPREAD]
     entry = {
         "text": "James I",
         "question": "Who?",
@@ -78,16 +111,20 @@ def test_a_sentence_long_reply_aligns_through_its_answer_span() -> None:
     reply = "".join(pieces)
     span = answer_span(reply, "Warsaw")
     assert span is not None and reply[span[0] : span[1]] == "Warsaw,"
-    assert span_steps(pieces, span) == [5, 6]
+    trimmed = extracted_span(reply, span)
+    assert trimmed is not None and reply[trimmed[0] : trimmed[1]] == "Warsaw"  # as an extractive span
+    assert span_steps(pieces, trimmed) == [5]
+    assert span_check_steps(pieces, trimmed, 50).indices == (4, 5)  # the step before, as released
+    assert span_check_steps(pieces, trimmed, 50, rule="own").indices == (5,)
     whole = next(m for m in CHECK_MODES if m.suffix == "_align_wholereply")
     assert fact_flag(entry, "g/greedy", knobs, CHECK_MODES[1]) is False  # aligned on the span
     assert fact_flag(entry, "g/greedy", knobs, whole) is True  # misaligned on the whole reply
 
 
 def test_the_ks_check_reads_the_answer_spans_steps_unless_told_every_step() -> None:
-    """One flat step outside the span flags the fact only in the labelled every-step variant."""
-    confident = [math.log(0.96), *([math.log(0.01)] * 4)]
-    flat = [math.log(0.2)] * 5
+    """One guessed step outside the span flags the fact only in the labelled every-step
+    variant; the step just before the span counts as the released code tests it."""
+    confident, flat = PEAKED, SPREAD
     pieces = [" It", " was", " James", " I", "."]
     entry = {
         "text": "James I",
@@ -96,10 +133,30 @@ def test_the_ks_check_reads_the_answer_spans_steps_unless_told_every_step() -> N
     }
     knobs = HalluCheckKnobs()
     every_step = next(m for m in CHECK_MODES if m.suffix == "_allsteps")
+    own_steps = next(m for m in CHECK_MODES if m.suffix == "_ksminmax")
     assert fact_flag(entry, "g/greedy", knobs, CHECK_MODES[0]) is False
     assert fact_flag(entry, "g/greedy", knobs, every_step) is True
     entry["answers"]["g/greedy"]["top"] = [confident, confident, flat, confident, confident]
-    assert fact_flag(entry, "g/greedy", knobs, CHECK_MODES[0]) is True  # a flat step inside the span
+    assert fact_flag(entry, "g/greedy", knobs, CHECK_MODES[0]) is True  # a guessed step inside the span
+    entry["answers"]["g/greedy"]["top"] = [confident, flat, confident, confident, confident]
+    assert fact_flag(entry, "g/greedy", knobs, CHECK_MODES[0]) is True  # the step before the span
+    assert fact_flag(entry, "g/greedy", knobs, own_steps) is False  # the span's own steps only
+
+
+def test_a_span_beyond_the_span_check_steps_passes_with_one_token_as_released_and_is_counted() -> None:
+    from collections import Counter
+
+    pieces = [" It", " was", " James", " I"]
+    tops = [PEAKED] * 4
+    knobs = HalluCheckKnobs(ks_steps=2)
+    counts: Counter[str] = Counter()
+    one_token = {"text": "James", "question": "Who?", "answers": {"g/greedy": _reply(pieces, tops)}}
+    assert fact_flag(one_token, "g/greedy", knobs, CHECK_MODES[0], counts) is False
+    two_tokens = {"text": "James I", "question": "Who?", "answers": {"g/greedy": _reply(pieces, tops)}}
+    assert fact_flag(two_tokens, "g/greedy", knobs, CHECK_MODES[0], counts) is True
+    own_steps = next(m for m in CHECK_MODES if m.suffix == "_ksminmax")
+    assert fact_flag(one_token, "g/greedy", knobs, own_steps) is True
+    assert counts == {"ks_span_beyond_one_token_passed": 1, "ks_span_beyond_flagged": 1}
 
 
 @pytest.mark.parametrize(

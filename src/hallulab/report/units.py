@@ -33,7 +33,13 @@ from hallulab.artifacts.response_tokens import token_stats
 from hallulab.data.schema import Passage
 from hallulab.methods.ccp.aggregate import CCPKnobs, CCPMode, unit_log_ccps, variant_modes
 from hallulab.methods.hallucheck.aggregate import HalluCheckKnobs
-from hallulab.methods.hallucheck.checks import answer_span, span_steps, step_is_uniform, token_f1
+from hallulab.methods.hallucheck.checks import (
+    alignment_f1,
+    answer_span,
+    extracted_span,
+    span_check_steps,
+    step_is_uniform,
+)
 from hallulab.tokens import TokenStats
 
 
@@ -176,14 +182,16 @@ class UnitCatalogue:
         return UnitView(index, entry.get("sentence_index"), str(entry["text"]), None, tuple(details))
 
     def _decision_path(self, fact: str, key: str, answer: Mapping[str, Any]) -> list[tuple[str, str]]:
-        """HalluCheck's checks on one regenerated answer: the span alignment reads, its token F1
-        against the fact, and how many of the span's steps look guessed (KS test)."""
+        """HalluCheck's checks on one regenerated answer, as the headline variant reads them: the
+        span alignment reads, its whitespace-token F1 against the fact, and how many of the
+        tested steps look guessed (KS test against the released reference)."""
         knobs = self.hallucheck_knobs
         steps: list[str] | None = answer.get("steps")
         reply = "".join(steps) if steps is not None else str(answer.get("text", ""))
-        span = answer_span(reply, fact)
+        window = answer_span(reply, fact)
+        span = extracted_span(reply, window) if window else None
         span_text = reply[span[0] : span[1]] if span else ""
-        f1 = token_f1(span_text, fact)
+        f1 = alignment_f1(span_text, fact)
         rows = [
             (f"{key}: answer", reply.strip() or "(empty)"),
             (
@@ -194,9 +202,13 @@ class UnitCatalogue:
         ]
         tops = answer.get("top")
         if steps is not None and span is not None and tops:
-            indices = [i for i in span_steps(steps, span) if i < min(knobs.ks_steps, len(tops))]
-            uniform = sum(step_is_uniform(tops[i], knobs.ks_alpha) for i in indices)
+            tested = span_check_steps(steps, span, min(knobs.ks_steps, len(tops)))
+            uniform = sum(step_is_uniform(tops[i], knobs.ks_alpha) for i in tested.indices)
             rows.append(
-                (f"{key}: KS check", f"{uniform} of the span's {len(indices)} steps uniform at α = {knobs.ks_alpha:g}")
+                (
+                    f"{key}: KS check",
+                    f"{uniform} of {len(tested.indices)} tested steps uniform at α = {knobs.ks_alpha:g}"
+                    + ("" if tested.verdict is None else f" (span {tested.outcome.replace('_', ' ')})"),
+                )
             )
         return rows

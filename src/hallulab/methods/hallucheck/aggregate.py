@@ -1,10 +1,18 @@
 """HalluCheck, cheap step: fact flags from the stored regenerations (alignment measure and
 threshold, KS level and steps are knobs), response score = share of hallucinated facts.
 
-The paper's checks compare the fact with the reply's answer span and test the span's steps
-(:mod:`hallulab.methods.hallucheck.checks`); labelled variants test every step
-(``_allsteps``) or align with the whole reply (``_wholereply``), and ``_align`` variants skip
-the probability check."""
+The headline variant computes the checks as the released code does
+(:mod:`hallulab.methods.hallucheck.checks`): the fact against the reply's answer span by
+whitespace-token F1, the KS test against scipy's U[min, min + max] on the span's steps and
+the step before. Labelled variants:
+
+* ``_align``: alignment only, no probability check (Table 2's "Fact alignment" row);
+* ``_ksminmax``: the KS test against U[min, max] as §3 describes it, on the span's own steps
+  (a span beyond the tested steps flagged);
+* ``_squadf1`` / ``_align_squadf1``: alignment by token F1 after SQuAD normalisation;
+* ``_allsteps``: the KS test on every generated step;
+* ``_wholereply`` / ``_align_wholereply``: alignment on the whole reply, KS on every step.
+"""
 
 from __future__ import annotations
 
@@ -19,11 +27,14 @@ from hallulab.core.config import setting
 from hallulab.core.units import ScoreTable
 from hallulab.methods.hallucheck.checks import (
     ALIGNMENTS,
+    KS_MINMAX,
+    KS_RELEASED,
+    alignment_f1,
     answer_span,
     contained,
+    extracted_span,
     guessed,
-    span_steps,
-    token_f1,
+    span_check_steps,
 )
 from hallulab.methods.hallucheck.raw import HalluCheckScores
 from hallulab.pipeline.context import AggregateContext, Aggregated
@@ -45,19 +56,25 @@ class HalluCheckKnobs:
 
 @dataclass(frozen=True)
 class CheckMode:
-    """Which text alignment reads and which steps the KS test reads (§3; the released code:
-    the answer span for both), and whether the KS test runs at all."""
+    """Which text alignment reads and how (§3; the released code: the answer span, whitespace
+    tokens), whether the KS test runs, which steps it reads and against which reference."""
 
     suffix: str  # appended to the variant name
     probability_check: bool
     answer: str = "span"  # "span": the answer span of the reply; "reply": the whole reply
     ks_steps: str = "span"  # "span": the answer span's steps; "all": every generated step
+    ks_reference: str = KS_RELEASED  # released: U[min, min + max] | minmax: U[min, max]
+    span_rule: str = "released"  # released: the step before the span too | own: the span's steps only
+    f1_tokens: str = "split"  # split: whitespace tokens as they are (released) | squad: normalised
 
 
-#: the paper's checks first, then the labelled variants
+#: the released checks first, then the labelled variants
 CHECK_MODES = (
     CheckMode("", probability_check=True),
     CheckMode("_align", probability_check=False),
+    CheckMode("_ksminmax", probability_check=True, ks_reference=KS_MINMAX, span_rule="own"),
+    CheckMode("_squadf1", probability_check=True, f1_tokens="squad"),
+    CheckMode("_align_squadf1", probability_check=False, f1_tokens="squad"),
     CheckMode("_allsteps", probability_check=True, ks_steps="all"),
     CheckMode("_wholereply", probability_check=True, answer="reply", ks_steps="all"),
     CheckMode("_align_wholereply", probability_check=False, answer="reply", ks_steps="all"),
@@ -77,13 +94,14 @@ def fact_flag(
     answer = entry["answers"][key]
     steps: list[str] | None = answer.get("steps")
     reply = "".join(steps) if steps is not None else answer["text"]
-    span = answer_span(reply, entry["text"]) if mode.answer == "span" else None
+    window = answer_span(reply, entry["text"]) if mode.answer == "span" else None
+    span = extracted_span(reply, window) if window else None
     compared = answer["text"] if mode.answer == "reply" else (reply[span[0] : span[1]] if span else "")
     if knobs.alignment == "f1":
-        aligned = token_f1(compared, entry["text"]) >= knobs.f1_threshold
+        aligned = alignment_f1(compared, entry["text"], mode.f1_tokens) >= knobs.f1_threshold
     elif knobs.alignment == "containment":
         aligned = contained(entry["text"], compared)
-    else:  # the judge's verdict was asked on the whole reply
+    else:  # the judge's verdict on the fact against the answer span (the score step asked it)
         verdict = (entry.get("judge") or {}).get(key)
         if verdict is None:
             return None
@@ -96,13 +114,13 @@ def fact_flag(
     if mode.ks_steps == "all" or span is None or steps is None:
         if mode.ks_steps == "span" and counts is not None:
             counts["ks_span_not_located_all_steps_tested"] += 1
-        return guessed(tops, knobs.ks_alpha, knobs.ks_steps)
-    indices = [i for i in span_steps(steps, span) if i < knobs.ks_steps]
-    if not indices:  # the span's tokens are not among the tested steps: flagged, as the released code does
+        return guessed(tops, knobs.ks_alpha, knobs.ks_steps, mode.ks_reference)
+    tested = span_check_steps(steps, span, min(knobs.ks_steps, len(tops)), mode.span_rule)
+    if tested.verdict is not None:
         if counts is not None:
-            counts["ks_span_without_steps"] += 1
-        return True
-    return guessed([tops[i] for i in indices], knobs.ks_alpha, knobs.ks_steps)
+            counts[f"ks_span_{tested.outcome}"] += 1
+        return tested.verdict
+    return guessed([tops[i] for i in tested.indices], knobs.ks_alpha, knobs.ks_steps, mode.ks_reference)
 
 
 def variant_name(tagging: str, key: str, mode: CheckMode = CHECK_MODES[0]) -> str:

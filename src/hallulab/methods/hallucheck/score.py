@@ -18,6 +18,7 @@ from typing import Any
 from hallulab.artifacts.atomic_facts import TAGGINGS, facts_by_record
 from hallulab.core.config import ConfigError, setting
 from hallulab.llm.base import DecodingParams, require_token_stats
+from hallulab.methods.hallucheck.checks import answer_span, extracted_span
 from hallulab.methods.hallucheck.raw import HalluCheckScores
 from hallulab.methods.skipped import HAS_RESPONSE, partition
 from hallulab.pipeline.context import BuildContext
@@ -172,11 +173,13 @@ def score(ctx: BuildContext) -> HalluCheckScores:
     # 2b. the format-free reading: the fact's own tokens teacher-forced as the generator's answer
     fact_logprobs = _fact_logprobs(ctx, knobs, questions, counts)
 
-    # 3. an optional judge on every (fact, answer)
+    # 3. an optional judge on every (fact, answer span), as the released code judges the spans
     verdicts: dict[tuple[str, str], bool | None] = {}
     if knobs.judge:
         verdicts = _judge(
-            ctx, [(f, r["text"]) for (f, _), q in questions.items() if q for r in _answers(regenerated, q)], counts
+            ctx,
+            [(f, judged_span(f, r)) for (f, _), q in questions.items() if q for r in _answers(regenerated, q)],
+            counts,
         )
 
     records: dict[str, dict[str, list[dict[str, Any]]]] = {}
@@ -198,7 +201,9 @@ def score(ctx: BuildContext) -> HalluCheckScores:
             if (question, fact.text) in fact_logprobs:
                 entry["fact_logprobs"] = fact_logprobs[(question, fact.text)]
             if knobs.judge:
-                entry["judge"] = {key: verdicts.get((fact.text, a["text"])) for key, a in entry["answers"].items()}
+                entry["judge"] = {
+                    key: verdicts.get((fact.text, judged_span(fact.text, a))) for key, a in entry["answers"].items()
+                }
         records.setdefault(rid, {}).setdefault(tagging, []).append(entry)
     for rid in passages:
         records.setdefault(rid, {})
@@ -213,6 +218,17 @@ def score(ctx: BuildContext) -> HalluCheckScores:
         records=records,
         diagnostics={**dict(counts), **chosen.diagnostics()},
     )
+
+
+def judged_span(fact: str, answer: dict[str, Any]) -> str:
+    """What the judge compares with the fact: the reply's answer span
+    (:func:`hallulab.methods.hallucheck.checks.answer_span`, trimmed like an extractive span),
+    or the whole reply when it has no words."""
+    steps = answer.get("steps")
+    reply = "".join(steps) if steps is not None else str(answer["text"])
+    window = answer_span(reply, fact)
+    span = extracted_span(reply, window) if window else None
+    return reply[span[0] : span[1]] if span else str(answer["text"])
 
 
 def _answers(regenerated: dict[tuple[str, str, str], dict[str, Any]], question: str) -> list[dict[str, Any]]:
