@@ -171,7 +171,8 @@ readme: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-## Every test: lint, types, the strict documentation build (`make docs`, so that .ci/run builds
+## Every test: lint, types, the import contracts (the package's layers, pyproject.toml's
+## [tool.importlinter]), the strict documentation build (`make docs`, so that .ci/run builds
 ## the site too), then unit, stage, end-to-end DAG, WikiBio reproduction + the CI metric gate, in
 ## TEST_WORKERS pytest-xdist workers (2: one per core) that take the next unit of work as they
 ## free up. A unit is a test module, and every test that needs the toy DAG is one unit
@@ -186,22 +187,26 @@ test: export OMP_WAIT_POLICY := PASSIVE
 test: $(STAMP) $(LLAMACPP_STAMP)
 	$(BIN)/ruff check src stages tests benchmarks docs/hooks.py
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(MAKE) docs
 	$(PYTEST) $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
 
-## The inner loop: lint, types and the unit tests (no DAG run, no model load, no server).
+## The inner loop: lint, types, the import contracts and the unit tests (no DAG run, no model
+## load, no server).
 ## The unit tests run in FAST_WORKERS pytest-xdist processes (2: one per core, so that both
 ## cores work instead of one).
 FAST_WORKERS ?= 2
 test-fast: $(STAMP)
 	$(BIN)/ruff check src stages tests benchmarks docs/hooks.py
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) -m "not slow and not model and not server and not reference"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src stages tests benchmarks docs/hooks.py
 	$(BIN)/ruff format --check src stages tests benchmarks docs/hooks.py
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 ## Recompose params.yaml from conf/ (what `dvc exp run` does); commit both together.
 params: $(STAMP)

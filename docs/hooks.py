@@ -157,6 +157,16 @@ def _keys(node: yaml.Node, prefix: str) -> Iterator[tuple[str, yaml.Node, int]]:
         yield from _keys(value, path)
 
 
+def _values(text: str) -> Any:
+    """A file's values as OmegaConf reads them (its float rule reads ``1e-4`` as a number), as
+    plain containers with interpolations left as written. The node tree that gives each key's
+    line is composed by PyYAML's safe loader: its nodes and lines are OmegaConf's, only a plain
+    scalar's tag (which the tables do not use) may differ."""
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_container(OmegaConf.create(text), resolve=False)
+
+
 def _lookup(data: Any, path: str) -> Any:
     for part in path.split("."):
         data = data[part]
@@ -166,11 +176,9 @@ def _lookup(data: Any, path: str) -> Any:
 def _keys_table(text: str, prefix: str, skip: tuple[str, ...] = ("defaults",)) -> list[str]:
     """The table of an option's keys: each leaf with its default and comment, and a mapping key
     that has a comment of its own."""
-    from hallulab.core.yaml_files import OMEGACONF_LOADER
-
     source = _Source(text)
-    data = yaml.load(text, Loader=OMEGACONF_LOADER) or {}
-    root = yaml.compose(text, Loader=OMEGACONF_LOADER)
+    data = _values(text)
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
     rows = []
     for path, node, line in _keys(root, ""):
         if path.split(".")[0] in skip:
@@ -188,11 +196,9 @@ def _keys_table(text: str, prefix: str, skip: tuple[str, ...] = ("defaults",)) -
 
 def _defaults(text: str) -> list[tuple[str, Any, str]]:
     """A file's defaults list: (group or group@package, option(s), the comment on the line)."""
-    from hallulab.core.yaml_files import OMEGACONF_LOADER
-
     source = _Source(text)
-    root = yaml.compose(text, Loader=OMEGACONF_LOADER)
-    data = yaml.load(text, Loader=OMEGACONF_LOADER) or {}
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    data = _values(text)
     entries: list[tuple[str, Any, str]] = []
     if not isinstance(root, yaml.MappingNode):
         return entries

@@ -1,61 +1,92 @@
 """The package's layers point one way: the orchestration (``hallulab.dag``) reads the stage
-contract (``hallulab.pipeline``) and nothing else imports it; text utilities sit below the
-data layer; the stage contract does not reach up into the steps it runs (generation,
-correction). Checked on the import statements themselves (:func:`hallulab.dag.imports.imported_names`),
-so an upward import fails here before it shows up as a cycle. The foundation
-(``hallulab.core``) imports no other hallulab package, which is what lets the DAG generator
-name it as one dependency of every stage."""
+contract (``hallulab.pipeline``) and nothing else imports it, neither a module of the package
+nor a stage script; text utilities sit below the data layer, and both below the methods; the
+stage contract does not reach up into the steps it runs (generation, correction); the
+foundation (``hallulab.core``) imports no other hallulab package, which is what lets the DAG
+generator name it as one dependency of every stage.
+
+The rules are import-linter contracts, declared in pyproject.toml under ``[tool.importlinter]``
+and checked by its command line, ``lint-imports`` (which ``make lint``, ``make test`` and
+``make test-fast`` run as well). These tests run it, so the suite fails on an upward import
+before it shows up as a cycle, and show on a scratch tree that each contract does fail."""
 
 from __future__ import annotations
 
+import importlib.machinery
+import subprocess
+import sys
 from pathlib import Path
 
-import pytest
+from hallulab.core.config import REPO_ROOT
 
-from hallulab.dag.imports import SRC, imported_names
-
-PACKAGE = SRC / "hallulab"
-REPO = SRC.parent
-
-
-def _modules(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+CONFIG = REPO_ROOT / "pyproject.toml"
+CONTRACTS = ("orchestration", "foundation", "text-data-methods", "stage-contract")
 
 
-def _importers_of(prefix: str, files: list[Path]) -> list[str]:
-    return [
-        f"{file.relative_to(REPO)} imports {name}"
-        for file in files
-        for name in sorted(imported_names(file))
-        if name == prefix or name.startswith(prefix + ".")
-    ]
+def _lint_imports(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` on the project's contracts, reading the packages found from ``cwd``
+    (the command puts its working folder first on the import path)."""
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--no-logo", *args, str(CONFIG)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
-def test_nothing_outside_the_orchestration_imports_it() -> None:
-    outside = [p for p in _modules(PACKAGE) if PACKAGE / "dag" not in p.parents]
-    outside += _modules(REPO / "stages")
-    assert _importers_of("hallulab.dag", outside) == []
+def test_the_import_contracts_hold() -> None:
+    done = _lint_imports(REPO_ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"Contracts: {len(CONTRACTS)} kept, 0 broken." in done.stdout, done.stdout
 
 
-@pytest.mark.parametrize(
-    ("layer", "above"),
-    [
-        ("text", "hallulab.data"),
-        ("text", "hallulab.methods"),
-        ("data", "hallulab.methods"),
-        ("pipeline", "hallulab.generation"),
-        ("pipeline", "hallulab.correction"),
-        ("pipeline", "hallulab.dag"),
-    ],
-)
-def test_a_lower_layer_does_not_import_a_higher_one(layer: str, above: str) -> None:
-    assert _importers_of(above, _modules(PACKAGE / layer)) == []
+def test_the_stage_scripts_are_the_checkouts_folder() -> None:
+    """The contracts read the stage scripts as the namespace package ``stages``: from the
+    repository root that must be the checkout's folder alone (a regular package of that name
+    installed elsewhere would take its place, and the scripts would go unchecked)."""
+    spec = importlib.machinery.PathFinder.find_spec("stages", [str(REPO_ROOT), *sys.path])
+    assert spec is not None
+    assert spec.origin is None, spec.origin  # a namespace package: no __init__.py
+    assert {Path(p) for p in spec.submodule_search_locations or []} == {REPO_ROOT / "stages"}
 
 
-def test_the_foundation_imports_only_itself() -> None:
-    outside = [
-        line
-        for line in _importers_of("hallulab", _modules(PACKAGE / "core"))
-        if not line.split(" imports ")[1].startswith("hallulab.core")
-    ]
-    assert outside == []
+# A scratch tree with the modules the contracts name, and one upward import per contract, each
+# inside a function (a lazy import is an import all the same).
+SCRATCH = {
+    "hallulab/__init__.py": "",
+    "hallulab/core/__init__.py": "",
+    "hallulab/core/io.py": "def write() -> None:\n    import hallulab.pipeline.runner\n",
+    "hallulab/dag/__init__.py": "",
+    "hallulab/dag/dvcgen.py": "import hallulab.pipeline.runner\n",
+    "hallulab/data/__init__.py": "",
+    "hallulab/data/records.py": "import hallulab.text.answers\n",
+    "hallulab/methods/__init__.py": "from hallulab.data import records\n",
+    "hallulab/text/__init__.py": "",
+    "hallulab/text/answers.py": "def normalise() -> None:\n    from hallulab.data import records\n",
+    "hallulab/pipeline/__init__.py": "",
+    "hallulab/pipeline/runner.py": "def run_stage() -> None:\n    from hallulab.correction import run\n",
+    "hallulab/generation.py": "",
+    "hallulab/correction/__init__.py": "",
+    "hallulab/correction/run.py": "",
+    "stages/generate.py": "def main() -> None:\n    from hallulab.dag import dvcgen\n",
+}
+UPWARD = {
+    "orchestration": "stages.generate -> hallulab.dag.dvcgen",
+    "foundation": "hallulab.core.io -> hallulab.pipeline.runner",
+    "text-data-methods": "hallulab.text.answers -> hallulab.data.records",
+    "stage-contract": "hallulab.pipeline.runner -> hallulab.correction.run",
+}
+
+
+def test_each_contract_fails_on_an_upward_import(tmp_path: Path) -> None:
+    assert set(UPWARD) == set(CONTRACTS)
+    for name, text in SCRATCH.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    done = _lint_imports(tmp_path, *(arg for contract in CONTRACTS for arg in ("--contract", contract)))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"Contracts: 0 kept, {len(CONTRACTS)} broken." in done.stdout, done.stdout
+    for edge in UPWARD.values():
+        assert edge in done.stdout, done.stdout

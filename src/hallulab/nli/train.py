@@ -17,7 +17,6 @@ label order from it, never assuming one.
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import logging
 import random
@@ -132,8 +131,9 @@ def freeze_bottom(model: Any, layers: int) -> None:
 
 def train_cross_encoder(pairs: Sequence[NLIPair], cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
     """Train and save to ``out_dir``; returns training statistics."""
-    torch = importlib.import_module("torch")
-    transformers = importlib.import_module("transformers")
+    import torch
+    import transformers
+
     if cfg.num_threads:
         torch.set_num_threads(cfg.num_threads)
     torch.manual_seed(cfg.seed)
@@ -205,7 +205,8 @@ def accuracies(
 ) -> dict[str, float]:
     """3-way accuracy of a saved model on each named set (model loaded once), label order
     read from its config."""
-    transformers = importlib.import_module("transformers")
+    import transformers
+
     tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
     model = transformers.AutoModelForSequenceClassification.from_pretrained(model_dir).eval()
     id2label = {int(k): v.lower() for k, v in model.config.id2label.items()}
@@ -240,8 +241,9 @@ def export_two_label(model_dir: Path, out_dir: Path) -> Path:
     Its softmax over both logits is exactly Eq. 9 of the 3-way model, so code that takes
     ``softmax(logits)[1]`` (the reference SelfCheckNLI) computes P(contradict) with it.
     """
-    torch = importlib.import_module("torch")
-    transformers = importlib.import_module("transformers")
+    import torch
+    import transformers
+
     model = transformers.AutoModelForSequenceClassification.from_pretrained(model_dir)
     label2id = {str(k).lower(): int(v) for k, v in model.config.label2id.items()}
     rows = [label2id["entailment"], label2id["contradiction"]]

@@ -19,7 +19,6 @@ experiment reuses them.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from typing import Any
@@ -58,7 +57,8 @@ class SpacyTokenizer:
         return self._load(exclude=())
 
     def _load(self, exclude: Sequence[str]) -> Any:
-        spacy = importlib.import_module("spacy")
+        import spacy
+
         try:
             nlp = spacy.load(self.model_name, exclude=list(exclude))
         except OSError as error:
@@ -71,7 +71,8 @@ class SpacyTokenizer:
     @cached_property
     def identity(self) -> dict[str, str]:
         """What determines the output: the spaCy version and the pipeline name and version."""
-        spacy = importlib.import_module("spacy")
+        import spacy
+
         meta = self.nlp.meta
         return {
             "spacy": spacy.__version__,

@@ -8,7 +8,6 @@ alignment threshold (this project's addition, variant ``_factnll``)."""
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -65,13 +64,15 @@ class HubQuestionGenerator:
 
     @cached_property
     def _loaded(self) -> tuple[Any, Any]:
-        transformers = importlib.import_module("transformers")
+        import transformers
+
         tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_id)
         model = transformers.AutoModelForSeq2SeqLM.from_pretrained(self.model_id).eval()
         return tokenizer, model
 
     def questions(self, facts: list[str], sentences: list[str]) -> list[str]:
-        torch = importlib.import_module("torch")
+        import torch
+
         tokenizer, model = self._loaded
         inputs = [f"answer: {f}  context: {s} </s>" for f, s in zip(facts, sentences, strict=True)]
         out: list[str] = []

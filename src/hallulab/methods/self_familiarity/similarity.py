@@ -9,7 +9,6 @@ the same for every sample). Every BERTScore pair is cached; embeddings are compu
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import combinations
@@ -52,8 +51,9 @@ def embed_texts(knobs: SelfFamiliarityScoreKnobs, texts: list[str]) -> np.ndarra
     """Unit-length mean-pooled embeddings (Sentence-BERT pooling) of ``texts``, one row each."""
     if not texts:
         return np.zeros((0, 1))
-    torch = importlib.import_module("torch")
-    transformers = importlib.import_module("transformers")
+    import torch
+    import transformers
+
     path = (
         str(find_package_file(knobs.sentence_encoder_package, knobs.sentence_encoder))
         if knobs.sentence_encoder_package

@@ -32,7 +32,6 @@ A sample with no sentence longer than 3 tokens cannot support anything: its term
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -88,18 +87,21 @@ def use_first_seen_batching() -> None:
     (the idf word-piece counts) only iterates the unique items, which is the same. Installed
     for the process when a scorer is built, so every call, on any thread, sees one order.
     """
-    utils = importlib.import_module("bert_score.utils")
+    from bert_score import utils
+
     current = vars(utils).get("set")
     if current is _unique_in_order:
         return
     nested = [c for c in utils.bert_cos_score_idf.__code__.co_consts if getattr(c, "co_name", "") == "dedup_and_sort"]
     if current is not None or not nested or "set" not in nested[0].co_names:
-        version = importlib.import_module("bert_score").__version__
+        import bert_score
+
+        version = bert_score.__version__
         raise RuntimeError(
             f"bert-score {version} no longer de-duplicates through `set` in bert_cos_score_idf's dedup_and_sort: "
             "use_first_seen_batching cannot fix its batch order (written for bert-score 0.3.x)"
         )
-    utils.set = _unique_in_order  # type: ignore[attr-defined]
+    utils.set = _unique_in_order
 
 
 class BERTScoreSupport:
@@ -113,8 +115,9 @@ class BERTScoreSupport:
 
     @cached_property
     def scorer(self) -> Any:
-        torch = importlib.import_module("torch")
-        bert_score = importlib.import_module("bert_score")
+        import bert_score
+        import torch
+
         device = self.config.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -134,6 +137,8 @@ class BERTScoreSupport:
 
     @cached_property
     def identity(self) -> dict[str, Any]:
+        import bert_score
+
         path = self.config.model_path()
         # a packaged model is named by its package and folder, not its absolute path: the same
         # name (and the same outputs) on every machine
@@ -146,7 +151,7 @@ class BERTScoreSupport:
             "baseline_path": self.config.baseline_path,
             "min_sample_sentence_tokens": self.config.min_sample_sentence_tokens,
             "spacy": self.spacy.identity,
-            "bert_score": importlib.import_module("bert_score").__version__,
+            "bert_score": bert_score.__version__,
             "batch_order": BATCH_ORDER,
         }
 

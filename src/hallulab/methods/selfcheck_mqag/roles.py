@@ -23,7 +23,6 @@ LLM answerer is biased to the first position; the reference always puts the answ
 
 from __future__ import annotations
 
-import importlib
 import math
 import re
 from collections.abc import Sequence
@@ -202,7 +201,8 @@ class HubRoles:
 
     @cached_property
     def _models(self) -> dict[str, Any]:
-        transformers = importlib.import_module("transformers")
+        import transformers
+
         tok, seq2seq = transformers.AutoTokenizer, transformers.AutoModelForSeq2SeqLM
         loaded = {
             "g1": (tok.from_pretrained(self.names["g1"]), seq2seq.from_pretrained(self.names["g1"])),
@@ -223,8 +223,9 @@ class HubRoles:
     def questions(
         self, sentences: Sequence[str], passages: Sequence[str], seeds: Sequence[int]
     ) -> list[GeneratedQuestion | None]:
-        torch = importlib.import_module("torch")
-        mqag = importlib.import_module("selfcheckgpt.modeling_mqag")
+        import torch
+        from selfcheckgpt import modeling_mqag as mqag
+
         (g1_tok, g1), (g2_tok, g2) = self._models["g1"], self._models["g2"]
         out: list[GeneratedQuestion | None] = []
         for sentence, passage, seed in zip(sentences, passages, seeds, strict=True):
@@ -242,8 +243,9 @@ class HubRoles:
         return out
 
     def answer(self, questions: Sequence[GeneratedQuestion], contexts: Sequence[str]) -> np.ndarray:
-        torch = importlib.import_module("torch")
-        mqag = importlib.import_module("selfcheckgpt.modeling_mqag")
+        import torch
+        from selfcheckgpt import modeling_mqag as mqag
+
         tokenizer, model = self._models["a"]
         with torch.inference_mode():
             rows = [
@@ -253,7 +255,8 @@ class HubRoles:
         return np.asarray(rows, dtype=np.float64).reshape(len(rows), len(LETTERS))
 
     def answerability(self, questions: Sequence[GeneratedQuestion], contexts: Sequence[str]) -> np.ndarray:
-        torch = importlib.import_module("torch")
+        import torch
+
         tokenizer, model = self._models["u"]
         out = []
         with torch.inference_mode():
