@@ -90,15 +90,6 @@ SELFCHECK_TABLE8 = {
     ),
 }
 
-#: Named tables for the report CLI.
-TABLES = {
-    "table2": SELFCHECK_TABLE2,
-    "table5": SELFCHECK_TABLE5,
-    "table7": SELFCHECK_TABLE7,
-    **{f"table8-{model}": rows for model, rows in SELFCHECK_TABLE8.items()},
-}
-
-
 #: FactSelfCheck Table 6 (WikiBio, Llama-3.1-70B-Instruct): Hallucination (NonFact) and
 #: Factuality AUC-PR of the sentence-level scores.
 FACTSELFCHECK_TABLE6 = _rows(

@@ -8,17 +8,18 @@ regenerated answer must agree with the fact (fact alignment), and for an aligned
 top-5 token probabilities of every generated step must not look uniform (a KS test)
 (:mod:`hallulab.methods.hallucheck.checks`). Response score = share of hallucinated facts.
 
-Like the released code, alignment compares the fact with the reply's answer span and the KS
-test reads the span's steps (:mod:`hallulab.methods.hallucheck.checks`; offline, the span is
-the reply's best-matching word window, a stated substitute for its extractive QA model).
-Deliberate differences from the released code (ConFactCheck): every fact is checked on its
-own (the released code ``break``s out of its loop over facts when a span's tokens are not
-found among the generated tokens, and every later fact stays flagged without a test), and
-with beam search it reads ``scores[i][j]`` as if the beam index j were the question index;
-here the beam's per-step distribution is the one of the beam the answer came from
-(``beam_indices``); errors are counted, never swallowed by bare ``except``; the KS test
-compares with the uniform distribution on [min, max] (scipy's ``args`` are location and
-scale, so the released ``args=(min, max)`` tests [min, min + max]).
+Like the released code, alignment compares the fact with the reply's answer span (whitespace
+tokens as they are) and the KS test reads the span's steps and the step before, against scipy's
+U[min, min + max], the reference the released ``args=(min, max)`` gives
+(:mod:`hallulab.methods.hallucheck.checks`; offline, the span is the reply's best-matching
+word window, a stated substitute for its extractive QA model); the test against U[min, max]
+and SQuAD-normalised F1 are labelled variants. Deliberate differences from the released code
+(ConFactCheck): every fact is checked on its own (the released code ``break``s out of its loop
+over facts when a span's tokens are not found among the generated tokens, and every later fact
+stays flagged without a test), and with beam search it reads ``scores[i][j]`` as if the beam
+index j were the question index; here the beam's per-step distribution is the one of the beam
+the answer came from (``beam_indices``); errors are counted, never swallowed by bare
+``except``.
 """
 
 from hallulab.methods.hallucheck.raw import HalluCheckScores
