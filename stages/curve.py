@@ -40,7 +40,9 @@ def main() -> None:
     labelled = [p for p in load_jsonl_passages(paths.passages(args.dataset)) if p.labels is not None]
     rows: list[tuple[str, int, str, float]] = []
     raw_path = paths.raw_scores(args.method, args.dataset)
-    scores: SampleMatrixScores = spec.read_raw(read_json(raw_path), str(raw_path))
+    scores = spec.read_raw(read_json(raw_path), str(raw_path))
+    if not isinstance(scores, SampleMatrixScores):  # spec.sample_curve: the method stores sample matrices
+        raise TypeError(f"{args.method}: the N-curve reads SampleMatrixScores, not {type(scores).__name__}")
     for stored in scores.variants:
         chosen = {pid: m for pid, m in stored.matrices.items() if any(p.id == pid for p in labelled)}
         if not chosen:

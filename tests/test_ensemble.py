@@ -26,14 +26,24 @@ from hallulab.pipeline.params import ParamsView
 
 
 @pytest.mark.parametrize("l2", [0.1, 1.0, 10.0])
-def test_the_newton_fit_reaches_scikit_learns_optimum(l2: float) -> None:
+def test_the_fit_is_the_documented_objectives_optimum(l2: float) -> None:
     rng = np.random.default_rng(3)
     x = rng.uniform(size=(300, 4))
     y = (x @ np.array([2.0, -1.0, 0.5, 0.0]) + rng.normal(scale=0.7, size=300) > 0.7).astype(float)
     ours = fit_logistic(x, y, l2)
+    # the gradient of -sum[y log p + (1 - y) log(1 - p)] + (l2 / 2) ||w||^2 vanishes; b is unpenalised
+    residual = 1.0 / (1.0 + np.exp(-ours.decision_function(x))) - y
+    np.testing.assert_allclose(x.T @ residual + l2 * ours.coef_[0], 0.0, atol=1e-10)
+    assert float(np.sum(residual)) == pytest.approx(0.0, abs=1e-10)
+    # scikit-learn's default solver (lbfgs) on the same C reaches the same optimum
     theirs = LogisticRegression(C=1.0 / l2, tol=1e-12, max_iter=10_000).fit(x, y)
-    np.testing.assert_allclose(ours.weights, theirs.coef_[0], atol=1e-5)
-    assert ours.intercept == pytest.approx(float(theirs.intercept_[0]), abs=1e-5)
+    np.testing.assert_allclose(ours.coef_[0], theirs.coef_[0], atol=1e-5)
+    assert float(ours.intercept_[0]) == pytest.approx(float(theirs.intercept_[0]), abs=1e-5)
+
+
+def test_a_non_positive_l2_is_refused() -> None:
+    with pytest.raises(ValueError, match="l2 must be > 0"):
+        fit_logistic(np.zeros((2, 1)), np.array([0.0, 1.0]), 0.0)
 
 
 def _table(method_scores: dict[str, list[list[float]]]) -> dict[str, pd.DataFrame]:
@@ -79,6 +89,36 @@ def test_cross_fitting_keeps_each_records_labels_out_of_its_own_scores() -> None
     in_fold = (matrix.units["record_id"].map(folds) == folds["r5"]).to_numpy()
     np.testing.assert_array_equal(other.scores[in_fold], base.scores[in_fold])  # ... its fold's scores do not
     assert not np.allclose(other.scores[~in_fold], base.scores[~in_fold])  # the other folds learnt from them
+
+
+def test_each_fold_is_scored_by_scikit_learns_fit_on_the_other_folds_and_unlabelled_by_the_full_fit() -> None:
+    rng = np.random.default_rng(2)
+    labels = [[float(v) for v in rng.integers(0, 2, size=3)] for _ in range(10)]
+    scored = [*labels, [0.0, 1.0]]  # r10 has no labels: scored by the fit on every labelled record
+    members = _table({f"m{j}/v": [[v + rng.normal(scale=0.8) for v in ls] for ls in scored] for j in range(3)})
+    passages = [*_passages(labels), Passage(id="r10", response="s. s.", sentences=("s.", "s."))]
+    knobs = EnsembleKnobs(folds=3, l2=2.0)
+    matrix = rank_matrix(members)
+    fitted = cross_fit(matrix, unit_positives(passages, "sentence"), knobs)
+    assert fitted is not None and fitted.labelled_units == 30
+
+    def direct(rows: np.ndarray) -> LogisticRegression:  # the parameters logistic.py documents
+        documented = LogisticRegression(
+            C=1 / 2.0, fit_intercept=True, solver="newton-cholesky", tol=1e-14, max_iter=100
+        )
+        return documented.fit(matrix.ranks[rows], y[rows])
+
+    positives = unit_positives(passages, "sentence")
+    y = np.array([positives.get(uid, False) for uid in matrix.units["unit_id"]], dtype=np.float64)
+    fold_of = matrix.units["record_id"].map(record_folds([f"r{i}" for i in range(10)], 3, 0)).fillna(-1).to_numpy()
+    for fold in range(3):
+        model = direct((fold_of != fold) & (fold_of != -1))
+        target = fold_of == fold
+        np.testing.assert_array_equal(fitted.scores[target], model.decision_function(matrix.ranks[target]))
+    full = direct(fold_of != -1)
+    np.testing.assert_array_equal(fitted.scores[fold_of == -1], full.decision_function(matrix.ranks[fold_of == -1]))
+    assert fitted.weights == {m: round(float(w), 6) for m, w in zip(matrix.members, full.coef_[0], strict=True)}
+    assert fitted.intercept == round(float(full.intercept_[0]), 6)
 
 
 def _view(**ensemble: object) -> ParamsView:

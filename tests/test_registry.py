@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 import typing
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
@@ -11,6 +14,7 @@ from hallulab.core.errors import StaleScoresError
 from hallulab.core.units import LEVELS
 from hallulab.llm.prompts import prompt_path
 from hallulab.pipeline import registry
+from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.spec import ArtifactSpec, MethodSpec, StepInputs
 
@@ -64,6 +68,34 @@ def test_a_score_step_is_annotated_to_return_its_raw_class(spec: MethodSpec) -> 
     """Checked on the annotation, before any model runs (the stage checks the value after)."""
     score = registry.step_function("method", spec.name, "score")
     assert typing.get_type_hints(score)["return"] is spec.raw
+
+
+@pytest.mark.parametrize("spec", METHODS, ids=lambda s: s.name)
+def test_an_aggregate_step_is_annotated_with_its_raw_class(spec: MethodSpec) -> None:
+    """``ctx: AggregateContext[<spec.raw>]``, ``AggregateContext[None]`` without a score step: the
+    step reads ``ctx.raw`` as that class unchecked, because ``MethodSpec.read_raw`` checks the
+    stored scores against ``spec.raw`` once (a step without stored scores may leave it bare)."""
+    aggregate = registry.step_function("method", spec.name, "aggregate")
+    first = next(iter(inspect.signature(aggregate).parameters))
+    hint = typing.get_type_hints(aggregate)[first]
+    if spec.raw is None and hint is AggregateContext:
+        return
+    assert typing.get_origin(hint) is AggregateContext
+    assert typing.get_args(hint) == (type(None) if spec.raw is None else spec.raw,)
+
+
+def test_stored_scores_read_back_as_another_class_are_refused() -> None:
+    class Elsewhere:
+        def to_dict(self) -> dict[str, Any]:
+            return {}
+
+        @classmethod
+        def from_dict(cls, raw: Mapping[str, Any], where: str = "") -> Any:
+            return {"not": "an instance"}
+
+    spec = MethodSpec("odd", "Odd", "-", "-", "response", score=StepInputs(), raw=Elsewhere)
+    with pytest.raises(TypeError, match=r"^x.json: .*Elsewhere.from_dict returned dict, not the raw class of odd$"):
+        spec.read_raw({}, "x.json")
 
 
 def test_a_wrong_return_or_an_unreadable_stored_file_is_named() -> None:

@@ -433,3 +433,14 @@ def test_the_headline_normalises_by_prompt_and_answer_as_the_released_code_did()
     swapped = _familiarity_aggregate({"ratio": 2, "length_normalisation": "answer"})
     assert swapped["selffam"] == pytest.approx(answer_only)
     assert swapped["selffam_totalnorm"] == pytest.approx(released)
+
+
+def test_the_stored_score_knobs_are_the_score_steps_settings_in_their_order() -> None:
+    """``SelfFamiliarityScores.knobs`` is typed field by field (``StoredScoreKnobs``) and written
+    from the score step's settings: the two must name the same fields."""
+    import dataclasses
+
+    from hallulab.methods.self_familiarity.raw import StoredScoreKnobs
+    from hallulab.methods.self_familiarity.score import SelfFamiliarityScoreKnobs
+
+    assert list(StoredScoreKnobs.__annotations__) == [f.name for f in dataclasses.fields(SelfFamiliarityScoreKnobs)]

@@ -13,11 +13,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 from hallulab.core.errors import StaleScoresError
 
 T = TypeVar("T", bound="RawScores")
+
+#: A value as JSON holds it: only for a field that keeps an open record as it was given (a
+#: model's identity, whose keys follow its configuration), never for a shape this package fixes.
+JSONValue: TypeAlias = "dict[str, JSONValue] | list[JSONValue] | str | int | float | bool | None"
+
+#: A score step's counts, with the two keys of :func:`hallulab.methods.skipped.skip_diagnostics`
+#: (``skipped_records``, ``skipped_record_ids``).
+CountsAndSkipped: TypeAlias = dict[str, int | list[str]]
 
 
 @dataclasses.dataclass

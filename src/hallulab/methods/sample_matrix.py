@@ -211,9 +211,8 @@ class SampleMatrixScores:
         return cls(tuple(SampleMatrices.from_dict(stored) for stored in raw["variants"]))
 
 
-def aggregate_step(ctx: AggregateContext) -> Aggregated:
+def aggregate_step(ctx: AggregateContext[SampleMatrixScores]) -> Aggregated:
     """The aggregate step of every sample-matrix variant (NLI, BERTScore, Prompt)."""
-    assert isinstance(ctx.raw, SampleMatrixScores), "the spec's raw class is SampleMatrixScores"
     selection = selection_from(ctx.params)
     frames: list[pd.DataFrame] = []
     diagnostics: dict[str, Any] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pandas as pd
 
@@ -15,6 +15,11 @@ from hallulab.pipeline.params import ParamsView
 
 if TYPE_CHECKING:  # the expensive steps' resources; cheap steps never import them
     from hallulab.pipeline.resources import Resources
+    from hallulab.pipeline.spec import StoredRaw
+
+#: The raw class an aggregate step reads (its spec's ``raw``), or None for a method without a
+#: score step: ``AggregateContext[HalluCheckScores]``, ``AggregateContext[None]``.
+RawT = TypeVar("RawT", bound="StoredRaw | None")
 
 
 @dataclass
@@ -33,14 +38,19 @@ class BuildContext:
 
 
 @dataclass
-class AggregateContext:
+class AggregateContext(Generic[RawT]):
     """Input of a method's cheap ``aggregate`` step: the passages, the artifacts it requires,
-    what its ``score`` step stored (None for methods without one) and the sweep knobs."""
+    what its ``score`` step stored (None for methods without one) and the sweep knobs.
+
+    A step is annotated with its raw class, ``aggregate(ctx: AggregateContext[CCPScores])``
+    (``AggregateContext[None]`` without a score step), and reads ``ctx.raw`` as that class with
+    no check of its own: the stages build the context from
+    :meth:`hallulab.pipeline.spec.MethodSpec.read_raw`, which checks the instance once."""
 
     dataset: str
     passages: Sequence[Passage]
     artifacts: Mapping[str, Any]
-    raw: Any  # an instance of the method's raw class (spec.raw), or None without a score step
+    raw: RawT  # an instance of the method's raw class (spec.raw), or None without a score step
     params: ParamsView
     log: logging.Logger = field(default_factory=lambda: logging.getLogger("hallulab.step"))
     #: a combining method's members (spec.combines): ``"<method>/<variant>"`` -> that

@@ -17,7 +17,9 @@ Code layout of a method package ``hallulab.methods.<name>``: ``__init__.py`` (th
 :class:`MethodSpec` named ``SPEC``, no heavy imports), ``score.py`` for a method with an
 expensive step (``score(ctx: BuildContext) -> <raw class>``: an instance of the spec's
 ``raw`` class, which :meth:`MethodSpec.checked_raw` checks) and ``aggregate.py``
-(``aggregate(ctx: AggregateContext) -> Aggregated``; the three classes are
+(``aggregate(ctx: AggregateContext[<raw class>]) -> Aggregated``, ``AggregateContext[None]``
+without a score step: :meth:`MethodSpec.read_raw` checks the instance the aggregate stage reads
+back, so the step needs no check of its own; the three classes are
 :mod:`hallulab.pipeline.context`'s). An artifact package ``hallulab.artifacts.<name>`` holds
 ``SPEC`` (an :class:`ArtifactSpec`) in ``__init__.py`` and, in ``build.py``,
 ``build(ctx: BuildContext)``, which returns the artifact: a ``dict[str, Any]`` for a JSON
@@ -26,11 +28,24 @@ artifact, a ``pandas.DataFrame`` for a Parquet one (its ``suffix``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, Self
 
 from hallulab.core.errors import StaleScoresError
 from hallulab.core.units import LEVELS
+
+
+class StoredRaw(Protocol):
+    """What a :attr:`MethodSpec.raw` class is: the score step returns an instance, the score
+    stage stores its ``to_dict()`` as JSON, and the aggregate stage reads it back with the
+    class's ``from_dict(raw, where)`` (``hallulab.methods.raw_scores.RawScores`` and its
+    subclasses; the sample-matrix methods' ``SampleMatrixScores``; MQAG's ``StoredMQAG``)."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], where: str = "") -> Self: ...
 
 
 @dataclass(frozen=True)
@@ -79,7 +94,7 @@ class MethodSpec:
     #: the class its score step returns and its aggregate step reads, with ``to_dict`` and
     #: ``from_dict(raw, where)`` (a RawScores subclass; the sample-matrix methods'
     #: SampleMatrixScores; MQAG's StoredMQAG); required with a score step, None without one
-    raw: Any = None
+    raw: type[StoredRaw] | None = None
     #: a combining method (the ensemble): the params key of its member list, each member a
     #: mapping ``{method, variant}``; the DAG gives each member a ``members_<name>`` stage that
     #: copies that variant's unit scores, and the aggregate step reads them as ``ctx.members``
@@ -94,7 +109,7 @@ class MethodSpec:
                 f"(score {'absent' if self.score is None else 'declared'}, raw {self.raw!r})"
             )
 
-    def checked_raw(self, value: Any) -> Any:
+    def checked_raw(self, value: object) -> StoredRaw:
         """``value`` when it is an instance of the spec's raw class (what the score step must
         return); a TypeError naming both otherwise."""
         if self.raw is None or not isinstance(value, self.raw):
@@ -104,15 +119,26 @@ class MethodSpec:
             )
         return value
 
-    def read_raw(self, stored: Any, where: str) -> Any:
+    def read_raw(self, stored: Any, where: str) -> StoredRaw:
         """An instance of the raw class, read back by its ``from_dict`` from the mapping its
         ``to_dict`` stored; any shape it cannot read is a
-        :class:`hallulab.core.errors.StaleScoresError` naming ``where`` (one line, not a traceback)."""
+        :class:`hallulab.core.errors.StaleScoresError` naming ``where`` (one line, not a traceback).
+
+        The one runtime check of the aggregate step's input: every path that builds an
+        :class:`hallulab.pipeline.context.AggregateContext` with stored scores (the aggregate
+        stage, the API) reads them here, so a step annotated ``AggregateContext[<raw class>]``
+        gets an instance of that class or never runs (a TypeError naming both)."""
         if self.raw is None:
             raise TypeError(f"method {self.name!r} has no score step, so no stored scores to read")
         try:
-            return self.raw.from_dict(stored, where)
+            value = self.raw.from_dict(stored, where)
         except StaleScoresError:
             raise
         except (AttributeError, KeyError, TypeError, ValueError) as error:
             raise StaleScoresError(where, self.raw.__qualname__, f"{type(error).__name__} {error}") from error
+        if not isinstance(value, self.raw):
+            raise TypeError(
+                f"{where}: {self.raw.__qualname__}.from_dict returned {type(value).__qualname__}, "
+                f"not the raw class of {self.name}"
+            )
+        return value

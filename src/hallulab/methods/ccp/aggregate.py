@@ -23,7 +23,7 @@ from hallulab.methods.ccp.formula import (
     combine_nli,
     word_log_ccp,
 )
-from hallulab.methods.ccp.raw import CCPScores
+from hallulab.methods.ccp.raw import CCPClaim, CCPScores
 from hallulab.methods.ccp.units import CONTEXT_NAMES, CONTEXTS, alternatives, outside_top_k, strip_word
 from hallulab.methods.token_statistics import max_entropy, max_probability, perplexity
 from hallulab.pipeline.context import AggregateContext, Aggregated
@@ -163,8 +163,7 @@ def _unit_table(
     return table
 
 
-def aggregate(ctx: AggregateContext) -> Aggregated:
-    assert isinstance(ctx.raw, CCPScores)
+def aggregate(ctx: AggregateContext[CCPScores]) -> Aggregated:
     knobs = ctx.params.typed(CCPKnobs, "ccp.aggregate")
     raw = ctx.raw
     k_max = int(raw.k_max)
@@ -235,7 +234,7 @@ def aggregate(ctx: AggregateContext) -> Aggregated:
 
 
 def claim_scores(
-    entry: Mapping[str, Any],
+    entry: CCPClaim,
     claim_index: int,
     record_tokens: Sequence[TokenStats],
     modes: Sequence[tuple[int, str, bool, str, str] | CCPMode],

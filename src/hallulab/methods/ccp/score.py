@@ -19,7 +19,7 @@ from hallulab.core.config import setting
 from hallulab.data.schema import Passage
 from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.methods.ccp.formula import CONTRA, ENTAIL, NEUTRAL
-from hallulab.methods.ccp.raw import CCPScores
+from hallulab.methods.ccp.raw import CCPClaim, CCPPTrue, CCPScores
 from hallulab.methods.ccp.units import CONTEXTS, alternatives, claim_words, nli_pairs
 from hallulab.methods.skipped import HAS_RESPONSE, partition, present_in
 from hallulab.nli.scorer import NLIConfig, NLIScorer
@@ -52,7 +52,7 @@ class NLIRequests:
 
     pairs: list[tuple[str, str]] = field(default_factory=list)
     slots: list[tuple[str, int, str, str, int]] = field(default_factory=list)  # record, claim, kind, context, word
-    layout: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    layout: dict[str, list[CCPClaim]] = field(default_factory=dict)
     counts: Counter[str] = field(default_factory=Counter)
 
 
@@ -73,7 +73,7 @@ def nli_requests(
         record_tokens = tokens[passage.id]
         out.layout[passage.id] = []
         for claim in claims[passage.id]:
-            entry: dict[str, Any] = {"index": claim.index, "units": {}, "classes": {}}
+            entry: CCPClaim = {"index": claim.index, "units": {}, "classes": {}}
             out.layout[passage.id].append(entry)
             if not claim.aligned:
                 out.counts["claims_unaligned"] += 1
@@ -103,7 +103,7 @@ def nli_requests(
     return out
 
 
-def fill_classes(requests: NLIRequests, classes: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+def fill_classes(requests: NLIRequests, classes: Sequence[str]) -> dict[str, list[CCPClaim]]:
     """Put each pair's class where it belongs (forward, then backward, per alternative)."""
     by_claim = {(rid, e["index"]): e for rid, entries in requests.layout.items() for e in entries}
     for slot_index, (rid, claim_index, kind, context, w_index) in enumerate(requests.slots):
@@ -147,7 +147,7 @@ def score(ctx: BuildContext) -> CCPScores:
     )
 
 
-def _p_true(ctx: BuildContext, claims: dict[str, Any], knobs: CCPScoreKnobs, counts: Counter[str]) -> dict[str, Any]:
+def _p_true(ctx: BuildContext, claims: dict[str, Any], knobs: CCPScoreKnobs, counts: Counter[str]) -> CCPPTrue:
     """P(first reply token = "True") for every claim, asking the proxy LLM (Eq. 4)."""
     template = ctx.resources.prompt("ccp.ptrue_prompt")
     llm = ctx.resources.llm("proxy")

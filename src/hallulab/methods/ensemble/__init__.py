@@ -14,11 +14,13 @@ ways (``ensemble.combiners``):
   over the members ``M(u)`` that scored unit ``u``; ranks make members on different scales
   (log-probabilities, AUC-like frequencies, +inf) commensurable.
 * ``logistic_cv<F>`` (supervised, cross-fitted): an L2-penalised logistic regression on the
-  members' ranks, ``s(u) = b + sum_m w_m r_m(u)`` (the log-odds), fit by Newton's method on
+  members' ranks, ``s(u) = b + sum_m w_m r_m(u)`` (the log-odds), the minimiser of
 
       min_{w, b}  -sum_u [y_u log p_u + (1 - y_u) log(1 - p_u)] + (lambda / 2) ||w||^2
 
-  (scikit-learn's ``LogisticRegression`` objective with ``C = 1 / lambda``). The labelled
+  fit by scikit-learn's ``LogisticRegression`` (Pedregosa et al., 2011) with ``C = 1 / lambda``,
+  the intercept unpenalised and the newton-cholesky solver at ``tol=1e-14``
+  (:mod:`hallulab.methods.ensemble.logistic` maps each parameter). The labelled
   records are split into F folds (seeded); the units of each fold are scored by the model fit
   on the other folds' labels only, so no unit's score has seen its own label (or any label
   of its record) and the evaluation over every record stays honest. Records without labels

@@ -115,18 +115,20 @@ def cross_fit(matrix: RankMatrix, positives: Mapping[str, bool], knobs: Ensemble
             scores[target] = fallback[target]
             continue
         model = fit_logistic(features[train], y[train], knobs.l2)
-        scores[target] = model.log_odds(features[target])
+        scores[target] = model.decision_function(features[target])
     full = fit_logistic(features[labelled], y[labelled], knobs.l2) if len(set(y[labelled].tolist())) > 1 else None
     unlabelled = fold_of == -1
-    if full is not None:
-        scores[unlabelled] = full.log_odds(features[unlabelled])
-    else:
+    if full is not None and unlabelled.any():  # scikit-learn refuses to score zero rows
+        scores[unlabelled] = full.decision_function(features[unlabelled])
+    elif full is None:
         scores[unlabelled] = fallback[unlabelled]
-    weights = {} if full is None else {m: round(float(w), 6) for m, w in zip(matrix.members, full.weights, strict=True)}
+    weights: dict[str, float] = {}
+    if full is not None:
+        weights = {m: round(float(w), 6) for m, w in zip(matrix.members, full.coef_[0], strict=True)}
     return CrossFit(
         scores=scores,
         weights=weights,
-        intercept=0.0 if full is None else round(full.intercept, 6),
+        intercept=0.0 if full is None else round(float(full.intercept_[0]), 6),
         labelled_units=int(labelled.sum()),
         folds_one_class=one_class,
     )
@@ -139,7 +141,7 @@ def _rows(matrix: RankMatrix, variant: str, scores: np.ndarray) -> pd.DataFrame:
     return frame
 
 
-def aggregate(ctx: AggregateContext) -> Aggregated:
+def aggregate(ctx: AggregateContext[None]) -> Aggregated:
     knobs = ctx.params.typed(EnsembleKnobs, "ensemble")
     check_level(knobs.level, "ensemble.level")
     members = parse_members(knobs.members, "ensemble.members", "ensemble")

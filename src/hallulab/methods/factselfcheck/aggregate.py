@@ -37,8 +37,7 @@ class FactSelfCheckKnobs:
     random_seed: int = 0
 
 
-def aggregate(ctx: AggregateContext) -> Aggregated:
-    assert isinstance(ctx.raw, FactSelfCheckScores)
+def aggregate(ctx: AggregateContext[FactSelfCheckScores]) -> Aggregated:
     knobs = ctx.params.typed(FactSelfCheckKnobs, "factselfcheck.aggregate")
     selection = sample_choice_from(ctx.params)
     graphs = graphs_by_record(ctx.artifacts["knowledge_graphs"])

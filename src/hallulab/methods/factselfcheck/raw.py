@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from hallulab.methods.raw_scores import RawScores
 
@@ -21,4 +20,4 @@ class FactSelfCheckScores(RawScores):
     answers: dict[str, dict[str, list[list[float | None]]]]
     no_probabilities: dict[str, dict[str, list[list[float | None]]]] = field(default_factory=dict)
     llm_calls: dict[str, int] = field(default_factory=dict)
-    diagnostics: dict[str, Any] = field(default_factory=dict)
+    diagnostics: dict[str, int] = field(default_factory=dict)

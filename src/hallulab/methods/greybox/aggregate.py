@@ -11,7 +11,7 @@ from hallulab.methods.skipped import HAS_RESPONSE, partition, present_in
 from hallulab.pipeline.context import AggregateContext, Aggregated
 
 
-def aggregate(ctx: AggregateContext) -> Aggregated:
+def aggregate(ctx: AggregateContext[None]) -> Aggregated:
     raw_tokens = ctx.artifacts["response_tokens"]
     tokens = token_stats(raw_tokens)
     chosen = partition(ctx.passages, HAS_RESPONSE, present_in(tokens, "no token statistics"))

@@ -36,7 +36,7 @@ from hallulab.methods.hallucheck.checks import (
     guessed,
     span_check_steps,
 )
-from hallulab.methods.hallucheck.raw import HalluCheckScores
+from hallulab.methods.hallucheck.raw import CheckedFact, HalluCheckScores
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls
 
@@ -82,7 +82,7 @@ CHECK_MODES = (
 
 
 def fact_flag(
-    entry: Mapping[str, Any],
+    entry: CheckedFact,
     key: str,
     knobs: HalluCheckKnobs,
     mode: CheckMode = CHECK_MODES[0],
@@ -131,8 +131,7 @@ def variant_name(tagging: str, key: str, mode: CheckMode = CHECK_MODES[0]) -> st
     return name + mode.suffix
 
 
-def aggregate(ctx: AggregateContext) -> Aggregated:
-    assert isinstance(ctx.raw, HalluCheckScores)
+def aggregate(ctx: AggregateContext[HalluCheckScores]) -> Aggregated:
     knobs = ctx.params.typed(HalluCheckKnobs, "hallucheck.aggregate")
     raw = ctx.raw
     passages = {p.id: p for p in ctx.passages}

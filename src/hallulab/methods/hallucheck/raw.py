@@ -3,9 +3,34 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
-from hallulab.methods.raw_scores import RawScores
+from hallulab.methods.raw_scores import CountsAndSkipped, RawScores
+
+
+class RegeneratedAnswer(TypedDict):
+    """One regenerated answer: the reply's ``text``, its ``steps`` (the generated tokens, which
+    locate the answer span's steps; the aggregate step falls back on ``text`` without them) and
+    the ``top`` log-probabilities of every step (what the KS test reads)."""
+
+    text: str
+    steps: NotRequired[list[str]]
+    top: list[list[float]]
+
+
+class CheckedFact(TypedDict):
+    """One atomic fact of a record: its ``question`` (None: none could be formed, so no answers),
+    the regenerated ``answers`` per ``role/decoding``, the teacher-forced ``fact_logprobs`` (a
+    white-box generator only) and the ``judge``'s verdict per ``role/decoding`` (None:
+    unparseable; only when the judge was asked)."""
+
+    index: int
+    text: str
+    sentence_index: int
+    question: str | None
+    answers: NotRequired[dict[str, RegeneratedAnswer]]
+    fact_logprobs: NotRequired[list[float]]
+    judge: NotRequired[dict[str, bool | None]]
 
 
 @dataclass
@@ -18,5 +43,5 @@ class HalluCheckScores(RawScores):
     taggings: list[str]
     regenerations: list[str]
     llms: dict[str, str]
-    records: dict[str, dict[str, list[dict[str, Any]]]]
-    diagnostics: dict[str, Any] = field(default_factory=dict)
+    records: dict[str, dict[str, list[CheckedFact]]]
+    diagnostics: CountsAndSkipped = field(default_factory=dict)

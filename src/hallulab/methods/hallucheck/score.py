@@ -18,7 +18,7 @@ from hallulab.artifacts.atomic_facts import TAGGINGS, facts_by_record
 from hallulab.core.config import ConfigError, setting
 from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.methods.hallucheck.checks import answer_span, extracted_span
-from hallulab.methods.hallucheck.raw import HalluCheckScores
+from hallulab.methods.hallucheck.raw import CheckedFact, HalluCheckScores, RegeneratedAnswer
 from hallulab.methods.skipped import HAS_RESPONSE, partition
 from hallulab.pipeline.context import BuildContext
 
@@ -92,11 +92,11 @@ def _regenerate(
     regenerators: list[str],
     asked: list[str],
     counts: Counter[str],
-) -> dict[tuple[str, str, str], dict[str, Any]]:
+) -> dict[tuple[str, str, str], RegeneratedAnswer]:
     """Step 2: every question answered again by each regenerator and decoding, with the
     top-k log-probabilities of every step (what the KS check reads)."""
     answer_prompt = ctx.resources.prompt("hallucheck.answer_prompt")
-    regenerated: dict[tuple[str, str, str], dict[str, Any]] = {}
+    regenerated: dict[tuple[str, str, str], RegeneratedAnswer] = {}
     for role in regenerators:
         llm = ctx.resources.llm(role)
         if not llm.capabilities.top_k_alternatives:
@@ -183,11 +183,11 @@ def score(ctx: BuildContext) -> HalluCheckScores:
             counts,
         )
 
-    records: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    records: dict[str, dict[str, list[CheckedFact]]] = {}
     for (rid, tagging, index), pair in zip(items, pairs, strict=True):
         fact = facts[tagging][rid][index]
         question = questions[pair]
-        entry: dict[str, Any] = {
+        entry: CheckedFact = {
             "index": index,
             "text": fact.text,
             "sentence_index": fact.sentence_index,
@@ -221,7 +221,7 @@ def score(ctx: BuildContext) -> HalluCheckScores:
     )
 
 
-def judged_span(fact: str, answer: dict[str, Any]) -> str:
+def judged_span(fact: str, answer: RegeneratedAnswer) -> str:
     """What the judge compares with the fact: the reply's answer span
     (:func:`hallulab.methods.hallucheck.checks.answer_span`, trimmed like an extractive span),
     or the whole reply when it has no words."""
@@ -232,7 +232,7 @@ def judged_span(fact: str, answer: dict[str, Any]) -> str:
     return reply[span[0] : span[1]] if span else str(answer["text"])
 
 
-def _answers(regenerated: dict[tuple[str, str, str], dict[str, Any]], question: str) -> list[dict[str, Any]]:
+def _answers(regenerated: dict[tuple[str, str, str], RegeneratedAnswer], question: str) -> list[RegeneratedAnswer]:
     return [value for (_, _, q), value in regenerated.items() if q == question]
 
 

@@ -41,7 +41,7 @@ def two_samples_chosen(selection: SampleSelection) -> Requirement:
     return Requirement("fewer than two samples", lambda p: len(selected_columns(p.id, len(p.samples), selection)) >= 2)
 
 
-def aggregate(ctx: AggregateContext) -> Aggregated:
+def aggregate(ctx: AggregateContext[None]) -> Aggregated:
     knobs = ctx.params.typed(LexicalSimilarityKnobs, "lexical_similarity")
     selection = sample_choice_from(ctx.params)
     table = ScoreTable()

@@ -22,7 +22,7 @@ def inconsistency(verdicts: Sequence[str]) -> tuple[float | None, int]:
     return (float(np.mean(values)) if values else None), sum(m is None for m in parsed)
 
 
-def aggregate(ctx: AggregateContext) -> Aggregated:
+def aggregate(ctx: AggregateContext[None]) -> Aggregated:
     table = ScoreTable()
     counts: Counter[str] = Counter()
     scored: set[str] = set()  # a record either variant scored; the others are skipped

@@ -44,7 +44,7 @@ from hallulab.artifacts.concepts import Concept, concepts_by_record
 from hallulab.artifacts.response_tokens import token_stats
 from hallulab.core.config import setting
 from hallulab.core.units import ScoreTable
-from hallulab.methods.self_familiarity.raw import SelfFamiliarityScores
+from hallulab.methods.self_familiarity.raw import ConceptSearch, ForwardReply, SelfFamiliarityScores
 from hallulab.methods.self_familiarity.threshold import ThresholdConfig, basic_threshold
 from hallulab.methods.skipped import skip_diagnostics
 from hallulab.methods.token_statistics import max_neglogp, mean_neglogp, perplexity
@@ -71,7 +71,7 @@ class SelfFamiliarityKnobs:
     )
 
 
-def concept_familiarity(entry: Mapping[str, Any], normalisation: str) -> float:
+def concept_familiarity(entry: ConceptSearch, normalisation: str) -> float:
     """s_i of Eq. 5: the best constrained answer's probability, length-normalised."""
     hypotheses = entry.get("hypotheses") or []
     if not hypotheses:
@@ -90,15 +90,16 @@ def yes_in(reply: str) -> bool:
     return any(form in reply for form in ("yes", "Yes", "YES"))
 
 
-def forward_familiarity(reply: Mapping[str, Any]) -> float | None:
+def forward_familiarity(reply: ForwardReply) -> float | None:
     """Eq. 23 / 26: P(reply) if it says yes, else 1 - P(reply); None without token log-probs."""
-    if reply.get("logprob") is None:
+    logprob = reply.get("logprob")
+    if logprob is None:
         return None
-    probability = math.exp(float(reply["logprob"]))
+    probability = math.exp(float(logprob))
     return probability if yes_in(str(reply["text"])) else 1.0 - probability
 
 
-def format_free_yes(reply: Mapping[str, Any]) -> float | None:
+def format_free_yes(reply: ForwardReply) -> float | None:
     """P(Yes) / (P(Yes) + P(No)) of the first reply token; None when neither is in its top-K."""
     mass = {"yes": 0.0, "no": 0.0}
     for token, logprob in reply.get("first_top") or []:
@@ -134,7 +135,7 @@ def _greedy(tokens: Sequence[Any]) -> dict[str, float]:
 
 
 def _baseline_scores(
-    ctx: AggregateContext,
+    ctx: AggregateContext[SelfFamiliarityScores],
     raw: SelfFamiliarityScores,
     put: Callable[[str, str, float | None], None],
     counts: Counter[str],
@@ -148,21 +149,21 @@ def _baseline_scores(
     for rid, found in raw.baselines.items():
         for name in ("sample_bertscore", "sample_sentencescore"):
             if name in found:
-                put(name, rid, None if found[name] is None else 1.0 - float(found[name]))
+                similarity = found[name]
+                put(name, rid, None if similarity is None else 1.0 - float(similarity))
         if "self_detection" in found:
             put("self_detection", rid, found["self_detection"]["entropy"])
-        for name in ("forward_inference", "forward_self"):
-            if name in found:
-                reading = forward_familiarity(found[name])
-                put(name, rid, None if reading is None else 1.0 - reading)
-                free = format_free_yes(found[name])
-                counts[f"{name}_pyes_not_in_top_k"] += free is None
-                put(f"{name}_pyes", rid, 1.0 - (0.5 if free is None else free))
-                counts[f"{name}_replies_{'yes' if yes_in(str(found[name]['text'])) else 'other'}"] += 1
+        for forward in ("forward_inference", "forward_self"):
+            if forward in found:
+                reading = forward_familiarity(found[forward])
+                put(forward, rid, None if reading is None else 1.0 - reading)
+                free = format_free_yes(found[forward])
+                counts[f"{forward}_pyes_not_in_top_k"] += free is None
+                put(f"{forward}_pyes", rid, 1.0 - (0.5 if free is None else free))
+                counts[f"{forward}_replies_{'yes' if yes_in(str(found[forward]['text'])) else 'other'}"] += 1
 
 
-def aggregate(ctx: AggregateContext) -> Aggregated:
-    assert isinstance(ctx.raw, SelfFamiliarityScores)
+def aggregate(ctx: AggregateContext[SelfFamiliarityScores]) -> Aggregated:
     knobs = ctx.params.typed(SelfFamiliarityKnobs, "self_familiarity.aggregate")
     threshold_cfg = ctx.params.typed(ThresholdConfig, "self_familiarity.threshold")
     raw = ctx.raw

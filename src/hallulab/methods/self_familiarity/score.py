@@ -7,14 +7,21 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from hallulab.artifacts.concepts import PROCESSINGS, concepts_by_record
 from hallulab.core.config import ConfigError, setting
 from hallulab.data.schema import Passage
 from hallulab.llm.base import ConstrainedParams, DecodingParams
 from hallulab.methods.self_familiarity.masking import MASKINGS, concept_texts, constraint_strings, mask_concept
-from hallulab.methods.self_familiarity.raw import SelfFamiliarityScores
+from hallulab.methods.self_familiarity.raw import (
+    ConceptSearch,
+    ConstrainedHypothesis,
+    ForwardReply,
+    RecordBaselines,
+    SelfFamiliarityScores,
+    StoredScoreKnobs,
+)
 from hallulab.methods.self_familiarity.self_detection import self_detection
 from hallulab.methods.self_familiarity.similarity import sample_similarities
 from hallulab.methods.skipped import HAS_PROMPT, partition
@@ -52,7 +59,7 @@ class SelfFamiliarityScoreKnobs:
 
 def _forward(
     ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, key: str, rows: list[dict[str, str]]
-) -> list[dict[str, Any]]:
+) -> list[ForwardReply]:
     template = ctx.resources.prompt(key)
     llm = ctx.resources.llm("generator")
     top_k = knobs.top_k if llm.capabilities.top_k_alternatives else 0
@@ -70,9 +77,9 @@ def _forward(
 
 def _baselines(
     ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, passages: list[Passage], counts: Counter[str]
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, RecordBaselines]:
     """Step 3: Table 2's baselines that call the model (forward questions, sampling, Self-Detection)."""
-    baselines: dict[str, dict[str, Any]] = {p.id: {} for p in passages}
+    baselines: dict[str, RecordBaselines] = {p.id: {} for p in passages}
     if "forward_inference" in knobs.baselines:
         rows = [{"domain": str(p.meta.get("domain", "general")), "instruction": p.prompt or ""} for p in passages]
         for p, reply in zip(
@@ -128,7 +135,7 @@ def score(ctx: BuildContext) -> SelfFamiliarityScores:
         ConstrainedParams(beam_size=knobs.beam_size, max_new_tokens=knobs.answer_tokens),
     )
     searched = time.perf_counter()
-    concepts: dict[str, Any] = {}
+    concepts: dict[str, ConceptSearch] = {}
     for text, explanation, (masked_text, spans), result in zip(texts, explanations, masked, found, strict=True):
         counts["explanations_empty"] += not explanation.text.strip()
         counts["explanations_without_concept"] += spans == 0
@@ -140,7 +147,7 @@ def score(ctx: BuildContext) -> SelfFamiliarityScores:
             "masked_spans": spans,
             "forced": result.forced,
             "prompt_tokens": result.prompt_tokens,
-            "hypotheses": [dict(h) for h in result.hypotheses[:KEPT_HYPOTHESES]],
+            "hypotheses": [cast(ConstrainedHypothesis, dict(h)) for h in result.hypotheses[:KEPT_HYPOTHESES]],
             "finished": len(result.hypotheses),
         }
 
@@ -160,7 +167,7 @@ def score(ctx: BuildContext) -> SelfFamiliarityScores:
     ctx.log.info("self-familiarity: %d concepts, %s", len(texts), cost)
     ctx.run_stats["self_familiarity_cost"] = cost  # the run log, not the output: seconds vary per run
     return SelfFamiliarityScores(
-        knobs={k: (list(v) if isinstance(v, tuple) else v) for k, v in knobs.__dict__.items()},
+        knobs=cast(StoredScoreKnobs, {k: (list(v) if isinstance(v, tuple) else v) for k, v in knobs.__dict__.items()}),
         concepts=concepts,
         baselines=baselines,
         counts=dict(counts),

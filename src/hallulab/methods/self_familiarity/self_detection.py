@@ -23,13 +23,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hallulab.data.schema import Passage
 from hallulab.generation import sample_seed
 from hallulab.llm.base import DecodingParams
+from hallulab.methods.self_familiarity.raw import SelfDetection
 from hallulab.methods.self_familiarity.similarity import embed_groups
 from hallulab.pipeline.context import BuildContext
 
@@ -94,7 +95,7 @@ def first_line(reply: str) -> str:
 
 def self_detection(
     ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, passages: Sequence[Passage], counts: Counter[str]
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, SelfDetection]:
     """record id -> {"rephrasings", "answers", "clusters", "entropy"} (entropy None: < 2 answers)."""
     asked = [p for p in passages if p.prompt]
     rephrased = _rephrasings(ctx, knobs, asked)
@@ -114,19 +115,21 @@ def self_detection(
         else:
             counts["self_detection_empty_answers"] += 1
     vectors = embed_groups(knobs, answers)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, SelfDetection] = {}
     for passage in asked:
-        entry: dict[str, Any] = {
+        entry: SelfDetection = {
             "rephrasings": rephrased[passage.id],
             "answers": answers[passage.id],
             "equivalence": EQUIVALENCE,
+            "clusters": None,
+            "entropy": None,
         }
         if len(answers[passage.id]) < 2:
             counts["self_detection_records_under_2_answers"] += 1
-            entry.update(clusters=None, entropy=None)
         else:
             block = vectors[passage.id]
             labels = cluster_by_equivalence(block @ block.T, knobs.equivalence_threshold)
-            entry.update(clusters=labels, entropy=cluster_entropy(labels))
+            entry["clusters"] = labels
+            entry["entropy"] = cluster_entropy(labels)
         out[passage.id] = entry
     return out

@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from hallulab.cache import cache_key
 from hallulab.data.schema import Passage
+from hallulab.methods.self_familiarity.raw import SampleSimilarities
 from hallulab.methods.selfcheck_bertscore.bertscore import BERTScoreConfig, BERTScoreSupport
 from hallulab.packages import find_package_file
 from hallulab.pipeline.context import BuildContext
@@ -88,12 +89,12 @@ def sample_similarities(
     knobs: SelfFamiliarityScoreKnobs,
     which: Sequence[str],
     counts: Counter[str],
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, SampleSimilarities]:
     """record id -> {"sample_bertscore": s, "sample_sentencescore": s} (None: < 2 samples)."""
     samples = {p.id: [s for s in p.samples[: knobs.num_samples] if s.strip()] for p in passages}
     usable = {rid: texts for rid, texts in samples.items() if len(texts) >= 2}
     counts["sampling_baselines_records_under_2_samples"] = len(samples) - len(usable)
-    out: dict[str, dict[str, Any]] = {rid: {name: None for name in which} for rid in samples}
+    out = {rid: cast(SampleSimilarities, {name: None for name in which}) for rid in samples}
     if "sample_bertscore" in which and usable:
         pairs = [(t[i], t[j]) for t in usable.values() for i, j in combinations(range(len(t)), 2)]
         f1 = _bertscore_pairs(ctx, pairs)

@@ -8,8 +8,7 @@ from hallulab.methods.selfcheck_mqag.scoring import aggregate as aggregate_quest
 from hallulab.pipeline.context import AggregateContext, Aggregated
 
 
-def aggregate(ctx: AggregateContext) -> Aggregated:
-    assert isinstance(ctx.raw, StoredMQAG), "the spec's raw class is StoredMQAG"
+def aggregate(ctx: AggregateContext[StoredMQAG]) -> Aggregated:
     scoring = ctx.params.typed(MQAGScoring, "selfcheck_mqag.score")
     selection = selection_from(ctx.params)
     frame, diagnostics = aggregate_questions(

@@ -23,15 +23,14 @@ class NgramKnobs:
     smoothing_k: float = setting(0.0, minimum=0.0, doc="add-k smoothing; the paper uses 0")
 
 
-def knobs(ctx: AggregateContext) -> NgramKnobs:
+def knobs(ctx: AggregateContext[NgramScores]) -> NgramKnobs:
     values = {
         key: ctx.params.get(f"selfcheck_ngram.{key}") for key in ("n", "aggregations", "lowercase", "smoothing_k")
     }
     return typed(NgramKnobs, values, "selfcheck_ngram")
 
 
-def aggregate(ctx: AggregateContext) -> Aggregated:
-    assert isinstance(ctx.raw, NgramScores)
+def aggregate(ctx: AggregateContext[NgramScores]) -> Aggregated:
     cfg = knobs(ctx)
     selection = sample_choice_from(ctx.params)
     corpora = corpora_from_dict(ctx.raw.corpora)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hallulab.data.schema import Passage
+from hallulab.methods.selfcheck_ngram.raw import StoredCorpus
 
 if TYPE_CHECKING:  # the cheap aggregate step reads stored tokens and never loads spaCy
     from hallulab.text.spacy_tokens import SpacyTokenizer
@@ -65,11 +66,11 @@ def build_ngram_corpora(
     return corpora
 
 
-def corpora_to_dict(corpora: Mapping[str, NgramCorpus]) -> dict[str, Any]:
+def corpora_to_dict(corpora: Mapping[str, NgramCorpus]) -> dict[str, StoredCorpus]:
     return {pid: {"sentences": c.sentences, "response": c.response, "samples": c.samples} for pid, c in corpora.items()}
 
 
-def corpora_from_dict(raw: Mapping[str, Any]) -> dict[str, NgramCorpus]:
+def corpora_from_dict(raw: Mapping[str, StoredCorpus]) -> dict[str, NgramCorpus]:
     return {
         pid: NgramCorpus(sentences=v["sentences"], response=v["response"], samples=v["samples"])
         for pid, v in raw.items()
