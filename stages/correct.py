@@ -22,7 +22,7 @@ from hallulab.pipeline import paths, registry
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources
 from hallulab.pipeline.runner import read_artifacts, run_stage, stage_logger, write_run_log
-from hallulab.pipeline.stage_inputs import CORRECTION_INPUTS
+from hallulab.pipeline.stage_inputs import CORRECTION_INPUTS, CORRECTION_PROMPTS
 
 
 def main() -> None:
@@ -42,9 +42,7 @@ def main() -> None:
     fact_frame = pd.read_parquet(paths.unit_scores(cfg.fact_method, args.dataset))
     with CallCache() as cache:
         resources = Resources(view, cache)
-        prompts = {
-            name: resources.prompt(f"correction.prompts.{name}") for name in ("baseline", "sentence", "fact", "judge")
-        }
+        prompts = {name: resources.prompt(f"correction.prompts.{name}") for name in CORRECTION_PROMPTS}
         try:
             jobs, diagnostics = correct(
                 passages,

@@ -9,6 +9,7 @@ import pytest
 
 from hallulab.core.errors import UserFacingError
 from hallulab.core.units import ScoreTable
+from hallulab.correction.fact_labels import FactLabels, JudgedFact, unique_facts
 from hallulab.correction.parsing import parse_numbered, parse_verdict
 from hallulab.correction.run import (
     Correction,
@@ -62,6 +63,52 @@ def test_a_fact_threshold_never_flags_sentences_that_hold_no_fact() -> None:
     assert chosen["fact"] == 0.9 and chosen["fact_dev_f1"] == pytest.approx(2 / 3)
     nothing = f1_threshold([float("-inf"), float("-inf")], [True, False])
     assert math.isnan(nothing[0]) and math.isnan(nothing[1])
+
+
+def test_the_fact_threshold_is_chosen_by_fact_level_f1_on_judged_facts_as_the_paper_does() -> None:
+    """FactSelfCheck Appendix C: the fact threshold of highest F1 over judge-labelled facts.
+    Through the sentence labels the same scores give another threshold: sentence 1 holds a
+    supported fact scored 0.9 beside a hallucinated one scored 0.5, so the sentence reading
+    can only see its maximum."""
+    table = ScoreTable()
+    table.add_sentences("prompt", "p", [0.2, 0.8], [None, None])
+    dev = [Passage(id="p", response="A. B.", sentences=["A.", "B."], labels=[0.0, 1.0], samples=["x"])]
+    facts = {"p": [(0, "(a, b, c)", 0.3), (1, "(d, e, f)", 0.9), (1, "(g, h, i)", 0.5)]}
+    by_sentences = thresholds(dev, table.frame(), CorrectionConfig(sentence_variant="prompt"), facts)
+    assert by_sentences["fact"] == 0.9 and by_sentences["fact_dev_f1"] == 1.0
+    judged = FactLabels(
+        (
+            JudgedFact("p", "(a, b, c)", 0.3, hallucinated=False),
+            JudgedFact("p", "(d, e, f)", 0.9, hallucinated=False),
+            JudgedFact("p", "(g, h, i)", 0.5, hallucinated=True),
+        ),
+        from_reply=2,
+        from_first_token=1,
+        unlabelled=1,
+    )
+    by_facts = thresholds(dev, table.frame(), CorrectionConfig(sentence_variant="prompt"), facts, judged)
+    assert by_facts["fact"] == 0.5 and by_facts["fact_dev_f1"] == pytest.approx(2 / 3)
+    assert by_facts["sentence"] == by_sentences["sentence"]
+    assert judged.counts() == {
+        "dev_facts_judged": 4,
+        "dev_facts_hallucinated": 1,
+        "dev_fact_labels_from_reply": 2,
+        "dev_fact_labels_from_first_token": 1,
+        "dev_facts_unlabelled": 1,
+    }
+
+
+def test_a_fact_in_several_sentences_is_judged_once_per_passage() -> None:
+    dev = [
+        Passage(id="p", response="A. B.", sentences=["A.", "B."], labels=[0.0, 1.0], samples=["x"]),
+        Passage(id="q", response="C.", sentences=["C."], labels=[0.0], samples=["x"]),
+    ]
+    facts = {"p": [(0, "(a, b, c)", 0.3), (1, "(a, b, c)", 0.3), (1, "(d, e, f)", 0.9)], "q": [(0, "(a, b, c)", 0.1)]}
+    assert [(p.id, t, s) for p, t, s in unique_facts(dev, facts)] == [
+        ("p", "(a, b, c)", 0.3),
+        ("p", "(d, e, f)", 0.9),
+        ("q", "(a, b, c)", 0.1),
+    ]
 
 
 def test_the_dev_split_is_stable_and_near_its_fraction() -> None:

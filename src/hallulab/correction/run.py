@@ -13,6 +13,7 @@ import pandas as pd
 from hallulab.artifacts.knowledge_graphs import RecordGraphs
 from hallulab.core.config import ConfigError, setting
 from hallulab.core.units import level_rows, sentence_scores
+from hallulab.correction.fact_labels import FactLabels, judge_facts
 from hallulab.correction.parsing import VERDICTS, parse_numbered, parse_verdict
 from hallulab.correction.selection import f1_threshold, in_dev_split
 from hallulab.data.schema import Passage
@@ -25,6 +26,9 @@ LEVELS = ("baseline", "sentence", "fact")
 
 #: What the correct stage reads: its section, the corrector and judge roles, the prompt files.
 POSITIVE_ABOVE = 0.499
+#: how the fact threshold is chosen: by fact-level F1 on judge-labelled development facts (the
+#: paper's Appendix C), or through the sentence labels (a sentence flagged when one of its facts is)
+FACT_THRESHOLD_LABELS = ("judge", "sentence")
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,11 @@ class CorrectionConfig:
     sentence_method: str = "selfcheck_prompt"
     sentence_variant: str = setting("prompt", doc="the sentence-level detector (the paper: SelfCheckGPT-Prompt)")
     dev_fraction: float = setting(0.5, above=0.0, maximum=0.95)
+    fact_threshold_labels: str = setting(
+        "judge",
+        choices=FACT_THRESHOLD_LABELS,
+        doc="judge: fact-level F1 on the judge's labels of the dev facts (the paper); sentence: via sentence labels",
+    )
     seed: int = 0
     max_records: int | None = setting(None, minimum=1, doc="test passages corrected (null: all)")
     temperature: float = setting(0.5, minimum=0.0, doc="the paper: 0.5")
@@ -85,9 +94,12 @@ def thresholds(
     sentence_frame: pd.DataFrame,
     cfg: CorrectionConfig,
     facts: Mapping[str, Sequence[tuple[int, str, float]]],
+    fact_labels: FactLabels | None = None,
 ) -> dict[str, float | None]:
-    """F1-maximising thresholds on the development passages (sentence labels); None where the
-    development split has no labelled hallucinated sentence (nothing is then flagged)."""
+    """F1-maximising thresholds on the development passages; None where the development split
+    has no positive label (nothing is then flagged). The sentence threshold reads the sentence
+    labels; the fact threshold reads ``fact_labels`` (judge-labelled facts, fact-level F1) when
+    given, else the sentence labels through each sentence's highest fact score."""
     by_record = sentence_scores(sentence_frame, cfg.sentence_variant)
     scores, fact_max, positive = [], [], []
     for passage in dev:
@@ -99,8 +111,10 @@ def thresholds(
             fact_max.append(max(fact_scores) if fact_scores else float("-inf"))
             positive.append(label > POSITIVE_ABOVE)
     sentence_t, sentence_f1 = f1_threshold(scores, positive)
-    # a sentence without facts (-inf) can never be flagged at the fact level: never a candidate
-    fact_t, fact_f1 = f1_threshold(fact_max, positive)
+    if fact_labels is not None:
+        fact_t, fact_f1 = fact_labels.threshold()
+    else:  # a sentence without facts (-inf) can never be flagged at the fact level: never a candidate
+        fact_t, fact_f1 = f1_threshold(fact_max, positive)
     chosen = {"sentence": sentence_t, "sentence_dev_f1": sentence_f1, "fact": fact_t, "fact_dev_f1": fact_f1}
     return {key: None if value != value else value for key, value in chosen.items()}  # NaN: nothing to choose on
 
@@ -124,7 +138,12 @@ def correct(
     require_variant("correction.sentence_variant", cfg.sentence_variant, sentence_frame, "sentence")
     require_variant("correction.fact_variant", cfg.fact_variant, fact_frame, "fact")
     facts = _fact_rows(fact_frame, cfg.fact_variant, graphs)
-    chosen = thresholds(dev, sentence_frame, cfg, facts)
+    fact_labels = (
+        judge_facts(dev, facts, prompts["fact_judge"], judge, cfg.judge_top_k)
+        if cfg.fact_threshold_labels == "judge"
+        else None
+    )
+    chosen = thresholds(dev, sentence_frame, cfg, facts, fact_labels)
     by_record = sentence_scores(sentence_frame, cfg.sentence_variant)
     counts: Counter[str] = Counter()
     jobs: list[Correction] = []
@@ -178,6 +197,8 @@ def correct(
             counts["p_no_missing"] += job.p_no[index] is None
     return jobs, {
         "thresholds": chosen,
+        "fact_threshold_labels": cfg.fact_threshold_labels,
+        **(fact_labels.counts() if fact_labels is not None else {}),
         "dev_passages": len(dev),
         "test_passages": len(test),
         **dict(counts),

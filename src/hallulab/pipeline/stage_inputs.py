@@ -9,8 +9,11 @@ from hallulab.pipeline.spec import StepInputs
 
 GENERATE_INPUTS = StepInputs(params=("generate", "spacy"), llm_roles=("generator",))
 
+#: the correct stage's prompt files, by their key under ``correction.prompts``
+CORRECTION_PROMPTS = ("baseline", "sentence", "fact", "judge", "fact_judge")
+
 CORRECTION_INPUTS = StepInputs(
     params=("correction",),
     llm_roles=("corrector", "judge"),
-    prompts=tuple(f"correction.prompts.{name}" for name in ("baseline", "sentence", "fact", "judge")),
+    prompts=tuple(f"correction.prompts.{name}" for name in CORRECTION_PROMPTS),
 )
