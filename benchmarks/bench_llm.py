@@ -18,7 +18,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from hallulab.bench_record import BenchRow, record
 from hallulab.cache import CallCache
 from hallulab.core.config import compose
 from hallulab.data.loaders import load_jsonl_passages
@@ -27,6 +26,7 @@ from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.hf import HFLLM
 from hallulab.methods.selfcheck_prompt.prompting import PAPER_TEMPLATE, build_prompt
+from hallulab.tooling.bench_record import BenchRow, record
 
 TOY = Path(__file__).resolve().parents[1] / "data" / "toy" / "passages.jsonl"
 

@@ -24,7 +24,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from hallulab.bench_record import BenchRow, record
 from hallulab.cache import CallCache
 from hallulab.core.config import dataset_config
 from hallulab.data.loaders import load_dataset
@@ -32,8 +31,9 @@ from hallulab.evaluation.levels import evaluate_levels
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.methods.selfcheck_ngram.corpus import build_ngram_corpora
 from hallulab.methods.selfcheck_ngram.ngram import score_corpora
-from hallulab.reference import reference_ngram, spacy_name_alias
 from hallulab.text.spacy_tokens import SpacyTokenizer
+from hallulab.tooling.bench_record import BenchRow, record
+from hallulab.tooling.reference import reference_ngram, spacy_name_alias
 
 ORDERS = (1, 2, 3, 4, 5)
 WIKIBIO = dataset_config("wikibio")  # source: auto (local copy under $HALLULAB_DATA_ROOT, else the hub)

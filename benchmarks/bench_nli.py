@@ -31,14 +31,14 @@ import numpy as np
 import torch
 from nli_cpu_paths import bench_rows, measure
 
-from hallulab.bench_record import BenchRow, record
 from hallulab.cache import CallCache
 from hallulab.core.config import dataset_config
 from hallulab.data.loaders import load_dataset
 from hallulab.methods.selfcheck_nli.score import passage_matrices
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.nli.train import export_two_label
-from hallulab.reference import reference_nli
+from hallulab.tooling.bench_record import BenchRow, record
+from hallulab.tooling.reference import reference_nli
 
 WIKIBIO = dataset_config("wikibio")  # source: auto (local copy under $HALLULAB_DATA_ROOT, else the hub)
 

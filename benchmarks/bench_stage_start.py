@@ -30,10 +30,10 @@ from pathlib import Path
 import yaml
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from hallulab.bench_record import BenchRow, record
 from hallulab.core import config
 from hallulab.pipeline import known_keys
 from hallulab.pipeline.params import ParamsView
+from hallulab.tooling.bench_record import BenchRow, record
 
 REPO = Path(__file__).resolve().parents[1]
 STAGE = ("stages/aggregate.py", "--method", "selfcheck_ngram", "--dataset", "toy")

@@ -40,9 +40,9 @@ from pathlib import Path
 import numpy as np
 from check_nli_bfloat16 import cold_temporary_root, timed_in_empty_inductor_cache
 
-from hallulab.bench_record import BenchRow, record
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.results import RESULTS_DIR, PublishedResult, load_result
+from hallulab.tooling.bench_record import BenchRow, record
 
 DATASET = "factualbio"
 FLOAT32_RESULT = Path(RESULTS_DIR) / DATASET / "ccp.json"

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from hallulab.bench_record import BenchRow
+from hallulab.tooling.bench_record import BenchRow
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 

@@ -36,7 +36,6 @@ import numpy as np
 import torch
 from nli_cpu_paths import INPUTS, encode_pairs, length_sorted_batches, timed_contradiction, torch_forward
 
-from hallulab.bench_record import BenchRow, record
 from hallulab.core.config import dataset_config
 from hallulab.data.loaders import DATA_ROOT_ENV, load_dataset
 from hallulab.data.schema import Passage
@@ -44,6 +43,7 @@ from hallulab.evaluation.metrics import aucpr_trapezoid, roc_auc
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.nli.data import training_sources
 from hallulab.nli.train import export_two_label
+from hallulab.tooling.bench_record import BenchRow, record
 
 CALIBRATION_PAIRS_PER_SOURCE = 180
 

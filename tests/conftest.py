@@ -6,13 +6,11 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -44,28 +42,11 @@ WIKIBIO_CFG = {**dataset_config("wikibio"), "source": "local"}
 TOY_DAG_MARK = "toy_dag"
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """On the controller of ``--dist loadscope`` (before its workers start): the file in which
-    the workers will record each test's unit for :func:`pytest_xdist_make_scheduler`."""
-    if hasattr(config, "workerinput") or config.getoption("dist", "no") != "loadscope":
-        return
-    handle, path = tempfile.mkstemp(prefix="hallulab-test-units-", suffix=".json")
-    os.close(handle)
-    os.environ[scheduling.UNITS_FILE_ENV] = path
-    config.add_cleanup(lambda: Path(path).unlink(missing_ok=True))
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadscope`` hands out this suite's units (tests/scheduling.py)."""
-    if config.getoption("dist", "no") != "loadscope":
-        return None
-    return scheduling.make_scheduler(config, log)
-
-
 def pytest_itemcollected(item: pytest.Item) -> None:
-    """Mark every test that uses the toy DAG (directly or through another fixture); such a
-    test is also slow (a whole ``make run``), so ``make test-fast`` never starts one."""
+    """Give every test its unit as an ``xdist_group`` (what ``--dist loadgroup`` hands out
+    whole), and mark every test that uses the toy DAG (directly or through another fixture);
+    such a test is also slow (a whole ``make run``), so ``make test-fast`` never starts one."""
+    item.add_marker(pytest.mark.xdist_group(scheduling.unit_of(item)))
     if scheduling.uses_toy_dag(item):
         item.add_marker(getattr(pytest.mark, TOY_DAG_MARK))
         item.add_marker(pytest.mark.slow)
@@ -73,12 +54,6 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     scheduling.first_units_first(items)
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Before a worker tells the controller it has collected: record the tests' units."""
-    scheduling.record_units(session.items)
 
 
 @pytest.fixture(autouse=True, scope="session")

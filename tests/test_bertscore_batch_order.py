@@ -29,7 +29,7 @@ _CHILD = textwrap.dedent(
     import numpy as np
     from hallulab.core.config import dataset_config
     from hallulab.data.loaders import load_dataset
-    from hallulab.methods.selfcheck_bertscore.bertscore import BERTScoreConfig, BERTScoreSupport, passage_matrices
+    from hallulab.methods.bertscore import BERTScoreConfig, BERTScoreSupport, passage_matrices
     from hallulab.text.spacy_tokens import SpacyTokenizer
 
     passages = [replace(p, samples=p.samples[:10]) for p in load_dataset(dataset_config("wikibio"))[0][:5]]

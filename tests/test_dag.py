@@ -61,12 +61,23 @@ def _edit_params(root: Path, section: str, key: str, value: object) -> None:
     path.write_text(yaml.safe_dump(params, sort_keys=False))
 
 
-#: Methods whose units the toy set does not label: they run end to end and write empty metrics.
-TOY_UNLABELLED = {
-    "sac3": "reads the SAC3 sets' own verifier verdicts; toy records have none",
-    "self_familiarity": "scores prompts; the toy set has no familiarity labels",
-    "lexical_similarity": "scores responses; the toy set labels sentences, not responses",
+#: The levels the toy set labels nothing at (it labels sentences, and its claims through the
+#: claims artifact): a method scoring these units runs end to end and writes empty metrics. The
+#: expectation follows each spec's level, so a new method needs no edit here.
+TOY_UNLABELLED_LEVELS = {
+    "response": "scores responses; the toy set labels sentences, not responses",
+    "prompt": "scores prompts; the toy set has no familiarity labels",
 }
+TOY_UNLABELLED = {
+    name: TOY_UNLABELLED_LEVELS[spec.level]
+    for name, spec in registry.methods().items()
+    if spec.level in TOY_UNLABELLED_LEVELS
+}
+
+
+def test_the_toy_expectations_follow_the_specs() -> None:
+    assert {"sac3", "self_familiarity", "lexical_similarity", "semantic_entropy"} <= set(TOY_UNLABELLED)
+    assert "selfcheck_nli" not in TOY_UNLABELLED and "ccp" not in TOY_UNLABELLED
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -96,7 +96,7 @@ COVERED_BY: dict[str, str] = {
     ),
     "dvc queue start": "tests/test_dag.py::_run_queue_to_the_end",
     "make report": "tests/test_report.py::test_make_report_rewrites_the_page_of_every_data_set_run",
-    "make params": "tests/test_params.py::test_committed_params_equal_composed_conf_defaults",
+    "make regen": "tests/test_regen.py::test_make_regen_leaves_the_checkout_as_committed",
 }
 
 #: command prefix -> why the suite does not run it (the static checks above still apply)

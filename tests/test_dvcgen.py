@@ -10,9 +10,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
-from hallulab.dag import code_manifests, dvcgen
+from hallulab.dag import code_manifests, dvcgen, method_defaults
 from hallulab.dag.imports import closure, module_roots
 from hallulab.pipeline import paths, registry
 from tests.conftest import REPO
@@ -33,6 +34,18 @@ def _manifest_files(name: str, body: dict[str, Any]) -> list[str]:
 def test_committed_dvc_yaml_equals_the_generated_one() -> None:
     committed = (REPO / "dvc.yaml").read_text()
     assert committed == dvcgen.render(), "dvc.yaml is stale: run `make dvcyaml` and commit it"
+
+
+def test_the_committed_method_defaults_list_is_the_generated_one(tmp_path: Path) -> None:
+    """conf/config.yaml names every registered method that has a conf file, in listing order
+    (``make regen``); a conf file of no registered method is an error."""
+    assert method_defaults.main(["--check"]) == 0
+    committed = method_defaults.CONFIG.read_text()
+    assert method_defaults.rendered(committed, list(reversed(method_defaults.method_entries()))) != committed
+    (tmp_path / "selfcheck_ngram.yaml").write_text("")
+    (tmp_path / "no_such_method.yaml").write_text("")
+    with pytest.raises(ValueError, match=r"\['no_such_method'\] name no registered method"):
+        method_defaults.method_entries(tmp_path)
 
 
 def test_committed_code_manifests_are_what_the_code_files_stage_writes(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hallulab.core.config import REPO_ROOT
-from hallulab.environment import LOCK_FILES, current, installed_mismatches, locked_pins
+from hallulab.tooling.environment import LOCK_FILES, current, installed_mismatches, locked_pins
 
 
 def _requirement_blocks(text: str) -> list[list[str]]:

@@ -21,7 +21,7 @@ from hallulab.core.config import REPO_ROOT
 
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 CONFIG = REPO_ROOT / "pyproject.toml"
-CONTRACTS = ("orchestration", "foundation", "text-data-methods", "stage-contract")
+CONTRACTS = ("orchestration", "foundation", "text-data-methods", "independent-methods", "stage-contract")
 
 
 def _lint_imports(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -63,6 +63,18 @@ SCRATCH = {
     "hallulab/data/__init__.py": "",
     "hallulab/data/records.py": "import hallulab.text.answers\n",
     "hallulab/methods/__init__.py": "from hallulab.data import records\n",
+    "hallulab/methods/bertscore.py": "",
+    "hallulab/methods/raw_scores.py": "",
+    "hallulab/methods/sample_matrix.py": "",
+    "hallulab/methods/skipped.py": "",
+    "hallulab/methods/token_statistics.py": "",
+    "hallulab/methods/ccp/__init__.py": (
+        "from hallulab.methods import raw_scores, sample_matrix, skipped, token_statistics\n"
+    ),
+    "hallulab/methods/self_familiarity/__init__.py": "",
+    "hallulab/methods/self_familiarity/similarity.py": "from hallulab.methods.bertscore import x\n",
+    "hallulab/methods/semantic_entropy/__init__.py": "",
+    "hallulab/methods/semantic_entropy/score.py": "def score() -> None:\n    from hallulab.methods.ccp import SPEC\n",
     "hallulab/text/__init__.py": "",
     "hallulab/text/answers.py": "def normalise() -> None:\n    from hallulab.data import records\n",
     "hallulab/pipeline/__init__.py": "",
@@ -76,6 +88,7 @@ UPWARD = {
     "orchestration": "stages.generate -> hallulab.dag.dvcgen",
     "foundation": "hallulab.core.io -> hallulab.pipeline.runner",
     "text-data-methods": "hallulab.text.answers -> hallulab.data.records",
+    "independent-methods": "hallulab.methods.semantic_entropy.score -> hallulab.methods.ccp",
     "stage-contract": "hallulab.pipeline.runner -> hallulab.correction.run",
 }
 

@@ -11,8 +11,8 @@ import pytest
 
 from hallulab.methods.selfcheck_ngram.corpus import build_ngram_corpora
 from hallulab.methods.selfcheck_ngram.ngram import selfcheck_ngram_orders
-from hallulab.reference import reference_ngram, spacy_name_alias
 from hallulab.text.spacy_tokens import SpacyTokenizer
+from hallulab.tooling.reference import reference_ngram, spacy_name_alias
 from tests.conftest import requires_wikibio
 
 pytestmark = pytest.mark.reference

@@ -12,10 +12,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from hallulab.methods.bertscore import BERTScoreConfig, BERTScoreSupport, passage_matrices
 from hallulab.methods.sample_matrix import SampleSelection, selected_columns, sentence_scores
-from hallulab.methods.selfcheck_bertscore.bertscore import BERTScoreConfig, BERTScoreSupport, passage_matrices
-from hallulab.reference import bertscore_english_model, reference_bertscore, spacy_name_alias
 from hallulab.text.spacy_tokens import SpacyTokenizer
+from hallulab.tooling.reference import bertscore_english_model, reference_bertscore, spacy_name_alias
 from tests.conftest import requires_wikibio
 
 pytestmark = [pytest.mark.reference, pytest.mark.model]

@@ -20,7 +20,7 @@ from hallulab.methods.sample_matrix import SampleSelection, selected_columns, se
 from hallulab.methods.selfcheck_nli.score import passage_matrices
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.nli.train import TrainConfig, export_two_label, train_cross_encoder
-from hallulab.reference import reference_nli
+from hallulab.tooling.reference import reference_nli
 from tests.conftest import requires_wikibio
 from tests.test_nli_train import PAIRS
 

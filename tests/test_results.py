@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from hallulab.environment import EnvironmentRef
 from hallulab.results import RESULTS_DIR, import_kept, load_result
 from hallulab.results_render import (
     EXCERPT,
@@ -24,6 +23,7 @@ from hallulab.results_render import (
     render_paired,
     render_table,
 )
+from hallulab.tooling.environment import EnvironmentRef
 from tests.helpers.results_files import write_result
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -223,7 +223,7 @@ def test_kept_evaluate_files_import_with_their_provenance() -> None:
 
 
 def test_a_benchmark_table_renders_from_the_results_file(tmp_path: Path) -> None:
-    from hallulab.bench_record import BenchRow, record, render_section
+    from hallulab.tooling.bench_record import BenchRow, record, render_section
 
     path = tmp_path / "results.json"
     rows = [BenchRow("reference", "the reference", 412.0, "s", 1.0), BenchRow("ours", "ours", 13.3, "s", 31.0)]
@@ -239,7 +239,7 @@ def test_a_benchmark_table_renders_from_the_results_file(tmp_path: Path) -> None
 
 
 def test_a_benchmark_names_the_cpu_features_its_ratios_depend_on(tmp_path: Path) -> None:
-    from hallulab.bench_record import cpu_features, render_section
+    from hallulab.tooling.bench_record import cpu_features, render_section
 
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 amx_tile amx_bf16\n\n")

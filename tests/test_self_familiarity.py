@@ -21,9 +21,10 @@ from hallulab.methods.self_familiarity.aggregate import (
     weighted_familiarity,
 )
 from hallulab.methods.self_familiarity.masking import case_forms, constraint_strings, mask_concept
-from hallulab.methods.self_familiarity.self_detection import cluster_by_equivalence, cluster_entropy, first_line
+from hallulab.methods.self_familiarity.self_detection import first_line
 from hallulab.methods.self_familiarity.similarity import central_similarity
 from hallulab.methods.self_familiarity.threshold import ThresholdConfig, basic_threshold
+from hallulab.text.semantic_classes import cluster_by_similarity, cluster_entropy
 
 FILLER = [f"filler{i}" for i in range(990)]
 RANKS = WordRanks.from_words(
@@ -287,7 +288,7 @@ def test_self_detection_clusters_by_first_member_and_takes_the_entropy_of_cluste
             [0.85, 0.3, 0.4, 1.0],
         ]
     )
-    labels = cluster_by_equivalence(similarity, 0.8)
+    labels = cluster_by_similarity(similarity, 0.8)
     assert labels == [0, 0, 1, 0]  # answer 3 joins cluster 0 through its first member
     assert cluster_entropy(labels) == pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))
     assert cluster_entropy([0, 0, 0]) == 0.0

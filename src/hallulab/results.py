@@ -16,7 +16,7 @@ Publishing gathers them into ``results/<dataset>/<name>.json``:
   record counts, the reason of every null, the random scorer's value at each level, and the
   method's own diagnostics (malformed replies, decision paths, Table 8-style statistics);
 * ``environment``: the lock files' digest, whether the installed packages match them, and the
-  torch and Python versions (:mod:`hallulab.environment`), read by the publishing process, which
+  torch and Python versions (:mod:`hallulab.tooling.environment`), read by the publishing process, which
   runs in the environment the experiment ran in (``make result`` runs both); null in results
   published before the environment was locked;
 * ``paired`` (a combining method only): each of its variants against each member, the paired
@@ -56,11 +56,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from hallulab.core.config import load_params
 from hallulab.core.io import file_sha256, read_json, write_json
-from hallulab.environment import EnvironmentRef, current
 from hallulab.packages import find_package_file
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.spec import StepInputs
 from hallulab.pipeline.stage_inputs import CORRECTION_INPUTS
+from hallulab.tooling.environment import EnvironmentRef, current
 
 RESULTS_DIR = "results"
 #: what ``git_dirty`` looks at: the code, the configs and the files that define the environment

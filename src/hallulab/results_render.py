@@ -27,7 +27,7 @@ A combining method's paired differences against its members (``paired`` in its r
 and ``<!-- /paired -->``: one row per variant and member, each cell the difference in points
 with its paired interval, e.g. ``+0.84 [-0.41, +2.10]``.
 
-A benchmark table (``make bench`` writes ``benchmarks/results.json``, :mod:`hallulab.bench_record`)
+A benchmark table (``make bench`` writes ``benchmarks/results.json``, :mod:`hallulab.tooling.bench_record`)
 sits between ``<!-- bench: SECTION -->`` and ``<!-- /bench -->``.
 
 An excerpt of a committed text file (the toy run's ``metrics/toy/summary.md``) sits between
@@ -52,11 +52,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hallulab.bench_record import RESULTS as BENCH_RESULTS
-from hallulab.bench_record import render_section
 from hallulab.core.io import read_json
 from hallulab.evaluation.paper_tables import PAPER_REFERENCE
 from hallulab.results import RESULTS_DIR, PublishedResult, load_result
+from hallulab.tooling.bench_record import RESULTS as BENCH_RESULTS
+from hallulab.tooling.bench_record import render_section
 
 MARKER = re.compile(
     r"(?P<open><!-- results: *(?P<file>[\w/.-]+) *\| *(?P<rows>[^|]+?) *\| *(?P<cols>[^|]+?)"

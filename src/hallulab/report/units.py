@@ -35,8 +35,7 @@ from hallulab.methods.ccp.aggregate import CCPKnobs, CCPMode, unit_log_ccps, var
 from hallulab.methods.hallucheck.aggregate import HalluCheckKnobs
 from hallulab.methods.hallucheck.checks import (
     alignment_f1,
-    answer_span,
-    extracted_span,
+    locate_answer,
     span_check_steps,
     step_is_uniform,
 )
@@ -187,10 +186,8 @@ class UnitCatalogue:
         tested steps look guessed (KS test against the released reference)."""
         knobs = self.hallucheck_knobs
         steps: list[str] | None = answer.get("steps")
-        reply = "".join(steps) if steps is not None else str(answer.get("text", ""))
-        window = answer_span(reply, fact)
-        span = extracted_span(reply, window) if window else None
-        span_text = reply[span[0] : span[1]] if span else ""
+        located = locate_answer(steps, str(answer.get("text", "")), fact)
+        reply, span, span_text = located.reply, located.span, located.span_text
         f1 = alignment_f1(span_text, fact)
         rows = [
             (f"{key}: answer", reply.strip() or "(empty)"),

@@ -30,10 +30,9 @@ from hallulab.methods.hallucheck.checks import (
     KS_MINMAX,
     KS_RELEASED,
     alignment_f1,
-    answer_span,
     contained,
-    extracted_span,
     guessed,
+    locate_answer,
     span_check_steps,
 )
 from hallulab.methods.hallucheck.raw import CheckedFact, HalluCheckScores
@@ -93,10 +92,9 @@ def fact_flag(
         return None
     answer = entry["answers"][key]
     steps: list[str] | None = answer.get("steps")
-    reply = "".join(steps) if steps is not None else answer["text"]
-    window = answer_span(reply, entry["text"]) if mode.answer == "span" else None
-    span = extracted_span(reply, window) if window else None
-    compared = answer["text"] if mode.answer == "reply" else (reply[span[0] : span[1]] if span else "")
+    located = locate_answer(steps, answer["text"], entry["text"]) if mode.answer == "span" else None
+    span = located.span if located else None
+    compared = located.span_text if located else answer["text"]
     if knobs.alignment == "f1":
         aligned = alignment_f1(compared, entry["text"], mode.f1_tokens) >= knobs.f1_threshold
     elif knobs.alignment == "containment":
@@ -137,6 +135,9 @@ def aggregate(ctx: AggregateContext[HalluCheckScores]) -> Aggregated:
     passages = {p.id: p for p in ctx.passages}
     table = ScoreTable()
     counts: Counter[str] = Counter()
+    #: (tagging, regeneration, mode suffix, record, fact index) -> the flag, for the two modes
+    #: the decision paths read (the headline and its alignment-only reading)
+    path_flags: dict[tuple[str, str, str, str, int], bool | None] = {}
     for tagging in raw.taggings:
         for key in raw.regenerations:
             for mode in CHECK_MODES:
@@ -147,6 +148,8 @@ def aggregate(ctx: AggregateContext[HalluCheckScores]) -> Aggregated:
                     by_sentence: dict[int, list[float]] = {}
                     for entry in entries:
                         flag = fact_flag(entry, key, knobs, mode, counts if not mode.suffix else None)
+                        if mode in PATH_MODES:
+                            path_flags[(tagging, key, mode.suffix, rid, entry["index"])] = flag
                         if flag is None:
                             counts[f"{name}_facts_unchecked"] += 1
                             continue
@@ -172,7 +175,7 @@ def aggregate(ctx: AggregateContext[HalluCheckScores]) -> Aggregated:
                     table.add_response(name, rid, float(np.mean(flags)) if flags else knobs.no_fact_score)
     for tagging in raw.taggings:
         _fact_nll_variant(tagging, raw, passages, table, counts)
-    decision_paths = _decision_paths(raw, knobs)
+    decision_paths = _decision_paths(raw, path_flags)
     diagnostics: dict[str, Any] = {
         **raw.diagnostics,
         **dict(counts),
@@ -239,24 +242,32 @@ def _fact_nll_variant(
         table.add_response(name, rid, worst if value is None else value)
 
 
-def _decision_paths(raw: HalluCheckScores, knobs: HalluCheckKnobs) -> dict[str, dict[str, int]]:
+#: the modes whose flags make the decision paths: the headline and its alignment-only reading
+PATH_MODES = (CHECK_MODES[0], CHECK_MODES[1])
+
+
+def _decision_paths(
+    raw: HalluCheckScores, flags: Mapping[tuple[str, str, str, str, int], bool | None]
+) -> dict[str, dict[str, int]]:
     """Share of facts by decision path for each tagging and regeneration: no question,
-    misaligned, aligned but a uniform step (KS), passed."""
+    misaligned, aligned but a uniform step (KS), passed; read from the flags the main loop
+    computed (``flags``, keyed as there)."""
+    headline, alignment_only = (mode.suffix for mode in PATH_MODES)
     out: dict[str, dict[str, int]] = {}
     for tagging in raw.taggings:
         for key in raw.regenerations:
             paths: Counter[str] = Counter()
-            for by_tag in raw.records.values():
+            for rid, by_tag in raw.records.items():
                 for entry in by_tag.get(tagging, []):
                     if entry.get("question") is None:
                         paths["no_question"] += 1
                         continue
-                    misaligned = fact_flag(entry, key, knobs, CHECK_MODES[1])
+                    misaligned = flags[(tagging, key, alignment_only, rid, entry["index"])]
                     if misaligned is None:
                         paths["no_verdict"] += 1
                     elif misaligned:
                         paths["misaligned"] += 1
-                    elif fact_flag(entry, key, knobs, CHECK_MODES[0]):
+                    elif flags[(tagging, key, headline, rid, entry["index"])]:
                         paths["ks_uniform"] += 1
                     else:
                         paths["passed"] += 1

@@ -164,6 +164,28 @@ def extracted_span(reply: str, span: tuple[int, int]) -> tuple[int, int] | None:
     return (start, end) if start < end else None
 
 
+@dataclass(frozen=True)
+class LocatedAnswer:
+    """A regenerated reply and its answer span for one fact: the reply as generated (the
+    decoding steps joined, else the stored text), the extracted span's characters (None when
+    the reply has no word left) and its text ("" without a span)."""
+
+    reply: str
+    span: tuple[int, int] | None
+
+    @property
+    def span_text(self) -> str:
+        return self.reply[self.span[0] : self.span[1]] if self.span else ""
+
+
+def locate_answer(steps: Sequence[str] | None, text: str, fact: str) -> LocatedAnswer:
+    """The one reading of a reply's answer span: :func:`answer_span` (the best-matching word
+    window), trimmed by :func:`extracted_span`."""
+    reply = "".join(steps) if steps is not None else text
+    window = answer_span(reply, fact)
+    return LocatedAnswer(reply, extracted_span(reply, window) if window else None)
+
+
 def span_steps(steps: Sequence[str], span: tuple[int, int]) -> list[int]:
     """Indices of the generated steps whose characters overlap ``span`` of ``"".join(steps)``."""
     found, offset = [], 0

@@ -17,7 +17,7 @@ from typing import Any
 from hallulab.artifacts.atomic_facts import TAGGINGS, facts_by_record
 from hallulab.core.config import ConfigError, setting
 from hallulab.llm.base import DecodingParams, require_token_stats
-from hallulab.methods.hallucheck.checks import answer_span, extracted_span
+from hallulab.methods.hallucheck.checks import locate_answer
 from hallulab.methods.hallucheck.raw import CheckedFact, HalluCheckScores, RegeneratedAnswer
 from hallulab.methods.skipped import HAS_RESPONSE, partition
 from hallulab.pipeline.context import BuildContext
@@ -223,13 +223,10 @@ def score(ctx: BuildContext) -> HalluCheckScores:
 
 def judged_span(fact: str, answer: RegeneratedAnswer) -> str:
     """What the judge compares with the fact: the reply's answer span
-    (:func:`hallulab.methods.hallucheck.checks.answer_span`, trimmed like an extractive span),
+    (:func:`hallulab.methods.hallucheck.checks.locate_answer`),
     or the whole reply when it has no words."""
-    steps = answer.get("steps")
-    reply = "".join(steps) if steps is not None else str(answer["text"])
-    window = answer_span(reply, fact)
-    span = extracted_span(reply, window) if window else None
-    return reply[span[0] : span[1]] if span else str(answer["text"])
+    located = locate_answer(answer.get("steps"), str(answer["text"]), fact)
+    return located.span_text if located.span else str(answer["text"])
 
 
 def _answers(regenerated: dict[tuple[str, str, str], RegeneratedAnswer], question: str) -> list[RegeneratedAnswer]:

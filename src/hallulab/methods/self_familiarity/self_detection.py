@@ -9,7 +9,8 @@ Effective Self-Detection Method"), as the Self-Familiarity paper runs it (Luo et
 3. **Divergence**: the answers are clustered by semantic equivalence; the score is the entropy
    of the cluster sizes, H = -sum_j (n_j / T) log(n_j / T): 0 when every answer agrees, log T
    when none does. Each answer joins the first cluster whose first member it is equivalent to
-   (in order), else opens a new one.
+   (in order), else opens a new one (:mod:`hallulab.text.semantic_classes`, shared with
+   Semantic Entropy).
 
 Equivalence: Zhao et al. ask the LLM whether two answers mean the same; hallulab decides it by
 the cosine of all-MiniLM-L6-v2 sentence embeddings (mean pooling) >= ``equivalence_threshold``,
@@ -20,12 +21,9 @@ the consistency score the Self-Familiarity paper reports, and is not computed.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 from hallulab.data.schema import Passage
 from hallulab.generation import sample_seed
@@ -33,32 +31,12 @@ from hallulab.llm.base import DecodingParams
 from hallulab.methods.self_familiarity.raw import SelfDetection
 from hallulab.methods.self_familiarity.similarity import embed_groups
 from hallulab.pipeline.context import BuildContext
+from hallulab.text.semantic_classes import cluster_by_similarity, cluster_entropy
 
 if TYPE_CHECKING:
     from hallulab.methods.self_familiarity.score import SelfFamiliarityScoreKnobs
 
 EQUIVALENCE = "cosine of all-MiniLM-L6-v2 sentence embeddings (substitute for the LLM equivalence check of Zhao et al.)"
-
-
-def cluster_by_equivalence(similarity: np.ndarray, threshold: float) -> list[int]:
-    """Cluster index of each answer: the first cluster whose first member it is equivalent to."""
-    leaders: list[int] = []
-    labels: list[int] = []
-    for i in range(similarity.shape[0]):
-        for cluster, leader in enumerate(leaders):
-            if similarity[i, leader] >= threshold:
-                labels.append(cluster)
-                break
-        else:
-            labels.append(len(leaders))
-            leaders.append(i)
-    return labels
-
-
-def cluster_entropy(labels: Sequence[int]) -> float:
-    """H = -sum_j p_j log p_j over the clusters, p_j = n_j / T (natural log)."""
-    total = len(labels)
-    return float(-sum((n / total) * math.log(n / total) for n in Counter(labels).values()))
 
 
 def _rephrasings(
@@ -128,7 +106,7 @@ def self_detection(
             counts["self_detection_records_under_2_answers"] += 1
         else:
             block = vectors[passage.id]
-            labels = cluster_by_equivalence(block @ block.T, knobs.equivalence_threshold)
+            labels = cluster_by_similarity(block @ block.T, knobs.equivalence_threshold)
             entry["clusters"] = labels
             entry["entropy"] = cluster_entropy(labels)
         out[passage.id] = entry

@@ -18,8 +18,8 @@ import numpy as np
 
 from hallulab.cache import cache_key
 from hallulab.data.schema import Passage
+from hallulab.methods.bertscore import BERTScoreConfig, BERTScoreSupport
 from hallulab.methods.self_familiarity.raw import SampleSimilarities
-from hallulab.methods.selfcheck_bertscore.bertscore import BERTScoreConfig, BERTScoreSupport
 from hallulab.packages import find_package_file
 from hallulab.pipeline.context import BuildContext
 

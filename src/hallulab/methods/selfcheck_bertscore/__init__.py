@@ -1,7 +1,7 @@
 """SelfCheckGPT with BERTScore (Manakul et al., 2023, §5.1, Eq. 2).
 
 ``score`` stores, for every sentence r_i and stored sample S_n, 1 - max_k F1(r_i, s_k^n)
-over the sample's sentences (:mod:`hallulab.methods.selfcheck_bertscore.bertscore`);
+over the sample's sentences (:mod:`hallulab.methods.bertscore`);
 ``aggregate`` averages over the chosen N samples.
 """
 

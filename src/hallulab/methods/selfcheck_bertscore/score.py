@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from hallulab.methods.bertscore import BERTScoreConfig, BERTScoreSupport, passage_matrices
 from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores, scorable
-from hallulab.methods.selfcheck_bertscore.bertscore import BERTScoreConfig, BERTScoreSupport, passage_matrices
 from hallulab.pipeline.context import BuildContext
 
 

@@ -3,7 +3,7 @@
 ``dvc plots show`` writes a page whose scripts come from a CDN. We pass our own page
 template (``conf/plots/offline.html``, no ``{scripts}`` placeholder, so DVC adds no CDN
 tags) and copy the vendored Vega builds (``conf/plots/vendor``) next to the page.
-Usage: ``python -m hallulab.plots_html --out dvc_plots [dvc plots show args...]``.
+Usage: ``python -m hallulab.tooling.plots_html --out dvc_plots [dvc plots show args...]``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,29 @@
+"""What Semantic Entropy's score step stores for its aggregate step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypedDict
+
+from hallulab.methods.raw_scores import CountsAndSkipped, JSONValue, RawScores
+
+
+class RecordSamples(TypedDict):
+    """One record's N_max samples: each sample's sequence log-probability under the proxy
+    (None when it has no token), and the NLI class of every ordered pair, ``classes[a][b]``
+    for premise a and hypothesis b (0 entailment, 1 neutral, 2 contradiction; the diagonal 0)."""
+
+    log_probs: list[float | None]
+    classes: list[list[int]]
+
+
+@dataclass
+class SemanticEntropyScores(RawScores):
+    """Per record, the samples' log-probabilities and pairwise NLI classes."""
+
+    nli: dict[str, JSONValue]
+    proxy: dict[str, JSONValue]
+    nli_input: str
+    prefix: str
+    records: dict[str, RecordSamples]
+    diagnostics: CountsAndSkipped

@@ -1,0 +1,123 @@
+"""Semantic Entropy: parity with lm-polygraph 0.7.0's ``SemanticEntropy``, its classes built by
+lm-polygraph's own ``SemanticClassesCalculator`` from the same NLI classes, at both class
+probability readings, both entropy estimators and two values of N; and the clustering rule."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from hallulab.core.config import compose
+from hallulab.data.schema import Passage
+from hallulab.methods.semantic_entropy import SPEC
+from hallulab.methods.semantic_entropy.aggregate import aggregate, semantic_entropy
+from hallulab.methods.semantic_entropy.raw import RecordSamples, SemanticEntropyScores
+from hallulab.methods.semantic_entropy.score import pair_grid
+from hallulab.pipeline.context import AggregateContext
+from hallulab.pipeline.params import ParamsView
+from hallulab.text.semantic_classes import cluster_by_bidirectional_entailment, cluster_entropy
+
+N_MAX = 10
+
+
+def _records(count: int, seed: int) -> dict[str, RecordSamples]:
+    """Samples drawn from 1-4 planted meanings; same-meaning pairs entail each other except
+    where one direction is dropped, other pairs are neutral or contradict: the greedy leader
+    rule then matters (a one-way pair opens a class of its own)."""
+    rng = np.random.default_rng(seed)
+    records: dict[str, RecordSamples] = {}
+    for r in range(count):
+        meaning = rng.integers(0, rng.integers(1, 5), size=N_MAX)
+        classes = np.where(rng.random((N_MAX, N_MAX)) < 0.5, 1, 2)
+        same = meaning[:, None] == meaning[None, :]
+        classes[same & (rng.random((N_MAX, N_MAX)) > 0.15)] = 0
+        np.fill_diagonal(classes, 0)
+        log_probs = rng.normal(-12.0, 5.0, size=N_MAX)
+        records[f"r{r}"] = {"log_probs": [float(v) for v in log_probs], "classes": classes.tolist()}
+    return records
+
+
+def _ours(records: dict[str, RecordSamples], reading: str, estimation: str, n: int | None) -> np.ndarray:
+    passages = [Passage(id=rid, prompt="q", response="a", sentences=("a",), samples=("s",) * N_MAX) for rid in records]
+    raw = SemanticEntropyScores(
+        nli={"name": "t"}, proxy={"name": "t"}, nli_input="answer", prefix="{prompt}", records=records, diagnostics={}
+    )
+    overrides = [
+        f"semantic_entropy.aggregate.class_probability=[{reading}]",
+        f"semantic_entropy.aggregate.entropy_estimation={estimation}",
+        f"selfcheck.num_samples={'null' if n is None else n}",
+    ]
+    view = ParamsView(compose(overrides), SPEC.aggregate.param_keys(), "aggregate_semantic_entropy")
+    frame = aggregate(AggregateContext("t", passages, {}, raw, view)).scores
+    assert list(frame["variant"].unique()) == [f"se_{reading}"]
+    return frame.set_index("record_id").loc[list(records), "score"].to_numpy()
+
+
+def _lm_polygraph(records: dict[str, RecordSamples], reading: str, estimation: str, n: int) -> np.ndarray:
+    from lm_polygraph.estimators.semantic_entropy import SemanticEntropy
+    from lm_polygraph.stat_calculators.semantic_classes import SemanticClassesCalculator
+
+    texts = [[f"{rid}:{j}" for j in range(n)] for rid in records]
+    matrix = np.array([np.asarray(rec["classes"])[:n, :n] for rec in records.values()])
+    stats: dict = {
+        "sample_texts": texts,
+        "sample_log_probs": [rec["log_probs"][:n] for rec in records.values()],
+        "semantic_matrix_classes": matrix,
+        "entailment_id": 0,
+    }
+    stats.update(SemanticClassesCalculator()(stats, texts=[], model=None))
+    return SemanticEntropy(class_probability_estimation=reading, entropy_estimation=estimation)(stats)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize("reading", ["sum", "frequency"])
+@pytest.mark.parametrize("estimation", ["mean", "direct"])
+def test_semantic_entropy_equals_lm_polygraphs_estimator(reading: str, estimation: str) -> None:
+    records = _records(40, seed=3)
+    for n in (4, N_MAX):
+        expected = _lm_polygraph(records, reading, estimation, n)
+        got = _ours(records, reading, estimation, None if n == N_MAX else n)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10)
+    # the input separates what it must: N changes the scores, and the classes are neither all
+    # one nor all singletons, so a wrong class rule or a wrong N could not pass
+    assert not np.allclose(_ours(records, reading, estimation, 4), _ours(records, reading, estimation, None))
+    sizes = [max(cluster_by_bidirectional_entailment(np.asarray(r["classes"]) == 0)) + 1 for r in records.values()]
+    assert 1 in sizes and max(sizes) >= 4 and any(1 < s < N_MAX for s in sizes)
+
+
+def test_classes_need_entailment_both_ways_and_the_discrete_reading_is_the_cluster_entropy() -> None:
+    entails = np.array(
+        [
+            [True, True, True, False],
+            [True, True, False, False],
+            [False, True, True, False],  # 2 is entailed by 0 but does not entail 0: its own class
+            [False, False, False, True],
+        ]
+    )
+    labels = cluster_by_bidirectional_entailment(entails)
+    assert labels == [0, 0, 1, 2]
+    assert semantic_entropy(labels, None, "mean") == pytest.approx(cluster_entropy(labels))
+    assert cluster_entropy(labels) == pytest.approx(-(0.5 * math.log(0.5) + 2 * 0.25 * math.log(0.25)))
+    # sum reading: class 0 holds two samples of probability e^-1 each
+    log_probs = [-1.0, -1.0, -2.0, -3.0]
+    class_lp = [math.log(2 * math.exp(-1.0)), -2.0, -3.0]
+    expected = -(2 * class_lp[0] + class_lp[1] + class_lp[2]) / 4
+    assert semantic_entropy(labels, log_probs, "mean") == pytest.approx(expected)
+    assert semantic_entropy([0, 0, 0], None, "mean") == 0.0
+
+
+def test_the_nli_reads_every_ordered_pair_and_the_question_only_when_asked() -> None:
+    passage = Passage(id="p", prompt="Who?", response="a", sentences=("a",), samples=("x", "y", "z"))
+    premises, hypotheses = pair_grid([passage], "answer")
+    assert list(zip(premises, hypotheses, strict=True)) == [
+        ("x", "y"),
+        ("x", "z"),
+        ("y", "x"),
+        ("y", "z"),
+        ("z", "x"),
+        ("z", "y"),
+    ]
+    premises, _ = pair_grid([passage], "question_answer")
+    assert premises[0] == "Who? x"
