@@ -14,7 +14,7 @@ import time
 import pandas as pd
 
 from hallulab.core.io import read_json, write_json
-from hallulab.core.units import score_frame
+from hallulab.core.units import DETAIL_COLUMNS, detail_frame, score_frame
 from hallulab.data.records import load_jsonl_passages
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.context import AggregateContext
@@ -48,6 +48,9 @@ def main() -> None:
     frame = score_frame(result.scores)
     write_table(paths.unit_scores(args.method, args.dataset), frame)
     write_json(paths.diagnostics(args.method, args.dataset), result.record())
+    write_json(paths.controls(args.method, args.dataset), result.controls.to_dict())
+    details = result.details if result.details is not None else detail_frame()
+    write_table(paths.unit_details(args.method, args.dataset), details[list(DETAIL_COLUMNS)])
     seconds = time.perf_counter() - started
     variants = list(dict.fromkeys(frame["variant"]))
     log.info("%s: %d score rows, variants %s in %.2fs", args.method, len(frame), variants, seconds)

@@ -48,7 +48,8 @@ def main() -> None:
     passages = load_jsonl_passages(paths.passages(args.dataset))
     frame = pd.read_parquet(paths.unit_scores(args.method, args.dataset))
     diagnostics = read_json(paths.diagnostics(args.method, args.dataset))
-    controls = AggregateControls.from_record(diagnostics, paths.diagnostics(args.method, args.dataset))
+    controls_file = paths.controls(args.method, args.dataset)
+    controls = AggregateControls.from_record(read_json(controls_file), controls_file)
     results = evaluate_levels(passages, frame, cfg, thresholds=controls.thresholds or None)
 
     metrics: dict[str, dict[str, float | None]] = {}
@@ -77,6 +78,7 @@ def main() -> None:
             "bootstrap": {"samples": cfg.bootstrap_samples, "ci_level": cfg.ci_level, "seed": cfg.seed},
             "undefined": undefined_report(results),
             "diagnostics": diagnostics,
+            "controls": controls.to_dict(),
             **({"paired": paired} if paired else {}),
         },
     )

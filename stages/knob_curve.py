@@ -30,7 +30,7 @@ def main() -> None:
     args = parser.parse_args()
     registry.check_method_name(args.method)
     metrics = read_json(paths.metrics(args.method, "", args.dataset))
-    where = paths.diagnostics(args.method, args.dataset)
+    where = paths.controls(args.method, args.dataset)
     points = AggregateControls.from_record(read_json(where), where).knob_curve
     rows = []
     for variant, point in points.items():

@@ -9,26 +9,28 @@ from hallulab.pipeline.context import Aggregated
 from hallulab.pipeline.controls import AggregateControls, KnobPoint
 
 
-def test_controls_round_trip_through_the_record() -> None:
+def test_controls_round_trip_through_their_own_file_and_stay_out_of_the_diagnostics() -> None:
     controls = AggregateControls(
         thresholds={"sf": 0.25},
         headline_variants=("a", "b"),
         knob_curve={"ccp_k3": KnobPoint("ccp_claim", "k", 3)},
     )
-    record = Aggregated(pd.DataFrame(), {"parse_failures": 2}, controls).record()
-    assert record == {
-        "parse_failures": 2,
+    aggregated = Aggregated(pd.DataFrame(), {"parse_failures": 2}, controls)
+    assert aggregated.record() == {"parse_failures": 2}
+    stored = controls.to_dict()
+    assert stored == {
         "thresholds": {"sf": 0.25},
         "headline_variants": ["a", "b"],
         "knob_curve": {"ccp_k3": {"series": "ccp_claim", "k": 3}},
     }
-    assert AggregateControls.from_record(record, "x") == controls
+    assert AggregateControls.from_record(stored, "x") == controls
 
 
 def test_a_method_without_controls_writes_none_and_reads_the_defaults() -> None:
-    record = Aggregated(pd.DataFrame(), {"n": 1}).record()
-    assert record == {"n": 1}
-    assert AggregateControls.from_record(record, "x") == AggregateControls()
+    aggregated = Aggregated(pd.DataFrame(), {"n": 1})
+    assert aggregated.record() == {"n": 1}
+    assert aggregated.controls.to_dict() == {}
+    assert AggregateControls.from_record({}, "x") == AggregateControls()
 
 
 def test_a_misspelt_control_is_an_error_where_it_is_written() -> None:

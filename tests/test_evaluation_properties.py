@@ -344,6 +344,7 @@ def test_evaluate_stage_writes_every_variant_with_nulls_and_reasons(tmp_path: Pa
             handle.write(json.dumps(passage.to_dict()) + "\n")
     frame.to_parquet(tmp_path / "data/aggregated/ds/factselfcheck.parquet")
     (tmp_path / "data/aggregated/ds/factselfcheck.diagnostics.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "data/aggregated/ds/factselfcheck.controls.json").write_text("{}", encoding="utf-8")
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({"evaluate": {"bootstrap_samples": 50}}), encoding="utf-8")
     script = Path(__file__).resolve().parents[1] / "stages" / "evaluate.py"
     done = subprocess.run(

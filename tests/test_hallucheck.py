@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 from scipy.stats import kstest
@@ -250,3 +251,32 @@ def test_the_embedded_llm_teacher_forces_each_fact_after_its_question(tmp_path) 
         paris, tokyo = llm.score([question, question], ["Paris", "The capital of France is Tokyo Bay Harbour"])
     assert paris and all(t.logprob <= 0 for t in paris)
     assert "".join(t.token for t in tokyo).strip().startswith("The capital")
+
+
+def test_the_aggregate_step_writes_each_facts_question_and_decision_path_for_the_report() -> None:
+    """What the page shows beside a fact is written where the flag is computed (a per-unit
+    detail table), for every variant that scores the fact; the report recomputes nothing."""
+    from hallulab.core.units import details_by_unit
+    from hallulab.data.schema import Passage
+    from hallulab.methods.hallucheck import SPEC
+    from hallulab.methods.hallucheck.aggregate import aggregate
+    from hallulab.pipeline.context import AggregateContext
+    from hallulab.pipeline.params import ParamsView
+
+    answer = {"text": " Paris, France.", "steps": [" Paris", ",", " France", "."], "top": [[-0.1, -3.0]] * 4}
+    fact = {"index": 0, "text": "Paris", "sentence_index": 0, "question": "Where?"}
+    fact["answers"] = {"generator/greedy": answer}
+    raw = HalluCheckScores(
+        taggings=["ner"], regenerations=["generator/greedy"], llms={}, records={"a": {"ner": [fact]}}
+    )
+    passages = [Passage(id="a", response="It is Paris.", sentences=("It is Paris.",), samples=())]
+    view = ParamsView({"hallucheck": {"aggregate": {}}}, SPEC.aggregate.param_keys(), "aggregate_hallucheck")
+    done = aggregate(AggregateContext("t", passages, {}, raw, view))
+    assert done.details is not None
+    shown = details_by_unit(done.details)
+    fact_variants = set(done.scores.loc[done.scores["level"] == "fact", "variant"])
+    assert {key[0] for key in shown} == fact_variants and len(fact_variants) > 1
+    rows = dict(shown[("hallucheck_ner_greedy", "fact", "a", 0)])
+    assert rows["question"] == "Where?"
+    assert rows["generator/greedy: alignment"] == "span 'Paris', token F1 1.00 (aligned at 0.6)"
+    assert re.fullmatch(r"\d+ of \d+ tested steps uniform at α = 0.05.*", rows["generator/greedy: KS check"])

@@ -21,7 +21,14 @@ from hallulab.core.config import REPO_ROOT
 
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 CONFIG = REPO_ROOT / "pyproject.toml"
-CONTRACTS = ("orchestration", "foundation", "text-data-methods", "independent-methods", "stage-contract")
+CONTRACTS = (
+    "orchestration",
+    "foundation",
+    "text-data-methods",
+    "independent-methods",
+    "report-reads-outputs",
+    "stage-contract",
+)
 
 
 def _lint_imports(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -83,12 +90,15 @@ SCRATCH = {
     "hallulab/correction/__init__.py": "",
     "hallulab/correction/run.py": "",
     "stages/generate.py": "def main() -> None:\n    from hallulab.dag import dvcgen\n",
+    "hallulab/report/__init__.py": "",
+    "hallulab/report/units.py": "from hallulab.methods.ccp import SPEC\n",
 }
 UPWARD = {
     "orchestration": "stages.generate -> hallulab.dag.dvcgen",
     "foundation": "hallulab.core.io -> hallulab.pipeline.runner",
     "text-data-methods": "hallulab.text.answers -> hallulab.data.records",
     "independent-methods": "hallulab.methods.semantic_entropy.score -> hallulab.methods.ccp",
+    "report-reads-outputs": "hallulab.report.units -> hallulab.methods.ccp",
     "stage-contract": "hallulab.pipeline.runner -> hallulab.correction.run",
 }
 

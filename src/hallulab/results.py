@@ -100,6 +100,9 @@ class PublishedResult:
     undefined: dict[str, Any] = field(default_factory=dict)
     random_baselines: dict[str, Any] = field(default_factory=dict)
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    #: what the method's aggregate step chose for later stages (its own thresholds, headline
+    #: variants, knob points: :class:`hallulab.pipeline.controls.AggregateControls`)
+    controls: dict[str, Any] = field(default_factory=dict)
     #: a combining method's paired differences against its members: level -> variant ->
     #: member variant -> metric -> [difference, low, high] (:mod:`hallulab.evaluation.paired`)
     paired: dict[str, Any] = field(default_factory=dict)
@@ -218,6 +221,7 @@ def collect(
         undefined=info.get("undefined", {}),
         random_baselines=info.get("random_baselines", {}),
         diagnostics=info.get("diagnostics", {}),
+        controls=info.get("controls", {}),
         paired=info.get("paired", {}),
     )
 

@@ -107,6 +107,43 @@ class ScoreTable:
         return score_frame(self._columns)
 
 
+#: A method's per-unit details, what the report shows beside a unit (CCP's word-by-word CCP,
+#: HalluCheck's decision path): written by the aggregate step that computed them, one row per
+#: (unit, detail), the details of a unit in the order they read best.
+DETAIL_COLUMNS = ("variant", "level", "record_id", "unit_index", "name", "value")
+
+
+@dataclass
+class DetailTable:
+    """Collects per-unit detail rows (:data:`DETAIL_COLUMNS`)."""
+
+    _rows: list[tuple[str, str, str, int, str, str]] = field(default_factory=list)
+
+    def add(
+        self, variant: str, level: str, record_id: str, unit_index: int, details: Iterable[tuple[str, str]]
+    ) -> None:
+        self._rows.extend((variant, level, record_id, int(unit_index), name, value) for name, value in details)
+
+    def frame(self) -> pd.DataFrame:
+        return detail_frame(self._rows)
+
+
+def detail_frame(rows: Iterable[Sequence[Any]] = ()) -> pd.DataFrame:
+    """A details DataFrame with exactly :data:`DETAIL_COLUMNS` (empty without rows)."""
+    frame = pd.DataFrame(list(rows), columns=list(DETAIL_COLUMNS))
+    for name in DETAIL_COLUMNS:
+        frame[name] = frame[name].astype("int64" if name == "unit_index" else str)
+    return frame
+
+
+def details_by_unit(frame: pd.DataFrame) -> dict[tuple[str, str, str, int], tuple[tuple[str, str], ...]]:
+    """(variant, level, record, unit index) -> its details, in their order."""
+    out: dict[tuple[str, str, str, int], list[tuple[str, str]]] = {}
+    for variant, level, record, index, name, value in frame[list(DETAIL_COLUMNS)].itertuples(index=False):
+        out.setdefault((str(variant), str(level), str(record), int(index)), []).append((str(name), str(value)))
+    return {key: tuple(rows) for key, rows in out.items()}
+
+
 def score_frame(columns: Mapping[str, Sequence[Any]] | Iterable[Mapping[str, Any]] | None = None) -> pd.DataFrame:
     """A DataFrame with exactly :data:`COLUMNS` and their dtypes (empty when ``columns`` is None)."""
     frame = pd.DataFrame(columns if columns is not None else {name: [] for name in COLUMNS})

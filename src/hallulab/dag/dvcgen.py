@@ -189,7 +189,12 @@ def method_stages(spec: MethodSpec, code: CodeSets) -> dict[str, Any]:
         f"python stages/aggregate.py --method {spec.name} --dataset ${{dataset.name}}",
         deps,
         spec.aggregate.param_keys(),
-        [paths.unit_scores(spec.name), paths.diagnostics(spec.name)],
+        [
+            paths.unit_scores(spec.name),
+            paths.diagnostics(spec.name),
+            paths.controls(spec.name),
+            paths.unit_details(spec.name),
+        ],
     )
     return stages
 
@@ -223,6 +228,7 @@ def evaluate_stage(methods: Sequence[str], code: CodeSets) -> dict[str, Any]:
                 paths.passages(),
                 paths.unit_scores(item),
                 paths.diagnostics(item),
+                paths.controls(item),
             ],
             ["evaluate"],
             [],
@@ -271,7 +277,7 @@ def knob_curve_stage(method: str, knob: str, code: CodeSets) -> dict[str, Any]:
         [
             code.dep(f"knob_curve_{method}", "knob_curve", "hallulab.methods"),
             paths.metrics(method),
-            paths.diagnostics(method),
+            paths.controls(method),
         ],
         [],
         [],

@@ -78,7 +78,7 @@ def rows_for(spec: MethodSpec, dataset: str, metrics_dir: Path) -> list[SummaryR
     paper = reference.rows if reference is not None and reference.dataset == dataset else {}
     info_path = metrics_dir / f"{spec.name}.info.json"
     headline = (
-        AggregateControls.from_record(read_json(info_path).get("diagnostics", {}), str(info_path)).headline_variants
+        AggregateControls.from_record(read_json(info_path).get("controls", {}), str(info_path)).headline_variants
         if info_path.is_file()
         else None
     )

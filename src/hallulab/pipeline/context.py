@@ -67,10 +67,13 @@ class Aggregated:
     scores: pd.DataFrame
     diagnostics: dict[str, Any] = field(default_factory=dict)
     controls: AggregateControls = field(default_factory=AggregateControls)
+    #: what the report shows beside each unit (:data:`hallulab.core.units.DETAIL_COLUMNS`),
+    #: computed here where the scores are, so that nothing downstream recomputes them
+    details: pd.DataFrame | None = None
 
     def record(self) -> dict[str, Any]:
-        """The ``.diagnostics.json`` record: diagnostics, then the controls."""
+        """The ``.diagnostics.json`` record (for people); the controls are a file of their own."""
         clash = [k for k in CONTROL_FIELDS if k in self.diagnostics]
         if clash:
             raise ValueError(f"diagnostics may not hold {clash}: set them on Aggregated.controls")
-        return {**self.diagnostics, **self.controls.to_dict()}
+        return dict(self.diagnostics)

@@ -2,9 +2,12 @@
 
 An aggregate step returns unit scores and free-form diagnostics for people; a few of its
 outputs are read by other stages (``evaluate``, ``summary``, ``knob_curve``). They are the
-explicit fields of :class:`AggregateControls`, written beside the diagnostics and read back
-only through :meth:`AggregateControls.from_record`, so a misspelt field is an error where it
-is written or read, never a silent default. No heavy imports: cheap stages read it.
+explicit fields of :class:`AggregateControls`, written by the aggregate stage to a file of their
+own (``data/aggregated/<dataset>/<method>.controls.json``, which ``evaluate`` and
+``knob_curve`` depend on, and ``evaluate`` copies under ``controls`` into the ``.info.json``
+that ``summary`` reads), and read back only through :meth:`AggregateControls.from_record`, so a
+misspelt field is an error where it is written or read, never a silent default. The
+diagnostics stay for people. No heavy imports: cheap stages read it.
 """
 
 from __future__ import annotations
@@ -63,8 +66,8 @@ class AggregateControls:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], where: str) -> AggregateControls:
-        """The controls of an aggregate record (``.diagnostics.json``, or an ``.info.json``'s
-        ``diagnostics``); a control field of the wrong shape is an error naming the file."""
+        """The controls of an aggregate record (``.controls.json``, or an ``.info.json``'s
+        ``controls``); a control field of the wrong shape is an error naming the file."""
         thresholds = record.get("thresholds", {})
         headline = record.get("headline_variants")
         curve = record.get("knob_curve", {})

@@ -72,6 +72,16 @@ def diagnostics(method: str, dataset: str = DS) -> str:
     return f"data/aggregated/{dataset}/{method}.diagnostics.json"
 
 
+def unit_details(method: str, dataset: str = DS) -> str:
+    """What the report shows beside each unit (:data:`hallulab.core.units.DETAIL_COLUMNS`)."""
+    return f"data/aggregated/{dataset}/{method}.details.parquet"
+
+
+def controls(method: str, dataset: str = DS) -> str:
+    """What later stages read from the aggregate step (:class:`hallulab.pipeline.controls.AggregateControls`)."""
+    return f"data/aggregated/{dataset}/{method}.controls.json"
+
+
 def metrics_dir(dataset: str = DS) -> str:
     return f"metrics/{dataset}"
 

@@ -1,12 +1,12 @@
 """What a report page is built from: a run's files, read once into typed values.
 
-Everything here is an output the DAG already wrote (nothing is recomputed but HalluCheck's
-per-fact decision path, which :mod:`hallulab.report.units` derives from the stored answers
-with the method's own check functions):
+Everything here is an output the DAG already wrote; nothing is recomputed:
 
 * the records (``data/generated/<dataset>/passages.jsonl``): prompt, response, sentences and
   their labels, samples, given claims, response and prompt labels;
-* every method's unit-level scores (``data/aggregated/<dataset>/<method>.parquet``);
+* every method's unit-level scores (``data/aggregated/<dataset>/<method>.parquet``) and the
+  details its aggregate step wrote beside each unit (``<method>.details.parquet``: CCP's words,
+  HalluCheck's decision paths);
 * the artifacts that name the units (claims, knowledge graphs, concepts) and the raw score
   files whose units carry a text of their own (HalluCheck's NER facts, Self-Familiarity's
   concepts);
@@ -34,7 +34,7 @@ from hallulab.pipeline import paths
 #: artifacts whose units a page names (read when present)
 ARTIFACTS = ("claims", "knowledge_graphs", "concepts")
 #: raw score files whose units carry a text of their own
-RAW_WITH_UNITS = ("hallucheck", "self_familiarity", "ccp")
+RAW_WITH_UNITS = ("hallucheck", "self_familiarity")
 #: curve families: (folder under metrics/<dataset>, title)
 CURVE_FAMILIES = (("pr", "precision-recall"), ("n_curve", "N (samples)"), ("knob_curve", "K (alternatives)"))
 
@@ -57,6 +57,8 @@ class ReportInputs:
     scores: dict[str, pd.DataFrame]  # method -> unit-level scores
     artifacts: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     raw: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: method -> what its aggregate step wrote beside each unit (:data:`hallulab.core.units.DETAIL_COLUMNS`)
+    details: dict[str, pd.DataFrame] = field(default_factory=dict)
     summary: pd.DataFrame | None = None
     notes: list[str] = field(default_factory=list)
     curves: list[CurveFile] = field(default_factory=list)
@@ -109,18 +111,18 @@ def load_inputs(dataset: str, root: Path = Path(), method_titles: Mapping[str, s
     if not records_path.is_file():
         raise NothingToReportError(f"{records_path} not found: run the pipeline on {dataset!r} first (make run)")
     passages = load_jsonl_passages(records_path)
-    scores = {
-        path.stem: pd.read_parquet(path)
-        for path in sorted((root / paths.unit_scores("x", dataset)).parent.glob("*.parquet"))
+    aggregated = sorted((root / paths.unit_scores("x", dataset)).parent.glob("*.parquet"))
+    details_suffix = paths.unit_details("", dataset).rsplit("/", 1)[1]  # ".details.parquet"
+    scores = {path.stem: pd.read_parquet(path) for path in aggregated if not path.name.endswith(details_suffix)}
+    details = {
+        path.name[: -len(details_suffix)]: pd.read_parquet(path)
+        for path in aggregated
+        if path.name.endswith(details_suffix)
     }
     if not scores:
         raise NothingToReportError(f"no unit scores under data/aggregated/{dataset}: run the pipeline first")
     artifacts = {name: found for name in ARTIFACTS if (found := _read_if(root / paths.artifact(name, "json", dataset)))}
     raw = {name: found for name in RAW_WITH_UNITS if (found := _read_if(root / paths.raw_scores(name, dataset)))}
-    if "ccp" in raw:  # CCP's words are token positions of the responses: the page shows each word's CCP
-        tokens = _read_if(root / paths.artifact("response_tokens", "json", dataset))
-        if tokens is not None:
-            artifacts["response_tokens"] = tokens
     summary_csv = root / paths.summary(dataset, "csv")
     summary_md = root / paths.summary(dataset, "md")
     metrics_dir = root / paths.metrics_dir(dataset)
@@ -138,6 +140,7 @@ def load_inputs(dataset: str, root: Path = Path(), method_titles: Mapping[str, s
         dataset=dataset,
         undefined=undefined,
         passages=passages,
+        details=details,
         scores=scores,
         artifacts=artifacts,
         raw=raw,

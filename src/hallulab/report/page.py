@@ -14,13 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from hallulab.core.config import CONF_DIR
 from hallulab.core.io import atomic_open
-from hallulab.methods.ccp.aggregate import CCPKnobs
-from hallulab.methods.hallucheck.aggregate import HalluCheckKnobs
-from hallulab.pipeline.params import ParamsView
 from hallulab.report.inputs import NothingToReportError, load_inputs
 from hallulab.report.payload import build_payload
 from hallulab.report.units import UnitCatalogue
@@ -51,30 +48,13 @@ def render(payload: dict[str, Any]) -> str:
     return template.replace("__DATA__", pieces["__DATA__"])  # last: the data may hold any marker
 
 
-K = TypeVar("K")
-
-
-def run_knobs(params: Path) -> tuple[HalluCheckKnobs, CCPKnobs]:
-    """The run's settings the page redraws with: HalluCheck's checks (its decision path) and
-    CCP's sweep knobs (which variant is which K, context and word rule); defaults for a
-    section the run's params.yaml lacks, or without one."""
-    if not params.is_file():
-        return HalluCheckKnobs(), CCPKnobs()
-    view = ParamsView.load(str(params), ("hallucheck.aggregate", "ccp.aggregate"), "report")
-
-    def section(cls: type[K], key: str) -> K:
-        return view.typed(cls, key) if view.has(key) else cls()
-
-    return section(HalluCheckKnobs, "hallucheck.aggregate"), section(CCPKnobs, "ccp.aggregate")
-
-
 def write_report(dataset: str, out: Path | None = None, root: Path = Path()) -> Path:
     """Build the page for ``dataset`` from the run's files under ``root``; returns its path."""
     from hallulab.pipeline import registry
 
     titles = {name: spec.title for name, spec in registry.methods().items()}
     inputs = load_inputs(dataset, root, titles)
-    catalogue = UnitCatalogue.build(inputs.passages, inputs.artifacts, inputs.raw, *run_knobs(root / "params.yaml"))
+    catalogue = UnitCatalogue.build(inputs.passages, inputs.artifacts, inputs.raw, inputs.details)
     page = render(build_payload(inputs, catalogue))
     path = out or root / default_path(dataset)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,7 @@ sentence without an aligned claim, counted) and response rows (the mean over cla
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ import numpy as np
 from hallulab.artifacts.claims import claims_by_record
 from hallulab.artifacts.response_tokens import token_stats
 from hallulab.core.config import ConfigError, setting
-from hallulab.core.units import ScoreTable
+from hallulab.core.units import DetailTable, ScoreTable
 from hallulab.data.schema import Passage
 from hallulab.methods.ccp.formula import (
     AGGREGATIONS,
@@ -180,6 +181,7 @@ def aggregate(ctx: AggregateContext[CCPScores]) -> Aggregated:
     first = knobs.nli_context[0]
     modes = _modes(knobs)
     counts: Counter[str] = Counter()
+    details = DetailTable()
     claim_rows: dict[str, dict[str, list[tuple[int, int | None, float]]]] = {}
     for rid, entries in raw.records.items():
         record_tokens = tokens[rid]
@@ -189,7 +191,10 @@ def aggregate(ctx: AggregateContext[CCPScores]) -> Aggregated:
             claim = record_claims[entry["index"]]
             if not claim.aligned or not entry["units"].get("token"):
                 continue
-            scores = claim_scores(entry, claim.index, record_tokens, modes, ptrue)
+            words: dict[str, list[tuple[str, float]]] = {}
+            scores = claim_scores(entry, claim.index, record_tokens, modes, ptrue, words)
+            for variant, units in words.items():
+                details.add(variant, "claim", rid, claim.index, word_details(units))
             heads = [record_tokens[unit[0]] for unit in entry["units"]["word" if knobs.word_merge else "token"]]
             counts["words_outside_top_k"] += sum(outside_top_k(head, k_top) for head in heads)
             counts["words_judged"] += len(heads)
@@ -230,7 +235,16 @@ def aggregate(ctx: AggregateContext[CCPScores]) -> Aggregated:
             for c in knobs.nli_context
         },
     )
-    return Aggregated(table.frame(), diagnostics, controls)
+    return Aggregated(table.frame(), diagnostics, controls, details.frame())
+
+
+def word_details(units: Sequence[tuple[str, float]]) -> list[tuple[str, str]]:
+    """The report's reading of a claim: each word with its CCP (Eq. 7 under the variant's K,
+    context and word rule); the claim's score is 1 minus their product (prod)."""
+    return [
+        (f"word {i + 1}: {text.strip() or repr(text)}", f"CCP {math.exp(value):.3f}")
+        for i, (text, value) in enumerate(units)
+    ]
 
 
 def claim_scores(
@@ -239,9 +253,11 @@ def claim_scores(
     record_tokens: Sequence[TokenStats],
     modes: Sequence[tuple[int, str, bool, str, str] | CCPMode],
     ptrue: Sequence[float | None] | None,
+    words: dict[str, list[tuple[str, float]]] | None = None,
 ) -> dict[str, float]:
     """Every variant's score of one stored claim: the baselines and each (K, context, word
-    unit, stop-word rule, aggregation[, blank rule]) mode."""
+    unit, stop-word rule, aggregation[, blank rule]) mode; ``words``, when given, receives each
+    mode's (text, log CCP) per word (what the claim's score multiplies)."""
     out: dict[str, float] = {}
     token_units = entry["units"]["token"]
     claim_tokens = [record_tokens[i] for unit in token_units for i in unit]
@@ -255,6 +271,8 @@ def claim_scores(
     for mode in (CCPMode(*m) for m in modes):
         units = unit_log_ccps(entry, record_tokens, mode.k, mode.context, mode.merge, mode.stopwords, mode.blank)
         out[mode.name] = claim_ccp([value for _, value in units], mode.aggregation)
+        if words is not None:
+            words[mode.name] = units
     return out
 
 

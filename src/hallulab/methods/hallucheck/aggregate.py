@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from hallulab.core.config import setting
-from hallulab.core.units import ScoreTable
+from hallulab.core.units import DetailTable, ScoreTable
 from hallulab.methods.hallucheck.checks import (
     ALIGNMENTS,
     KS_MINMAX,
@@ -35,6 +35,7 @@ from hallulab.methods.hallucheck.checks import (
     locate_answer,
     span_check_steps,
 )
+from hallulab.methods.hallucheck.details import fact_details
 from hallulab.methods.hallucheck.raw import CheckedFact, HalluCheckScores
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls
@@ -67,16 +68,21 @@ class CheckMode:
     f1_tokens: str = "split"  # split: whitespace tokens as they are (released) | squad: normalised
 
 
-#: the released checks first, then the labelled variants
+#: the released checks: alignment on the answer span by whitespace-token F1, then the KS test
+#: against scipy's U[min, min + max] on the span's steps and the step before
+RELEASED = CheckMode("", probability_check=True)
+
+#: the released checks first, then each labelled reading: the released checks with the named
+#: settings changed
 CHECK_MODES = (
-    CheckMode("", probability_check=True),
-    CheckMode("_align", probability_check=False),
-    CheckMode("_ksminmax", probability_check=True, ks_reference=KS_MINMAX, span_rule="own"),
-    CheckMode("_squadf1", probability_check=True, f1_tokens="squad"),
-    CheckMode("_align_squadf1", probability_check=False, f1_tokens="squad"),
-    CheckMode("_allsteps", probability_check=True, ks_steps="all"),
-    CheckMode("_wholereply", probability_check=True, answer="reply", ks_steps="all"),
-    CheckMode("_align_wholereply", probability_check=False, answer="reply", ks_steps="all"),
+    RELEASED,
+    replace(RELEASED, suffix="_align", probability_check=False),
+    replace(RELEASED, suffix="_ksminmax", ks_reference=KS_MINMAX, span_rule="own"),
+    replace(RELEASED, suffix="_squadf1", f1_tokens="squad"),
+    replace(RELEASED, suffix="_align_squadf1", probability_check=False, f1_tokens="squad"),
+    replace(RELEASED, suffix="_allsteps", ks_steps="all"),
+    replace(RELEASED, suffix="_wholereply", answer="reply", ks_steps="all"),
+    replace(RELEASED, suffix="_align_wholereply", probability_check=False, answer="reply", ks_steps="all"),
 )
 
 
@@ -138,6 +144,9 @@ def aggregate(ctx: AggregateContext[HalluCheckScores]) -> Aggregated:
     #: (tagging, regeneration, mode suffix, record, fact index) -> the flag, for the two modes
     #: the decision paths read (the headline and its alignment-only reading)
     path_flags: dict[tuple[str, str, str, str, int], bool | None] = {}
+    details = DetailTable()
+    #: (tagging, record, fact index) -> the fact's details, computed once for all its variants
+    fact_rows: dict[tuple[str, str, int], list[tuple[str, str]]] = {}
     for tagging in raw.taggings:
         for key in raw.regenerations:
             for mode in CHECK_MODES:
@@ -158,6 +167,12 @@ def aggregate(ctx: AggregateContext[HalluCheckScores]) -> Aggregated:
                         table.add(
                             name, "fact", rid, entry["index"], float(flag), sentence_index=entry["sentence_index"]
                         )
+                        fact_key = (tagging, rid, entry["index"])
+                        if fact_key not in fact_rows:
+                            fact_rows[fact_key] = fact_details(
+                                entry, knobs.f1_threshold, knobs.ks_alpha, knobs.ks_steps
+                            )
+                        details.add(name, "fact", rid, entry["index"], fact_rows[fact_key])
                         by_sentence.setdefault(entry["sentence_index"], []).append(float(flag))
                     passage = passages.get(rid)
                     for s in range(len(passage.sentences) if passage else 0):
@@ -193,7 +208,7 @@ def aggregate(ctx: AggregateContext[HalluCheckScores]) -> Aggregated:
         )
         if n in present
     )
-    return Aggregated(table.frame(), diagnostics, AggregateControls(headline_variants=headline))
+    return Aggregated(table.frame(), diagnostics, AggregateControls(headline_variants=headline), details.frame())
 
 
 def fact_nll(logprobs: Sequence[float]) -> float | None:

@@ -88,7 +88,7 @@ def aggregate(ctx: AggregateContext[SemanticEntropyScores]) -> Aggregated:
         "entropy_estimation": knobs.entropy_estimation,
         "nli_input": stored.nli_input,
         "nli": stored.nli.get("name"),
-        "proxy": stored.proxy.get("name"),
+        "proxy": stored.proxy.get("model"),
         "mean_semantic_classes": float(np.mean(class_counts)) if class_counts else None,
     }
     return Aggregated(table.frame(), diagnostics)
