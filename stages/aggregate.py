@@ -17,7 +17,7 @@ from hallulab.core.io import read_json, write_json
 from hallulab.core.units import DETAIL_COLUMNS, detail_frame, score_frame
 from hallulab.data.records import load_jsonl_passages
 from hallulab.pipeline import paths, registry
-from hallulab.pipeline.context import AggregateContext
+from hallulab.pipeline.aggregate_step import aggregate_method
 from hallulab.pipeline.members import parse_members
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import read_artifacts, run_stage, stage_logger, write_run_log, write_table
@@ -43,8 +43,7 @@ def main() -> None:
             path = paths.member_scores(spec.name, member.method, member.variant, args.dataset)
             members[member.key] = pd.read_parquet(path)
     started = time.perf_counter()
-    aggregate = registry.step_function("method", args.method, "aggregate")
-    result = aggregate(AggregateContext(args.dataset, passages, artifacts, raw, view, log, members))
+    result = aggregate_method(spec, args.dataset, passages, artifacts, raw, view, log, members)
     frame = score_frame(result.scores)
     write_table(paths.unit_scores(args.method, args.dataset), frame)
     write_json(paths.diagnostics(args.method, args.dataset), result.record())

@@ -11,9 +11,8 @@ import time
 from hallulab.cache import CallCache
 from hallulab.data.records import load_jsonl_passages
 from hallulab.pipeline import paths, registry
-from hallulab.pipeline.context import BuildContext
+from hallulab.pipeline.executor import build_artifact
 from hallulab.pipeline.params import ParamsView
-from hallulab.pipeline.resources import Resources
 from hallulab.pipeline.runner import read_artifacts, run_stage, stage_logger, write_artifact, write_run_log
 
 
@@ -31,12 +30,7 @@ def main() -> None:
     inputs = read_artifacts(spec.requires, args.dataset)
     started = time.perf_counter()
     with CallCache() as cache:
-        resources = Resources(view, cache)
-        try:
-            build = registry.step_function("artifact", args.artifact, "build")
-            value = build(BuildContext(args.dataset, passages, inputs, view, resources, log))
-        finally:
-            resources.close()
+        value = build_artifact(args.artifact, args.dataset, passages, inputs, view, cache, log).value
         stats = cache.stats.as_dict()
     write_artifact(value, paths.artifact(args.artifact, spec.suffix, args.dataset))
     seconds = time.perf_counter() - started

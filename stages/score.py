@@ -16,9 +16,8 @@ from hallulab.cache import CallCache
 from hallulab.core.io import write_json
 from hallulab.data.records import load_jsonl_passages
 from hallulab.pipeline import paths, registry
-from hallulab.pipeline.context import BuildContext
+from hallulab.pipeline.executor import score_method
 from hallulab.pipeline.params import ParamsView
-from hallulab.pipeline.resources import Resources
 from hallulab.pipeline.runner import read_artifacts, run_stage, stage_logger, write_run_log
 
 
@@ -40,21 +39,13 @@ def main() -> None:
     artifacts = read_artifacts(spec.requires, args.dataset)
     started = time.perf_counter()
     with CallCache() as cache:
-        resources = Resources(view, cache)
-        try:
-            score = registry.step_function("method", args.method, "score")
-            context = BuildContext(args.dataset, passages, artifacts, view, resources, log)
-            raw = score(context)
-        finally:
-            resources.close()
+        run = score_method(spec, args.dataset, passages, artifacts, view, cache, log)
         stats = cache.stats.as_dict()
-    stored = spec.checked_raw(raw).to_dict()
+    stored = run.value.to_dict()
     write_json(paths.raw_scores(args.method, args.dataset), stored, indent=None)
     seconds = time.perf_counter() - started
     log.info("%s: %d records in %.1fs; cache %s (%s)", args.method, len(passages), seconds, stats, cache.path)
-    write_run_log(
-        stage, args.dataset, {"seconds": seconds, "cache": stats, "records": len(passages), **context.run_stats}
-    )
+    write_run_log(stage, args.dataset, {"seconds": seconds, "cache": stats, "records": len(passages), **run.run_stats})
 
 
 if __name__ == "__main__":

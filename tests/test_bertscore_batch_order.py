@@ -18,7 +18,7 @@ import textwrap
 
 import pytest
 
-from hallulab.methods.selfcheck_bertscore import bertscore
+from hallulab.methods import bertscore
 from tests.conftest import requires_wikibio
 
 _CHILD = textwrap.dedent(

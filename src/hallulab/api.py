@@ -20,8 +20,10 @@ the run's summary shows). By default only the headline variants' rows are return
 for the method, in its order and through the same functions: ``generate`` (samples for the
 records that have none, as ``generate.mode`` says), every shared artifact the method needs
 (each artifact's ``build``), the method's ``score`` and ``aggregate`` steps, with the one call
-cache. Between steps every value takes the round trip the stage files give it (JSON for
-records and stored scores, Parquet for tables), so the returned DataFrame equals the
+cache. The steps run through :mod:`hallulab.pipeline.executor`, the executor the stage scripts
+call, so a step runs the same way here and in the DAG. Between steps every value takes the
+round trip the stage files give it (JSON for records and stored scores, Parquet for tables),
+so the returned DataFrame equals the
 ``data/aggregated/<dataset>/<method>.parquet`` a DAG run over the same records writes.
 
 A step that needs a file the DAG produces elsewhere reads it where the DAG puts it (the
@@ -47,8 +49,8 @@ from hallulab.core.units import score_frame
 from hallulab.data.records import SentenceSplitter, load_jsonl_passages, with_sentences
 from hallulab.data.schema import Passage, check_unique_ids, passage_from_dict
 from hallulab.pipeline import registry
-from hallulab.pipeline.context import AggregateContext, BuildContext
 from hallulab.pipeline.controls import AggregateControls
+from hallulab.pipeline.executor import aggregate_method, build_artifact, score_method
 from hallulab.pipeline.known_keys import check_known
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources
@@ -204,20 +206,18 @@ class Detector:
         artifacts: dict[str, Any] = {"main_tokens": main_tokens}
         for name in _artifact_order(self.spec.requires):
             spec = registry.artifact(name)
-            build = registry.step_function("artifact", name, "build")
             view = self.view(spec.inputs.param_keys(), f"extract_{name}")
             inputs = {r: artifacts[r] for r in spec.requires}
-            artifacts[name] = _as_stored(self._with_resources(view, cache, build, passages, inputs))
+            built = build_artifact(name, self.dataset, passages, inputs, view, cache, self.log)
+            artifacts[name] = _as_stored(built.value)
         needed = {name: artifacts[name] for name in self.spec.requires}
         raw = None
         if self.spec.score is not None:
-            score = registry.step_function("method", self.method, "score")
             view = self.view(self.spec.score.param_keys(), f"score_{self.method}")
-            stored = self._with_resources(view, cache, score, passages, needed)
-            raw = self.spec.read_raw(_as_stored(self.spec.checked_raw(stored).to_dict()), f"score_{self.method}")
-        aggregate = registry.step_function("method", self.method, "aggregate")
+            stored = score_method(self.spec, self.dataset, passages, needed, view, cache, self.log).value
+            raw = self.spec.read_raw(_as_stored(stored.to_dict()), f"score_{self.method}")
         view = self.view(self.spec.aggregate.param_keys(), f"aggregate_{self.method}")
-        result = aggregate(AggregateContext(self.dataset, passages, needed, raw, view, self.log))
+        result = aggregate_method(self.spec, self.dataset, passages, needed, raw, view, self.log)
         return _as_stored(score_frame(result.scores)), result.controls
 
     def _combine(self, passages: list[Passage], cache: CallCache) -> tuple[pd.DataFrame, AggregateControls]:
@@ -238,9 +238,7 @@ class Detector:
                 by_method[member.method] = detector._run(passages, cache)[0]
         tables = {m.key: member_rows(by_method[m.method], m, level, f"{m.method}'s scores", self.log) for m in members}
         passages, _ = self._generate(passages, cache)
-        aggregate = registry.step_function("method", self.method, "aggregate")
-        context = AggregateContext(self.dataset, passages, {}, None, view, self.log, tables)
-        result = aggregate(context)
+        result = aggregate_method(self.spec, self.dataset, passages, {}, None, view, self.log, tables)
         return _as_stored(score_frame(result.scores)), result.controls
 
     def _generate(self, passages: list[Passage], cache: CallCache) -> tuple[list[Passage], list[dict[str, Any]]]:
@@ -258,15 +256,6 @@ class Detector:
         self.log.info("%s", report.summary(cfg))
         stored = [passage_from_dict(_as_stored(p.to_dict())) for p in generated]
         return stored, [_as_stored(row) for row in mains]
-
-    def _with_resources(
-        self, view: ParamsView, cache: CallCache, step: Any, passages: list[Passage], inputs: Mapping[str, Any]
-    ) -> Any:
-        resources = Resources(view, cache)
-        try:
-            return step(BuildContext(self.dataset, passages, inputs, view, resources, self.log))
-        finally:
-            resources.close()
 
 
 def detect(records: Records, method: str, settings: Settings = (), variants: str = "headline") -> pd.DataFrame:

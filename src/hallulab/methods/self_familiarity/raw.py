@@ -20,7 +20,7 @@ class StoredScoreKnobs(TypedDict):
     baselines: list[str]
     forward_tokens: int
     top_k: int
-    num_samples: int
+    baseline_samples: int
     rephrase_tokens: int
     rephrase_temperature: float
     rephrase_seed: int

@@ -42,7 +42,9 @@ class SelfFamiliarityScoreKnobs:
     baselines: tuple[str, ...] = setting(BASELINES, choices=BASELINES, scalar_ok=True, empty_ok=True)
     forward_tokens: int = setting(15, minimum=1, doc="reply length of the Forward-* baselines (Table 7: 15)")
     top_k: int = setting(20, minimum=0, doc="top-K of the first reply token read for P(Yes) / P(No)")
-    num_samples: int = setting(10, minimum=2, doc="T_s of the sampling baselines (Appendix D: 10)")
+    baseline_samples: int = setting(
+        10, minimum=2, doc="T_s: samples of the sampling baselines, rephrasings of Self-Detection (Appendix D: 10)"
+    )
     rephrase_tokens: int = setting(48, minimum=1, doc="Self-Detection: length of one rephrased instruction")
     rephrase_temperature: float = setting(1.0, above=0.0, doc="Self-Detection: sampling temperature of the rephrasings")
     rephrase_seed: int = 0

@@ -47,11 +47,11 @@ def _rephrasings(
     params = DecodingParams(max_new_tokens=knobs.rephrase_tokens, temperature=knobs.rephrase_temperature)
     prompts, seeds = [], []
     for passage in passages:
-        for k in range(knobs.num_samples):
+        for k in range(knobs.baseline_samples):
             prompts.append(template.messages(instruction=passage.prompt or ""))
             seeds.append(sample_seed(knobs.rephrase_seed, f"self_detection:{passage.id}", k))
     replies = llm.generate(prompts, params, seeds) if prompts else []
-    size = knobs.num_samples
+    size = knobs.baseline_samples
     return {p.id: [first_line(r.text) for r in replies[i * size : (i + 1) * size]] for i, p in enumerate(passages)}
 
 

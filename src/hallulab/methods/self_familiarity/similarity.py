@@ -91,7 +91,7 @@ def sample_similarities(
     counts: Counter[str],
 ) -> dict[str, SampleSimilarities]:
     """record id -> {"sample_bertscore": s, "sample_sentencescore": s} (None: < 2 samples)."""
-    samples = {p.id: [s for s in p.samples[: knobs.num_samples] if s.strip()] for p in passages}
+    samples = {p.id: [s for s in p.samples[: knobs.baseline_samples] if s.strip()] for p in passages}
     usable = {rid: texts for rid, texts in samples.items() if len(texts) >= 2}
     counts["sampling_baselines_records_under_2_samples"] = len(samples) - len(usable)
     out = {rid: cast(SampleSimilarities, {name: None for name in which}) for rid in samples}
