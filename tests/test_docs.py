@@ -86,7 +86,7 @@ COVERED_BY: dict[str, str] = {
     "make run": "tests/conftest.py::toy_run",
     "make test": ".ci/run",
     "hallulab data fetch": "tests/test_data_fetch.py::test_the_cli_fetches_into_the_root",
-    "python -m llama_cpp.server": "tests/conftest.py::llamacpp_url",
+    "python -m llama_cpp.server": "tests/conftest.py::llamacpp_server",
     "python -m hallulab.dag.committed_outputs": (
         "tests/test_committed_outputs.py::test_last_digit_changes_are_named_measured_and_restorable"
     ),
@@ -95,6 +95,12 @@ COVERED_BY: dict[str, str] = {
         "tests/test_dag.py::test_exp_run_override_reruns_only_stages_reading_the_knob"
     ),
     "dvc queue start": "tests/test_dag.py::_run_queue_to_the_end",
+    "dvc exp run --pull": "tests/test_dvc_remote.py::test_a_workspace_that_pulls_a_remote_reproduces_with_no_stage_run",
+    "hallulab plan": "tests/test_plan.py::test_the_published_plan_is_what_its_command_writes",
+    "dvc repro": "tests/test_dvc_remote.py::test_a_workspace_that_pulls_a_remote_reproduces_with_no_stage_run",
+    "dvc remote add": "tests/test_dvc_remote.py::test_a_workspace_that_pulls_a_remote_reproduces_with_no_stage_run",
+    "dvc push": "tests/test_dvc_remote.py::test_a_workspace_that_pulls_a_remote_reproduces_with_no_stage_run",
+    "dvc pull": "tests/test_dvc_remote.py::test_a_workspace_that_pulls_a_remote_reproduces_with_no_stage_run",
     "make report": "tests/test_report.py::test_make_report_rewrites_the_page_of_every_data_set_run",
     "make regen": "tests/test_regen.py::test_make_regen_leaves_the_checkout_as_committed",
 }

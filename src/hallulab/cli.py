@@ -238,6 +238,17 @@ def command_parsers() -> Parsers:
     )
     parsers[("data",)] = data
     _add_data_commands(data, parsers)
+    plan = commands.add_parser(
+        "plan",
+        help="before a big run: each expensive stage's model calls, what the cache holds, the time it takes",
+        description="The LLM requests, generated tokens and NLI pairs of the expensive stages on a data set "
+        "(or on --responses new responses), how many the call cache already holds, and a wall-time estimate "
+        "from make bench's measured rates or stated ones.",
+    )
+    from hallulab.plan import add_arguments as add_plan_arguments
+
+    add_plan_arguments(plan)
+    parsers[("plan",)] = plan
 
     def depth_first(path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
         yield path, parsers[path]
@@ -255,6 +266,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _data_list(args) if args.data_command == "list" else _data_fetch(args)
         if args.command == "report":
             return _report(args)
+        if args.command == "plan":
+            from hallulab.plan import run as run_plan
+
+            return run_plan(args)
         return _methods() if args.command == "methods" else _score(args)
     except Exception as error:
         actionable = isinstance(error, UserFacingError | FileNotFoundError | UnicodeDecodeError | PermissionError)

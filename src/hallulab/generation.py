@@ -59,7 +59,8 @@ def sample_seed(base: int, record_id: str, index: int) -> int:
     return int.from_bytes(digest[:8], "big") % (2**31)
 
 
-def _needs_samples(passage: Passage, cfg: GenerateConfig) -> bool:
+def needs_samples(passage: Passage, cfg: GenerateConfig) -> bool:
+    """Whether the generate stage draws samples for ``passage`` (``generate.mode``)."""
     if passage.response is None:  # a prompt-only record: nothing to check samples against
         return False
     return cfg.mode in ("samples", "all") or (cfg.mode == "auto" and not passage.samples)
@@ -149,7 +150,7 @@ def generate_passages(
         report.main_generated = len(passages)
 
     report.prompt_only_records = sum(p.response is None for p in passages)
-    targets = [p for p in passages if _needs_samples(p, cfg)]
+    targets = [p for p in passages if needs_samples(p, cfg)]
     report.records_kept = len(passages) - len(targets) - report.prompt_only_records
     report.records_given_samples = len(targets) if cfg.num_samples > 0 else 0
     if targets and cfg.num_samples > 0:

@@ -3,7 +3,7 @@
 Works with ``vllm serve``, llama.cpp's ``llama-server`` / ``llama_cpp.server``, and hosted
 APIs. Chat or completions endpoints; ``logprobs`` / ``top_logprobs`` when the server
 returns them (white-box-lite: the chosen token's log-probability and the top-K, no full
-entropy). Requests run concurrently up to ``max_concurrency``. The API key is read only
+entropy). Requests run concurrently up to ``max_concurrency`` (per endpoint of a fleet). The API key is read only
 from the environment variable named by ``api_key_env``; local servers that need no key get
 a placeholder when the variable is unset and ``base_url`` is given.
 
@@ -19,6 +19,14 @@ requests of a batch fail, the replies that did arrive are returned to the call c
 A server that stops answering stops the batch: once one request has spent its retries on
 connection errors, the requests not yet sent fail at once with the same words instead of
 each retrying alone (a dead port costs one request's retries, not the batch's).
+
+A fleet (``endpoints``: several URLs serving one model, in place of ``base_url``) spreads the
+requests over its replicas by :mod:`hallulab.llm.fleet`: fewest outstanding first, an endpoint
+set aside after ``set_aside_after`` failures in a row and tried again ``retry_after`` seconds
+later, a failed request sent on at once to another live endpoint, and a fleet with no live
+endpoint stopping with one line naming each. Its replies are keyed by the model's declared
+identity (model, revision, server, mode, system prompt), not by the replica that answered;
+one ``base_url`` keeps the URL in the key.
 
 Server quirks handled (``server``):
   * ``llamacpp``: ignores ``max_completion_tokens`` -> we send ``max_tokens``; applies a
@@ -53,6 +61,7 @@ from hallulab.llm.base import (
     TokenStats,
     prompt_text,
 )
+from hallulab.llm.fleet import Endpoint, Fleet
 
 SERVERS = ("openai", "vllm", "llamacpp")
 MODES = ("chat", "completions")
@@ -80,12 +89,19 @@ class OpenAIConfig:
     api_key_env: str = "OPENAI_API_KEY"
     mode: str = setting("chat", choices=MODES)
     server: str = setting("openai", choices=SERVERS)
-    max_concurrency: int = setting(8, minimum=1)
+    max_concurrency: int = setting(8, minimum=1, doc="requests in flight at once, per endpoint")
     max_retries: int = setting(3, minimum=0, doc="retries of a transient failure, per request")
     timeout: float = setting(60.0, above=0.0, doc="seconds per attempt")
     request_budget: float = setting(300.0, above=0.0, doc="seconds for all attempts of one request, backoff included")
     revision: str = ""
     system_prompt: str | None = None
+    endpoints: tuple[str, ...] = setting(
+        (),
+        empty_ok=True,
+        doc="a fleet: URLs of replicas serving one model, in place of base_url (replies keyed by model, not URL)",
+    )
+    set_aside_after: int = setting(2, minimum=1, doc="a fleet endpoint's failures in a row before it is set aside")
+    retry_after: float = setting(30.0, above=0.0, doc="seconds a fleet endpoint stays set aside")
 
 
 def _snippet(text: str, limit: int = 200) -> str:
@@ -101,6 +117,10 @@ class OpenAILLM(LLM):
             raise ValueError(f"llm.server must be one of {SERVERS}, got {config.server!r}")
         if config.mode not in MODES:
             raise ValueError(f"llm.mode must be chat or completions, got {config.mode!r}")
+        if config.endpoints and config.base_url is not None:
+            raise ValueError("llm.endpoints (a fleet) replaces llm.base_url: set one of them, not both")
+        if len(set(config.endpoints)) != len(config.endpoints):
+            raise ValueError(f"llm.endpoints lists a URL twice: {list(config.endpoints)}")
         self.config = config
         self._unreachable: str | None = None  # set when a request spent its retries on connection errors
         self.capabilities = Capabilities(
@@ -112,37 +132,53 @@ class OpenAILLM(LLM):
         )
 
     def identity(self) -> LLMIdentity:
-        """What the call cache keys replies by. The endpoint URL is part of it: two servers can
-        serve different weights under one model name, and their replies must not be shared
+        """What the call cache keys replies by. One endpoint's URL is part of it: two servers
+        can serve different weights under one model name, and their replies must not be shared
         (moving a server to another address costs its cached replies; ``revision`` pins
-        weights explicitly)."""
-        return LLMIdentity(
-            backend="openai",
-            model=self.config.model,
-            revision=self.config.revision,
-            extra={
-                "server": self.config.server,
-                "mode": self.config.mode,
-                "system": self.config.system_prompt,
-                "endpoint": self.url,
-            },
-        )
+        weights explicitly). A fleet declares that its replicas serve one model: its replies
+        are keyed by that declaration (model, revision and the settings that change replies),
+        so any replica's reply serves, and adding or moving a replica keeps the cache."""
+        extra: dict[str, Any] = {
+            "server": self.config.server,
+            "mode": self.config.mode,
+            "system": self.config.system_prompt,
+        }
+        if not self.config.endpoints:
+            extra["endpoint"] = self.url
+        return LLMIdentity(backend="openai", model=self.config.model, revision=self.config.revision, extra=extra)
 
     @property
     def url(self) -> str:
+        """Where requests go, as error messages name it (a fleet: its URLs)."""
+        if self.config.endpoints:
+            return "the fleet " + ", ".join(self.config.endpoints)
         return self.config.base_url or "https://api.openai.com/v1"
 
-    @cached_property
-    def client(self) -> Any:
+    def _make_client(self, base_url: str | None) -> Any:
         import openai
 
         key = os.environ.get(self.config.api_key_env)
         if not key:
-            if self.config.base_url is None:
+            if base_url is None:
                 raise ServerReplyError(f"set {self.config.api_key_env} to call the hosted API at {self.url}")
             key = "not-needed"
         # retries are ours (budgeted, with reply validation); the client makes one attempt
-        return openai.OpenAI(api_key=key, base_url=self.config.base_url, max_retries=0, timeout=self.config.timeout)
+        return openai.OpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=self.config.timeout)
+
+    @cached_property
+    def client(self) -> Any:
+        """The client of the one endpoint (``base_url``, or the hosted API)."""
+        return self._make_client(self.config.base_url)
+
+    @cached_property
+    def fleet(self) -> Fleet:
+        """The replicas of ``endpoints``, each with its own client."""
+        return Fleet(
+            [Endpoint(url, self._make_client(url)) for url in self.config.endpoints],
+            model=self.config.model,
+            set_aside_after=self.config.set_aside_after,
+            retry_after=self.config.retry_after,
+        )
 
     def _limit_field(self) -> str:
         return "max_completion_tokens" if self.config.server == "openai" else "max_tokens"
@@ -161,9 +197,9 @@ class OpenAILLM(LLM):
         return messages
 
     # ------------------------------------------------------------------ one request, budgeted
-    def _attempt(self, endpoint: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    def _attempt(self, client: Any, endpoint: str, kwargs: dict[str, Any]) -> dict[str, Any]:
         """One HTTP request; the parsed, validated JSON body (:class:`_Malformed` otherwise)."""
-        api = self.client.chat.completions if endpoint == "chat" else self.client.completions
+        api = client.chat.completions if endpoint == "chat" else client.completions
         raw = api.with_raw_response.create(**kwargs)
         body = raw.http_response.text
         try:
@@ -181,10 +217,18 @@ class OpenAILLM(LLM):
             raise _Malformed("a choice without 'message'", body)
         return payload
 
-    def _call(self, endpoint: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    @staticmethod
+    def _transient() -> tuple[type[BaseException], ...]:
         import openai
 
-        transient = (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError, _Malformed)
+        return (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError, _Malformed)
+
+    def _call(self, endpoint: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        if self.config.endpoints:
+            return self._call_fleet(endpoint, kwargs)
+        import openai
+
+        transient = self._transient()
         started = time.monotonic()
         attempt = 0
         while True:
@@ -192,7 +236,7 @@ class OpenAILLM(LLM):
                 raise ServerReplyError(f"{self._unreachable}; the batch's other requests were not sent")
             attempt += 1
             try:
-                return self._attempt(endpoint, kwargs)
+                return self._attempt(self.client, endpoint, kwargs)
             except transient as error:
                 elapsed = time.monotonic() - started
                 wait = min(2.0 ** (attempt - 1), 30.0)
@@ -205,16 +249,55 @@ class OpenAILLM(LLM):
             except openai.APIStatusError as error:  # 4xx other than 429: retrying cannot help
                 raise ServerReplyError(self._describe(error, attempt, time.monotonic() - started)) from None
 
-    def _describe(self, error: BaseException, attempts: int, seconds: float) -> str:
-        where = f"{self.url} (model {self.config.model!r})"
+    def _call_fleet(self, endpoint: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """One request over the fleet: a transient failure is counted against the replica that
+        gave it and the request goes on to the next live one at once (after a backoff only when
+        that replica is the only one live); at most ``max_retries + 1`` attempts per endpoint and
+        ``request_budget`` seconds in all. :class:`FleetDownError` when none is live."""
+        import openai
+
+        transient = self._transient()
+        started = time.monotonic()
+        attempt = 0
+        in_a_row = 0  # this request's failures with no other replica to turn to
+        member: Endpoint | None = None
+        while True:
+            member = self.fleet.acquire(avoid=member)
+            attempt += 1
+            try:
+                payload = self._attempt(member.client, endpoint, kwargs)
+            except transient as error:
+                self.fleet.failed(member, self._what_came_back(error, member.url))
+                elapsed = time.monotonic() - started
+                if attempt >= (self.config.max_retries + 1) * len(self.config.endpoints):
+                    raise ServerReplyError(self._describe(error, attempt, elapsed, member.url)) from None
+                if self.fleet.others_live(member):
+                    continue
+                in_a_row += 1
+                wait = min(2.0 ** (in_a_row - 1), 30.0)
+                if elapsed + wait >= self.config.request_budget:
+                    raise ServerReplyError(self._describe(error, attempt, elapsed, member.url)) from None
+                time.sleep(wait)
+            except openai.APIStatusError as error:  # 4xx other than 429: the request's fault
+                self.fleet.released(member)
+                message = self._describe(error, attempt, time.monotonic() - started, member.url)
+                raise ServerReplyError(message) from None
+            else:
+                self.fleet.succeeded(member)
+                return payload
+
+    def _what_came_back(self, error: BaseException, url: str) -> str:
         if isinstance(error, _Malformed):
-            got = f"a malformed reply: {error.what}: {_snippet(error.body)!r}"
-        elif hasattr(error, "status_code"):
+            return f"a malformed reply: {error.what}: {_snippet(error.body)!r}"
+        if hasattr(error, "status_code"):
             body = getattr(getattr(error, "response", None), "text", "") or str(error)
-            got = f"HTTP {error.status_code}: {_snippet(body)!r}"
-        else:
-            got = f"{type(error).__name__}: {error} (is the server running at {self.url}?)"
-        return f"{where} gave {got}, after {attempts} attempt(s) in {seconds:.0f} s"
+            return f"HTTP {error.status_code}: {_snippet(body)!r}"
+        return f"{type(error).__name__}: {error} (is the server running at {url}?)"
+
+    def _describe(self, error: BaseException, attempts: int, seconds: float, url: str | None = None) -> str:
+        where = url or self.url
+        got = self._what_came_back(error, where)
+        return f"{where} (model {self.config.model!r}) gave {got}, after {attempts} attempt(s) in {seconds:.0f} s"
 
     # ------------------------------------------------------------------ the interface
     def _request(self, prompt: Prompt, params: DecodingParams, seed: int | None) -> Generation:
@@ -252,7 +335,8 @@ class OpenAILLM(LLM):
         results: dict[int, Any] = {}
         errors: dict[int, BaseException] = {}
         self._unreachable = None  # each batch tries the server afresh
-        with ThreadPoolExecutor(max_workers=self.config.max_concurrency) as pool:
+        workers = self.config.max_concurrency * max(len(self.config.endpoints), 1)  # per endpoint
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(work, job): index for index, job in enumerate(jobs)}
             for future in as_completed(futures):
                 index = futures[future]

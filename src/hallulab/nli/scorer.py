@@ -299,6 +299,16 @@ class NLIScorer:
         columns = [order.get(name) for name in NLI_LABELS]
         return [[float(row[c]) if c is not None else 0.0 for c in columns] for row in probs]
 
+    @staticmethod
+    def _keys(kind: str, identity: dict[str, Any], pairs: Sequence[tuple[str, str]]) -> list[str]:
+        return [cache_key(kind, identity, p, h) for p, h in pairs]
+
+    def contradiction_keys(self, sentences: Sequence[str], samples: Sequence[str]) -> list[str]:
+        """The call-cache keys under which :meth:`pair_probs` stores P(contradict) of each
+        (sentence, sample) pair, in the configured pair order (loads the model: its identity)."""
+        first, second = (sentences, samples) if self.config.pair_order == "sentence_first" else (samples, sentences)
+        return self._keys("nli.contradiction", self.identity, list(zip(first, second, strict=True)))
+
     def _cached(self, kind: str, pairs: list[tuple[str, str]], compute: Any, progress: str | None) -> list[Any]:
         unique = sorted(dict.fromkeys(pairs), key=lambda pair: len(pair[0]) + len(pair[1]))
         if self.cache is None:
@@ -307,7 +317,7 @@ class NLIScorer:
             identity = self.identity
             if kind == "nli.classes" and self.rechecks_classes:  # P(contradict) is never rechecked
                 identity = {**identity, "recheck_margin": self.config.recheck_margin}
-            keys = [cache_key(kind, identity, p, h) for p, h in unique]
+            keys = self._keys(kind, identity, unique)
             computed = self.cache.map(
                 keys, unique, compute, batch_size=max(256, self.config.batch_size), progress=progress
             )
