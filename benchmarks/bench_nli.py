@@ -9,7 +9,9 @@ the reference is loaded through the Auto classes (it hard-codes DeBERTa-v2).
   cold      - NLIScorer with an empty call cache: distinct pairs, length-sorted batches;
   warm      - the same request again (what a re-run or an N sweep pays);
   bf16      - cold again with ``nli.dtype: bfloat16`` (not the parity setting; faster than
-              float32 only where the CPU has AMX, see ``machine.cpu_features``).
+              float32 only where the CPU has AMX, see ``machine.cpu_features``);
+  ov_int8   - cold again with ``nli.runtime: openvino_int8`` (OpenVINO, NNCF static int8; the
+              quantised graph is made before the timed region, as the model is loaded).
 
 Then the optimised CPU paths (:mod:`nli_cpu_paths`: torch int8, ONNX Runtime float32 and int8)
 on the same distinct pairs, against float32 torch, into the section ``nli_cpu``.
@@ -76,17 +78,29 @@ def main() -> None:
             started = time.perf_counter()
             ours_bf16 = passage_matrices(passages, half)
             t_bf16 = time.perf_counter() - started
+            int8 = NLIScorer(
+                NLIConfig(model=str(two), batch_size=args.batch_size, runtime="openvino_int8"), cache=cache
+            )
+            int8.identity  # noqa: B018 - converts and calibrates the int8 graph
+            started = time.perf_counter()
+            ours_int8 = passage_matrices(passages, int8)
+            t_int8 = time.perf_counter() - started
         distinct = list(dict.fromkeys((s, x) for p in passages for s in p.sentences for x in p.samples))
         paths = measure(two, distinct, threads=args.threads, batch_size=args.batch_size)
 
     worst = max(float(np.abs(ours[p.id].mean(axis=1) - theirs[p.id]).max()) for p in passages)
     worst_bf16 = max(float(np.abs(ours_bf16[p.id].mean(axis=1) - theirs[p.id]).max()) for p in passages)
+    worst_int8 = max(float(np.abs(ours_int8[p.id].mean(axis=1) - theirs[p.id]).max()) for p in passages)
     print(f"{len(passages)} WikiBio passages, {pairs} (sentence, sample) pairs, {args.threads} torch threads")
     print(f"reference SelfCheckNLI: {t_reference:8.2f} s  {pairs / t_reference:9.1f} pairs/s")
     print(f"hallulab cold         : {t_cold:8.2f} s  {pairs / t_cold:9.1f} pairs/s  ({t_reference / t_cold:.1f}x)")
     print(f"hallulab warm (cache) : {t_warm:8.2f} s  {pairs / t_warm:9.1f} pairs/s  ({t_reference / t_warm:.0f}x)")
     print(f"hallulab cold, bf16   : {t_bf16:8.2f} s  {pairs / t_bf16:9.1f} pairs/s  ({t_reference / t_bf16:.1f}x)")
-    print(f"max |difference| of sentence scores vs reference: float32 {worst:.2e}, bfloat16 {worst_bf16:.2e}")
+    print(f"hallulab cold, int8 OV : {t_int8:8.2f} s  {pairs / t_int8:9.1f} pairs/s  ({t_reference / t_int8:.1f}x)")
+    print(
+        f"max |difference| of sentence scores vs reference: float32 {worst:.2e}, bfloat16 {worst_bf16:.2e}, "
+        f"OpenVINO int8 {worst_int8:.2e}"
+    )
     rate = pairs / t_reference
     rows = [
         BenchRow(
@@ -107,6 +121,13 @@ def main() -> None:
             round(t_reference / t_bf16, 2),
         ),
         BenchRow(
+            "ov_int8",
+            "hallulab nli.runtime=openvino_int8 (OpenVINO, NNCF static int8), empty call cache",
+            round(pairs / t_int8, 1),
+            "pairs/s",
+            round(t_reference / t_int8, 2),
+        ),
+        BenchRow(
             "warm",
             "hallulab, the same request again (call cache)",
             round(pairs / t_warm, 1),
@@ -119,7 +140,11 @@ def main() -> None:
         "passages": len(passages),
         "pairs": pairs,
         "model": args.model,
-        "max_abs_difference": {"float32": float(f"{worst:.2e}"), "bfloat16": float(f"{worst_bf16:.2e}")},
+        "max_abs_difference": {
+            "float32": float(f"{worst:.2e}"),
+            "bfloat16": float(f"{worst_bf16:.2e}"),
+            "openvino_int8": float(f"{worst_int8:.2e}"),
+        },
     }
     record("nli", rows, setup, threads=args.threads)
     for row in bench_rows(paths):

@@ -1,6 +1,7 @@
 """DVC stage `extract_<artifact>`: build one shared artifact for the data set.
 
 python stages/extract.py --artifact NAME --dataset NAME [--params params.yaml]
+    [--shard I --shards S | --merge-shards S]   (hallulab.pipeline.sharding)
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import time
 
 from hallulab.cache import CallCache
 from hallulab.data.records import load_jsonl_passages
-from hallulab.pipeline import paths, registry
+from hallulab.pipeline import paths, registry, sharding
 from hallulab.pipeline.executor import build_artifact
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import read_artifacts, run_stage, stage_logger, write_artifact, write_run_log
@@ -21,6 +22,7 @@ def main() -> None:
     parser.add_argument("--artifact", required=True)
     parser.add_argument("--dataset", required=True)
     parser.add_argument("--params", default="params.yaml")
+    sharding.add_arguments(parser)
     args = parser.parse_args()
     stage = f"extract_{args.artifact}"
     log = stage_logger(stage)
@@ -30,8 +32,18 @@ def main() -> None:
     inputs = read_artifacts(spec.requires, args.dataset)
     started = time.perf_counter()
     with CallCache() as cache:
-        value = build_artifact(args.artifact, args.dataset, passages, inputs, view, cache, log).value
+        run = sharding.run_sharded(
+            args,
+            stage,
+            args.dataset,
+            cache,
+            lambda: build_artifact(args.artifact, args.dataset, passages, inputs, view, cache, log),
+            log,
+        )
         stats = cache.stats.as_dict()
+    if run is None:  # a shard: its slice is its output
+        return
+    value = run.value
     write_artifact(value, paths.artifact(args.artifact, spec.suffix, args.dataset))
     seconds = time.perf_counter() - started
     log.info("%s: %d records in %.1fs; cache %s", args.artifact, len(passages), seconds, stats)

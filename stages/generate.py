@@ -3,6 +3,7 @@
 Passes records through when the data set already carries samples (generate.mode=auto or
 keep; WikiBio keeps its GPT-3 samples) and says what it did. Writes the passages every
 later stage reads, the white-box records of regenerated main responses, and a report.
+``--shard I --shards S`` / ``--merge-shards S``: :mod:`hallulab.pipeline.sharding`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from hallulab.cache import CallCache
 from hallulab.core.io import write_json, write_jsonl
 from hallulab.data.records import load_jsonl_passages
 from hallulab.generation import GenerateConfig, generate_passages
-from hallulab.pipeline import paths
+from hallulab.pipeline import paths, sharding
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources
 from hallulab.pipeline.runner import run_stage, stage_logger, write_run_log
@@ -26,6 +27,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dataset", required=True)
     parser.add_argument("--params", default="params.yaml")
+    sharding.add_arguments(parser)
     args = parser.parse_args()
     log = stage_logger("generate")
     view = ParamsView.load(args.params, GENERATE_INPUTS.param_keys(), "generate")
@@ -36,10 +38,20 @@ def main() -> None:
         resources = Resources(view, cache)
         try:
             llm = resources.llm("generator")
-            generated, mains, report = generate_passages(passages, llm, cfg, resources.spacy.sentences)
+            result = sharding.run_sharded(
+                args,
+                "generate",
+                args.dataset,
+                cache,
+                lambda: generate_passages(passages, llm, cfg, resources.spacy.sentences),
+                log,
+            )
         finally:
             resources.close()
         stats = cache.stats.as_dict()
+    if result is None:  # a shard: its slice is its output
+        return
+    generated, mains, report = result
     write_jsonl(paths.passages(args.dataset), (p.to_dict() for p in generated))
     write_jsonl(paths.main_tokens(args.dataset), mains)
     write_json(paths.generate_report(args.dataset), dataclasses.asdict(report))

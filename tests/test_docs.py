@@ -96,6 +96,7 @@ COVERED_BY: dict[str, str] = {
     ),
     "dvc queue start": "tests/test_dag.py::_run_queue_to_the_end",
     "dvc exp run --pull": "tests/test_dvc_remote.py::test_a_workspace_that_pulls_a_remote_reproduces_with_no_stage_run",
+    "make dvcyaml": "tests/test_sharding.py::test_dvc_runs_each_shard_as_a_stage_and_merges_before_aggregate",
     "hallulab plan": "tests/test_plan.py::test_the_published_plan_is_what_its_command_writes",
     "dvc repro": "tests/test_dvc_remote.py::test_a_workspace_that_pulls_a_remote_reproduces_with_no_stage_run",
     "dvc remote add": "tests/test_dvc_remote.py::test_a_workspace_that_pulls_a_remote_reproduces_with_no_stage_run",

@@ -218,3 +218,34 @@ def test_compiled_model_scores_as_the_eager_one_under_its_own_cache_key(one_laye
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1  # one graph for every batch shape
     assert compiled.identity["compiled"] is True and "compiled" not in eager.identity
     assert {k: v for k, v in compiled.identity.items() if k != "compiled"} == eager.identity
+
+
+def test_the_openvino_int8_runtime_scores_near_float32_torch_under_keys_of_its_own(
+    model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """nli.runtime=openvino_int8: the model converted to OpenVINO and quantised by NNCF on the
+    open calibration pairs, saved once and loaded after; its P(contradict) stays near float32
+    torch's (int8 rounding), and its replies are cached apart from torch's."""
+    monkeypatch.setenv("HALLULAB_MODEL_DIR", str(tmp_path / "models"))
+    premises = [p.premise for p in PAIRS[:8]]
+    hypotheses = [p.hypothesis for p in PAIRS[:8]]
+    with CallCache(tmp_path / "c.sqlite") as cache:
+        torch_scorer = NLIScorer(NLIConfig(model=str(model_dir)), cache=cache)
+        int8 = NLIScorer(NLIConfig(model=str(model_dir), runtime="openvino_int8"), cache=cache)
+        exact = torch_scorer.contradiction_probs(premises, hypotheses)
+        quantised = int8.contradiction_probs(premises, hypotheses)
+        distinct = len(set(zip(premises, hypotheses, strict=True)))
+        assert cache.stats.misses == 2 * distinct and cache.stats.hits == 0  # none of torch's replies served
+    assert np.abs(quantised - exact).max() < 0.1 and not np.array_equal(quantised, exact)
+    assert int8.identity["runtime"]["name"] == "openvino_int8" and "runtime" not in torch_scorer.identity
+    (saved,) = (tmp_path / "models").glob("nli-openvino-int8-*/model.xml")
+    again = NLIScorer(NLIConfig(model=str(model_dir), runtime="openvino_int8"))  # loads the saved graph
+    np.testing.assert_array_equal(again.contradiction_probs(premises, hypotheses), quantised)
+    assert saved.is_file()
+
+
+def test_the_int8_runtime_refuses_a_reduced_dtype_or_compile() -> None:
+    with pytest.raises(ValueError, match="float32"):
+        NLIConfig(model="m", runtime="openvino_int8", dtype="bfloat16")
+    with pytest.raises(ValueError, match="compile"):
+        NLIConfig(model="m", runtime="openvino_int8", compile=True)

@@ -8,6 +8,14 @@ time saved can be reported per stage.
 Storage: one SQLite file in WAL mode. Every completed batch is committed, so a killed
 run resumes from what it had finished; SQLite's locking lets several DVC queue workers
 share the file safely (a writer waits up to ``timeout`` seconds for the lock).
+A request a stage spreads over shards (``spread=True``: the LLM and NLI calls) is cut into
+batches exactly as a cold, unsharded run cuts it. A shard run (:attr:`CallCache.shard`)
+computes only its contiguous block of those batches, keeps what they hold in
+:attr:`CallCache.shard_entries` and stops with :class:`ShardRoundDone`. Every value therefore
+comes out of the same batch, with the same padding and the same float sums, as in an unsharded
+run: once the shards' entries are merged into one cache, the unsharded step finds them all and
+writes the same bytes (:mod:`hallulab.pipeline.sharding`).
+
 The default location is outside the repository (``$HALLULAB_CACHE_DIR`` or
 ``~/.cache/hallulab``) because ``dvc exp run --queue`` runs each experiment in its own
 temporary copy of the workspace; a repo-relative path would not be shared.
@@ -99,6 +107,26 @@ class CacheFileError(RuntimeError, UserFacingError):
     """The cache file cannot be used (corrupt, not SQLite, unwritable); names the file."""
 
 
+@dataclass(frozen=True)
+class Shard:
+    """Shard ``index`` (0-based) of ``count``: the block of a spread request's batches it computes."""
+
+    index: int
+    count: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.index < self.count:
+            raise ValueError(f"shard {self.index} of {self.count}: the index must be 0 .. {self.count - 1}")
+
+    def owns(self, batch: int, batches: int) -> bool:
+        """Whether batch ``batch`` of ``batches`` falls in this shard's contiguous block."""
+        return batch * self.count // batches == self.index
+
+
+class ShardRoundDone(Exception):
+    """A shard run has computed its block of the first request spread over shards."""
+
+
 class CallCache:
     """SQLite-backed key -> JSON value store with per-entry compute time.
 
@@ -118,6 +146,10 @@ class CallCache:
         except sqlite3.DatabaseError as error:
             raise self._unusable(error) from None
         self.stats = CacheStats()
+        #: set for a shard run: spread requests compute only this shard's batches
+        self.shard: Shard | None = None
+        #: a shard run's entries: every key of its batches and its value
+        self.shard_entries: dict[str, Any] = {}
 
     def _unusable(self, error: sqlite3.DatabaseError) -> CacheFileError:
         return CacheFileError(
@@ -214,6 +246,7 @@ class CallCache:
         *,
         batch_size: int = 64,
         progress: str | None = None,
+        spread: bool = False,
     ) -> list[Any]:
         """Values for ``inputs``, computing only the misses, ``batch_size`` at a time.
 
@@ -221,10 +254,13 @@ class CallCache:
         order. Each batch is committed before the next starts, so a killed run loses at most
         one batch. Duplicate keys are computed once. With a ``progress`` label, the counts
         of hits and misses are logged and a progress bar (stderr, also in DVC's logs) runs
-        over the misses.
+        over the misses. A ``spread`` request in a shard run computes the shard's batches only
+        and raises :class:`ShardRoundDone` (module docstring).
         """
         if len(keys) != len(inputs):
             raise ValueError("keys and inputs must have the same length")
+        if spread and self.shard is not None:
+            self._map_shard(self.shard, keys, inputs, compute, batch_size)
         results = self.get_many(keys)
         missing: dict[str, Any] = {}
         for key, item in zip(keys, inputs, strict=True):
@@ -253,3 +289,38 @@ class CallCache:
         if bar is not None:
             bar.close()
         return [results[key] for key in keys]
+
+    def _map_shard(
+        self,
+        shard: Shard,
+        keys: Sequence[str],
+        inputs: Sequence[Any],
+        compute: Callable[[list[Any]], list[Any]],
+        batch_size: int,
+    ) -> None:
+        """Compute ``shard``'s block of the request's batches (cut over every distinct key, as
+        a cold run cuts its misses), record them in :attr:`shard_entries`, then stop."""
+        distinct: dict[str, Any] = {}
+        for key, item in zip(keys, inputs, strict=True):
+            distinct.setdefault(key, item)
+        items = list(distinct.items())
+        batches = [items[start : start + batch_size] for start in range(0, len(items), batch_size)]
+        mine = [batch for number, batch in enumerate(batches) if shard.owns(number, len(batches))]
+        computed = 0
+        for batch in mine:
+            found = self.get_many([key for key, _ in batch])
+            todo = [(key, item) for key, item in batch if key not in found]
+            if todo:
+                began = time.perf_counter()
+                values = compute([item for _, item in todo])
+                if len(values) != len(todo):
+                    raise RuntimeError(f"compute returned {len(values)} values for {len(todo)} inputs")
+                per_item = (time.perf_counter() - began) / len(todo)
+                self.put_many((key, value, per_item) for (key, _), value in zip(todo, values, strict=True))
+                found.update({key: value for (key, _), value in zip(todo, values, strict=True)})
+                computed += len(todo)
+            self.shard_entries.update({key: found[key] for key, _ in batch})
+        raise ShardRoundDone(
+            f"shard {shard.index} of {shard.count}: {sum(map(len, mine))} of the request's {len(items)} distinct "
+            f"calls ({len(mine)} of {len(batches)} batches of {batch_size}), {computed} computed, the rest cached"
+        )

@@ -27,6 +27,7 @@ from hallulab.dag import code_manifests
 from hallulab.dag.code_manifests import CodeSets
 from hallulab.data import fingerprints
 from hallulab.pipeline import paths, registry
+from hallulab.pipeline.sharding import SHARDED_STAGES, slice_path
 from hallulab.pipeline.spec import ArtifactSpec, MethodSpec, StepInputs
 from hallulab.pipeline.stage_inputs import CORRECTION_INPUTS, GENERATE_INPUTS
 
@@ -338,9 +339,36 @@ def _build() -> tuple[dict[str, Any], CodeSets]:
     return {"stages": {code_manifests.STAGE: code_files_stage(code), **stages}}, code
 
 
-def build() -> dict[str, Any]:
-    """dvc.yaml's content."""
-    return _build()[0]
+def build(shards: int = 1) -> dict[str, Any]:
+    """dvc.yaml's content, the expensive stages split into ``shards`` when more than one."""
+    dag = _build()[0]
+    return {"stages": shard_stages(dag["stages"], shards)}
+
+
+def shard_stages(stages: dict[str, Any], count: int) -> dict[str, Any]:
+    """Each stage of :data:`SHARDED_STAGES` as a ``foreach`` over ``count`` shard indices, each
+    writing its slice of the model calls, followed by ``merge_<stage>``, which reads the slices
+    and writes the stage's outputs (:mod:`hallulab.pipeline.sharding`). ``count`` 1: unchanged."""
+    if count < 1:
+        raise ValueError(f"shards must be at least 1, got {count}")
+    if count == 1:
+        return stages
+    split: dict[str, Any] = {}
+    for name, stage in stages.items():
+        if name not in SHARDED_STAGES:
+            split[name] = stage
+            continue
+        slices = [str(slice_path(name, "${dataset.name}", i, count)) for i in range(count)]
+        shard = {key: value for key, value in stage.items() if key not in ("outs", "metrics", "plots")}
+        shard["cmd"] = f"{stage['cmd']} --shard ${{item}} --shards {count}"
+        shard["outs"] = [str(slice_path(name, "${dataset.name}", "${item}", count))]
+        split[name] = {"foreach": list(range(count)), "do": shard}
+        split[f"merge_{name}"] = {
+            **stage,
+            "cmd": f"{stage['cmd']} --merge-shards {count}",
+            "deps": [*stage["deps"], *slices],
+        }
+    return split
 
 
 def code_sets() -> CodeSets:
@@ -381,8 +409,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default=str(REPO_ROOT / "dvc.yaml"))
     parser.add_argument("--check", action="store_true", help="exit 1 when the file differs from the registry")
+    parser.add_argument(
+        "--shards", type=int, default=1, help="split the expensive stages into this many shards (default: 1, unsplit)"
+    )
     args = parser.parse_args(argv)
-    dag = build()
+    dag = build(args.shards)
     text = render(dag)
     if args.check:
         with open(args.out, encoding="utf-8") as handle:

@@ -24,7 +24,7 @@ class CachedLLM:
         self.progress = progress
 
     def _map(self, keys: list[str], inputs: list[Any], compute: Any) -> list[Any]:
-        return self.cache.map(keys, inputs, compute, batch_size=self.batch_size, progress=self.progress)
+        return self.cache.map(keys, inputs, compute, batch_size=self.batch_size, progress=self.progress, spread=True)
 
     @property
     def capabilities(self) -> Any:

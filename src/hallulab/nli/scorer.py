@@ -24,6 +24,7 @@ classes are nearly tied, so class probabilities re-score their near-ties in floa
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -110,6 +111,9 @@ def model_source(model: str, root: Path = REPO_ROOT) -> str:
     )
 
 
+RUNTIMES = ("torch", "openvino_int8")
+
+
 @dataclass(frozen=True)
 class NLIConfig:
     """``conf/nli/*.yaml`` (params section ``nli``)."""
@@ -131,6 +135,18 @@ class NLIConfig:
         "the pairs whose two most probable classes are closer than this",
     )
     depends_on: str = setting("", doc="a file the scoring stages depend on (the offline model's folder)")
+    runtime: str = setting(
+        "torch",
+        choices=RUNTIMES,
+        doc="torch, or openvino_int8: OpenVINO with NNCF static int8 on the CPU (hallulab.nli.openvino_runtime)",
+    )
+
+    def __post_init__(self) -> None:
+        if self.runtime != "torch" and (self.dtype != "float32" or self.compile):
+            raise ValueError(
+                f"nli.runtime={self.runtime} quantises the float32 model itself: "
+                "leave nli.dtype=float32 and nli.compile=false"
+            )
 
 
 def model_max_length(tokenizer: Any, model: Any, configured: int) -> int:
@@ -169,7 +185,21 @@ class NLIScorer:
 
     @cached_property
     def _loaded(self) -> tuple[Any, Any, str]:
-        return self._load(self.config.dtype, compile=self.config.compile)
+        tokenizer, model, device = self._load(self.config.dtype, compile=self.config.compile)
+        if self.config.runtime == "openvino_int8":
+            import torch
+
+            from hallulab.nli.openvino_runtime import int8_classifier
+
+            if device != "cpu":
+                raise ValueError(f"nli.runtime=openvino_int8 runs on the CPU, not on {device} (set nli.device=cpu)")
+            weights = json.dumps([self.config.model, self.config.revision, self._weights_digest()])
+            limit = model_max_length(tokenizer, model, self.config.max_length)
+            model = int8_classifier(model, tokenizer, weights, limit, torch.get_num_threads())
+        return tokenizer, model, device
+
+    def _weights_digest(self) -> str:
+        return local_weights_digest(model_source(self.config.model))
 
     def load(self) -> None:
         """Load now every model this scorer will call (its float32 copy too, when it rechecks
@@ -215,7 +245,7 @@ class NLIScorer:
         identity: dict[str, Any] = {
             "model": self.config.model,
             "revision": self.config.revision or getattr(model.config, "_commit_hash", None) or "",
-            "weights": local_weights_digest(model_source(self.config.model)),
+            "weights": self._weights_digest(),
             "labels": list(label_indices(model.config)),
             "max_length": self.max_length,
         }
@@ -223,6 +253,10 @@ class NLIScorer:
             identity["dtype"] = self.config.dtype
         if self.config.compile:  # fused kernels round differently; uncompiled keys stay as they were
             identity["compiled"] = True
+        if self.config.runtime != "torch":  # another runtime, other numbers; torch keys stay as they were
+            from hallulab.nli.openvino_runtime import calibration_tag
+
+            identity["runtime"] = {"name": self.config.runtime, "calibration": calibration_tag()}
         return identity
 
     def _logits(self, pairs: list[tuple[str, str]], *, exact: bool = False) -> Any:
@@ -243,8 +277,9 @@ class NLIScorer:
     @property
     def rechecks_classes(self) -> bool:
         """Whether class decisions near a tie are re-scored in float32: a reduced-precision
-        dtype with a positive :attr:`NLIConfig.recheck_margin`."""
-        return self.config.dtype != "float32" and self.config.recheck_margin > 0
+        dtype or the int8 runtime, with a positive :attr:`NLIConfig.recheck_margin`."""
+        reduced = self.config.dtype != "float32" or self.config.runtime != "torch"
+        return reduced and self.config.recheck_margin > 0
 
     @cached_property
     def pad_to_multiple_of(self) -> int | None:
@@ -318,8 +353,10 @@ class NLIScorer:
             if kind == "nli.classes" and self.rechecks_classes:  # P(contradict) is never rechecked
                 identity = {**identity, "recheck_margin": self.config.recheck_margin}
             keys = self._keys(kind, identity, unique)
+            # a chunk is whole model batches of consecutive length-sorted pairs, so the chunk size
+            # changes no float sum; it is the unit a sharded run splits (hallulab.cache)
             computed = self.cache.map(
-                keys, unique, compute, batch_size=max(256, self.config.batch_size), progress=progress
+                keys, unique, compute, batch_size=8 * self.config.batch_size, progress=progress, spread=True
             )
             values = dict(zip(unique, computed, strict=True))
         return [values[p] for p in pairs]
