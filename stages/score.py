@@ -18,7 +18,7 @@ from hallulab.cache import CallCache
 from hallulab.core.io import write_json
 from hallulab.data.records import load_jsonl_passages
 from hallulab.pipeline import paths, registry, sharding
-from hallulab.pipeline.executor import score_method
+from hallulab.pipeline.executor import score_inputs, score_method
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import read_artifacts, run_stage, stage_logger, write_run_log
 
@@ -33,11 +33,7 @@ def main() -> None:
     stage = f"score_{args.method}"
     log = stage_logger(stage)
     spec = registry.method(args.method)
-    if spec.score is None:
-        raise registry.MissingStepError(
-            f"method {args.method!r} has no score step: its scores come from `dvc repro aggregate_{args.method}`"
-        )
-    view = ParamsView.load(args.params, spec.score.param_keys(), stage)
+    view = ParamsView.load(args.params, score_inputs(spec).param_keys(), stage)
     passages = load_jsonl_passages(paths.passages(args.dataset))
     artifacts = read_artifacts(spec.requires, args.dataset)
     started = time.perf_counter()

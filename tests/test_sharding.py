@@ -139,7 +139,7 @@ def test_dvc_runs_each_shard_as_a_stage_and_merges_before_aggregate(toy_run: Toy
     subprocess.run(
         ["make", "-o", f"{BIN.parent}/.hallulab-installed", "dvcyaml", "SHARDS=2", f"VENV={BIN.parent}"],
         cwd=root,
-        env=environment(),
+        env={**environment(), "PYTHONPATH": str(root / "src")},  # the clone's package writes the clone's dvc.yaml
         check=True,
         capture_output=True,
     )

@@ -118,13 +118,18 @@ class Plan:
         return "\n".join(lines) + "\n"
 
 
-def bench_rates(path: Path = BENCH_RESULTS, endpoints: int = 1) -> Rates:
-    """The batched generation, SelfCheckGPT-Prompt and float32 NLI rates ``make bench``
-    recorded. The Prompt row times every verdict of the toy set (its sentence x sample pairs,
-    counted here from data/toy), the opening its prompts share encoded once."""
+#: the ``nli`` bench row of each NLI runtime (``nli.runtime``)
+NLI_BENCH_ROWS = {"torch": "fp32", "openvino_int8": "ov_int8"}
+
+
+def bench_rates(path: Path = BENCH_RESULTS, endpoints: int = 1, nli_runtime: str = "torch") -> Rates:
+    """The batched generation, SelfCheckGPT-Prompt and NLI rates ``make bench`` recorded, the
+    NLI rate of ``nli_runtime`` (float32 torch, or OpenVINO int8). The Prompt row times every
+    verdict of the toy set (its sentence x sample pairs, counted here from data/toy), the
+    opening its prompts share encoded once."""
     results = json.loads(path.read_text(encoding="utf-8"))
     llm = {row["key"]: row for row in results["llm"]["rows"]}
-    nli = {row["key"]: row for row in results["nli"]["rows"]}["fp32"]
+    nli = {row["key"]: row for row in results["nli"]["rows"]}[NLI_BENCH_ROWS[nli_runtime]]
     machine = results["nli"].get("machine", {})
     toy = load_jsonl_passages(TOY_PASSAGES)
     toy_verdicts = sum(len(p.sentences) * len(p.samples) for p in toy if p.response is not None)
@@ -133,8 +138,8 @@ def bench_rates(path: Path = BENCH_RESULTS, endpoints: int = 1) -> Rates:
         nli_pairs_per_second=float(nli["value"]),
         prompt_verdicts_per_second=toy_verdicts / float(llm["prompt_shared_opening"]["value"]),
         endpoints=endpoints,
-        source=f"make bench: {results['llm']['setup']['model']} and the offline NLI model, "
-        f"{machine.get('cpus', '?')} CPU cores",
+        source=f"make bench: {results['llm']['setup']['model']} and the offline NLI model "
+        f"(nli.runtime={nli_runtime}), {machine.get('cpus', '?')} CPU cores",
     )
 
 
@@ -303,7 +308,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """``hallulab plan``: print the plan (and write it with ``--out``)."""
-    rates = bench_rates(endpoints=args.endpoints)
+    runtime = str(compose([f"dataset={args.dataset}", *args.set])["nli"].get("runtime", "torch"))
+    rates = bench_rates(endpoints=args.endpoints, nli_runtime=runtime)
     stated = {
         name: value
         for name in ("llm_tokens_per_second", "nli_pairs_per_second", "prompt_verdicts_per_second")

@@ -19,13 +19,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from hallulab.correction.parsing import parse_verdict
+from hallulab.correction.judge import judge_replies
 from hallulab.correction.selection import f1_threshold
 from hallulab.data.schema import Passage
-from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import PromptTemplate
-from hallulab.tokens import yes_no_probability
 
 
 @dataclass(frozen=True)
@@ -84,28 +82,20 @@ def judge_facts(
 ) -> FactLabels:
     """Ask the judge whether the passage's reference supports each distinct development fact."""
     todo = unique_facts([p for p in dev if p.reference], facts)
-    white_box = top_k > 0 and judge.capabilities.top_k_alternatives
-    replies = (
-        judge.generate(
-            [prompt.messages(reference=passage.reference or "", fact=triple) for passage, triple, _ in todo],
-            DecodingParams(max_new_tokens=4, temperature=0.0, top_k_alternatives=top_k if white_box else 0),
-        )
-        if todo
-        else []
+    answers = judge_replies(
+        judge, [prompt.messages(reference=passage.reference or "", fact=triple) for passage, triple, _ in todo], top_k
     )
     sources: Counter[str] = Counter()
     judged: list[JudgedFact] = []
-    for (passage, triple, score), reply in zip(todo, replies, strict=True):
-        verdict = parse_verdict(reply.text)
-        if verdict in ("factual", "non-factual"):
+    for (passage, triple, score), answer in zip(todo, answers, strict=True):
+        if answer.verdict in ("factual", "non-factual"):
             sources["reply"] += 1
-            hallucinated = verdict == "non-factual"
-        else:
-            p_no = yes_no_probability(reply.tokens) if white_box else None
-            if p_no is None:
-                sources["none"] += 1
-                continue
+            hallucinated = answer.verdict == "non-factual"
+        elif answer.p_no is not None:
             sources["first_token"] += 1
-            hallucinated = p_no > 0.5
+            hallucinated = answer.p_no > 0.5
+        else:
+            sources["none"] += 1
+            continue
         judged.append(JudgedFact(passage.id, triple, score, hallucinated))
     return FactLabels(tuple(judged), sources["reply"], sources["first_token"], sources["none"])

@@ -14,13 +14,13 @@ from hallulab.artifacts.knowledge_graphs import RecordGraphs
 from hallulab.core.config import ConfigError, setting
 from hallulab.core.units import level_rows, sentence_scores
 from hallulab.correction.fact_labels import FactLabels, judge_facts
-from hallulab.correction.parsing import VERDICTS, parse_numbered, parse_verdict
+from hallulab.correction.judge import judge_replies
+from hallulab.correction.parsing import VERDICTS, parse_numbered
 from hallulab.correction.selection import f1_threshold, in_dev_split
 from hallulab.data.schema import Passage
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import PromptTemplate
-from hallulab.tokens import yes_no_probability
 
 LEVELS = ("baseline", "sentence", "fact")
 
@@ -176,25 +176,20 @@ def correct(
         else:
             job.sentences = parsed
     judged = [(job, i, s) for job in jobs for i, s in enumerate(job.sentences)]
-    white_box = cfg.judge_top_k > 0 and judge.capabilities.top_k_alternatives
-    verdict_replies = (
-        judge.generate(
-            [prompts["judge"].messages(reference=by_id[j.record_id].reference or "", sentence=s) for j, _, s in judged],
-            DecodingParams(max_new_tokens=4, temperature=0.0, top_k_alternatives=cfg.judge_top_k if white_box else 0),
-        )
-        if judged
-        else []
+    verdicts = judge_replies(
+        judge,
+        [prompts["judge"].messages(reference=by_id[j.record_id].reference or "", sentence=s) for j, _, s in judged],
+        cfg.judge_top_k,
     )
     for job in jobs:
         job.verdicts = [None] * len(job.sentences)
         job.p_no = [None] * len(job.sentences)
-    for (job, index, _), reply in zip(judged, verdict_replies, strict=True):
-        verdict = parse_verdict(reply.text)
-        counts["verdicts_unparseable"] += verdict is None
-        job.verdicts[index] = verdict
-        if white_box:
-            job.p_no[index] = yes_no_probability(reply.tokens)
-            counts["p_no_missing"] += job.p_no[index] is None
+    for (job, index, _), answer in zip(judged, verdicts, strict=True):
+        counts["verdicts_unparseable"] += answer.verdict is None
+        job.verdicts[index] = answer.verdict
+        if answer.white_box:
+            job.p_no[index] = answer.p_no
+            counts["p_no_missing"] += answer.p_no is None
     return jobs, {
         "thresholds": chosen,
         "fact_threshold_labels": cfg.fact_threshold_labels,

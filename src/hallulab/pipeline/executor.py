@@ -25,9 +25,9 @@ from hallulab.pipeline.aggregate_step import aggregate_method
 from hallulab.pipeline.context import BuildContext
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources
-from hallulab.pipeline.spec import MethodSpec, StoredRaw
+from hallulab.pipeline.spec import MethodSpec, StepInputs, StoredRaw
 
-__all__ = ["StepRun", "aggregate_method", "build_artifact", "score_method"]
+__all__ = ["StepRun", "aggregate_method", "build_artifact", "score_inputs", "score_method"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,15 @@ def build_artifact(
     return _with_resources(build, dataset, passages, inputs, view, cache, log)
 
 
+def score_inputs(spec: MethodSpec) -> StepInputs:
+    """What ``spec``'s score step reads; :class:`registry.MissingStepError` for a method without one."""
+    if spec.score is None:
+        raise registry.MissingStepError(
+            f"method {spec.name!r} has no score step: its scores come from `dvc repro aggregate_{spec.name}`"
+        )
+    return spec.score
+
+
 def score_method(
     spec: MethodSpec,
     dataset: str,
@@ -80,10 +89,7 @@ def score_method(
     log: logging.Logger,
 ) -> StepRun:
     """A method's expensive step; the value is an instance of the spec's raw class (checked)."""
-    if spec.score is None:
-        raise registry.MissingStepError(
-            f"method {spec.name!r} has no score step: its scores come from `dvc repro aggregate_{spec.name}`"
-        )
+    score_inputs(spec)
     score = registry.step_function("method", spec.name, "score")
     run = _with_resources(score, dataset, passages, artifacts, view, cache, log)
     checked: StoredRaw = spec.checked_raw(run.value)
