@@ -237,6 +237,14 @@ def test_the_openvino_int8_runtime_scores_near_float32_torch_under_keys_of_its_o
         distinct = len(set(zip(premises, hypotheses, strict=True)))
         assert cache.stats.misses == 2 * distinct and cache.stats.hits == 0  # none of torch's replies served
     assert np.abs(quantised - exact).max() < 0.1 and not np.array_equal(quantised, exact)
+    with CallCache(tmp_path / "classes.sqlite") as cache:  # class decisions stay float32 torch's
+        torch_classes = NLIScorer(NLIConfig(model=str(model_dir)), cache=cache).class_probs(premises, hypotheses)
+        int8_classes = NLIScorer(NLIConfig(model=str(model_dir), runtime="openvino_int8"), cache=cache)
+        np.testing.assert_array_equal(int8_classes.class_probs(premises, hypotheses), torch_classes)
+        assert cache.stats.hits == len(set(zip(premises, hypotheses, strict=True)))  # under torch's keys
+    with CallCache(tmp_path / "fresh.sqlite") as cache:
+        fresh = NLIScorer(NLIConfig(model=str(model_dir), runtime="openvino_int8"), cache=cache)
+        np.testing.assert_array_equal(fresh.class_probs(premises, hypotheses), torch_classes)
     assert int8.identity["runtime"]["name"] == "openvino_int8" and "runtime" not in torch_scorer.identity
     (saved,) = (tmp_path / "models").glob("nli-openvino-int8-*/model.xml")
     again = NLIScorer(NLIConfig(model=str(model_dir), runtime="openvino_int8"))  # loads the saved graph

@@ -10,9 +10,11 @@ the weights and the calibration, so only the first run converts it.
 
 :class:`OpenVINOClassifier` is called as a transformers sequence classifier is
 (``model(**encoded).logits``), so :func:`hallulab.nli.inference.pair_logits` batches, pads and
-orders pairs exactly as for torch. Int8 moves single probabilities: a scorer keys its call
-cache by the runtime, and ``benchmarks/check_nli_runtime.py`` publishes what it does to
-SelfCheck-NLI on WikiBio and to CCP on FactualBio beside float32 torch.
+orders pairs exactly as for torch. Int8 moves single probabilities, so a scorer keys its
+P(contradict) by the runtime. It scores P(contradict) only (SelfCheck-NLI): int8 flipped
+enough of CCP's argmax classes on FactualBio to move claim ROC-AUC past half a point, so
+class decisions stay float32 torch's, under torch's keys. ``benchmarks/check_nli_runtime.py``
+pairs the published results with and without the runtime.
 """
 
 from __future__ import annotations

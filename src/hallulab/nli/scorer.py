@@ -138,7 +138,8 @@ class NLIConfig:
     runtime: str = setting(
         "torch",
         choices=RUNTIMES,
-        doc="torch, or openvino_int8: OpenVINO with NNCF static int8 on the CPU (hallulab.nli.openvino_runtime)",
+        doc="torch, or openvino_int8: P(contradict) through OpenVINO with NNCF static int8 on the CPU, "
+        "class decisions still float32 torch's (hallulab.nli.openvino_runtime)",
     )
 
     def __post_init__(self) -> None:
@@ -277,9 +278,9 @@ class NLIScorer:
     @property
     def rechecks_classes(self) -> bool:
         """Whether class decisions near a tie are re-scored in float32: a reduced-precision
-        dtype or the int8 runtime, with a positive :attr:`NLIConfig.recheck_margin`."""
-        reduced = self.config.dtype != "float32" or self.config.runtime != "torch"
-        return reduced and self.config.recheck_margin > 0
+        dtype with a positive :attr:`NLIConfig.recheck_margin` (the int8 runtime takes every
+        class decision from float32 torch, see :meth:`_classes`)."""
+        return self.config.dtype != "float32" and self.config.recheck_margin > 0
 
     @cached_property
     def pad_to_multiple_of(self) -> int | None:
@@ -324,7 +325,14 @@ class NLIScorer:
         import torch
 
         order = label_order(self._loaded[1].config)
-        probs = torch.softmax(self._logits(pairs), dim=-1)
+        if self.config.runtime != "torch":
+            # int8 moves class probabilities by more than any near-tie margin: on FactualBio it
+            # flipped enough of CCP's argmax classes to move claim ROC-AUC past half a point
+            # (benchmarks/check_nli_runtime.py), so a runtime scores P(contradict) only and
+            # every class comes from the float32 torch copy, under float32 torch's keys
+            probs = torch.softmax(self._logits(pairs, exact=True), dim=-1)
+        else:
+            probs = torch.softmax(self._logits(pairs), dim=-1)
         if self.rechecks_classes:
             near_ties = near_tie_rows(probs, self.config.recheck_margin)
             if near_ties:
@@ -352,6 +360,8 @@ class NLIScorer:
             identity = self.identity
             if kind == "nli.classes" and self.rechecks_classes:  # P(contradict) is never rechecked
                 identity = {**identity, "recheck_margin": self.config.recheck_margin}
+            if kind == "nli.classes" and self.config.runtime != "torch":  # float32 torch's classes
+                identity = {key: value for key, value in identity.items() if key != "runtime"}
             keys = self._keys(kind, identity, unique)
             # a chunk is whole model batches of consecutive length-sorted pairs, so the chunk size
             # changes no float sum; it is the unit a sharded run splits (hallulab.cache)
