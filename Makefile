@@ -248,14 +248,16 @@ status: $(STAMP) .git/HEAD
 plots: $(STAMP)
 	$(BIN)/python -m hallulab.tooling.plots_html --out dvc_plots
 
-## Benchmarks (not tests): n-gram and NLI vs the reference selfcheckgpt package, LLM calls, CCP's
-## cost over MaxProb; each records into benchmarks/results.json, then the README's and the docs' tables are
-## rendered from it. Run alone on an idle machine (other work skews the timings); CCP's reads
+## Benchmarks (not tests): n-gram and NLI vs the reference selfcheckgpt package (and the NLI
+## runtime's check against the published results), LLM calls, CCP's cost over MaxProb; each
+## records into benchmarks/results.json, then the README's and the docs' tables are rendered
+## from it. Run alone on an idle machine (other work skews the timings); CCP's reads
 ## the toy run's artifacts (make run first).
 BENCH_PASSAGES ?= 40
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ngram.py --passages $(BENCH_PASSAGES)
 	$(BIN)/python benchmarks/bench_nli.py
+	$(BIN)/python benchmarks/check_nli_runtime.py
 	$(BIN)/python benchmarks/bench_llm.py
 	$(BIN)/python benchmarks/bench_ccp.py
 	$(BIN)/python benchmarks/bench_stage_start.py
