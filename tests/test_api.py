@@ -208,7 +208,16 @@ def test_the_command_parsers_are_every_subcommand_under_its_words() -> None:
     """What the documentation's CLI reference renders: no subcommand left out, each under the
     words that run it."""
     parsers = command_parsers()
-    assert list(parsers) == [(), ("methods",), ("score",), ("report",), ("data",), ("data", "list"), ("data", "fetch")]
+    assert list(parsers) == [
+        (),
+        ("methods",),
+        ("score",),
+        ("report",),
+        ("data",),
+        ("data", "list"),
+        ("data", "fetch"),
+        ("plan",),
+    ]
     for words, parser in parsers.items():
         assert parser.prog == " ".join(("hallulab", *words))
         listed = re.search(r"\{([\w,]+)\} \.\.\.", parser.format_usage())  # argparse's "{a,b} ..."

@@ -243,7 +243,7 @@ def command_parsers() -> Parsers:
         help="before a big run: each expensive stage's model calls, what the cache holds, the time it takes",
         description="The LLM requests, generated tokens and NLI pairs of the expensive stages on a data set "
         "(or on --responses new responses), how many the call cache already holds, and a wall-time estimate "
-        "from make bench's measured rates or stated ones.",
+        "from the rates make bench recorded, or stated ones.",
     )
     from hallulab.plan import add_arguments as add_plan_arguments
 

@@ -22,7 +22,7 @@ questions, CCP's alternatives, Self-Familiarity's explanations, the correction) 
 whose number depends on earlier replies: they are listed as not planned, with why.
 
 Rates: generated tokens per second per endpoint and NLI pairs per second, by default the ones
-``make bench`` measured (``benchmarks/results.json``: the embedded SmolLM2 on that CPU, the
+``make bench`` recorded (``benchmarks/results.json``: the embedded SmolLM2 on that CPU, the
 offline MiniLM NLI model in float32), or stated (``--llm-tokens-per-second``,
 ``--nli-pairs-per-second``; ``--endpoints`` for a fleet). The LLM time is an upper bound (every
 request its full ``max_new_tokens``); the NLI time is for the distinct pairs the cache lacks.
@@ -316,8 +316,8 @@ def run(args: argparse.Namespace) -> int:
         if (value := getattr(args, name)) is not None
     }
     if stated:
-        measured = "" if len(stated) == 3 else f"; the others: {rates.source}"
-        rates = replace(rates, **stated, source="stated: " + ", ".join(sorted(stated)) + measured)
+        others = "" if len(stated) == 3 else f"; the others: {rates.source}"
+        rates = replace(rates, **stated, source="stated: " + ", ".join(sorted(stated)) + others)
     plan = make_plan(args.dataset, args.set, responses=args.responses, rates=rates, use_cache=not args.no_cache)
     table = plan.table()
     sys.stdout.write(table)
