@@ -24,6 +24,7 @@ def main() -> None:
     parser.add_argument("--params", default="params.yaml")
     sharding.add_arguments(parser)
     args = parser.parse_args()
+    sharding.shard_of(args)  # a shard setting that names no shard stops here, before any input is read
     stage = f"extract_{args.artifact}"
     log = stage_logger(stage)
     spec = registry.artifact(args.artifact)

@@ -29,6 +29,7 @@ def main() -> None:
     parser.add_argument("--params", default="params.yaml")
     sharding.add_arguments(parser)
     args = parser.parse_args()
+    sharding.shard_of(args)  # a shard setting that names no shard stops here, before any input is read
     log = stage_logger("generate")
     view = ParamsView.load(args.params, GENERATE_INPUTS.param_keys(), "generate")
     cfg = view.typed(GenerateConfig, "generate")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hallulab.cache import CallCache, Shard, ShardRoundDone
+from hallulab.cache import CallCache, PartialResults, Shard, ShardRoundDone
 from hallulab.dag import dvcgen
 from hallulab.pipeline.sharding import merge_slices
 from tests.conftest import ToyRun
@@ -49,6 +49,45 @@ def test_merged_shards_answer_as_a_cold_unsharded_run(tmp_path: Path, count: int
         assert merged.map(keys, inputs, never, batch_size=batch_size, spread=True) == expected
 
 
+def _answers_three_of_five(calls: list[int]) -> object:
+    """A model server that answers the first three requests of every batch of five and fails the
+    rest, as a half-failed batch does: the first batch it fails part-way through stops the run."""
+
+    def compute(batch: list[str]) -> list[str]:
+        calls.append(len(batch))
+        answered = {i: item.upper() for i, item in enumerate(batch) if i < 3}
+        if len(answered) == len(batch):
+            return [answered[i] for i in range(len(batch))]
+        failed = {i: TimeoutError("no reply") for i in range(len(batch)) if i not in answered}
+        raise PartialResults(answered, failed, f"{len(failed)} of {len(batch)} failed")
+
+    return compute
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_a_shard_keeps_the_replies_of_a_half_failed_batch_as_a_whole_run_does(tmp_path: Path, index: int) -> None:
+    inputs = [f"x{i}" for i in range(20)]
+    keys = [f"k-{item}" for item in inputs]
+    with CallCache(tmp_path / "whole.sqlite") as whole:
+        with pytest.raises(PartialResults):
+            whole.map(keys, inputs, _answers_three_of_five([]), batch_size=5, spread=True)
+        kept_whole = len(whole)
+    assert kept_whole == 3  # the first batch's three replies, then the run stops
+    with CallCache(tmp_path / "shard.sqlite") as cache:
+        cache.shard = Shard(index, 2)
+        with pytest.raises(PartialResults):
+            cache.map(keys, inputs, _answers_three_of_five([]), batch_size=5, spread=True)
+        assert len(cache) == kept_whole  # the shard's first batch, as many replies kept
+        first = 0 if index == 0 else 10  # shard 1 owns batches 2 and 3 of 4
+        expected = {f"k-x{i}": f"X{i}" for i in range(first, first + 3)}
+        assert cache.get_many(list(expected)) == expected
+        # resumed, the shard asks only for what it lacks: the two failed inputs, then the next batch
+        calls: list[int] = []
+        with pytest.raises(PartialResults):
+            cache.map(keys, inputs, _answers_three_of_five(calls), batch_size=5, spread=True)
+        assert calls == [2, 5]
+
+
 def test_a_request_not_spread_is_computed_whole_in_a_shard(tmp_path: Path) -> None:
     with CallCache(tmp_path / "c.sqlite") as cache:
         cache.shard = Shard(1, 2)
@@ -59,6 +98,42 @@ def test_a_request_not_spread_is_computed_whole_in_a_shard(tmp_path: Path) -> No
 def test_a_shard_index_outside_the_count_is_refused() -> None:
     with pytest.raises(ValueError, match=r"0 \.\. 1"):
         Shard(2, 2)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        (["--shard", "2", "--shards", "2"], "--shard 2 --shards 2: the shard index must be 0 .. 1"),
+        (["--shard", "0"], "--shard 0 needs --shards S"),
+        (["--shards", "2"], "--shards 2 needs --shard I"),
+        (["--shard", "0", "--shards", "0"], "--shards 0: a stage splits into at least 1 shard"),
+        (["--merge-shards", "0"], "--merge-shards 0: a merge reads at least 1 shard"),
+    ],
+)
+def test_a_stage_refuses_a_shard_setting_in_one_line_before_reading_anything(
+    tmp_path: Path, arguments: list[str], named: str
+) -> None:
+    """Run from an empty folder: no params.yaml, no passages; the setting is named first."""
+    stage = Path(__file__).resolve().parents[1] / "stages" / "generate.py"
+    done = subprocess.run(
+        [BIN / "python", stage, "--dataset", "toy", *arguments],
+        cwd=tmp_path,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("hallulab ")]
+    assert len(errors) == 1 and named in errors[0] and "Traceback" not in done.stderr, done.stderr
+
+
+def test_dvcyaml_refuses_zero_shards_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "dvc.yaml"
+    assert dvcgen.main(["--shards", "0", "--out", str(out)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.count("\n") == 0 and "SHARDS=0" in error
+    assert not out.exists()
 
 
 def test_sharded_dvc_yaml_has_a_stage_per_shard_and_a_merge_before_aggregate() -> None:

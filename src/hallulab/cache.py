@@ -107,6 +107,10 @@ class CacheFileError(RuntimeError, UserFacingError):
     """The cache file cannot be used (corrupt, not SQLite, unwritable); names the file."""
 
 
+class ShardSettingError(ValueError, UserFacingError):
+    """A shard index or count that names no shard (``--shard 2 --shards 2``, ``--shards 0``)."""
+
+
 @dataclass(frozen=True)
 class Shard:
     """Shard ``index`` (0-based) of ``count``: the block of a spread request's batches it computes."""
@@ -115,8 +119,12 @@ class Shard:
     count: int
 
     def __post_init__(self) -> None:
+        if self.count < 1:
+            raise ShardSettingError(f"--shards {self.count}: a stage splits into at least 1 shard")
         if not 0 <= self.index < self.count:
-            raise ValueError(f"shard {self.index} of {self.count}: the index must be 0 .. {self.count - 1}")
+            raise ShardSettingError(
+                f"--shard {self.index} --shards {self.count}: the shard index must be 0 .. {self.count - 1}"
+            )
 
     def owns(self, batch: int, batches: int) -> bool:
         """Whether batch ``batch`` of ``batches`` falls in this shard's contiguous block."""
@@ -267,28 +275,39 @@ class CallCache:
             if key not in results and key not in missing:
                 missing[key] = item
         pending = list(missing.items())
+        batches = [pending[start : start + batch_size] for start in range(0, len(pending), batch_size)]
         bar = _progress_bar(progress, hits=len(keys) - len(pending), misses=len(pending))
-        for start in range(0, len(pending), batch_size):
-            batch = pending[start : start + batch_size]
+        try:
+            results.update(self._compute_batches(batches, compute, bar))
+        finally:
+            if bar is not None:
+                bar.close()
+        return [results[key] for key in keys]
+
+    def _compute_batches(
+        self, batches: Sequence[Sequence[tuple[str, Any]]], compute: Callable[[list[Any]], list[Any]], bar: Any
+    ) -> dict[str, Any]:
+        """The one batch loop of sharded and unsharded requests: compute each batch of ``(key,
+        input)`` pairs and commit its values before the next starts. A batch that fails part-way
+        (:class:`PartialResults`) has the values that did come back stored before the error goes
+        on, so a paid reply is never lost, in a shard as in a whole run."""
+        computed: dict[str, Any] = {}
+        for batch in batches:
             began = time.perf_counter()
             try:
                 values = compute([item for _, item in batch])
             except PartialResults as partial:
                 per_item = (time.perf_counter() - began) / max(len(batch), 1)
                 self.put_many((batch[i][0], value, per_item) for i, value in partial.results.items())
-                if bar is not None:
-                    bar.close()
                 raise
             if len(values) != len(batch):
                 raise RuntimeError(f"compute returned {len(values)} values for {len(batch)} inputs")
             per_item = (time.perf_counter() - began) / max(len(batch), 1)
             self.put_many((key, value, per_item) for (key, _), value in zip(batch, values, strict=True))
-            results.update({key: value for (key, _), value in zip(batch, values, strict=True)})
+            computed.update({key: value for (key, _), value in zip(batch, values, strict=True)})
             if bar is not None:
                 bar.update(len(batch))
-        if bar is not None:
-            bar.close()
-        return [results[key] for key in keys]
+        return computed
 
     def _map_shard(
         self,
@@ -299,28 +318,20 @@ class CallCache:
         batch_size: int,
     ) -> None:
         """Compute ``shard``'s block of the request's batches (cut over every distinct key, as
-        a cold run cuts its misses), record them in :attr:`shard_entries`, then stop."""
+        a cold run cuts its misses) through the one batch loop, each batch asking only for what
+        the cache lacks; record the block in :attr:`shard_entries`, then stop."""
         distinct: dict[str, Any] = {}
         for key, item in zip(keys, inputs, strict=True):
             distinct.setdefault(key, item)
         items = list(distinct.items())
         batches = [items[start : start + batch_size] for start in range(0, len(items), batch_size)]
         mine = [batch for number, batch in enumerate(batches) if shard.owns(number, len(batches))]
-        computed = 0
-        for batch in mine:
-            found = self.get_many([key for key, _ in batch])
-            todo = [(key, item) for key, item in batch if key not in found]
-            if todo:
-                began = time.perf_counter()
-                values = compute([item for _, item in todo])
-                if len(values) != len(todo):
-                    raise RuntimeError(f"compute returned {len(values)} values for {len(todo)} inputs")
-                per_item = (time.perf_counter() - began) / len(todo)
-                self.put_many((key, value, per_item) for (key, _), value in zip(todo, values, strict=True))
-                found.update({key: value for (key, _), value in zip(todo, values, strict=True)})
-                computed += len(todo)
-            self.shard_entries.update({key: found[key] for key, _ in batch})
+        found = self.get_many([key for batch in mine for key, _ in batch])
+        todo = [[(key, item) for key, item in batch if key not in found] for batch in mine]
+        computed = self._compute_batches([batch for batch in todo if batch], compute, None)
+        found.update(computed)
+        self.shard_entries.update({key: found[key] for batch in mine for key, _ in batch})
         raise ShardRoundDone(
             f"shard {shard.index} of {shard.count}: {sum(map(len, mine))} of the request's {len(items)} distinct "
-            f"calls ({len(mine)} of {len(batches)} batches of {batch_size}), {computed} computed, the rest cached"
+            f"calls ({len(mine)} of {len(batches)} batches of {batch_size}), {len(computed)} computed, the rest cached"
         )

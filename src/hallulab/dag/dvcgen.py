@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from hallulab.cache import ShardSettingError
 from hallulab.core.config import REPO_ROOT
 from hallulab.dag import code_manifests
 from hallulab.dag.code_manifests import CodeSets
@@ -350,7 +351,7 @@ def shard_stages(stages: dict[str, Any], count: int) -> dict[str, Any]:
     writing its slice of the model calls, followed by ``merge_<stage>``, which reads the slices
     and writes the stage's outputs (:mod:`hallulab.pipeline.sharding`). ``count`` 1: unchanged."""
     if count < 1:
-        raise ValueError(f"shards must be at least 1, got {count}")
+        raise ShardSettingError(f"SHARDS={count} (--shards): the expensive stages split into at least 1 shard")
     if count == 1:
         return stages
     split: dict[str, Any] = {}
@@ -413,7 +414,11 @@ def main(argv: list[str] | None = None) -> int:
         "--shards", type=int, default=1, help="split the expensive stages into this many shards (default: 1, unsplit)"
     )
     args = parser.parse_args(argv)
-    dag = build(args.shards)
+    try:
+        dag = build(args.shards)
+    except ShardSettingError as error:
+        print(f"dvcgen: {error}", file=sys.stderr)
+        return 2
     text = render(dag)
     if args.check:
         with open(args.out, encoding="utf-8") as handle:

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hallulab.cache import CallCache, Shard, ShardRoundDone
+from hallulab.cache import CallCache, Shard, ShardRoundDone, ShardSettingError
 from hallulab.core.errors import UserFacingError
 from hallulab.core.io import atomic_open
 
@@ -62,15 +62,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--merge-shards", type=int, help="merge the slices of S shards, then run the step")
 
 
+def shard_of(args: argparse.Namespace) -> Shard | None:
+    """The shard the arguments name (None: not a shard run), checked before the stage reads
+    anything: ``--shard`` without ``--shards``, an index outside ``0 .. S-1`` or a count or merge
+    below 1 is a one-line :class:`hallulab.cache.ShardSettingError`."""
+    if args.merge_shards is not None and args.merge_shards < 1:
+        raise ShardSettingError(f"--merge-shards {args.merge_shards}: a merge reads at least 1 shard")
+    if args.merge_shards is not None and (args.shard is not None or args.shards is not None):
+        raise ShardSettingError("--merge-shards runs the merge: it does not take --shard / --shards")
+    if args.shard is None:
+        if args.shards is not None:
+            last = args.shards - 1
+            raise ShardSettingError(f"--shards {args.shards} needs --shard I, the shard to run (0 .. {last})")
+        return None
+    if args.shards is None:
+        raise ShardSettingError(f"--shard {args.shard} needs --shards S, how many shards the stage is split into")
+    return Shard(args.shard, args.shards)
+
+
 def run_sharded(
     args: argparse.Namespace, stage: str, dataset: str, cache: CallCache, step: Callable[[], T], log: logging.Logger
 ) -> T | None:
     """``step()`` as the arguments say: a shard run writes its slice and returns None; a merge
     adds every slice to ``cache`` first; otherwise the step runs as it always does."""
-    if args.shard is not None:
-        if args.shards is None:
-            raise ValueError("--shard needs --shards")
-        cache.shard = Shard(args.shard, args.shards)
+    shard = shard_of(args)
+    if shard is not None:
+        cache.shard = shard
         try:
             step()
         except ShardRoundDone as done:
