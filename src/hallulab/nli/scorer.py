@@ -37,6 +37,7 @@ from hallulab.cache import CallCache, cache_key
 from hallulab.core.config import REPO_ROOT, setting
 from hallulab.core.errors import UserFacingError
 from hallulab.nli.inference import compiled_for_inference, pair_logits
+from hallulab.nli.runtimes import RUNTIMES, NLIRuntime, runtime_named
 from hallulab.packages import local_weights_digest
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
@@ -111,9 +112,6 @@ def model_source(model: str, root: Path = REPO_ROOT) -> str:
     )
 
 
-RUNTIMES = ("torch", "openvino_int8")
-
-
 @dataclass(frozen=True)
 class NLIConfig:
     """``conf/nli/*.yaml`` (params section ``nli``)."""
@@ -137,13 +135,13 @@ class NLIConfig:
     depends_on: str = setting("", doc="a file the scoring stages depend on (the offline model's folder)")
     runtime: str = setting(
         "torch",
-        choices=RUNTIMES,
+        choices=tuple(RUNTIMES),
         doc="torch, or openvino_int8: P(contradict) through OpenVINO with NNCF static int8 on the CPU, "
         "class decisions still float32 torch's (hallulab.nli.openvino_runtime)",
     )
 
     def __post_init__(self) -> None:
-        if self.runtime != "torch" and (self.dtype != "float32" or self.compile):
+        if runtime_named(self.runtime).converts_float32 and (self.dtype != "float32" or self.compile):
             raise ValueError(
                 f"nli.runtime={self.runtime} quantises the float32 model itself: "
                 "leave nli.dtype=float32 and nli.compile=false"
@@ -181,23 +179,20 @@ class NLIScorer:
     def __init__(self, config: NLIConfig, cache: CallCache | None = None) -> None:
         self.config = config
         self.cache = cache
+        #: what P(contradict) runs on, chosen once (:mod:`hallulab.nli.runtimes`)
+        self.runtime: NLIRuntime = runtime_named(config.runtime)
         #: pairs whose classes this scorer re-scored in float32 (:attr:`NLIConfig.recheck_margin`)
         self.rechecked_pairs = 0
 
     @cached_property
     def _loaded(self) -> tuple[Any, Any, str]:
         tokenizer, model, device = self._load(self.config.dtype, compile=self.config.compile)
-        if self.config.runtime == "openvino_int8":
-            import torch
+        limit = model_max_length(tokenizer, model, self.config.max_length)
+        return tokenizer, self.runtime.prepare(model, tokenizer, self._weights_key, limit, device), device
 
-            from hallulab.nli.openvino_runtime import int8_classifier
-
-            if device != "cpu":
-                raise ValueError(f"nli.runtime=openvino_int8 runs on the CPU, not on {device} (set nli.device=cpu)")
-            weights = json.dumps([self.config.model, self.config.revision, self._weights_digest()])
-            limit = model_max_length(tokenizer, model, self.config.max_length)
-            model = int8_classifier(model, tokenizer, weights, limit, torch.get_num_threads())
-        return tokenizer, model, device
+    def _weights_key(self) -> str:
+        """The model, revision and weights, as a runtime's saved graph is keyed."""
+        return json.dumps([self.config.model, self.config.revision, self._weights_digest()])
 
     def _weights_digest(self) -> str:
         return local_weights_digest(model_source(self.config.model))
@@ -254,10 +249,9 @@ class NLIScorer:
             identity["dtype"] = self.config.dtype
         if self.config.compile:  # fused kernels round differently; uncompiled keys stay as they were
             identity["compiled"] = True
-        if self.config.runtime != "torch":  # another runtime, other numbers; torch keys stay as they were
-            from hallulab.nli.openvino_runtime import calibration_tag
-
-            identity["runtime"] = {"name": self.config.runtime, "calibration": calibration_tag()}
+        runtime = self.runtime.key_part()
+        if runtime is not None:  # another runtime, other numbers; torch keys stay as they were
+            identity["runtime"] = runtime
         return identity
 
     def _logits(self, pairs: list[tuple[str, str]], *, exact: bool = False) -> Any:
@@ -325,11 +319,9 @@ class NLIScorer:
         import torch
 
         order = label_order(self._loaded[1].config)
-        if self.config.runtime != "torch":
-            # int8 moves class probabilities by more than any near-tie margin: on FactualBio it
-            # flipped enough of CCP's argmax classes to move claim ROC-AUC past half a point
-            # (benchmarks/check_nli_runtime.py), so a runtime scores P(contradict) only and
-            # every class comes from the float32 torch copy, under float32 torch's keys
+        if self.runtime.exact_classes:
+            # the runtime moves class probabilities by more than any near-tie margin
+            # (hallulab.nli.runtimes): every class comes from the float32 torch copy
             probs = torch.softmax(self._logits(pairs, exact=True), dim=-1)
         else:
             probs = torch.softmax(self._logits(pairs), dim=-1)
@@ -360,7 +352,7 @@ class NLIScorer:
             identity = self.identity
             if kind == "nli.classes" and self.rechecks_classes:  # P(contradict) is never rechecked
                 identity = {**identity, "recheck_margin": self.config.recheck_margin}
-            if kind == "nli.classes" and self.config.runtime != "torch":  # float32 torch's classes
+            if kind == "nli.classes" and self.runtime.exact_classes:  # float32 torch's classes, its keys
                 identity = {key: value for key, value in identity.items() if key != "runtime"}
             keys = self._keys(kind, identity, unique)
             # a chunk is whole model batches of consecutive length-sorted pairs, so the chunk size
