@@ -11,7 +11,7 @@ and is pure arithmetic, so `-S selfcheck.num_samples=...` re-runs no model call.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -88,9 +88,7 @@ class SampleSelection:
 
 
 #: The params keys of :class:`SampleSelection` (what an aggregate step over samples declares).
-SELECTION_PARAMS = tuple(
-    f"selfcheck.{name}" for name in ("num_samples", "sample_selection", "sample_aggregation", "seed")
-)
+SELECTION_PARAMS = tuple(f"selfcheck.{f.name}" for f in fields(SampleSelection))
 
 
 def selected_columns(passage_id: str, available: int, selection: SampleSelection) -> np.ndarray:

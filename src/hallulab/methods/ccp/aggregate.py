@@ -69,11 +69,15 @@ class CCPMode(NamedTuple):
 class CCPKnobs:
     """params ``ccp.aggregate`` (the sweep knobs; no model call)."""
 
-    k: tuple[int, ...] = setting((10,), minimum=1, scalar_ok=True, doc="alternatives per word (K <= K_max)")
+    k: tuple[int, ...] = setting(
+        tuple(range(1, 11)), minimum=1, scalar_ok=True, doc="alternatives per word (K <= K_max); Figure 7: 1..10"
+    )
     nli_context: tuple[str, ...] = setting(("claim_prefix",), choices=CONTEXTS, scalar_ok=True)
     word_merge: bool = True
     stopwords: str = setting("paper", choices=STOPWORD_RULES)
-    claim_aggregation: tuple[str, ...] = setting(("prod",), choices=AGGREGATIONS, scalar_ok=True)
+    claim_aggregation: tuple[str, ...] = setting(
+        AGGREGATIONS, choices=AGGREGATIONS, scalar_ok=True, doc="Table 9; prod is the paper's"
+    )
     reference_compatible: bool = setting(True, doc="also emit lm-polygraph's mode (tokens, raw-token stop words)")
     blank_alternatives: str = setting(
         "neutral", choices=BLANK_RULES, doc="a space/punctuation alternative: neutral | the NLI model's class"

@@ -20,7 +20,9 @@ from hallulab.pipeline.context import AggregateContext, Aggregated
 class LexicalSimilarityKnobs:
     """params ``lexical_similarity``."""
 
-    metrics: tuple[str, ...] = setting(("rougeL",), choices=METRICS, scalar_ok=True, doc="lm-polygraph: rougeL")
+    metrics: tuple[str, ...] = setting(
+        ("rougeL", "rouge1"), choices=METRICS, scalar_ok=True, doc="ROUGE variants; lm-polygraph's default: rougeL"
+    )
     use_stemmer: bool = setting(True, doc="Porter stemming of tokens longer than 3 characters (rouge-score's)")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from hallulab.core.config import setting, typed
 from hallulab.methods.sample_matrix import sample_choice_from
@@ -17,16 +17,14 @@ class NgramKnobs:
     """The sweep knobs of ``selfcheck_ngram`` (N and the choice of samples come from
     ``selfcheck``, read once for every method: :func:`sample_choice_from`)."""
 
-    n: tuple[int, ...] = setting((1,), minimum=1, scalar_ok=True, doc="n-gram order(s)")
+    n: tuple[int, ...] = setting((1, 2, 3, 4, 5), minimum=1, scalar_ok=True, doc="n-gram order(s); Table 7: 1..5")
     aggregations: tuple[str, ...] = setting(AGGREGATIONS, choices=AGGREGATIONS, scalar_ok=True)
     lowercase: bool = True
     smoothing_k: float = setting(0.0, minimum=0.0, doc="add-k smoothing; the paper uses 0")
 
 
 def knobs(ctx: AggregateContext[NgramScores]) -> NgramKnobs:
-    values = {
-        key: ctx.params.get(f"selfcheck_ngram.{key}") for key in ("n", "aggregations", "lowercase", "smoothing_k")
-    }
+    values = {f.name: ctx.params.get(f"selfcheck_ngram.{f.name}") for f in fields(NgramKnobs)}
     return typed(NgramKnobs, values, "selfcheck_ngram")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 from hallulab.core.config import typed
 from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores, scorable
 from hallulab.methods.selfcheck_prompt.prompting import PromptConfig, passage_matrices
@@ -9,11 +11,8 @@ from hallulab.pipeline.context import BuildContext
 
 
 def score(ctx: BuildContext) -> SampleMatrixScores:
-    config = typed(
-        PromptConfig,
-        {key: ctx.params.get(f"selfcheck_prompt.{key}") for key in ("prompt", "max_new_tokens", "top_k")},
-        "selfcheck_prompt",
-    )
+    values = {f.name: ctx.params.get(f"selfcheck_prompt.{f.name}") for f in fields(PromptConfig)}
+    config = typed(PromptConfig, values, "selfcheck_prompt")
     chosen = scorable(ctx.passages)
     chosen.warn(ctx.log, "SelfCheck-Prompt")
     passages = chosen.kept
