@@ -35,7 +35,7 @@ UV_INSTALL := $(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode
 TORCH_DOWNLOAD := $(VENV)/torch-wheel
 
 .PHONY: install lock llamacpp run wikibio experiment result nli-result report readme test test-fast lint params dvcyaml \
-  regen status plots bench docs clean-venv
+  regen status pull plots bench docs clean-venv
 
 # The environment is exact: every package but torch comes from requirements.lock (pinned, with
 # sha256 hashes; `make lock` writes it from pyproject.toml's dev and offline extras), installed
@@ -243,6 +243,14 @@ dvcyaml: $(STAMP)
 status: $(STAMP) .git/HEAD
 	$(BIN)/dvc repro --single-item code_files data_files source
 	$(BIN)/dvc status
+
+## `dvc pull --run-cache` from the team's DVC remote (REMOTE=<name>, else the default one;
+## TARGETS=<stages or files>, else all), refusing an object damaged there: the remote's verify
+## must be on, and a file whose download DVC dropped is named, with the remote, before anything
+## is checked out (hallulab.tooling.remote_pull; docs/how-to/scale.md).
+REMOTE ?=
+pull: $(STAMP)
+	$(BIN)/python -m hallulab.tooling.remote_pull --run-cache $(if $(REMOTE),--remote $(REMOTE)) $(TARGETS)
 
 ## Offline HTML of every DVC plot (vega from conf/plots/vendor, no CDN).
 plots: $(STAMP)

@@ -101,7 +101,8 @@ COVERED_BY: dict[str, str] = {
     "dvc repro": "tests/test_dvc_remote.py::test_a_workspace_that_pulls_a_remote_reproduces_with_no_stage_run",
     "dvc remote add": "tests/test_dvc_remote.py::test_a_workspace_that_pulls_a_remote_reproduces_with_no_stage_run",
     "dvc push": "tests/test_dvc_remote.py::test_a_workspace_that_pulls_a_remote_reproduces_with_no_stage_run",
-    "dvc pull": "tests/test_dvc_remote.py::test_a_workspace_that_pulls_a_remote_reproduces_with_no_stage_run",
+    "make pull": "tests/test_dvc_remote.py::test_a_workspace_that_pulls_a_remote_reproduces_with_no_stage_run",
+    "dvc remote modify": "tests/test_dvc_remote.py::test_a_workspace_that_pulls_a_remote_reproduces_with_no_stage_run",
     "make report": "tests/test_report.py::test_make_report_rewrites_the_page_of_every_data_set_run",
     "make regen": "tests/test_regen.py::test_make_regen_leaves_the_checkout_as_committed",
 }
