@@ -17,8 +17,8 @@ from pathlib import Path
 from hallulab.core.config import ConfigError
 from hallulab.core.io import write_json
 from hallulab.data.loaders import DATA_ROOT_ENV
+from hallulab.data.nli_open import OPEN_HELDOUT
 from hallulab.nli.data import heldout_sources, training_sources
-from hallulab.nli.open_subset import OPEN_HELDOUT
 from hallulab.nli.train import TrainConfig, accuracies, sample_pairs, train_cross_encoder
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger, write_run_log

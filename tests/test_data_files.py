@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from hallulab.data.fingerprints import DataFileInputs, fingerprint
-from hallulab.nli.open_subset import OPEN_DIR
+from hallulab.data.nli_open import OPEN_DIR
 from hallulab.pipeline import paths
 
 REPO = Path(__file__).resolve().parents[1]

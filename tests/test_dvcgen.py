@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from hallulab.dag import code_manifests, dvcgen, method_defaults
+from hallulab.dag import code_manifests, dvcgen, method_defaults, stage_code
 from hallulab.dag.imports import closure, module_roots
 from hallulab.pipeline import paths, registry
 from tests.conftest import REPO
@@ -108,7 +108,7 @@ def test_every_registered_method_is_scored_aggregated_and_evaluated() -> None:
 
 def test_the_code_files_stage_writes_one_manifest_per_stage_and_keeps_them() -> None:
     stages = _stages()
-    code_stage = stages[code_manifests.STAGE]
+    code_stage = stages[stage_code.STAGE]
     assert code_stage["always_changed"] is True
     outs = {next(iter(out)) for out in code_stage["outs"]}
     # persist: DVC does not delete them before the stage runs, so a failed run leaves them

@@ -1,9 +1,11 @@
 """The package's layers point one way: the orchestration (``hallulab.dag``) reads the stage
 contract (``hallulab.pipeline``) and nothing else imports it, neither a module of the package
 nor a stage script; text utilities sit below the data layer, and both below the methods; the
-stage contract does not reach up into the steps it runs (generation, correction); the
-foundation (``hallulab.core``) imports no other hallulab package, which is what lets the DAG
-generator name it as one dependency of every stage.
+NLI layer (``hallulab.nli``) reads the data layer, which imports none of it; the stage contract
+does not reach up into the steps it runs (generation, correction); the foundation
+(``hallulab.core``) imports no other hallulab package, which is what lets the DAG generator
+name it as one dependency of every stage; and no modules import one another round a circle,
+a lazy import (inside a function, or under ``if TYPE_CHECKING:``) counted like any other.
 
 The rules are import-linter contracts, declared in pyproject.toml under ``[tool.importlinter]``
 and checked by its command line, ``lint-imports`` (which ``make lint``, ``make test`` and
@@ -17,6 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import grimp
+
 from hallulab.core.config import REPO_ROOT
 
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
@@ -25,6 +29,8 @@ CONTRACTS = (
     "orchestration",
     "foundation",
     "text-data-methods",
+    "nli-above-data",
+    "no-circles",
     "independent-methods",
     "report-reads-outputs",
     "stage-contract",
@@ -49,6 +55,38 @@ def test_the_import_contracts_hold() -> None:
     assert f"Contracts: {len(CONTRACTS)} kept, 0 broken." in done.stdout, done.stdout
 
 
+def _import_circles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """Every set of modules that import one another round a circle (a strongly connected
+    component of two or more): a module is in one when it imports, through any chain, a module
+    that imports it back."""
+    circles: list[list[str]] = []
+    seen: set[str] = set()
+    for module in sorted(graph.modules):
+        if module in seen:
+            continue
+        circle = graph.find_upstream_modules(module) & graph.find_downstream_modules(module)
+        if circle:
+            seen |= circle | {module}
+            circles.append(sorted(circle | {module}))
+    return circles
+
+
+def test_no_import_circles() -> None:
+    """No hallulab modules import one another round a circle, and no package's subpackages or
+    modules do (each counted with everything under it, as import-linter's ``acyclic`` contract
+    reads them), counting every import: at module level, inside a function or under
+    ``if TYPE_CHECKING:``. A lazy import does not make a circle acceptable: it only moves the
+    failure from import time to the first call that reaches it."""
+    graph = grimp.build_graph("hallulab", include_external_packages=False, cache_dir=None)
+    circles = _import_circles(graph)
+    breakers = {
+        package: sorted(cut)
+        for package in sorted(graph.modules)
+        if graph.find_children(package) and (cut := graph.nominate_cycle_breakers(package))
+    }
+    assert not circles and not breakers, f"module circles: {circles}; package circles, cut by removing: {breakers}"
+
+
 def test_the_stage_scripts_are_the_checkouts_folder() -> None:
     """The contracts read the stage scripts as the namespace package ``stages``: from the
     repository root that must be the checkout's folder alone (a regular package of that name
@@ -69,6 +107,10 @@ SCRATCH = {
     "hallulab/dag/dvcgen.py": "import hallulab.pipeline.runner\n",
     "hallulab/data/__init__.py": "",
     "hallulab/data/records.py": "import hallulab.text.answers\n",
+    "hallulab/data/fingerprints.py": "def fingerprint() -> None:\n    from hallulab.nli.open_subset import FILES\n",
+    "hallulab/nli/__init__.py": "",
+    "hallulab/nli/data.py": "from hallulab.nli.open_subset import open_sources\n",
+    "hallulab/nli/open_subset.py": "def build() -> None:\n    from hallulab.nli.data import training_sources\n",
     "hallulab/methods/__init__.py": "from hallulab.data import records\n",
     "hallulab/methods/bertscore.py": "",
     "hallulab/methods/raw_scores.py": "",
@@ -97,6 +139,9 @@ UPWARD = {
     "orchestration": "stages.generate -> hallulab.dag.dvcgen",
     "foundation": "hallulab.core.io -> hallulab.pipeline.runner",
     "text-data-methods": "hallulab.text.answers -> hallulab.data.records",
+    "nli-above-data": "hallulab.data.fingerprints -> hallulab.nli.open_subset",
+    # a circle has no upward import: the contract names the package whose modules make one
+    "no-circles": "No cycles are allowed in hallulab.nli.",
     "independent-methods": "hallulab.methods.semantic_entropy.score -> hallulab.methods.ccp",
     "report-reads-outputs": "hallulab.report.units -> hallulab.methods.ccp",
     "stage-contract": "hallulab.pipeline.runner -> hallulab.correction.run",

