@@ -382,3 +382,281 @@ def test_a_k_max_beyond_what_the_generator_stored_names_both_knobs(tmp_path: Pat
     view = ParamsView(compose(["response_tokens.top_k=5"]), SPEC.inputs.param_keys(), "response_tokens")
     with CallCache(tmp_path / "c.sqlite") as cache, pytest.raises(ConfigError, match=r"K_max=5 asked for.*stored 3"):
         build(BuildContext("t", [passage], {"main_tokens": generated}, view, Resources(view, cache)))
+
+
+# ---------------------------------------------------------------- the command: one line, exit 2
+
+
+def _cli_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """``hallulab <args>`` in-process: exit status 2 and exactly one ``hallulab <command>: error:`` line."""
+    from hallulab.cli import main
+
+    capsys.readouterr()
+    assert main(list(args)) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("hallulab ")]
+    assert len(lines) == 1 and ": error: " in lines[0], err
+    return lines[0]
+
+
+@pytest.fixture
+def no_debug(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HALLULAB_DEBUG", raising=False)
+
+
+FLEET = "llm_catalogue.vllm_server"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "fragment"),
+    [
+        ([f"{FLEET}.endpoints=[http://10.0.0.1:8000/v1]"], f"set {FLEET}.base_url=null beside the endpoints"),
+        (
+            [f"{FLEET}.base_url=null", f"{FLEET}.endpoints=[http://10.0.0.1:8000/v1,http://10.0.0.1:8000/v1]"],
+            f"{FLEET}.endpoints: lists 'http://10.0.0.1:8000/v1' twice",
+        ),
+    ],
+)
+@pytest.mark.usefixtures("no_debug")
+def test_a_fleet_beside_a_base_url_or_a_url_twice_names_the_catalogue_entry_before_any_record(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, overrides: list[str], fragment: str
+) -> None:
+    """The entry's default base_url stays unless set to null: a fleet beside it is refused
+    naming the entry's keys, before the records are read (the records file does not exist)."""
+    settings = [arg for override in ["llms.generator=vllm_server", *overrides] for arg in ("-S", override)]
+    absent = str(tmp_path / "absent.jsonl")
+    assert fragment in _cli_error(capsys, "score", absent, "--method", "selfcheck_ngram", *settings)
+
+
+@pytest.mark.usefixtures("no_debug")
+def test_a_data_root_that_is_a_file_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from hallulab.data import fetch as fetching
+
+    afile = tmp_path / "root.txt"
+    afile.write_text("not a folder")
+    line = _cli_error(capsys, "data", "fetch", "sac3_qa_halu", "--root", str(afile))
+    assert f"--root {afile}: {afile} is a file, not a folder" in line
+    assert f"{afile} is a file" in _cli_error(capsys, "data", "list", "--root", str(afile / "below"))
+    with pytest.raises(fetching.FetchError, match="is a file, not a folder"):
+        fetching.fetch("sac3_qa_halu", afile / "below")
+
+
+@pytest.mark.usefixtures("no_debug")
+def test_a_response_over_spacys_limit_is_named_before_spacy_loads(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A 1 MB response without sentences: the record's line errors.md promises, before the
+    splitter runs (the spaCy pipeline named does not even exist)."""
+    records = _jsonl(tmp_path / "huge.jsonl", GOOD, {"id": "huge", "response": "Word " * 210_000, "samples": ["x"]})
+    settings = ("--method", "selfcheck_ngram", "-S", "spacy.model=no_such_pipeline", "-o", str(tmp_path / "s.csv"))
+    line = _cli_error(capsys, "score", str(records), *settings)
+    assert "record 'huge', field 'response': is 1,050,000 characters, over spaCy's limit of 1,000,000" in line
+    assert f"({records}:2)" in line
+
+
+@pytest.mark.usefixtures("no_debug")
+def test_an_output_under_a_file_is_refused_before_scoring(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """-o's folder is checked first: the records file does not even exist."""
+    afile = tmp_path / "plain"
+    afile.write_text("x")
+    absent = str(tmp_path / "absent.jsonl")
+    line = _cli_error(capsys, "score", absent, "--method", "selfcheck_ngram", "-o", str(afile / "s.csv"))
+    assert f"-o {afile / 's.csv'}: {afile} is a file, not a folder" in line
+    line = _cli_error(capsys, "report", absent, "--records", absent, "-o", str(afile / "r.html"))
+    assert f"{afile} is a file, not a folder" in line
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+@pytest.mark.usefixtures("no_debug")
+def test_scoring_an_empty_file_says_it_holds_no_records(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str
+) -> None:
+    records = tmp_path / "empty.jsonl"
+    records.write_text(content)
+    out = tmp_path / "s.csv"
+    line = _cli_error(capsys, "score", str(records), "--method", "selfcheck_ngram", "-o", str(out))
+    assert f"{records}: no records" in line
+    assert not out.exists()
+
+
+def test_detect_on_no_records_is_an_error() -> None:
+    from hallulab.api import detect
+
+    with pytest.raises(UserFacingError, match="no records"):
+        detect([], "selfcheck_ngram")
+
+
+def _scored_csv(path: Path, record_id: str = "p1") -> Path:
+    from hallulab.core.units import COLUMNS
+
+    row = dict.fromkeys(COLUMNS, None) | {
+        "variant": "v",
+        "level": "sentence",
+        "record_id": record_id,
+        "unit_id": f"{record_id}#sentence0",
+        "unit_index": 0,
+        "sentence_index": 0,
+        "score": 0.5,
+    }
+    import pandas as pd
+
+    pd.DataFrame([{"method": "selfcheck_ngram", **row, "text": "A cat sat."}]).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.usefixtures("no_debug")
+def test_report_on_an_empty_or_unknown_scores_file_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    records = _jsonl(tmp_path / "r.jsonl", GOOD)
+    empty = tmp_path / "scores.csv"
+    empty.write_text("")
+    line = _cli_error(capsys, "report", str(empty), "--records", str(records), "-o", str(tmp_path / "r.html"))
+    assert f"{empty}: empty" in line
+    other = _scored_csv(tmp_path / "scores.tsv")
+    line = _cli_error(capsys, "report", str(other), "--records", str(records), "-o", str(tmp_path / "r.html"))
+    assert f"{other}: unknown suffix '.tsv'" in line
+    garbage = tmp_path / "scores.parquet"
+    garbage.write_text("method,variant\n")
+    line = _cli_error(capsys, "report", str(garbage), "--records", str(records), "-o", str(tmp_path / "r.html"))
+    assert f"{garbage}: not a readable .parquet file" in line
+
+
+@pytest.mark.usefixtures("no_debug")
+def test_report_on_records_that_are_not_the_scored_ones_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    scores = _scored_csv(tmp_path / "scores.csv")
+    other = _jsonl(tmp_path / "other.jsonl", {"id": "zz", "response": "A dog.", "samples": ["x"]})
+    line = _cli_error(capsys, "report", str(scores), "--records", str(other), "-o", str(tmp_path / "r.html"))
+    assert f"--records {other}: no record matches the scores" in line
+
+
+PLAN_RATES = ("--llm-tokens-per-second", "100", "--nli-pairs-per-second", "10", "--prompt-verdicts-per-second", "2")
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (("--endpoints", "0"), "--endpoints: expected a whole number of at least 1, got 0"),
+        (("--responses", "-5"), "--responses: expected a whole number of at least 1, got -5"),
+        (("--llm-tokens-per-second", "0"), "--llm-tokens-per-second: expected a finite number above 0, got 0.0"),
+        (("--nli-pairs-per-second", "-2"), "--nli-pairs-per-second: expected a finite number above 0"),
+        (("--prompt-verdicts-per-second", "nan"), "--prompt-verdicts-per-second: expected a finite number above 0"),
+        (("-S", "nli.runtime=bogus"), "nli.runtime: 'bogus' is not one of"),
+        (("-S", "dataset=wikibio"), "--dataset toy and -S dataset=wikibio name two data sets"),
+    ],
+)
+@pytest.mark.usefixtures("no_debug")
+def test_a_plan_of_bad_counts_rates_or_settings_is_one_line(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], fragment: str
+) -> None:
+    assert fragment in _cli_error(capsys, "plan", "--dataset", "toy", *args)
+
+
+@pytest.mark.usefixtures("no_debug")
+def test_a_plan_out_under_a_file_is_refused_first(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    afile = tmp_path / "plain"
+    afile.write_text("x")
+    line = _cli_error(capsys, "plan", "--dataset", "toy", "--out", str(afile / "plan"))
+    assert f"--out {afile / 'plan.json'}: {afile} is a file, not a folder" in line
+
+
+@pytest.mark.usefixtures("no_debug")
+def test_a_plan_with_every_rate_stated_reads_no_bench_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run outside the checkout: with every rate stated nothing of benchmarks/ or data/toy is
+    read; with one missing, the bench file is named with the options that replace it."""
+    from hallulab.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    dataset = ("--dataset", "jsonl", "-S", f"dataset.path={TOY}", "--no-cache")
+    assert main(["plan", *dataset, *PLAN_RATES]) == 0
+    assert "Rates: 100 generated tokens/s" in capsys.readouterr().out
+    line = _cli_error(capsys, "plan", *dataset, *PLAN_RATES[:4])
+    assert "benchmarks/results.json: not found under" in line and "--prompt-verdicts-per-second" in line
+
+
+def test_the_language_check_judges_text_written_without_spaces() -> None:
+    from hallulab.text.language import probably_not_english
+
+    chinese = "玛丽·居里是一位波兰裔法国物理学家和化学家，她与丈夫皮埃尔·居里一起发现了钋和镭，并两次获得诺贝尔奖。"
+    japanese = (
+        "マリ・キュリーはポーランド出身の物理学者で、夫とともにポロニウムとラジウムを発見し、ノーベル賞を二度受賞した。"
+    )
+    english = (
+        "Mao Zedong (毛泽东) was a Chinese revolutionary who founded the People's Republic of China, "
+        "which he led as its chairman from its establishment until his death."
+    )
+    assert probably_not_english([("zh", chinese), ("ja", japanese), ("en", english)]) == ["zh", "ja"]
+
+
+# ---------------------------------------------------------------- partial downloads
+
+
+def test_a_stale_partial_download_is_removed_at_the_next_fetch(tmp_path: Path) -> None:
+    """A killed fetch left `.<file>.<token>.part` beside its target: the next fetch of that data
+    set removes it, even when this one fails (here: the server is down)."""
+    from hallulab.data import fetch as fetching
+
+    target = tmp_path / fetching.SAC3_QA_HALU.files[0].target
+    target.parent.mkdir(parents=True)
+    stale = target.parent / f".{target.name}.0123456789abcdef.part"
+    stale.write_bytes(b"half a file")
+    keep = target.parent / ".unrelated.part"
+    keep.write_bytes(b"not ours")
+
+    def down(url: str, *, timeout: float) -> Any:
+        raise OSError("connection refused")
+
+    with pytest.raises(fetching.DownloadError, match="connection refused"):
+        fetching.fetch("sac3_qa_halu", tmp_path, opener=down)
+    assert not stale.exists() and keep.exists()
+
+
+def test_a_terminated_fetch_removes_its_partial_download(tmp_path: Path) -> None:
+    """SIGTERM in the middle of a download (a server that sends part of a file, then waits):
+    the command exits with SIGTERM's status and leaves no partial file."""
+    import signal
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    release = threading.Event()
+    started = threading.Event()
+
+    class Stalling(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", str(1 << 20))
+            self.end_headers()
+            self.wfile.write(b"x" * 1024)
+            self.wfile.flush()
+            started.set()
+            release.wait()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Stalling)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    root = tmp_path / "root"
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    command = [sys.executable, "-m", "hallulab.cli", "data", "fetch", "sac3_qa_halu", "--root", str(root)]
+    process = subprocess.Popen([*command, "--base-url", url], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert started.wait(timeout=120), "the fetch never asked for the file"
+        parts = [p for p in root.rglob("*.part")]
+        assert parts, "a download in progress writes a partial file"
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=120)
+    finally:
+        release.set()
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+        server.shutdown()
+        server.server_close()
+    assert process.returncode == 128 + signal.SIGTERM
+    assert list(root.rglob("*.part")) == []

@@ -16,7 +16,7 @@ from hallulab.llm.prompts import prompt_path
 from hallulab.pipeline import registry
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
-from hallulab.pipeline.spec import ArtifactSpec, MethodSpec, StepInputs
+from hallulab.pipeline.spec import NO_MODEL_CALLS, ArtifactSpec, CallCount, MethodSpec, StepInputs, unplanned
 
 METHODS = list(registry.methods().values())
 ARTIFACTS = list(registry.artifacts().values())
@@ -63,6 +63,27 @@ def test_a_score_step_and_its_raw_class_are_declared_together() -> None:
         MethodSpec(name="m", title="M", paper="p", section="s", level="sentence", score=StepInputs())
 
 
+def test_a_score_step_says_how_its_calls_are_counted_and_only_a_score_step_shards() -> None:
+    """The per-method facts the plan, the sharded DAG and the report read are declared on the
+    method, so a new method cannot leave them out without an error."""
+    for method in registry.methods().values():
+        assert (method.score is None) == (method.calls is None), method.name
+    for artifact in registry.artifacts().values():
+        assert not artifact.inputs.llm_roles or artifact.calls.kind != "none", artifact.name
+    fields = {"name": "m", "title": "M", "paper": "p", "section": "s", "level": "sentence"}
+    with pytest.raises(ValueError, match="how its model calls are counted"):
+        MethodSpec(**fields, score=StepInputs(), raw=dict)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="only a score step's model work shards"):
+        MethodSpec(**fields, shards=True)
+    with pytest.raises(ValueError, match=r"calls .* declare how they are counted"):
+        ArtifactSpec("a", "an artifact", StepInputs(llm_roles=("extractor",)))
+    with pytest.raises(ValueError, match="says why"):
+        CallCount("unplanned")
+    with pytest.raises(ValueError, match="not one of"):
+        CallCount("guessed")
+    assert unplanned("its calls follow its replies").reason == "its calls follow its replies"
+
+
 @pytest.mark.parametrize("spec", [m for m in registry.methods().values() if m.score is not None], ids=lambda s: s.name)
 def test_a_score_step_is_annotated_to_return_its_raw_class(spec: MethodSpec) -> None:
     """Checked on the annotation, before any model runs (the stage checks the value after)."""
@@ -93,7 +114,7 @@ def test_stored_scores_read_back_as_another_class_are_refused() -> None:
         def from_dict(cls, raw: Mapping[str, Any], where: str = "") -> Any:
             return {"not": "an instance"}
 
-    spec = MethodSpec("odd", "Odd", "-", "-", "response", score=StepInputs(), raw=Elsewhere)
+    spec = MethodSpec("odd", "Odd", "-", "-", "response", score=StepInputs(), raw=Elsewhere, calls=NO_MODEL_CALLS)
     with pytest.raises(TypeError, match=r"^x.json: .*Elsewhere.from_dict returned dict, not the raw class of odd$"):
         spec.read_raw({}, "x.json")
 

@@ -157,8 +157,9 @@ def test_a_ccp_claim_shows_each_words_ccp_and_they_multiply_to_its_score(toy_run
     import math
 
     from hallulab.report.inputs import load_inputs
+    from hallulab.report.page import registered_unit_sources
 
-    inputs = load_inputs("toy", toy_run.root)
+    inputs = load_inputs("toy", toy_run.root, units=registered_unit_sources())
     catalogue = UnitCatalogue.build(inputs.passages, inputs.artifacts, inputs.raw, inputs.details)
     scores = inputs.scores["ccp"]
     claims = scores[scores["variant"].isin(["ccp_k10_claimpref", "ccp_k3_nocontext"]) & (scores["level"] == "claim")]

@@ -45,12 +45,16 @@ import pandas as pd
 
 from hallulab.cache import CallCache
 from hallulab.core.config import CONF_DIR, ConfigError, compose
+from hallulab.core.errors import UserFacingError
 from hallulab.core.units import score_frame
-from hallulab.data.records import SentenceSplitter, load_jsonl_passages, with_sentences
+from hallulab.data.records import LengthCheck, SentenceSplitter, load_jsonl_passages, with_sentences
 from hallulab.data.schema import Passage, check_unique_ids, passage_from_dict
+from hallulab.llm import check_llm_roles
 from hallulab.pipeline import registry
+from hallulab.pipeline.context import BuildContext
 from hallulab.pipeline.controls import AggregateControls
-from hallulab.pipeline.executor import aggregate_method, build_artifact, score_method
+from hallulab.pipeline.executor import aggregate_method, build_artifact, run_step, score_method
+from hallulab.pipeline.graph import GENERATED, pipeline_graph
 from hallulab.pipeline.known_keys import check_known
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources
@@ -91,13 +95,23 @@ def _as_stored(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
 
 
-def _records(records: Records, split: SentenceSplitter) -> list[Passage]:
+class NoRecordsError(ValueError, UserFacingError):
+    """Nothing to score: an empty records file (or one of blank lines), or an empty list."""
+
+
+def _records(records: Records, split: SentenceSplitter, fits: LengthCheck | None = None) -> list[Passage]:
     """Records from a JSONL file in the canonical schema, or Passages / mappings; a record
-    with a response and no ``sentences`` is split by ``split``."""
+    with a response and no ``sentences`` is split by ``split`` (``fits`` checks its length
+    first). None at all is an error naming the file."""
     if isinstance(records, str | Path):
-        return load_jsonl_passages(Path(records), split)
+        passages = load_jsonl_passages(Path(records), split, fits)
+        if not passages:
+            raise NoRecordsError(f"{records}: no records (the file is empty or holds only blank lines)")
+        return passages
     given = list(records)
-    raws = with_sentences([r for r in given if not isinstance(r, Passage)], split)
+    if not given:
+        raise NoRecordsError("records: no records to score (an empty list)")
+    raws = with_sentences([r for r in given if not isinstance(r, Passage)], split, fits)
     filled = iter(raws)
     passages = [
         r if isinstance(r, Passage) else passage_from_dict(next(filled), position=i + 1) for i, r in enumerate(given)
@@ -143,22 +157,6 @@ def unit_texts(frame: pd.DataFrame, passages: Sequence[Passage]) -> list[str | N
     return texts
 
 
-def _artifact_order(names: Iterable[str]) -> list[str]:
-    """The artifacts ``names`` need, each after the artifacts it is built from."""
-    ordered: list[str] = []
-
-    def visit(name: str) -> None:
-        if name in ordered or name == "main_tokens":
-            return
-        for required in registry.artifact(name).requires:
-            visit(required)
-        ordered.append(name)
-
-    for name in names:
-        visit(name)
-    return ordered
-
-
 @dataclass
 class Detector:
     """One method with its settings (``settings`` as ``-S`` takes them, e.g.
@@ -176,6 +174,7 @@ class Detector:
         self.overrides: list[str] = override_strings(self.settings)
         self.params: dict[str, Any] = compose(self.overrides, self.conf_dir)
         check_known(self.params, list(self.params), self.conf_dir)
+        check_llm_roles(self.params)
 
     def view(self, declared: Iterable[str], owner: str) -> ParamsView:
         return ParamsView(self.params, declared, owner)
@@ -183,7 +182,7 @@ class Detector:
     def score(self, records: Records, cache: CallCache | None = None, variants: str = "headline") -> pd.DataFrame:
         """Unit-level scores of ``records``: the columns of :data:`hallulab.core.units.COLUMNS`,
         then ``text`` and ``headline`` (see the module docstring); ``variants``: "headline"
-        (the default) or "all"."""
+        (the default) or "all". No records (an empty file or list) is an error."""
         check_variants(variants)  # before any model runs
         if cache is not None:
             return self._score(records, cache, variants)
@@ -191,31 +190,35 @@ class Detector:
             return self._score(records, opened, variants)
 
     def _score(self, records: Records, cache: CallCache, variants: str) -> pd.DataFrame:
-        spacy = self.view(("spacy",), "api")
-        passages = _records(records, Resources(spacy, cache).spacy.sentences)
+        spacy = Resources(self.view(("spacy",), "api"), cache).spacy
+        passages = _records(records, spacy.sentences, spacy.require_fits)
         frame, controls = self._run(passages, cache)
         frame["text"] = unit_texts(frame, passages)
         frame.insert(0, "method", self.method)
         return with_headline(frame, controls.headline_variants, variants)
 
     def _run(self, passages: list[Passage], cache: CallCache) -> tuple[pd.DataFrame, AggregateControls]:
-        """The method's unit scores (as the DAG's aggregate stage writes them) and controls."""
+        """The method's unit scores (as the DAG's aggregate stage writes them) and controls: the
+        pipeline graph's steps for the method (:meth:`PipelineGraph.steps_for`), in its order,
+        each through the executor the stages call."""
         if self.spec.combines is not None:
             return self._combine(passages, cache)
-        passages, main_tokens = self._generate(passages, cache)
-        artifacts: dict[str, Any] = {"main_tokens": main_tokens}
-        for name in _artifact_order(self.spec.requires):
-            spec = registry.artifact(name)
-            view = self.view(spec.inputs.param_keys(), f"extract_{name}")
-            inputs = {r: artifacts[r] for r in spec.requires}
-            built = build_artifact(name, self.dataset, passages, inputs, view, cache, self.log)
-            artifacts[name] = _as_stored(built.value)
-        needed = {name: artifacts[name] for name in self.spec.requires}
+        inputs: dict[str, Any] = {}
         raw = None
-        if self.spec.score is not None:
-            view = self.view(self.spec.score.param_keys(), f"score_{self.method}")
-            stored = score_method(self.spec, self.dataset, passages, needed, view, cache, self.log).value
-            raw = self.spec.read_raw(_as_stored(stored.to_dict()), f"score_{self.method}")
+        for node in pipeline_graph().steps_for(self.method):
+            view = self.view(node.inputs.param_keys(), node.stage)
+            if node.kind == "generate":
+                passages, main_tokens = self._generate(passages, view, cache)
+                inputs.update(dict.fromkeys(GENERATED, main_tokens))
+            elif node.kind == "artifact":
+                required = {r: inputs[r] for r in registry.artifact(node.name).requires}
+                built = build_artifact(node.name, self.dataset, passages, required, view, cache, self.log)
+                inputs[node.name] = _as_stored(built.value)
+            elif node.kind == "score":
+                needed = {name: inputs[name] for name in self.spec.requires}
+                stored = score_method(self.spec, self.dataset, passages, needed, view, cache, self.log).value
+                raw = self.spec.read_raw(_as_stored(stored.to_dict()), node.stage)
+        needed = {name: inputs[name] for name in self.spec.requires}
         view = self.view(self.spec.aggregate.param_keys(), f"aggregate_{self.method}")
         result = aggregate_method(self.spec, self.dataset, passages, needed, raw, view, self.log)
         return _as_stored(score_frame(result.scores)), result.controls
@@ -237,22 +240,25 @@ class Detector:
                 detector = Detector(member.method, self.overrides, self.dataset, self.conf_dir, self.log)
                 by_method[member.method] = detector._run(passages, cache)[0]
         tables = {m.key: member_rows(by_method[m.method], m, level, f"{m.method}'s scores", self.log) for m in members}
-        passages, _ = self._generate(passages, cache)
+        passages, _ = self._generate(passages, self.view(GENERATE_INPUTS.param_keys(), "generate"), cache)
         result = aggregate_method(self.spec, self.dataset, passages, {}, None, view, self.log, tables)
         return _as_stored(score_frame(result.scores)), result.controls
 
-    def _generate(self, passages: list[Passage], cache: CallCache) -> tuple[list[Passage], list[dict[str, Any]]]:
-        """The ``generate`` stage's step: samples (and main responses) as ``generate.mode`` says."""
+    def _generate(
+        self, passages: list[Passage], view: ParamsView, cache: CallCache
+    ) -> tuple[list[Passage], list[dict[str, Any]]]:
+        """The ``generate`` stage's step: samples (and main responses) as ``generate.mode`` says,
+        run through the executor with the generator's resources."""
         from hallulab.generation import GenerateConfig, generate_passages
 
-        view = self.view(GENERATE_INPUTS.param_keys(), "generate")
         cfg = view.typed(GenerateConfig, "generate")
-        resources = Resources(view, cache)
-        try:
-            llm, split = resources.llm("generator"), resources.spacy.sentences
-            generated, mains, report = generate_passages(passages, llm, cfg, split)
-        finally:
-            resources.close()
+
+        def generate(ctx: BuildContext) -> Any:
+            return generate_passages(
+                list(ctx.passages), ctx.resources.llm("generator"), cfg, ctx.resources.spacy.sentences
+            )
+
+        generated, mains, report = run_step(generate, self.dataset, passages, {}, view, cache, self.log).value
         self.log.info("%s", report.summary(cfg))
         stored = [passage_from_dict(_as_stored(p.to_dict())) for p in generated]
         return stored, [_as_stored(row) for row in mains]

@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from hallulab.core.errors import UserFacingError
+from hallulab.core.io import check_output_path
 
 
 def _methods() -> int:
@@ -51,6 +54,7 @@ def _score(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.suffix not in OUTPUT_SUFFIXES and str(out) != os.devnull:
         raise OutputSuffixError(f"-o {out}: unknown suffix {out.suffix!r}; write one of {list(OUTPUT_SUFFIXES)}")
+    check_output_path(out, "-o")
     scores = Detector(args.method, args.set).score(Path(args.records), variants=args.variants)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix == ".csv":
@@ -68,6 +72,7 @@ def _report(args: argparse.Namespace) -> int:
     from hallulab.pipeline import registry
     from hallulab.report.scored_file import write_scored_report
 
+    check_output_path(args.output, "-o")
     titles = {name: spec.title for name, spec in registry.methods().items()}
     path = write_scored_report([Path(p) for p in args.scores], Path(args.records), Path(args.output), titles)
     print(f"Report: {path} (open it in a browser, no server needed)")
@@ -80,14 +85,24 @@ GITHUB_RAW_URL = "https://raw.githubusercontent.com"
 
 
 class DataRootError(ValueError, UserFacingError):
-    """``data fetch`` has no data root: neither ``--root`` nor the environment variable."""
+    """``data fetch`` has no data root (neither ``--root`` nor the environment variable), or
+    the one given is a file."""
 
 
 def _data_root(arg: str | None) -> Path | None:
+    """The data root ``--root`` or the environment names (None: neither); one that is a file,
+    or lies under a file, is refused."""
     from hallulab.data.loaders import data_root
 
     root = Path(arg).expanduser() if arg else data_root()
-    return root.absolute() if root is not None else None
+    if root is None:
+        return None
+    root = root.absolute()
+    blocking = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        given = "--root" if arg else f"${DATA_ROOT_ENV_NAME}"
+        raise DataRootError(f"{given} {root}: {blocking} is a file, not a folder; the data root is a folder")
+    return root
 
 
 def _data_list(args: argparse.Namespace) -> int:
@@ -127,12 +142,30 @@ def _data_fetch(args: argparse.Namespace) -> int:
         source = f" <- {result.url}" if result.outcome != "present" and result.url else ""
         print(f"{done[result.outcome]}: {result.target}{source}", flush=True)
 
-    for name in names:
-        report = fetch(name, root, base_url=args.base_url, on_file=say)
-        print(
-            f"{name}: {len(report.fetched)} fetched, {len(report.present)} already present, sha256 checked, in {root}"
-        )
+    with _terminate_as_exit():
+        for name in names:
+            report = fetch(name, root, base_url=args.base_url, on_file=say)
+            print(
+                f"{name}: {len(report.fetched)} fetched, {len(report.present)} already present, sha256 checked, "
+                f"in {root}"
+            )
     return 0
+
+
+@contextmanager
+def _terminate_as_exit() -> Iterator[None]:
+    """While the block runs, SIGTERM (``kill``, a job scheduler) exits through the block's
+    ``finally`` clauses, as Ctrl-C does, so a download in progress removes its partial file;
+    the exit status is the one SIGTERM gives."""
+
+    def leave(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    before = signal.signal(signal.SIGTERM, leave)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _version() -> str:

@@ -7,65 +7,100 @@ it the call cache already holds, and how long the rest takes at stated rates.
 samples generated and carries the data set's mean number of sentences, so every count is
 scaled from the data set's per-response means (and nothing of it is in the cache).
 
-Counted, for the stages whose requests follow from the records and the settings alone:
+Every node of the pipeline graph (:mod:`hallulab.pipeline.graph`) is planned by the call count
+its step declares (:class:`hallulab.pipeline.spec.CallCount`), so a new method is planned, or
+listed with why not, without an edit here:
 
-* ``generate``: LLM requests (main responses when ``generate.mode=all``, N_max samples for a
-  record that has none) and the generated tokens they may take (``max_new_tokens`` each: an
-  upper bound), cache hits by the exact keys the stage will ask for;
-* ``score_selfcheck_nli``: NLI pairs, sentence x sample (SelfCheckGPT Sec. 5.5), distinct pairs
-  and cache hits by the NLI model's keys (once the model is trained or downloaded);
-* ``score_selfcheck_prompt``: one LLM verdict per sentence and sample (SelfCheckGPT Sec. 5.6),
-  at most ``selfcheck_prompt.max_new_tokens`` tokens each.
-
-The chained methods (HalluCheck's questions and re-answers, FactSelfCheck's triples, MQAG's
-questions, CCP's alternatives, Self-Familiarity's explanations, the correction) ask for calls
-whose number depends on earlier replies: they are listed as not planned, with why.
+* ``llm_generate`` (the ``generate`` stage): LLM requests (main responses when
+  ``generate.mode=all``, N_max samples for a record that has none) and the generated tokens
+  they may take (``max_new_tokens`` each: an upper bound), cache hits by the exact keys the
+  stage will ask for;
+* ``nli_sentence_sample`` (SelfCheck-NLI): NLI pairs, sentence x sample (SelfCheckGPT Sec. 5.4),
+  distinct pairs and cache hits by the NLI model's keys (once the model is trained or
+  downloaded);
+* ``llm_sentence_sample`` (SelfCheck-Prompt): one LLM verdict per sentence and sample
+  (SelfCheckGPT Sec. 5.5), at most ``<method>.max_new_tokens`` tokens each;
+* ``unplanned``: the chained steps (HalluCheck's questions and re-answers, FactSelfCheck's
+  triples, MQAG's questions, CCP's alternatives, Semantic Entropy's classes, Self-Familiarity's
+  explanations, the extractions, the correction) ask for calls whose number depends on earlier
+  replies: they are listed as not planned, with the reason their declaration gives;
+* ``none``: steps that call no LLM and no NLI model, listed as such.
 
 Rates: generated tokens per second per endpoint and NLI pairs per second, by default the ones
 ``make bench`` recorded (``benchmarks/results.json``: the embedded SmolLM2 on that CPU, the
 offline MiniLM NLI model in float32), or stated (``--llm-tokens-per-second``,
 ``--nli-pairs-per-second``; ``--endpoints`` for a fleet). The LLM time is an upper bound (every
 request its full ``max_new_tokens``); the NLI time is for the distinct pairs the cache lacks.
+The bench file (and data/toy, for the Prompt rate) is read only for a rate not stated.
+
+Before anything is read, the options and settings are checked (one line, exit status 2): a
+count below 1, a rate that is not a finite number above 0, an ``-S dataset=`` naming another
+data set than ``--dataset``, an ``--out`` that cannot be written, and every setting as a stage
+checks it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from hallulab.core.config import compose, typed
+from hallulab.core.errors import UserFacingError
+from hallulab.core.io import check_output_path
 from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage
 from hallulab.generation import GenerateConfig, needs_samples, sample_seed
+from hallulab.pipeline.graph import pipeline_graph
 
 BENCH_RESULTS = Path("benchmarks/results.json")
 TOY_PASSAGES = Path("data/toy/passages.jsonl")
 
-#: stages left out of the plan, and why
-NOT_PLANNED: dict[str, str] = {
-    "score_hallucheck": "its questions come from extracted facts and its re-answers from the questions",
-    "score_factselfcheck": "its triples come from an LLM's extraction of each sample",
-    "score_selfcheck_mqag": "its questions and answers come from earlier replies",
-    "score_ccp": "its NLI pairs follow the white-box pass's top-K alternatives",
-    "score_self_familiarity": "its explanations and concept checks come from earlier replies",
-    "correct": "its rewrites follow the detection scores",
-}
+
+class PlanError(ValueError, UserFacingError):
+    """A ``hallulab plan`` option, setting or input file that gives no plan; names it."""
+
+
+#: the rates a user may state, by their ``hallulab plan`` option
+RATE_OPTIONS = ("llm_tokens_per_second", "nli_pairs_per_second", "prompt_verdicts_per_second")
+
+
+def _option(name: str) -> str:
+    """The ``hallulab plan`` option of a :class:`Rates` field or argument (``--endpoints``)."""
+    return "--" + name.replace("_", "-")
+
+
+def check_rate(name: str, value: float) -> None:
+    """A rate is a finite number above 0 (a negative rate or NaN gives a plan of no meaning)."""
+    if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+        raise PlanError(f"{_option(name)}: expected a finite number above 0, got {value!r}")
+
+
+def check_count(name: str, value: int) -> None:
+    """A count (endpoints, responses) is a whole number of at least 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise PlanError(f"{_option(name)}: expected a whole number of at least 1, got {value!r}")
 
 
 @dataclass(frozen=True)
 class Rates:
-    """Throughput the wall-time estimate assumes."""
+    """Throughput the wall-time estimate assumes; each rate above 0, at least one endpoint."""
 
     llm_tokens_per_second: float  #: generated tokens per second, per endpoint
     nli_pairs_per_second: float
     prompt_verdicts_per_second: float  #: SelfCheckGPT-Prompt verdicts per second, per endpoint
     endpoints: int
     source: str  #: where the rates come from
+
+    def __post_init__(self) -> None:
+        for name in RATE_OPTIONS:
+            check_rate(name, getattr(self, name))
+        check_count("endpoints", self.endpoints)
 
 
 @dataclass(frozen=True)
@@ -89,7 +124,8 @@ class Plan:
     responses: int  #: responses planned for (records, or --responses)
     rates: Rates
     stages: tuple[StagePlan, ...]
-    not_planned: dict[str, str]
+    not_planned: dict[str, str]  #: stage -> why its calls cannot be counted before the run
+    no_model_calls: tuple[str, ...] = ()  #: stages that call no LLM and no NLI model
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -115,6 +151,8 @@ class Plan:
         lines += ["", f"Total: {total / 3600:.2f} hours at these rates.", ""]
         lines += [f"- {s.stage}: {s.basis}" for s in self.stages]
         lines += [f"- {stage}: not planned: {why}" for stage, why in self.not_planned.items()]
+        if self.no_model_calls:
+            lines.append(f"- no LLM or NLI call: {', '.join(self.no_model_calls)}")
         return "\n".join(lines) + "\n"
 
 
@@ -122,16 +160,32 @@ class Plan:
 NLI_BENCH_ROWS = {"torch": "fp32", "openvino_int8": "ov_int8"}
 
 
+def _bench_file(path: Path) -> Path:
+    """``path`` (relative to the working folder: the checkout ``make bench`` writes in), or a
+    one-line error saying where it was looked for and how to do without it."""
+    if not path.is_file():
+        stated = ", ".join(_option(name) for name in RATE_OPTIONS)
+        raise PlanError(
+            f"{path}: not found under {Path.cwd()}, and the rates not stated come from it; run the plan in "
+            f"the hallulab checkout (make bench writes it there), or state every rate: {stated}"
+        )
+    return path
+
+
 def bench_rates(path: Path = BENCH_RESULTS, endpoints: int = 1, nli_runtime: str = "torch") -> Rates:
     """The batched generation, SelfCheckGPT-Prompt and NLI rates ``make bench`` recorded, the
     NLI rate of ``nli_runtime`` (float32 torch, or OpenVINO int8). The Prompt row times every
     verdict of the toy set (its sentence x sample pairs, counted here from data/toy), the
     opening its prompts share encoded once."""
-    results = json.loads(path.read_text(encoding="utf-8"))
+    if nli_runtime not in NLI_BENCH_ROWS:
+        raise PlanError(
+            f"nli.runtime={nli_runtime}: make bench records no NLI rate for it; state one: --nli-pairs-per-second"
+        )
+    results = json.loads(_bench_file(path).read_text(encoding="utf-8"))
     llm = {row["key"]: row for row in results["llm"]["rows"]}
     nli = {row["key"]: row for row in results["nli"]["rows"]}[NLI_BENCH_ROWS[nli_runtime]]
     machine = results["nli"].get("machine", {})
-    toy = load_jsonl_passages(TOY_PASSAGES)
+    toy = load_jsonl_passages(_bench_file(TOY_PASSAGES))
     toy_verdicts = sum(len(p.sentences) * len(p.samples) for p in toy if p.response is not None)
     return Rates(
         llm_tokens_per_second=float(llm["generate_batched"]["value"]),
@@ -206,9 +260,10 @@ def _sentence_sample_counts(
     return sum(len(p.sentences) * len(p.samples) for p in scored), len(scored), mean_sentences
 
 
-def plan_selfcheck_nli(
-    passages: Sequence[Passage], params: dict[str, Any], cache: Any, responses: int | None, rates: Rates
+def plan_nli_pairs(
+    stage: str, passages: Sequence[Passage], params: dict[str, Any], cache: Any, responses: int | None, rates: Rates
 ) -> StagePlan:
+    """One NLI pair per sentence and sample (``nli_sentence_sample``)."""
     pairs, counted, mean_sentences = _sentence_sample_counts(passages, params, responses)
     cached: int | None = None
     distinct = pairs
@@ -226,7 +281,7 @@ def plan_selfcheck_nli(
         cached, why = _nli_cached(unique, params, cache)
     seconds = (distinct - (cached or 0)) / rates.nli_pairs_per_second
     basis = f"{counted:,} responses x {mean_sentences:.1f} sentences x their samples; {why}"
-    return StagePlan("score_selfcheck_nli", "NLI pairs", pairs, distinct, cached, 0, seconds, basis)
+    return StagePlan(stage, "NLI pairs", pairs, distinct, cached, 0, seconds, basis)
 
 
 def _nli_cached(pairs: list[tuple[str, str]], params: dict[str, Any], cache: Any) -> tuple[int | None, str]:
@@ -242,19 +297,46 @@ def _nli_cached(pairs: list[tuple[str, str]], params: dict[str, Any], cache: Any
     return _cached_count(cache, keys), "cache hits by the NLI model's keys"
 
 
-def plan_selfcheck_prompt(
-    passages: Sequence[Passage], params: dict[str, Any], responses: int | None, rates: Rates
+def plan_llm_verdicts(
+    stage: str, method: str, passages: Sequence[Passage], params: dict[str, Any], responses: int | None, rates: Rates
 ) -> StagePlan:
+    """One LLM verdict per sentence and sample (``llm_sentence_sample``), at most the method's
+    ``max_new_tokens`` each."""
     requests, counted, mean_sentences = _sentence_sample_counts(passages, params, responses)
-    max_new = int(params["selfcheck_prompt"]["max_new_tokens"])
+    max_new = int(params[method]["max_new_tokens"])
     seconds = requests / (rates.prompt_verdicts_per_second * rates.endpoints)
     basis = (
         f"one verdict per sentence and sample ({counted:,} responses x {mean_sentences:.1f} sentences); "
         f"at most {max_new} tokens each; timed per verdict; cache not checked"
     )
-    return StagePlan(
-        "score_selfcheck_prompt", "LLM requests", requests, requests, None, requests * max_new, seconds, basis
-    )
+    return StagePlan(stage, "LLM requests", requests, requests, None, requests * max_new, seconds, basis)
+
+
+def check_dataset_override(dataset: str, overrides: Sequence[str]) -> None:
+    """Refuse an override that picks another data set than ``dataset`` (``--dataset toy -S
+    dataset=wikibio`` would plan WikiBio under the name toy)."""
+    for override in overrides:
+        key, _, value = override.partition("=")
+        if key.lstrip("+~").split("@")[0] == "dataset" and value != dataset:
+            raise PlanError(
+                f"--dataset {dataset} and -S {override} name two data sets; name the one to plan with --dataset"
+            )
+
+
+def plan_params(dataset: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """The settings ``-S dataset=<dataset> <overrides>`` compose, with every setting the plan
+    reads checked (unknown keys refused, as a stage refuses them) before any record is read."""
+    from hallulab.llm import check_llm_roles
+    from hallulab.nli.scorer import NLIConfig
+    from hallulab.pipeline.known_keys import check_known
+
+    check_dataset_override(dataset, overrides)
+    params = compose([f"dataset={dataset}", *overrides])
+    check_known(params, list(params))
+    typed(GenerateConfig, params["generate"], "generate")
+    typed(NLIConfig, params["nli"], "nli")
+    check_llm_roles(params)
+    return params
 
 
 def make_plan(
@@ -264,20 +346,34 @@ def make_plan(
     responses: int | None = None,
     rates: Rates,
     use_cache: bool = True,
+    params: Mapping[str, Any] | None = None,
 ) -> Plan:
-    """The plan of ``dataset`` with the settings ``-S dataset=<dataset> <overrides>`` compose."""
+    """The plan of ``dataset`` with the settings ``-S dataset=<dataset> <overrides>`` compose
+    (``params``: :func:`plan_params` of them, where the caller has it)."""
     from hallulab.cache import CallCache
     from hallulab.data.loaders import load_dataset
 
-    params = compose([f"dataset={dataset}", *overrides])
+    if responses is not None:
+        check_count("responses", responses)
+    params = dict(params) if params is not None else plan_params(dataset, overrides)
     passages, _ = load_dataset(params["dataset"])
     cache = CallCache() if use_cache and responses is None else None
+    stages: list[StagePlan] = []
+    not_planned: dict[str, str] = {}
+    no_model_calls: list[str] = []
     try:
-        stages = (
-            plan_generate(passages, params, cache, responses, rates),
-            plan_selfcheck_nli(passages, params, cache, responses, rates),
-            plan_selfcheck_prompt(passages, params, responses, rates),
-        )
+        for node in pipeline_graph().nodes.values():
+            kind = node.calls.kind
+            if kind == "llm_generate":
+                stages.append(plan_generate(passages, params, cache, responses, rates))
+            elif kind == "nli_sentence_sample":
+                stages.append(plan_nli_pairs(node.stage, passages, params, cache, responses, rates))
+            elif kind == "llm_sentence_sample":
+                stages.append(plan_llm_verdicts(node.stage, node.name, passages, params, responses, rates))
+            elif kind == "unplanned":
+                not_planned[node.stage] = node.calls.reason
+            elif node.kind in ("artifact", "score"):
+                no_model_calls.append(node.stage)
     finally:
         if cache is not None:
             cache.close()
@@ -286,8 +382,9 @@ def make_plan(
         records=len(passages),
         responses=responses if responses is not None else len(passages),
         rates=rates,
-        stages=stages,
-        not_planned=dict(NOT_PLANNED),
+        stages=tuple(stages),
+        not_planned=not_planned,
+        no_model_calls=tuple(no_model_calls),
     )
 
 
@@ -306,19 +403,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", help="also write the plan to OUT.json and its table to OUT.md")
 
 
+def check_arguments(args: argparse.Namespace) -> None:
+    """Refuse, before anything is read, what gives no plan: a count below 1, a rate that is
+    not a finite number above 0, an override naming another data set, an ``--out`` that
+    cannot be written."""
+    check_count("endpoints", args.endpoints)
+    if args.responses is not None:
+        check_count("responses", args.responses)
+    for name in RATE_OPTIONS:
+        if (value := getattr(args, name)) is not None:
+            check_rate(name, value)
+    check_dataset_override(args.dataset, args.set)
+    if args.out:
+        for suffix in (".json", ".md"):
+            check_output_path(Path(args.out).with_suffix(suffix), "--out")
+
+
+def stated_rates(args: argparse.Namespace, params: Mapping[str, Any]) -> Rates:
+    """The rates stated by option, the others ``make bench``'s (its file is read only then)."""
+    stated = {name: value for name in RATE_OPTIONS if (value := getattr(args, name)) is not None}
+    if len(stated) == len(RATE_OPTIONS):
+        return Rates(**stated, endpoints=args.endpoints, source="stated: " + ", ".join(sorted(stated)))
+    rates = bench_rates(endpoints=args.endpoints, nli_runtime=str(params["nli"].get("runtime", "torch")))
+    if not stated:
+        return rates
+    return replace(rates, **stated, source="stated: " + ", ".join(sorted(stated)) + f"; the others: {rates.source}")
+
+
 def run(args: argparse.Namespace) -> int:
     """``hallulab plan``: print the plan (and write it with ``--out``)."""
-    runtime = str(compose([f"dataset={args.dataset}", *args.set])["nli"].get("runtime", "torch"))
-    rates = bench_rates(endpoints=args.endpoints, nli_runtime=runtime)
-    stated = {
-        name: value
-        for name in ("llm_tokens_per_second", "nli_pairs_per_second", "prompt_verdicts_per_second")
-        if (value := getattr(args, name)) is not None
-    }
-    if stated:
-        others = "" if len(stated) == 3 else f"; the others: {rates.source}"
-        rates = replace(rates, **stated, source="stated: " + ", ".join(sorted(stated)) + others)
-    plan = make_plan(args.dataset, args.set, responses=args.responses, rates=rates, use_cache=not args.no_cache)
+    check_arguments(args)
+    params = plan_params(args.dataset, args.set)
+    rates = stated_rates(args, params)
+    plan = make_plan(
+        args.dataset, args.set, responses=args.responses, rates=rates, use_cache=not args.no_cache, params=params
+    )
     table = plan.table()
     sys.stdout.write(table)
     if args.out:

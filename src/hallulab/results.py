@@ -57,7 +57,8 @@ from omegaconf import DictConfig, OmegaConf
 from hallulab.core.config import load_params
 from hallulab.core.io import file_sha256, read_json, write_json
 from hallulab.packages import find_package_file
-from hallulab.pipeline import paths, registry
+from hallulab.pipeline import paths
+from hallulab.pipeline.graph import pipeline_graph
 from hallulab.pipeline.spec import StepInputs
 from hallulab.pipeline.stage_inputs import CORRECTION_INPUTS
 from hallulab.tooling.environment import EnvironmentRef, current
@@ -132,20 +133,9 @@ def load_result(path: str | Path) -> PublishedResult:
 
 
 def _inputs(method: str) -> list[StepInputs]:
-    """What the method's steps and the artifacts they build on (transitively) read."""
-    spec = registry.method(method)
-    inputs: list[StepInputs] = [spec.aggregate, *([spec.score] if spec.score is not None else [])]
-    known = registry.artifacts()
-    pending, seen = list(spec.requires), set()
-    while pending:
-        name = pending.pop()
-        if name in seen or name not in known:  # e.g. main_tokens, written by the generate stage
-            continue
-        seen.add(name)
-        artifact = known[name]
-        inputs.append(artifact.inputs)
-        pending.extend(artifact.requires)
-    return inputs
+    """What the method's steps and the artifacts they build on (transitively) read: its steps in
+    the pipeline graph, the generate step aside (the run's settings are recorded whole)."""
+    return [node.inputs for node in pipeline_graph().steps_for(method) if node.kind != "generate"]
 
 
 def _roles(method: str) -> list[str]:

@@ -60,6 +60,23 @@ class InputFileError(ValueError, UserFacingError):
     """A data file cannot be read as what it should be; names the file and line."""
 
 
+class OutputPathError(ValueError, UserFacingError):
+    """An output path that cannot be written: a folder on its way is a file, or it is a folder."""
+
+
+def check_output_path(path: str | os.PathLike[str], flag: str) -> None:
+    """Refuse, before any work, an output ``path`` (given as ``flag``) that names a folder, or
+    whose nearest existing folder on its way is a file (writing would fail only at the end)."""
+    target = Path(path)
+    if target.is_dir():
+        raise OutputPathError(f"{flag} {target}: is a folder; name a file to write")
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OutputPathError(f"{flag} {target}: {parent} is a file, not a folder")
+            return
+
+
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, object)``; a malformed or non-UTF-8 line raises naming the file
     and line (:class:`InputFileError`)."""

@@ -21,11 +21,15 @@ fetches the rest, then stops with one line saying which file to put where and it
 
 Downloads use :mod:`urllib` with a per-request timeout and never read more than the pinned size,
 go to a temporary file beside the target, and are renamed over it only once size and sha256
-match; a file already there with the pinned sha256 is left alone.
+match; a file already there with the pinned sha256 is left alone. A fetch holds a lock on the
+data root while it runs (a second fetch into the same root waits for it), so a temporary file
+it finds beside a target was left by a fetch that was killed, and is removed before the file is
+fetched again (the ``data_files`` fingerprints read every file of a folder, hidden ones too).
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import http.client
 import os
@@ -36,7 +40,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal, Protocol
@@ -571,6 +575,41 @@ def check_base_url(base_url: str | None) -> None:
         raise FetchError(f"--base-url {base_url!r}: expected an http://, https:// or file:// URL")
 
 
+#: the suffixes of the temporary files a download writes beside its target
+PART_SUFFIXES = (".part", ".gz.part")
+
+
+def _partial_downloads(target: Path) -> list[Path]:
+    """The temporary files beside ``target`` that a download of it writes (:func:`_temporary_beside`)."""
+    if not target.parent.is_dir():
+        return []
+    prefix = f".{target.name}."
+    return [
+        path
+        for path in target.parent.iterdir()
+        if path.name.startswith(prefix) and path.name.endswith(PART_SUFFIXES) and path.is_file()
+    ]
+
+
+@contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the folder ``root`` (made if need be) until the block ends; a
+    second holder waits. The lock is the folder's own, so it leaves no file behind. A file
+    system that locks no folder (some network mounts) runs the block unlocked: two fetches
+    into one such root at once are not kept apart."""
+    blocking = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise FetchError(f"data root {root}: {blocking} is a file, not a folder")
+    root.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(root, os.O_RDONLY)
+    try:
+        with suppress(OSError):
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)  # closing the last descriptor releases the lock
+
+
 @contextmanager
 def _temporary_beside(target: Path, suffix: str) -> Iterator[Path]:
     """A new temporary file in the target's folder, removed on the way out unless renamed away.
@@ -684,22 +723,27 @@ def fetch(
     :class:`ChecksumError` (other bytes than pinned) naming the URL, with nothing written for
     that file; and :class:`NoPublicSourceError` after fetching the rest when a file with no
     public source is not in place, naming each such file, where to put it and its sha256.
+    The root is locked while the files are fetched; a partial download a killed fetch left
+    beside a file is removed before that file is fetched.
     """
     source = data_source(name)
     check_base_url(base_url)
     results: list[FileResult] = []
     no_source: list[SourceFile] = []
-    for file in source.files:
-        if is_in_place(file, root):
-            result = FileResult(root / file.target, "present", file.source.url(base_url) if file.source else None)
-        elif file.source is None:
-            no_source.append(file)
-            continue
-        else:
-            result = _fetch_file(file, root, base_url, opener)
-        results.append(result)
-        if on_file is not None:
-            on_file(result)
+    with _locked(root):
+        for file in source.files:
+            for stale in _partial_downloads(root / file.target):  # a killed fetch's: none runs now
+                stale.unlink(missing_ok=True)
+            if is_in_place(file, root):
+                result = FileResult(root / file.target, "present", file.source.url(base_url) if file.source else None)
+            elif file.source is None:
+                no_source.append(file)
+                continue
+            else:
+                result = _fetch_file(file, root, base_url, opener)
+            results.append(result)
+            if on_file is not None:
+                on_file(result)
     if no_source:
         raise NoPublicSourceError(_no_source_message(source, no_source, root, len(results)))
     return FetchReport(source.name, root, tuple(results))

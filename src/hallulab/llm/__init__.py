@@ -7,7 +7,17 @@ from typing import Any
 
 from hallulab.llm.base import LLM, Capabilities, DecodingParams, Generation, LLMIdentity, TokenStats
 
-__all__ = ["LLM", "Capabilities", "DecodingParams", "Generation", "LLMIdentity", "TokenStats", "build_llm"]
+__all__ = [
+    "LLM",
+    "Capabilities",
+    "DecodingParams",
+    "Generation",
+    "LLMIdentity",
+    "TokenStats",
+    "build_llm",
+    "check_llm_roles",
+    "check_llm_settings",
+]
 
 
 BACKENDS = ("hf", "openai", "vllm", "langchain")
@@ -27,7 +37,7 @@ def build_llm(cfg: Mapping[str, Any], where: str = "llm") -> LLM:
     if backend == "openai":
         from hallulab.llm.openai_backend import OpenAIConfig, OpenAILLM
 
-        return OpenAILLM(typed(OpenAIConfig, options, where))
+        return OpenAILLM(typed(OpenAIConfig, options, where), where)
     if backend == "vllm":
         from hallulab.llm.vllm_backend import VLLMLLM, VLLMConfig
 
@@ -37,3 +47,23 @@ def build_llm(cfg: Mapping[str, Any], where: str = "llm") -> LLM:
 
         return LangChainLLM(typed(LangChainConfig, options, where))
     raise ConfigError(f"{where}.backend: must be one of {list(BACKENDS)}, got {backend!r}")
+
+
+def check_llm_settings(cfg: Mapping[str, Any], where: str = "llm") -> None:
+    """Check, without making the backend, what :func:`build_llm` would refuse of an ``openai``
+    entry (every setting, and the ones that cannot go together: a fleet beside a
+    ``base_url``, a URL listed twice), so that a run stops on it before any work."""
+    if cfg.get("backend") == "openai":
+        from hallulab.core.config import typed
+        from hallulab.llm.openai_backend import OpenAIConfig, check_config
+
+        options = {k: v for k, v in cfg.items() if k not in ("backend", "name")}
+        check_config(typed(OpenAIConfig, options, where), where)
+
+
+def check_llm_roles(params: Mapping[str, Any]) -> None:
+    """:func:`check_llm_settings` of each catalogue entry an LLM role (params ``llms``) names."""
+    catalogue = params.get("llm_catalogue") or {}
+    for entry in dict.fromkeys(str(name) for name in (params.get("llms") or {}).values()):
+        if entry in catalogue:
+            check_llm_settings(catalogue[entry], f"llm_catalogue.{entry}")

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from hallulab.core.config import setting
+from hallulab.core.config import ConfigError, setting
 from hallulab.core.errors import UserFacingError
 from hallulab.llm.base import (
     LLM,
@@ -104,6 +104,24 @@ class OpenAIConfig:
     retry_after: float = setting(30.0, above=0.0, doc="seconds a fleet endpoint stays set aside")
 
 
+def check_config(config: OpenAIConfig, where: str = "llm") -> None:
+    """Raise :class:`ConfigError` naming ``<where>.<setting>`` for settings that cannot go
+    together: a fleet (``endpoints``) beside a ``base_url`` (a catalogue entry's default one
+    included), or a URL listed twice."""
+    if config.server not in SERVERS:
+        raise ConfigError(f"{where}.server: must be one of {list(SERVERS)}, got {config.server!r}")
+    if config.mode not in MODES:
+        raise ConfigError(f"{where}.mode: must be one of {list(MODES)}, got {config.mode!r}")
+    if config.endpoints and config.base_url is not None:
+        raise ConfigError(
+            f"{where}.endpoints: a fleet replaces {where}.base_url, which is {config.base_url!r}; "
+            f"set {where}.base_url=null beside the endpoints, or leave {where}.endpoints empty"
+        )
+    twice = [url for url in dict.fromkeys(config.endpoints) if config.endpoints.count(url) > 1]
+    if twice:
+        raise ConfigError(f"{where}.endpoints: lists {twice[0]!r} twice; each replica once")
+
+
 def _snippet(text: str, limit: int = 200) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[:limit] + "..."
@@ -112,15 +130,9 @@ def _snippet(text: str, limit: int = 200) -> str:
 class OpenAILLM(LLM):
     """OpenAI-compatible client backend (see module docstring)."""
 
-    def __init__(self, config: OpenAIConfig) -> None:
-        if config.server not in SERVERS:
-            raise ValueError(f"llm.server must be one of {SERVERS}, got {config.server!r}")
-        if config.mode not in MODES:
-            raise ValueError(f"llm.mode must be chat or completions, got {config.mode!r}")
-        if config.endpoints and config.base_url is not None:
-            raise ValueError("llm.endpoints (a fleet) replaces llm.base_url: set one of them, not both")
-        if len(set(config.endpoints)) != len(config.endpoints):
-            raise ValueError(f"llm.endpoints lists a URL twice: {list(config.endpoints)}")
+    def __init__(self, config: OpenAIConfig, where: str = "llm") -> None:
+        """``where``: the settings' name in errors (``llm_catalogue.<entry>``)."""
+        check_config(config, where)
         self.config = config
         self._unreachable: str | None = None  # set when a request spent its retries on connection errors
         self.capabilities = Capabilities(

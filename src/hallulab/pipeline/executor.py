@@ -27,7 +27,7 @@ from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources
 from hallulab.pipeline.spec import MethodSpec, StepInputs, StoredRaw
 
-__all__ = ["StepRun", "aggregate_method", "build_artifact", "score_inputs", "score_method"]
+__all__ = ["StepRun", "aggregate_method", "build_artifact", "run_step", "score_inputs", "score_method"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class StepRun:
     run_stats: dict[str, Any] = field(default_factory=dict)
 
 
-def _with_resources(
+def run_step(
     step: Any,
     dataset: str,
     passages: Sequence[Passage],
@@ -47,6 +47,8 @@ def _with_resources(
     cache: CallCache,
     log: logging.Logger,
 ) -> StepRun:
+    """``step(context)`` with the model resources ``view`` configures, opened for it and closed
+    after it, whatever happens (the generate step, which the API runs, goes through here too)."""
     resources = Resources(view, cache)
     try:
         context = BuildContext(dataset, passages, inputs, view, resources, log)
@@ -67,7 +69,7 @@ def build_artifact(
 ) -> StepRun:
     """Shared artifact ``name`` built from ``passages`` and the artifacts it requires (``inputs``)."""
     build = registry.step_function("artifact", name, "build")
-    return _with_resources(build, dataset, passages, inputs, view, cache, log)
+    return run_step(build, dataset, passages, inputs, view, cache, log)
 
 
 def score_inputs(spec: MethodSpec) -> StepInputs:
@@ -91,6 +93,6 @@ def score_method(
     """A method's expensive step; the value is an instance of the spec's raw class (checked)."""
     score_inputs(spec)
     score = registry.step_function("method", spec.name, "score")
-    run = _with_resources(score, dataset, passages, artifacts, view, cache, log)
+    run = run_step(score, dataset, passages, artifacts, view, cache, log)
     checked: StoredRaw = spec.checked_raw(run.value)
     return StepRun(checked, run.run_stats)

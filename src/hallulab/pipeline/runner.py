@@ -90,24 +90,21 @@ def write_run_log(stage: str, dataset: str, stats: Mapping[str, Any]) -> None:
         logging.getLogger("hallulab.runner").warning("could not write the run log of %s", stage)
 
 
-def read_artifact(name: str, suffix: str, dataset: str) -> Any:
-    """A shared artifact (JSON -> object, Parquet -> DataFrame); ``main_tokens`` is the
-    ``generate`` stage's white-box record of the responses it wrote (a list of dicts)."""
-    if name == "main_tokens":
-        path = Path(paths.main_tokens(dataset))
+def read_artifact(name: str, dataset: str) -> Any:
+    """An input a step requires: a shared artifact (JSON -> object, Parquet -> DataFrame), or
+    the ``generate`` stage's white-box record of the responses it wrote (``main_tokens``: a
+    list of dicts, :data:`hallulab.pipeline.graph.GENERATED`)."""
+    from hallulab.pipeline.graph import required_path, required_suffix
+
+    path, suffix = Path(required_path(name, dataset)), required_suffix(name)
+    if not suffix:
         return [row for _, row in read_jsonl(path)] if path.is_file() else []
-    path = Path(paths.artifact(name, suffix, dataset))
     return pd.read_parquet(path) if suffix == "parquet" else read_json(path)
 
 
 def read_artifacts(names: Sequence[str], dataset: str) -> dict[str, Any]:
-    """The named artifacts of a data set, loaded (see :func:`read_artifact`)."""
-    from hallulab.pipeline import registry
-
-    return {
-        name: read_artifact(name, "" if name == "main_tokens" else registry.artifact(name).suffix, dataset)
-        for name in names
-    }
+    """The named inputs of a data set's steps, loaded (see :func:`read_artifact`)."""
+    return {name: read_artifact(name, dataset) for name in names}
 
 
 def write_table(path: str | os.PathLike[str], frame: pd.DataFrame) -> None:

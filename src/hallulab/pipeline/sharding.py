@@ -1,8 +1,9 @@
 """An expensive stage split into S shards, each its own DVC stage, merged before aggregate.
 
-``make dvcyaml SHARDS=3`` turns each of :data:`SHARDED_STAGES` into a ``foreach`` over shard
-indices (``dvc repro score_selfcheck_nli@2`` runs shard 2, on any machine) and adds a
-``merge_<stage>`` stage that writes the stage's usual outputs.
+``make dvcyaml SHARDS=3`` turns each stage whose step declares ``shards`` (the generate step, a
+method's or an artifact's spec: :meth:`hallulab.pipeline.graph.PipelineGraph.sharded_stages`)
+into a ``foreach`` over shard indices (``dvc repro score_selfcheck_nli@2`` runs shard 2, on any
+machine) and adds a ``merge_<stage>`` stage that writes the stage's usual outputs.
 
 - **Shard ``i`` of ``S``** (``--shard i --shards S``) runs the stage's step with the call cache
   in shard mode (:class:`hallulab.cache.Shard`). The first request the step spreads (its batched
@@ -33,15 +34,6 @@ from typing import Any, TypeVar
 from hallulab.cache import CallCache, Shard, ShardRoundDone, ShardSettingError
 from hallulab.core.errors import UserFacingError
 from hallulab.core.io import atomic_open
-
-#: the expensive stages ``make dvcyaml SHARDS=S`` splits
-SHARDED_STAGES = (
-    "generate",
-    "extract_response_tokens",
-    "score_selfcheck_nli",
-    "score_factselfcheck",
-    "score_hallucheck",
-)
 
 T = TypeVar("T")
 

@@ -65,6 +65,56 @@ class StepInputs:
 
 
 @dataclass(frozen=True)
+class Need:
+    """What a method needs of a data set or of the LLM that fills a role, with the one line a
+    table shows where it is missing (the benchmark's applicability rule reads it)."""
+
+    name: str
+    reason: str
+
+
+#: the response's question or instruction (a method that asks the model about the prompt again)
+PROMPTS = Need("prompts", "needs prompts")
+#: stochastic samples of the response: in the data, or drawn by the generator from the prompts
+SAMPLES = Need("samples", "needs sampled responses (in the data, or drawn from its prompts)")
+#: the LLM's token log-probabilities of the text (a white-box model teacher-forces it)
+TEXT_LOGPROBS = Need("text_logprobs", "needs token log-probabilities of the text (a white-box LLM)")
+#: SAC3's perturbed questions with their answers and verdicts, as the SAC3 data sets carry them
+SAC3_OUTPUTS = Need("sac3_outputs", "needs the data set's SAC3 verifier outputs")
+
+
+@dataclass(frozen=True)
+class CallCount:
+    """How ``hallulab plan`` counts a step's model calls before a run.
+
+    ``kind`` is one of :data:`CALL_KINDS`: ``none`` (no LLM or NLI call), ``llm_generate`` (the
+    generate step's main responses and samples, as ``generate.mode`` asks), ``nli_sentence_sample``
+    (one NLI pair per sentence and sample, SelfCheckGPT §5.4), ``llm_sentence_sample`` (one LLM
+    verdict per sentence and sample, §5.5), or ``unplanned``: the calls follow from earlier
+    replies, so they cannot be counted before the run (``reason`` says why)."""
+
+    kind: str
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in CALL_KINDS:
+            raise ValueError(f"call count {self.kind!r} is not one of {CALL_KINDS}")
+        if (self.kind == "unplanned") != bool(self.reason):
+            raise ValueError("an unplanned call count, and only it, says why (reason)")
+
+
+CALL_KINDS = ("none", "llm_generate", "nli_sentence_sample", "llm_sentence_sample", "unplanned")
+NO_MODEL_CALLS = CallCount("none")
+NLI_PER_SENTENCE_SAMPLE = CallCount("nli_sentence_sample")
+LLM_VERDICT_PER_SENTENCE_SAMPLE = CallCount("llm_sentence_sample")
+
+
+def unplanned(reason: str) -> CallCount:
+    """Calls that follow from earlier replies; ``reason`` is the line the plan prints."""
+    return CallCount("unplanned", reason)
+
+
+@dataclass(frozen=True)
 class ArtifactSpec:
     """A shared extraction artifact (one ``extract_<name>`` stage per data set)."""
 
@@ -73,6 +123,16 @@ class ArtifactSpec:
     inputs: StepInputs = field(default_factory=StepInputs)
     requires: tuple[str, ...] = ()  # other artifacts it is built from
     suffix: str = "json"  # file suffix of the artifact (json or parquet)
+    #: how the plan counts its model calls (required when it calls an LLM role)
+    calls: CallCount = NO_MODEL_CALLS
+    #: its first batched model request is the bulk of its cost: ``make dvcyaml SHARDS=S`` splits it
+    shards: bool = False
+    #: its units are ones the report page names (claims, facts, concepts)
+    names_units: bool = False
+
+    def __post_init__(self) -> None:
+        if self.inputs.llm_roles and self.calls == NO_MODEL_CALLS:
+            raise ValueError(f"artifact {self.name!r} calls {self.inputs.llm_roles}: declare how they are counted")
 
 
 @dataclass(frozen=True)
@@ -99,6 +159,19 @@ class MethodSpec:
     #: mapping ``{method, variant}``; the DAG gives each member a ``members_<name>`` stage that
     #: copies that variant's unit scores, and the aggregate step reads them as ``ctx.members``
     combines: str | None = None
+    #: what it needs of a data set or of its models (the benchmark's "n/a" reasons)
+    needs: tuple[Need, ...] = ()
+    #: how the plan counts its score step's model calls; required with a score step
+    calls: CallCount | None = None
+    #: its score step's first batched model request is the bulk of its cost: ``make dvcyaml
+    #: SHARDS=S`` splits it (:mod:`hallulab.pipeline.sharding`)
+    shards: bool = False
+    #: its stored raw scores carry a text of each unit (HalluCheck's facts, Self-Familiarity's
+    #: concepts) that the report page shows
+    raw_unit_texts: bool = False
+    #: its fact-level scores drive FactSelfCheck's fact-level correction (§4.5): the DAG has a
+    #: ``correct`` stage when a registered method declares this
+    corrects_facts: bool = False
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -108,6 +181,12 @@ class MethodSpec:
                 f"method {self.name!r}: a score step and a raw class (what it returns) come together "
                 f"(score {'absent' if self.score is None else 'declared'}, raw {self.raw!r})"
             )
+        if (self.score is None) != (self.calls is None):
+            raise ValueError(f"method {self.name!r}: a score step declares how its model calls are counted (calls)")
+        if self.shards and self.score is None:
+            raise ValueError(f"method {self.name!r}: only a score step's model work shards")
+        if (self.raw_unit_texts or self.corrects_facts) and self.score is None:
+            raise ValueError(f"method {self.name!r}: raw_unit_texts and corrects_facts describe a score step's output")
 
     def checked_raw(self, value: object) -> StoredRaw:
         """``value`` when it is an instance of the spec's raw class (what the score step must

@@ -12,6 +12,9 @@ GENERATE_INPUTS = StepInputs(params=("generate", "spacy"), llm_roles=("generator
 #: the correct stage's prompt files, by their key under ``correction.prompts``
 CORRECTION_PROMPTS = ("baseline", "sentence", "fact", "judge", "fact_judge")
 
+#: the artifact whose facts the correction rewrites (FactSelfCheck §4.5: the knowledge graphs)
+CORRECTION_ARTIFACT = "knowledge_graphs"
+
 CORRECTION_INPUTS = StepInputs(
     params=("correction",),
     llm_roles=("corrector", "judge"),

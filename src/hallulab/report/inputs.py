@@ -31,10 +31,17 @@ from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage
 from hallulab.pipeline import paths
 
-#: artifacts whose units a page names (read when present)
-ARTIFACTS = ("claims", "knowledge_graphs", "concepts")
-#: raw score files whose units carry a text of their own
-RAW_WITH_UNITS = ("hallucheck", "self_familiarity")
+
+@dataclass(frozen=True)
+class UnitSources:
+    """Where a page finds the text of units the records do not spell out, as the registry
+    declares it (:attr:`hallulab.pipeline.spec.ArtifactSpec.names_units`,
+    :attr:`hallulab.pipeline.spec.MethodSpec.raw_unit_texts`); each file is read when present."""
+
+    artifacts: tuple[str, ...] = ()  #: artifacts whose units a page names (claims, facts, concepts)
+    raw: tuple[str, ...] = ()  #: methods whose stored raw scores carry a text of each unit
+
+
 #: curve families: (folder under metrics/<dataset>, title)
 CURVE_FAMILIES = (("pr", "precision-recall"), ("n_curve", "N (samples)"), ("knob_curve", "K (alternatives)"))
 
@@ -105,8 +112,14 @@ def _read_if(path: Path) -> Mapping[str, Any] | None:
     return read_json(path) if path.is_file() else None
 
 
-def load_inputs(dataset: str, root: Path = Path(), method_titles: Mapping[str, str] | None = None) -> ReportInputs:
-    """Read a run's outputs for ``dataset`` under ``root`` (the repository)."""
+def load_inputs(
+    dataset: str,
+    root: Path = Path(),
+    method_titles: Mapping[str, str] | None = None,
+    units: UnitSources = UnitSources(),
+) -> ReportInputs:
+    """Read a run's outputs for ``dataset`` under ``root`` (the repository); the texts of units
+    from the files ``units`` names."""
     records_path = root / paths.passages(dataset)
     if not records_path.is_file():
         raise NothingToReportError(f"{records_path} not found: run the pipeline on {dataset!r} first (make run)")
@@ -121,8 +134,10 @@ def load_inputs(dataset: str, root: Path = Path(), method_titles: Mapping[str, s
     }
     if not scores:
         raise NothingToReportError(f"no unit scores under data/aggregated/{dataset}: run the pipeline first")
-    artifacts = {name: found for name in ARTIFACTS if (found := _read_if(root / paths.artifact(name, "json", dataset)))}
-    raw = {name: found for name in RAW_WITH_UNITS if (found := _read_if(root / paths.raw_scores(name, dataset)))}
+    artifacts = {
+        name: found for name in units.artifacts if (found := _read_if(root / paths.artifact(name, "json", dataset)))
+    }
+    raw = {name: found for name in units.raw if (found := _read_if(root / paths.raw_scores(name, dataset)))}
     summary_csv = root / paths.summary(dataset, "csv")
     summary_md = root / paths.summary(dataset, "md")
     metrics_dir = root / paths.metrics_dir(dataset)

@@ -18,7 +18,7 @@ from typing import Any
 
 from hallulab.core.config import CONF_DIR
 from hallulab.core.io import atomic_open
-from hallulab.report.inputs import NothingToReportError, load_inputs
+from hallulab.report.inputs import NothingToReportError, UnitSources, load_inputs
 from hallulab.report.payload import build_payload
 from hallulab.report.units import UnitCatalogue
 
@@ -48,12 +48,22 @@ def render(payload: dict[str, Any]) -> str:
     return template.replace("__DATA__", pieces["__DATA__"])  # last: the data may hold any marker
 
 
+def registered_unit_sources() -> UnitSources:
+    """The files that name units, as the registered artifacts and methods declare them."""
+    from hallulab.pipeline import registry
+
+    return UnitSources(
+        artifacts=tuple(name for name, spec in registry.artifacts().items() if spec.names_units),
+        raw=tuple(name for name, spec in registry.methods().items() if spec.raw_unit_texts),
+    )
+
+
 def write_report(dataset: str, out: Path | None = None, root: Path = Path()) -> Path:
     """Build the page for ``dataset`` from the run's files under ``root``; returns its path."""
     from hallulab.pipeline import registry
 
     titles = {name: spec.title for name, spec in registry.methods().items()}
-    inputs = load_inputs(dataset, root, titles)
+    inputs = load_inputs(dataset, root, titles, registered_unit_sources())
     catalogue = UnitCatalogue.build(inputs.passages, inputs.artifacts, inputs.raw, inputs.details)
     page = render(build_payload(inputs, catalogue))
     path = out or root / default_path(dataset)

@@ -33,20 +33,38 @@ class ScoredFileError(ValueError, UserFacingError):
     """A scored file the report cannot read: its path and what is missing."""
 
 
+#: the suffixes of the files ``hallulab score`` writes
+SCORED_SUFFIXES = (".parquet", ".csv", ".jsonl")
+
+
 def read_scored(path: Path) -> pd.DataFrame:
-    """A file ``hallulab score`` wrote (.parquet, .csv or .jsonl), with its unit columns."""
+    """A file ``hallulab score`` wrote (.parquet, .csv or .jsonl), with its unit columns; any
+    other suffix, an empty file or one that does not parse is an error naming the file."""
+    if path.suffix not in SCORED_SUFFIXES:
+        raise ScoredFileError(
+            f"{path}: unknown suffix {path.suffix!r}; a scored file is one of {list(SCORED_SUFFIXES)}"
+        )
     if not path.is_file():
         raise ScoredFileError(f"{path}: no such file")
-    if path.suffix == ".csv":
-        frame = pd.read_csv(path)
-    elif path.suffix == ".jsonl":
-        frame = pd.read_json(path, lines=True)
-    else:
-        frame = pd.read_parquet(path)
+    if path.stat().st_size == 0:
+        raise ScoredFileError(f"{path}: empty; not a scored file of `hallulab score`")
+    try:
+        frame = _read_table(path)
+    except ValueError as error:  # pandas' and pyarrow's parse errors are ValueErrors
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ScoredFileError(f"{path}: not a readable {path.suffix} file ({first})") from error
     missing = [column for column in ("method", *COLUMNS) if column not in frame.columns]
     if missing:
         raise ScoredFileError(f"{path}: not a scored file of `hallulab score` (no column {missing[0]!r})")
     return frame
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    if path.suffix == ".csv":
+        return pd.read_csv(path)
+    if path.suffix == ".jsonl":
+        return pd.read_json(path, lines=True)
+    return pd.read_parquet(path)
 
 
 def scored_sentences(frame: pd.DataFrame) -> dict[str, list[str]]:
@@ -59,15 +77,38 @@ def scored_sentences(frame: pd.DataFrame) -> dict[str, list[str]]:
 
 
 def records_for(path: Path, frame: pd.DataFrame) -> list[Passage]:
-    """The records file's records; one without ``sentences`` takes those its scores name."""
+    """The records file's records; one without ``sentences`` takes those its scores name.
+    Every scored record must be among them (checked first: records that are not the scored
+    ones are named as such, not by a field they lack)."""
     sentences = scored_sentences(frame)
+    read = list(read_jsonl(path))
+    require_scored_records(path, [raw.get("id") if isinstance(raw, dict) else None for _, raw in read], frame)
 
     def with_scored_sentences(raw: Any) -> Any:
         if isinstance(raw, dict) and "sentences" not in raw and raw.get("response") and raw.get("id") in sentences:
             return {**raw, "sentences": sentences[raw["id"]]}
         return raw
 
-    return numbered_passages(((line, with_scored_sentences(raw)) for line, raw in read_jsonl(path)), path)
+    return numbered_passages(((line, with_scored_sentences(raw)) for line, raw in read), path)
+
+
+def require_scored_records(path: Path, record_ids: Sequence[object], frame: pd.DataFrame) -> None:
+    """Raise :class:`ScoredFileError` when the records file (``record_ids``, in file order)
+    lacks a record the scores name: none of them (another file), or some (another version)."""
+    given = {str(rid) for rid in record_ids if rid is not None}
+    scored = list(dict.fromkeys(str(rid) for rid in frame["record_id"]))
+    absent = [rid for rid in scored if rid not in given]
+    if not absent:
+        return
+    if len(absent) == len(scored):
+        raise ScoredFileError(
+            f"--records {path}: no record matches the scores ({len(scored)} scored record(s), e.g. {scored[0]!r}; "
+            f"{len(given)} record(s) in the file); pass the records that were scored"
+        )
+    raise ScoredFileError(
+        f"--records {path}: {len(absent)} of the {len(scored)} scored record(s) are not in it "
+        f"(e.g. {absent[0]!r}); pass the records that were scored"
+    )
 
 
 def write_scored_report(scored: Sequence[Path], records: Path, out: Path, titles: dict[str, str]) -> Path:

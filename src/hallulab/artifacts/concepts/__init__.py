@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hallulab.pipeline.spec import ArtifactSpec, StepInputs
+from hallulab.pipeline.spec import ArtifactSpec, StepInputs, unplanned
 
 SPEC = ArtifactSpec(
     name="concepts",
@@ -46,6 +46,8 @@ SPEC = ArtifactSpec(
         prompts=("concepts.prompt",),
         files=("data/data_files/word_list.json",),  # the word list under the data root (data_files stage)
     ),
+    calls=unplanned("its concepts come from the extractor LLM's replies, or from spaCy"),
+    names_units=True,
 )
 
 SOURCES = ("auto", "given", "llm", "spacy")

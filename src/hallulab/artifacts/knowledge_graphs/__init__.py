@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hallulab.pipeline.spec import ArtifactSpec, StepInputs
+from hallulab.pipeline.spec import ArtifactSpec, StepInputs, unplanned
 
 SPEC = ArtifactSpec(
     name="knowledge_graphs",
@@ -55,6 +55,8 @@ SPEC = ArtifactSpec(
         ),
     ),
     requires=("sentences",),
+    calls=unplanned("its triples come from an LLM's extraction of each sentence and sample"),
+    names_units=True,
 )
 
 EXTRACTORS = ("llm", "spacy")

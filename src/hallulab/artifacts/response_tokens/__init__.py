@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hallulab.pipeline.spec import ArtifactSpec, StepInputs
+from hallulab.pipeline.spec import ArtifactSpec, StepInputs, unplanned
 from hallulab.tokens import TokenStats
 
 SPEC = ArtifactSpec(
@@ -30,6 +30,8 @@ SPEC = ArtifactSpec(
     description="per-token log-probability, entropy and top-K_max alternatives of every response",
     inputs=StepInputs(params=("response_tokens",), llm_roles=("proxy",)),
     requires=("main_tokens",),
+    calls=unplanned("its teacher-forced passes (one per response) are not counted by the plan yet"),
+    shards=True,
 )
 
 

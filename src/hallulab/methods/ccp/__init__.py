@@ -27,7 +27,7 @@ the NLI argmax go to entailment, then contradiction, in both modes.
 """
 
 from hallulab.methods.ccp.raw import CCPScores
-from hallulab.pipeline.spec import MethodSpec, StepInputs
+from hallulab.pipeline.spec import TEXT_LOGPROBS, MethodSpec, StepInputs, unplanned
 
 SPEC = MethodSpec(
     raw=CCPScores,
@@ -46,4 +46,6 @@ SPEC = MethodSpec(
     aggregate=StepInputs(params=("ccp.aggregate",)),
     knob_curve="k",
     order=60,
+    needs=(TEXT_LOGPROBS,),
+    calls=unplanned("its NLI pairs follow the white-box pass's top-K alternatives"),
 )

@@ -24,7 +24,7 @@ reply format.
 
 from hallulab.methods.factselfcheck.raw import FactSelfCheckScores
 from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
-from hallulab.pipeline.spec import MethodSpec, StepInputs
+from hallulab.pipeline.spec import SAMPLES, MethodSpec, StepInputs, unplanned
 
 SPEC = MethodSpec(
     raw=FactSelfCheckScores,
@@ -42,4 +42,8 @@ SPEC = MethodSpec(
     aggregate=StepInputs(params=("factselfcheck.aggregate", *SAMPLE_CHOICE_PARAMS)),
     paper_table="fsc-table1",
     order=80,
+    needs=(SAMPLES,),
+    calls=unplanned("its triples come from an LLM's extraction of each sample"),
+    shards=True,
+    corrects_facts=True,
 )

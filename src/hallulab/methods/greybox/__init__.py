@@ -5,7 +5,7 @@ No expensive step of its own: it reads the shared ``response_tokens`` (token sta
 the generating model or a proxy LLM) and ``sentences`` (spans) artifacts.
 """
 
-from hallulab.pipeline.spec import MethodSpec, StepInputs
+from hallulab.pipeline.spec import TEXT_LOGPROBS, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
     name="greybox",
@@ -18,4 +18,5 @@ SPEC = MethodSpec(
     aggregate=StepInputs(),
     paper_table="table8-opt-125m",
     order=15,
+    needs=(TEXT_LOGPROBS,),
 )

@@ -23,7 +23,7 @@ the answer came from (``beam_indices``); errors are counted, never swallowed by 
 """
 
 from hallulab.methods.hallucheck.raw import HalluCheckScores
-from hallulab.pipeline.spec import MethodSpec, StepInputs
+from hallulab.pipeline.spec import TEXT_LOGPROBS, MethodSpec, StepInputs, unplanned
 
 SPEC = MethodSpec(
     raw=HalluCheckScores,
@@ -40,4 +40,8 @@ SPEC = MethodSpec(
     ),
     aggregate=StepInputs(params=("hallucheck.aggregate",)),
     order=70,
+    needs=(TEXT_LOGPROBS,),
+    calls=unplanned("its questions come from extracted facts and its re-answers from the questions"),
+    shards=True,
+    raw_unit_texts=True,
 )

@@ -12,7 +12,7 @@ not scored (counted).
 """
 
 from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
-from hallulab.pipeline.spec import MethodSpec, StepInputs
+from hallulab.pipeline.spec import SAMPLES, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
     name="lexical_similarity",
@@ -23,4 +23,5 @@ SPEC = MethodSpec(
     score=None,
     aggregate=StepInputs(params=("lexical_similarity", *SAMPLE_CHOICE_PARAMS)),
     order=18,
+    needs=(SAMPLES,),
 )

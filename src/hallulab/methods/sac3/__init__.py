@@ -8,7 +8,7 @@ No model runs: the verdicts are in the data (gpt-3.5 as the verifier), so these 
 published system's scores, recomputed. Records without verdicts are skipped and counted.
 """
 
-from hallulab.pipeline.spec import MethodSpec, StepInputs
+from hallulab.pipeline.spec import SAC3_OUTPUTS, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
     name="sac3",
@@ -19,4 +19,5 @@ SPEC = MethodSpec(
     score=None,
     aggregate=StepInputs(),
     order=75,
+    needs=(SAC3_OUTPUTS,),
 )

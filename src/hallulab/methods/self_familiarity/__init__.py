@@ -21,7 +21,7 @@ rephrasings, clustered by semantic equivalence; ``self_detection.py``).
 """
 
 from hallulab.methods.self_familiarity.raw import SelfFamiliarityScores
-from hallulab.pipeline.spec import MethodSpec, StepInputs
+from hallulab.pipeline.spec import PROMPTS, TEXT_LOGPROBS, MethodSpec, StepInputs, unplanned
 
 SPEC = MethodSpec(
     raw=SelfFamiliarityScores,
@@ -45,4 +45,7 @@ SPEC = MethodSpec(
     aggregate=StepInputs(params=("self_familiarity.aggregate", "self_familiarity.threshold")),
     paper_table="sf-table2",
     order=90,
+    needs=(PROMPTS, TEXT_LOGPROBS),
+    calls=unplanned("its explanations and concept checks come from earlier replies"),
+    raw_unit_texts=True,
 )

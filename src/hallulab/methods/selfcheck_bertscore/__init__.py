@@ -6,7 +6,7 @@ over the sample's sentences (:mod:`hallulab.methods.bertscore`);
 """
 
 from hallulab.methods.sample_matrix import SELECTION_PARAMS, SampleMatrixScores
-from hallulab.pipeline.spec import MethodSpec, StepInputs
+from hallulab.pipeline.spec import NO_MODEL_CALLS, SAMPLES, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
     name="selfcheck_bertscore",
@@ -20,4 +20,6 @@ SPEC = MethodSpec(
     sample_curve=True,
     paper_table="table2-bertscore",
     order=30,
+    needs=(SAMPLES,),
+    calls=NO_MODEL_CALLS,
 )

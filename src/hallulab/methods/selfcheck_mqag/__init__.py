@@ -9,7 +9,7 @@ scoring rules (counting, Bayes, Bayes + alpha), beta1 / beta2, AT and N
 
 from hallulab.methods.sample_matrix import SELECTION_PARAMS
 from hallulab.methods.selfcheck_mqag.scoring import StoredMQAG
-from hallulab.pipeline.spec import MethodSpec, StepInputs
+from hallulab.pipeline.spec import SAMPLES, MethodSpec, StepInputs, unplanned
 
 SPEC = MethodSpec(
     name="selfcheck_mqag",
@@ -31,4 +31,6 @@ SPEC = MethodSpec(
     aggregate=StepInputs(params=("selfcheck_mqag.score", *SELECTION_PARAMS)),
     paper_table="table5",
     order=50,
+    needs=(SAMPLES,),
+    calls=unplanned("its questions and answers come from earlier replies"),
 )

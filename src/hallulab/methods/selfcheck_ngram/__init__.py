@@ -7,7 +7,7 @@ aggregation (:mod:`hallulab.methods.selfcheck_ngram.ngram` gives the formulas).
 
 from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
 from hallulab.methods.selfcheck_ngram.raw import NgramScores
-from hallulab.pipeline.spec import MethodSpec, StepInputs
+from hallulab.pipeline.spec import NO_MODEL_CALLS, SAMPLES, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
     raw=NgramScores,
@@ -28,4 +28,6 @@ SPEC = MethodSpec(
     ),
     paper_table="table7",
     order=10,
+    needs=(SAMPLES,),
+    calls=NO_MODEL_CALLS,
 )

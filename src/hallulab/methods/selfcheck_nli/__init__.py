@@ -15,7 +15,7 @@ paper's wording. The NLI model and its label order come from the shared NLI laye
 """
 
 from hallulab.methods.sample_matrix import SELECTION_PARAMS, SampleMatrixScores
-from hallulab.pipeline.spec import MethodSpec, StepInputs
+from hallulab.pipeline.spec import NLI_PER_SENTENCE_SAMPLE, SAMPLES, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
     name="selfcheck_nli",
@@ -29,4 +29,7 @@ SPEC = MethodSpec(
     sample_curve=True,
     paper_table="table2-nli",
     order=20,
+    needs=(SAMPLES,),
+    calls=NLI_PER_SENTENCE_SAMPLE,
+    shards=True,
 )

@@ -8,7 +8,7 @@ token (variant ``prompt_pno``, the reading that needs no reply format).
 """
 
 from hallulab.methods.sample_matrix import SELECTION_PARAMS, SampleMatrixScores
-from hallulab.pipeline.spec import MethodSpec, StepInputs
+from hallulab.pipeline.spec import LLM_VERDICT_PER_SENTENCE_SAMPLE, SAMPLES, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
     name="selfcheck_prompt",
@@ -26,4 +26,7 @@ SPEC = MethodSpec(
     sample_curve=True,
     paper_table="table2-prompt",
     order=40,
+    needs=(SAMPLES,),
+    calls=LLM_VERDICT_PER_SENTENCE_SAMPLE,
+    shards=True,
 )

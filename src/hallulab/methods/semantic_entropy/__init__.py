@@ -32,7 +32,7 @@ Kuhn et al.'s released code does.
 
 from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
 from hallulab.methods.semantic_entropy.raw import SemanticEntropyScores
-from hallulab.pipeline.spec import MethodSpec, StepInputs
+from hallulab.pipeline.spec import SAMPLES, TEXT_LOGPROBS, MethodSpec, StepInputs, unplanned
 
 SPEC = MethodSpec(
     name="semantic_entropy",
@@ -44,4 +44,7 @@ SPEC = MethodSpec(
     score=StepInputs(params=("nli", "semantic_entropy.score"), llm_roles=("proxy",), files=("${nli.depends_on}",)),
     aggregate=StepInputs(params=("semantic_entropy.aggregate", *SAMPLE_CHOICE_PARAMS)),
     order=19,
+    needs=(SAMPLES, TEXT_LOGPROBS),
+    calls=unplanned("its NLI pairs follow the semantic classes the earlier pairs formed"),
+    shards=True,
 )
