@@ -38,3 +38,25 @@ def test_atomic_write_gets_the_usual_mode(tmp_path: Path, mask: int, expected: i
     for name in ("page.html", "a.json", "b.bin"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == expected, name
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.bin", "page.html"]  # no temporary left
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_scores_are_written_without_negative_zero(tmp_path: Path, suffix: str) -> None:
+    """``hallulab score -o``'s writer turns a score of -0.0 (a negated 0 of a method) into 0.0;
+    NaN stays NaN."""
+    import math
+
+    import pandas as pd
+
+    from hallulab.cli import write_scores
+
+    scores = pd.DataFrame({"record_id": ["a", "b", "c"], "score": [-0.0, 0.5, float("nan")]})
+    out = tmp_path / f"scores{suffix}"
+    write_scores(scores, out)
+    assert "-0" not in out.read_text(encoding="utf-8", errors="replace") or suffix == ".parquet"
+    back = {".csv": pd.read_csv, ".jsonl": lambda p: pd.read_json(p, lines=True), ".parquet": pd.read_parquet}[suffix](
+        out
+    )
+    assert math.copysign(1.0, back["score"][0]) == 1.0
+    assert back["score"][1] == 0.5 and math.isnan(back["score"][2])
+    assert math.copysign(1.0, scores["score"][0]) == -1.0  # the caller's frame is left as it was

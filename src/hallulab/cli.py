@@ -24,9 +24,13 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hallulab.core.errors import UserFacingError
 from hallulab.core.io import check_output_path
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _methods() -> int:
@@ -48,6 +52,24 @@ class OutputSuffixError(ValueError, UserFacingError):
     """``-o`` names a file of a kind the command does not write."""
 
 
+def write_scores(scores: pd.DataFrame, out: Path) -> None:
+    """``scores`` written to ``out`` in the format its suffix names (Parquet otherwise), every
+    negative zero written as 0.0 (a score of ``-0.0`` means nothing more than 0)."""
+    from pandas.api.types import is_float_dtype
+
+    scores = scores.copy()
+    for column in scores.columns:
+        if is_float_dtype(scores[column]):
+            scores[column] = scores[column] + 0.0  # -0.0 + 0.0 is 0.0; NaN stays NaN
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix == ".csv":
+        scores.to_csv(out, index=False)
+    elif out.suffix == ".jsonl":
+        scores.to_json(out, orient="records", lines=True, force_ascii=False)
+    else:
+        scores.to_parquet(out, index=False)
+
+
 def _score(args: argparse.Namespace) -> int:
     from hallulab.api import Detector
 
@@ -56,13 +78,7 @@ def _score(args: argparse.Namespace) -> int:
         raise OutputSuffixError(f"-o {out}: unknown suffix {out.suffix!r}; write one of {list(OUTPUT_SUFFIXES)}")
     check_output_path(out, "-o")
     scores = Detector(args.method, args.set).score(Path(args.records), variants=args.variants)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.suffix == ".csv":
-        scores.to_csv(out, index=False)
-    elif out.suffix == ".jsonl":
-        scores.to_json(out, orient="records", lines=True, force_ascii=False)
-    else:
-        scores.to_parquet(out, index=False)
+    write_scores(scores, out)
     variants = ", ".join(dict.fromkeys(scores["variant"]))
     print(f"{len(scores)} unit scores ({variants}) -> {out}")
     return 0
