@@ -60,3 +60,53 @@ def test_scores_are_written_without_negative_zero(tmp_path: Path, suffix: str) -
     assert math.copysign(1.0, back["score"][0]) == 1.0
     assert back["score"][1] == 0.5 and math.isnan(back["score"][2])
     assert math.copysign(1.0, scores["score"][0]) == -1.0  # the caller's frame is left as it was
+
+
+RST_MARKUP = (":class:", ":mod:", ":func:", ":data:", ":meth:", ":attr:", "``")
+
+
+def test_help_prints_no_rest_markup() -> None:
+    """``--help`` of ``hallulab`` and of every subcommand reads as plain terminal text: no reST
+    role and no double backticks (the top-level help is the CLI module's docstring)."""
+    from hallulab.cli import command_parsers
+
+    for path, parser in command_parsers().items():
+        text = parser.format_help()
+        found = [markup for markup in RST_MARKUP if markup in text]
+        assert not found, f"hallulab {' '.join(path)} --help: {found}"
+
+
+def test_terminal_text_renders_roles_and_literals() -> None:
+    from hallulab.cli import terminal_text
+
+    text = terminal_text(
+        "See :mod:`hallulab.api`, :class:`hallulab.api.Detector`, :func:`~hallulab.api.detect`, "
+        ":meth:`Detector.score`, :py:data:`x.Y`, :class:`the graph <hallulab.pipeline.graph.PipelineGraph>` "
+        "and ``--variants all``."
+    )
+    assert text == "See hallulab.api, Detector, detect, score, Y, the graph and `--variants all`."
+    assert terminal_text(None) == ""
+
+
+def test_api_reference_docstrings_have_no_rest_roles() -> None:
+    """The API reference (docs/reference/api.md, ``::: hallulab.api``) renders docstrings as
+    Markdown (mkdocs.yml: ``docstring_style: null``), where a reST role prints raw: the module's
+    docstring and those of its public objects and their public members use none (double
+    backticks are a Markdown code span and render as code)."""
+    import inspect
+    import re
+
+    import hallulab.api as api
+
+    role = re.compile(r":(?:py:)?(?:class|mod|func|data|meth|attr|exc|obj):`")
+    shown: dict[str, str | None] = {"hallulab.api": api.__doc__}
+    for name, obj in vars(api).items():
+        if name.startswith("_") or getattr(obj, "__module__", None) != api.__name__:
+            continue
+        shown[name] = inspect.getdoc(obj)
+        if inspect.isclass(obj):
+            for member, value in vars(obj).items():
+                if not member.startswith("_") and (callable(value) or isinstance(value, property)):
+                    shown[f"{name}.{member}"] = inspect.getdoc(value)
+    assert len(shown) > 3
+    assert {where: doc for where, doc in shown.items() if doc and role.search(doc)} == {}

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 from collections.abc import Iterator, Sequence
@@ -193,6 +194,32 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+#: a reST cross-reference role (``:class:`~hallulab.api.Detector```, ``:mod:`hallulab.api```,
+#: ``:func:`title <hallulab.api.detect>```), with its text or target
+_REST_ROLE = re.compile(r":(?:py:)?(?P<role>\w+):`(?P<tilde>~?)(?P<body>[^`]+)`")
+#: a reST inline literal (two backticks each side)
+_REST_LITERAL = re.compile(r"``(?P<code>.+?)``", re.DOTALL)
+
+
+def terminal_text(docstring: str | None) -> str:
+    """A docstring as a terminal shows it: reST cross-references as the name they point to
+    (the last part of a class, function, method or attribute; a module's full name; a titled
+    reference's title) and inline literals in single backticks, as the options' help writes
+    them."""
+
+    def name(match: re.Match[str]) -> str:
+        body = match["body"]
+        titled = re.fullmatch(r"(?P<title>.+?)\s*<(?P<target>[^>]+)>", body, re.DOTALL)
+        if titled:
+            return titled["title"]
+        if match["role"] == "mod" and not match["tilde"]:
+            return body
+        return body.rsplit(".", 1)[-1]
+
+    text = _REST_ROLE.sub(name, docstring or "")
+    return _REST_LITERAL.sub(lambda match: f"`{match['code']}`", text)
+
+
 #: a parser of the ``hallulab`` command by the words of its subcommand after ``hallulab``
 #: (``()`` for ``hallulab`` itself)
 Parsers = dict[tuple[str, ...], argparse.ArgumentParser]
@@ -230,7 +257,7 @@ def command_parsers() -> Parsers:
     rendered from them (``format_help`` of each)."""
     parsers: Parsers = {}
     parser = argparse.ArgumentParser(
-        prog="hallulab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="hallulab", description=terminal_text(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parsers[()] = parser
     parser.add_argument("--version", action="version", version=f"hallulab {_version()}")
