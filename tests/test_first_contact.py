@@ -110,3 +110,36 @@ def test_api_reference_docstrings_have_no_rest_roles() -> None:
                     shown[f"{name}.{member}"] = inspect.getdoc(value)
     assert len(shown) > 3
     assert {where: doc for where, doc in shown.items() if doc and role.search(doc)} == {}
+
+
+def test_scored_files_page_speaks_to_a_cli_user(tmp_path: Path) -> None:
+    """A page of ``hallulab score`` files names no pipeline stage where it has no summary,
+    curves or correction table (it is no run); a run's page keeps naming the stage."""
+    import json
+
+    import pandas as pd
+
+    from hallulab.report.inputs import ABSENT_IN_A_RUN, ReportInputs
+    from hallulab.report.payload import build_payload
+    from hallulab.report.scored_file import SCORED_FILES_ABSENT, write_scored_report
+    from hallulab.report.units import UnitCatalogue
+
+    records = tmp_path / "records.jsonl"
+    records.write_text(json.dumps({"id": "r1", "response": "A sentence.", "samples": ["A sample."]}) + "\n")
+    scores = tmp_path / "scores.csv"
+    row = {"method": "selfcheck_ngram", "variant": "unigram_max", "level": "sentence", "record_id": "r1"}
+    row |= {"unit_id": "r1:0", "unit_index": 0, "sentence_index": 0, "start": 0, "end": 11, "score": 0.5}
+    pd.DataFrame([{**row, "text": "A sentence."}]).to_csv(scores, index=False)
+    page = write_scored_report([scores], records, tmp_path / "report.html", {}).read_text(encoding="utf-8")
+    assert "stage" not in " ".join(SCORED_FILES_ABSENT.values())
+    for text in SCORED_FILES_ABSENT.values():
+        assert json.dumps(text)[1:-1] in page
+    for text in ABSENT_IN_A_RUN.values():
+        assert text not in page
+    assert (
+        "summary stage has not run"
+        not in (Path(__file__).parents[1] / "src/hallulab/conf/report/report.js").read_text()
+    )
+
+    run = build_payload(ReportInputs("toy", [], {}), UnitCatalogue.build([], {}, {}))
+    assert run["absent"] == ABSENT_IN_A_RUN
