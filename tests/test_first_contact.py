@@ -143,3 +143,48 @@ def test_scored_files_page_speaks_to_a_cli_user(tmp_path: Path) -> None:
 
     run = build_payload(ReportInputs("toy", [], {}), UnitCatalogue.build([], {}, {}))
     assert run["absent"] == ABSENT_IN_A_RUN
+
+
+def test_pipeline_data_set_names_fetch_the_data_set_they_come_from() -> None:
+    """Every data set of conf/dataset read from the data root is a name ``hallulab data fetch``
+    takes, and fetches the data set holding its file; the CLI's help names the same aliases."""
+    from hallulab import cli
+    from hallulab.core.config import CONF_DIR, dataset_config
+    from hallulab.data import fetch as fetching
+
+    assert cli.DATASET_SOURCES == fetching.DATASET_SOURCES
+    read_from_root = 0
+    for config in sorted((CONF_DIR / "dataset").glob("*.yaml")):
+        cfg = dataset_config(config.stem)
+        if cfg.get("source") not in ("local", "auto"):
+            continue
+        source = fetching.data_source(config.stem)
+        read_from_root += 1
+        if cfg.get("local_file"):
+            assert cfg["local_file"] in {f.target for f in source.files}, config.stem
+    assert read_from_root >= 5
+    assert fetching.data_source("nq_open") is fetching.data_source("sac3_qa_halu")  # the old name still works
+    with pytest.raises(fetching.UnknownDataSourceError, match=r"also nq_open \(in sac3_qa_halu\)"):
+        fetching.data_source("nq")
+    help_text = cli.command_parsers()["data", "fetch"].format_help()
+    assert "sac3_qa_halu" in " ".join(help_text.split()) and "nq_open and hotpotqa" in " ".join(help_text.split())
+
+
+def test_data_fetch_takes_a_pipeline_data_set_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``hallulab data fetch nq_open hotpotqa`` fetches sac3_qa_halu, once, and says so."""
+    from hallulab import cli
+    from hallulab.data import fetch as fetching
+
+    fetched: list[str] = []
+
+    def fake_fetch(name: str, root: Path, **_: object) -> fetching.FetchReport:
+        fetched.append(name)
+        return fetching.FetchReport(name, root, ())
+
+    monkeypatch.setattr(fetching, "fetch", fake_fetch)
+    assert cli.main(["data", "fetch", "nq_open", "hotpotqa", "--root", str(tmp_path)]) == 0
+    assert fetched == ["sac3_qa_halu"]
+    out = capsys.readouterr().out
+    assert "nq_open: comes from sac3_qa_halu" in out and "hotpotqa: comes from sac3_qa_halu" in out

@@ -99,6 +99,9 @@ def _report(args: argparse.Namespace) -> int:
 #: ``data`` defaults as its help names them (hallulab.data.loaders.DATA_ROOT_ENV, hallulab.data.fetch.GITHUB_RAW)
 DATA_ROOT_ENV_NAME = "HALLULAB_DATA_ROOT"
 GITHUB_RAW_URL = "https://raw.githubusercontent.com"
+#: the pipeline's data sets whose files another data set holds, as the help names them
+#: (hallulab.data.fetch.DATASET_SOURCES)
+DATASET_SOURCES = {"nq_open": "sac3_qa_halu", "hotpotqa": "sac3_qa_halu"}
 
 
 class DataRootError(ValueError, UserFacingError):
@@ -140,6 +143,8 @@ def _data_list(args: argparse.Namespace) -> int:
         print(f"{source.name:<14} {count} ({fetchable}): {state}")
         print(f"{'':<14} {source.title}")
         print(f"{'':<14} licence: {source.licence}")
+        if also := [alias for alias, name in DATASET_SOURCES.items() if name == source.name]:
+            print(f"{'':<14} the pipeline's data sets {', '.join(also)} (-S dataset=NAME) come from it")
     print(f"data root: {root}" if root is not None else f"data root: not set (--root DIR or ${DATA_ROOT_ENV_NAME})")
     return 0
 
@@ -147,9 +152,12 @@ def _data_list(args: argparse.Namespace) -> int:
 def _data_fetch(args: argparse.Namespace) -> int:
     from hallulab.data.fetch import FileResult, data_source, fetch
 
-    names = list(dict.fromkeys(args.names))
-    for name in names:
-        data_source(name)  # an unknown name stops before anything is fetched
+    # an unknown name stops before anything is fetched; a pipeline data set's name fetches the
+    # data set it comes from (nq_open and hotpotqa: sac3_qa_halu, once)
+    names = list(dict.fromkeys(data_source(name).name for name in args.names))
+    for given in dict.fromkeys(args.names):
+        if data_source(given).name != given:
+            print(f"{given}: comes from {data_source(given).name}", flush=True)
     root = _data_root(args.root)
     if root is None:
         raise DataRootError(f"no data root to fetch into: pass --root DIR or set {DATA_ROOT_ENV_NAME}")
@@ -225,6 +233,14 @@ def terminal_text(docstring: str | None) -> str:
 Parsers = dict[tuple[str, ...], argparse.ArgumentParser]
 
 
+def _by_source(aliases: dict[str, str]) -> dict[str, str]:
+    """``{"nq_open and hotpotqa": "sac3_qa_halu"}`` for ``{"nq_open": ..., "hotpotqa": ...}``."""
+    grouped: dict[str, list[str]] = {}
+    for alias, source in aliases.items():
+        grouped.setdefault(source, []).append(alias)
+    return {" and ".join(names): source for source, names in grouped.items()}
+
+
 def _add_data_commands(data: argparse.ArgumentParser, parsers: Parsers) -> None:
     """``data list`` and ``data fetch``, each entered in ``parsers``; the manifest
     (:mod:`hallulab.data.fetch`) is imported only when they run, so the help names its defaults
@@ -234,7 +250,15 @@ def _add_data_commands(data: argparse.ArgumentParser, parsers: Parsers) -> None:
     fetching = actions.add_parser("fetch", help="download data sets, check their sha256, write them under the root")
     parsers["data", "list"] = listing
     parsers["data", "fetch"] = fetching
-    fetching.add_argument("names", nargs="+", metavar="NAME", help="a data set (`hallulab data list` names them)")
+    from_bundle = ", ".join(f"{alias} come from {source}" for alias, source in _by_source(DATASET_SOURCES).items())
+    fetching.add_argument(
+        "names",
+        nargs="+",
+        metavar="NAME",
+        help="a data set: a name `hallulab data list` shows, or a pipeline data set (-S dataset=NAME) "
+        f"that fetches the one it comes from ({from_bundle}; wikibio, factualbio and concept7 are "
+        "the same in both)",
+    )
     for sub in (listing, fetching):
         sub.add_argument("--root", default=None, help=f"the data root (default: ${DATA_ROOT_ENV_NAME})")
     fetching.add_argument(
