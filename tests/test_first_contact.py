@@ -188,3 +188,46 @@ def test_data_fetch_takes_a_pipeline_data_set_name(
     assert fetched == ["sac3_qa_halu"]
     out = capsys.readouterr().out
     assert "nq_open: comes from sac3_qa_halu" in out and "hotpotqa: comes from sac3_qa_halu" in out
+
+
+def test_plan_runs_from_any_folder_of_a_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``hallulab plan`` in a folder that is no checkout reads make bench's rates and the toy
+    set from the checkout hallulab runs from; an installed package (no checkout) gives the
+    one-line error naming the folder looked in and the options that do without the file."""
+    from hallulab import plan
+    from hallulab.cli import main
+    from hallulab.core.config import REPO_ROOT, package_checkout
+
+    assert package_checkout() == REPO_ROOT  # the tests run from a checkout
+    monkeypatch.chdir(tmp_path)
+    assert main(["plan", "--dataset", "toy", "--no-cache"]) == 0
+    assert "Plan for 6 responses of toy" in capsys.readouterr().out
+
+    monkeypatch.setattr(plan, "package_checkout", lambda: None)
+    with pytest.raises(plan.PlanError, match=r"benchmarks/results.json: not found under .*--llm-tokens-per-second"):
+        plan.bench_rates()
+
+
+def test_plan_of_some_methods_plans_only_their_stages(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--method M`` (repeatable) keeps the stages M's scores need, as the pipeline graph
+    orders them; an unknown method is a one-line error listing the registered ones."""
+    from hallulab.cli import main
+    from hallulab.pipeline.graph import pipeline_graph
+    from hallulab.plan import Rates, make_plan
+
+    rates = Rates(100.0, 10.0, 2.0, 1, "stated")
+    every = make_plan("toy", rates=rates, use_cache=False)
+    some = make_plan("toy", rates=rates, use_cache=False, methods=["selfcheck_nli", "semantic_entropy"])
+    wanted = {n.stage for m in ("selfcheck_nli", "semantic_entropy") for n in pipeline_graph().steps_for(m)}
+    planned = {s.stage for s in some.stages} | set(some.not_planned) | set(some.no_model_calls)
+    assert planned <= wanted and {"generate", "score_selfcheck_nli", "score_semantic_entropy"} <= planned
+    assert "score_selfcheck_prompt" not in planned and "score_selfcheck_prompt" in {s.stage for s in every.stages}
+    assert some.to_dict()["methods"] == ("selfcheck_nli", "semantic_entropy") and "methods" not in every.to_dict()
+    assert "the stages of selfcheck_nli, semantic_entropy" in some.table()
+
+    assert main(["plan", "--dataset", "toy", "--method", "nope", "--llm-tokens-per-second", "1"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("hallulab plan: error: --method: unknown method 'nope'; registered: [")
+    assert "'selfcheck_nli'" in err[0] and "'semantic_entropy'" in err[0]
