@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hallulab.core.errors import UserFacingError
-from hallulab.core.io import check_output_path
+from hallulab.core.io import check_output_path, file_in_the_way
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -118,7 +118,7 @@ def _data_root(arg: str | None) -> Path | None:
     if root is None:
         return None
     root = root.absolute()
-    blocking = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
+    blocking = file_in_the_way((root, *root.parents))
     if blocking is not None:
         given = "--root" if arg else f"${DATA_ROOT_ENV_NAME}"
         raise DataRootError(f"{given} {root}: {blocking} is a file, not a folder; the data root is a folder")

@@ -80,17 +80,21 @@ class OutputPathError(ValueError, UserFacingError):
     """An output path that cannot be written: a folder on its way is a file, or it is a folder."""
 
 
+def file_in_the_way(paths: Iterable[Path]) -> Path | None:
+    """The first of ``paths`` (a path, then its parents) that exists and is not a folder: what
+    keeps a folder from being made there (None: nothing does)."""
+    return next((p for p in paths if p.exists() and not p.is_dir()), None)
+
+
 def check_output_path(path: str | os.PathLike[str], flag: str) -> None:
     """Refuse, before any work, an output ``path`` (given as ``flag``) that names a folder, or
     whose nearest existing folder on its way is a file (writing would fail only at the end)."""
     target = Path(path)
     if target.is_dir():
         raise OutputPathError(f"{flag} {target}: is a folder; name a file to write")
-    for parent in target.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise OutputPathError(f"{flag} {target}: {parent} is a file, not a folder")
-            return
+    blocking = file_in_the_way(target.parents)
+    if blocking is not None:
+        raise OutputPathError(f"{flag} {target}: {blocking} is a file, not a folder")
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any]]:

@@ -46,7 +46,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal, Protocol
 
 from hallulab.core.errors import UserFacingError
-from hallulab.core.io import file_sha256
+from hallulab.core.io import file_in_the_way, file_sha256
 from hallulab.data.loaders import DATA_ROOT_ENV
 
 #: Where GitHub serves a file at a commit: ``<base>/<repository>/<commit>/<path>``.
@@ -606,7 +606,7 @@ def _locked(root: Path) -> Iterator[None]:
     second holder waits. The lock is the folder's own, so it leaves no file behind. A file
     system that locks no folder (some network mounts) runs the block unlocked: two fetches
     into one such root at once are not kept apart."""
-    blocking = next((p for p in (root, *root.parents) if p.exists() and not p.is_dir()), None)
+    blocking = file_in_the_way((root, *root.parents))
     if blocking is not None:
         raise FetchError(f"data root {root}: {blocking} is a file, not a folder")
     root.mkdir(parents=True, exist_ok=True)

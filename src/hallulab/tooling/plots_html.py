@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from hallulab.core.config import CONF_DIR
+from hallulab.tooling.dvc_command import dvc_executable
 
 TEMPLATE = CONF_DIR / "plots" / "offline.html"
 VENDOR = CONF_DIR / "plots" / "vendor"
@@ -23,8 +23,7 @@ VENDORED_SCRIPTS = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js")
 
 def render(out_dir: Path, extra_args: list[str]) -> Path:
     """Run ``dvc plots show`` with the offline template; returns the page's path."""
-    dvc = Path(sys.executable).with_name("dvc")
-    command = [str(dvc) if dvc.exists() else "dvc", "plots", "show", "--html-template", str(TEMPLATE)]
+    command = [dvc_executable(), "plots", "show", "--html-template", str(TEMPLATE)]
     subprocess.run([*command, "-o", str(out_dir), *extra_args], check=True)
     vendor_out = out_dir / "vendor"
     vendor_out.mkdir(parents=True, exist_ok=True)

@@ -41,6 +41,7 @@ from pathlib import Path
 import yaml
 
 from hallulab.core.errors import UserFacingError
+from hallulab.tooling.dvc_command import dvc_executable
 
 #: the documented command, as errors name it
 PROG = "make pull"
@@ -63,13 +64,8 @@ class Remote:
         return f"remote {self.name!r} ({self.url})"
 
 
-def _dvc_executable() -> str:
-    beside = Path(sys.executable).with_name("dvc")
-    return str(beside) if beside.exists() else "dvc"
-
-
 def _dvc(root: Path, *args: str, capture: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([_dvc_executable(), *args], cwd=root, capture_output=capture, text=True, check=False)
+    return subprocess.run([dvc_executable(), *args], cwd=root, capture_output=capture, text=True, check=False)
 
 
 def _checked(done: subprocess.CompletedProcess[str], what: str) -> str:
