@@ -33,7 +33,7 @@ def _inference_messages(text: str) -> list[dict[str, str]]:
 
 # ---------------------------------------------------------------- 1. the explanation length
 def test_the_explanation_is_generated_with_the_released_100_new_tokens() -> None:
-    """``ask_original_question`` is called without ``max_length``: its default, 100 new tokens
+    """The released code explains a concept with its helper's default length, 100 new tokens
     (Appendix D says l_F = 200); the paper profile, the one the published command uses, too."""
     from hallulab.core.config import compose
 
@@ -105,6 +105,26 @@ def test_the_hf_backend_counts_p_on_the_length_text_with_bos_and_vicuna_gets_its
     assert smol.length_of("USER: hi ASSISTANT:") == 4  # P counts BOS as the released wrapper built it
 
 
+@pytest.mark.model
+def test_the_search_on_smollm2_counts_p_on_the_released_wrapper_and_ranks_by_it() -> None:
+    from hallulab.core.config import compose
+    from hallulab.llm import build_llm
+    from hallulab.llm.hf import HFLLM
+
+    llm = build_llm({**compose()["llm_catalogue"]["smollm2"], "num_threads": 1})
+    assert isinstance(llm, HFLLM)
+    content = '"... is the process by which green plants turn light into chemical energy." is related to what?'
+    chat = [{"role": "user", "content": content}]
+    wrapped = f"USER: {content} ASSISTANT:"
+    params = ConstrainedParams(4, 6, normalise="total")
+    (result,) = llm.constrained_search([chat], [masking.constraint_strings("photosynthesis")], params, [wrapped])
+    assert result.prompt_tokens == 1 + len(llm.tokenizer(wrapped, add_special_tokens=False)["input_ids"])
+    assert result.input_tokens == len(llm.prompt_ids(llm.render(chat))) > result.prompt_tokens + 20  # its system prompt
+    assert result.hypotheses
+    scores = [h["logprob"] / (h["length"] + result.prompt_tokens) for h in result.hypotheses]
+    assert scores == sorted(scores, reverse=True)
+
+
 # ---------------------------------------------------------------- 3. s_i: the best by the total score
 class _Bigram:
     def __init__(self, seed: int, vocab: int = 5) -> None:
@@ -152,18 +172,18 @@ def test_s_i_is_the_best_returned_hypothesis_and_all_of_them_are_stored(tmp_path
 
 # ---------------------------------------------------------------- 4. masking as released
 def test_the_released_stop_word_list_is_empty_so_every_word_of_the_concept_is_masked() -> None:
-    """``stop_words`` is rebound to the stop-token list (``['</s>']``) before the concepts are
-    split, so "of" and "the" of "Law of the Sea" are masked too, wherever they occur."""
+    """The released code filters the concept's words with its stop-token list (only "</s>") by
+    then, so "of" and "the" of "Law of the Sea" are masked too, wherever they occur."""
     assert masking.released_targets("Law of the Sea") == ["Law", "of", "the", "Sea", "Law of the Sea"]
     masked, spans = masking.mask_released("The Law of the Sea is a treaty of the sea; theory.", "Law of the Sea")
     assert masked == "... ... is a treaty ... ... ...; ...ory."
-    assert spans == 5
+    assert spans == 6  # the concept, "The", "sea", "the" twice (once in "theory"), "of"
     assert masking.released_targets("Newton's cradle") == ["Newton", "'s", "cradle", "Newton's cradle"]  # word_tokenize
 
 
 def test_the_released_explanation_keeps_its_newlines() -> None:
     assert masking.released_explanation("First line.\n\nSecond line.\n") == "First line.\n\nSecond line."
-    assert masking.released_explanation("An answer. User ") == "An answer."
+    assert masking.released_explanation("An answer. User ") == "An answer. "
     assert masking.released_explanation("") == ""
 
 
@@ -179,8 +199,8 @@ def test_the_score_step_masks_the_whole_instruction_as_released(tmp_path: Path) 
 
 # ---------------------------------------------------------------- 5. the smaller differences
 def test_an_eos_ending_hypothesis_counts_its_tokens_without_the_eos() -> None:
-    """``BeamHypotheses.add`` is given the sequence before the EOS token (its score, the EOS
-    token's log-probability included, divided by that sequence's length)."""
+    """transformers' beam scorer (< 4.36) stored the sequence before the EOS token: its score,
+    the EOS token's log-probability included, divided by that sequence's length."""
     model = _Bigram(1)
     model.table[:, 4] = np.log(0.6)  # EOS likely after any token
     found = constrained_beam_search(model, [(2,)], beam_size=6, max_new_tokens=4, eos_ids=[4])
@@ -193,7 +213,7 @@ def test_an_eos_ending_hypothesis_counts_its_tokens_without_the_eos() -> None:
 
 
 def test_word_ranks_are_the_released_ones_one_based_and_the_last_listing_wins() -> None:
-    """``word_rare[word] = exp(-(id + 1) / 100)`` over the list in order: 1-based, and a word
+    """The released rarity table is filled in list order with 1-based positions, so a word
     listed twice keeps its later position; an unlisted or capitalised word takes the number of
     distinct words."""
     ranks = WordRanks.from_words(["the", "of", "year", "the", "ink"])
@@ -202,9 +222,10 @@ def test_word_ranks_are_the_released_ones_one_based_and_the_last_listing_wins() 
     assert math.exp(log_frequency(("ink", "of"), ranks, 100.0)) == pytest.approx(
         math.exp(-5 / 100) * math.exp(-2 / 100)
     )
-    assert ranks.is_listed_within("the", 1) and not ranks.is_listed_within(
-        "year", 2
-    )  # the common filter: first listing
+    assert ranks.common_rank("the") == 0 and ranks.common_rank("year") == 2  # the common filter: first listing
+    assert ranks.words("debt-ceiling crisis") == ("debt-ceiling", "crisis")  # split at spaces
+    earlier = WordRanks.from_words(["the", "of", "year", "the", "ink"], "first_listing")
+    assert earlier.rank("the") == 0 and earlier.rank("zyzzyva") == 5
 
 
 def test_the_threshold_is_the_midpoint_of_scipys_bca_interval_of_the_fifth_percentile() -> None:
@@ -232,7 +253,7 @@ def test_the_threshold_is_the_midpoint_of_scipys_bca_interval_of_the_fifth_perce
 
 
 def test_the_search_may_write_l_b_tokens_plus_one_per_constraint_string() -> None:
-    """``max_length = prompt + len(force_words_ids) + l_B``: one token per constraint string."""
+    """The released code caps the sequence at prompt + number of constraint strings + l_B."""
     from hallulab.llm.hf import search_budget
 
     strings = ["Pepsi", "pepsi", "PEPSI", " Pepsi", " pepsi", " PEPSI"]
