@@ -263,7 +263,8 @@ def correction_section(path: Path) -> list[str]:
             f"them, the fact threshold over each sentence's mean fact score: {listed(released)}. "
             "*_dev rows (this project's): "
         )
-    note += f"Thresholds chosen on {result.get('dev_passages')} dev passages: {listed(result.get('thresholds', {}))}."
+    chosen = listed(result.get("thresholds", {}))
+    note += f"{'t' if note else 'T'}hresholds chosen on {result.get('dev_passages')} dev passages: {chosen}."
     if result.get("table3_p_no"):
         note += (
             " P(No) rows: the judge's verdict read from its first reply token (non-factual when P(No) > P(Yes)),"
