@@ -54,7 +54,7 @@ class CachedLLM:
     def score(self, prefixes: Sequence[Prompt], continuations: Sequence[str], top_k: int = 0) -> list[list[TokenStats]]:
         identity = self.llm.identity().as_key()
         keys = [
-            cache_key("llm.score", identity, {"top_k": top_k}, prefix, continuation)
+            cache_key("llm.score", identity, _score_key(top_k), prefix, continuation)
             for prefix, continuation in zip(prefixes, continuations, strict=True)
         ]
 
@@ -97,3 +97,10 @@ class CachedLLM:
 
         values = self._map(keys, list(zip(prompts, constraints, lengths, strict=True)), compute)
         return [ConstrainedResult.from_dict(v) for v in values]
+
+
+def _score_key(top_k: int) -> dict[str, Any]:
+    """A teacher-forced call's settings in its cache key. With alternatives, the key says they
+    carry their vocabulary ids (``top_ids``): a stored result from before the ids were kept
+    would otherwise come back without them, and CCP would match the written token by text."""
+    return {"top_k": top_k, "top_ids": True} if top_k else {"top_k": top_k}

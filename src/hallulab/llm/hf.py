@@ -560,6 +560,7 @@ class HFLLM(LLM):
                     token_id=token_id,
                     top=tuple((tokenizer.decode([i]), v) for i, v in alternatives),
                     offset=offset,
+                    top_ids=tuple(int(i) for i, _ in alternatives),
                 )
             )
         return Generation(text=text[:cut], tokens=tuple(tokens), finish_reason=reason)
@@ -616,10 +617,12 @@ class HFLLM(LLM):
                 stats = []
                 for j, token_id in enumerate(cont_ids):
                     alternatives: tuple[tuple[str, float], ...] = ()
+                    alternative_ids: tuple[int, ...] = ()
                     if top is not None:
+                        alternative_ids = tuple(int(i) for i in top.indices[j].tolist())
                         alternatives = tuple(
-                            (tokenizer.decode([int(i)]), float(v))
-                            for i, v in zip(top.indices[j].tolist(), top.values[j].tolist(), strict=True)
+                            (tokenizer.decode([i]), float(v))
+                            for i, v in zip(alternative_ids, top.values[j].tolist(), strict=True)
                         )
                     stats.append(
                         TokenStats(
@@ -629,6 +632,7 @@ class HFLLM(LLM):
                             token_id=token_id,
                             top=alternatives,
                             offset=int(offsets[j]),
+                            top_ids=alternative_ids,
                         )
                     )
                 results[index] = stats
