@@ -108,8 +108,9 @@ def test_beam_search_samples_under_its_seed_and_reports_the_sampled_distribution
     first = smollm.generate(PROMPTS[:2], params, [11, 12])
     again = smollm.generate(PROMPTS[1:2], params, [12])
     assert first[1].text == again[0].text and first[0].tokens
-    beam = smollm.generate(PROMPTS[:1], DecodingParams(max_new_tokens=6, num_beams=3, top_k_alternatives=5), [None])
-    assert beam[0].tokens
+    beam = DecodingParams(max_new_tokens=6, num_beams=3, top_k_alternatives=5, early_stopping=True)
+    assert smollm.generate(PROMPTS[:1], beam, [None])[0].tokens
+    assert "early_stopping" in beam.as_key() and "early_stopping" not in DecodingParams().as_key()
     for token in first[0].tokens:
         assert token.top[0][1] <= 0 and token.top[0][1] >= token.top[-1][1]
 

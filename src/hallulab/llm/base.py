@@ -55,6 +55,9 @@ class DecodingParams:
     top_k_alternatives: int = 0
     stop: tuple[str, ...] = ()
     num_beams: int = 1  # > 1: beam search (sampling when temperature > 0; backends that support it)
+    #: beam search ends once ``num_beams`` finished candidates exist (transformers'
+    #: ``early_stopping=True``), instead of when no better one can be found
+    early_stopping: bool = False
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -74,6 +77,8 @@ class DecodingParams:
         key = asdict(self)
         if self.num_beams == 1:  # keys of calls made before beam search existed stay valid
             del key["num_beams"]
+        if not self.early_stopping:  # keys of calls made before the setting existed stay valid
+            del key["early_stopping"]
         return key
 
 

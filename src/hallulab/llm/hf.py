@@ -471,6 +471,7 @@ class HFLLM(LLM):
                     **encoded,
                     num_beams=params.num_beams,
                     do_sample=not params.greedy,
+                    early_stopping=params.early_stopping,
                     **sampling,
                     max_new_tokens=params.max_new_tokens,
                     output_scores=True,
