@@ -234,6 +234,7 @@ def test_each_decoding_regenerates_as_its_row_says() -> None:
     assert (beam.num_beams, beam.temperature, beam.top_p) == (5, 0.0, 1.0)
     assert (sampled.num_beams, sampled.temperature, sampled.top_p) == (5, 0.7, 0.8)
     assert {p.max_new_tokens for p in (greedy, beam, sampled)} == {100}
+    assert beam.early_stopping and sampled.early_stopping and not greedy.early_stopping
     assert question_seed(0, "Who?") == question_seed(0, "Who?") != question_seed(1, "Who?")
     assert compose(["dataset=hotpotqa"])["hallucheck"]["score"]["decodings"] == ["greedy", "beam", "sampled"]
 

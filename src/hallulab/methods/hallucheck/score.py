@@ -65,7 +65,8 @@ class HalluCheckScoreKnobs:
 
 
 def decoding_params(knobs: HalluCheckScoreKnobs, decoding: str) -> DecodingParams:
-    """How one decoding regenerates (module docstring): greedy, 5 beams, or 5 beams sampling."""
+    """How one decoding regenerates (module docstring): greedy, 5 beams, or 5 beams sampling;
+    the beams stop once 5 are finished, as the released ``early_stopping=True``."""
     beams = 1 if decoding == "greedy" else knobs.num_beams
     sampled = decoding == "sampled"
     return DecodingParams(
@@ -74,6 +75,7 @@ def decoding_params(knobs: HalluCheckScoreKnobs, decoding: str) -> DecodingParam
         top_p=knobs.sampling_top_p if sampled else 1.0,
         top_k_alternatives=knobs.top_k,
         num_beams=beams,
+        early_stopping=beams > 1,  # the released early_stopping=True
     )
 
 
