@@ -418,3 +418,18 @@ def test_the_hub_reader_takes_the_most_probable_span_within_the_context_and_15_t
     assert best_span(start, end, context) == (3, 5)
     assert best_span(start, end, context, max_len=2) == (4, 5)  # j < i + max_len
     assert best_span(start, end, [False] * 6) is None
+
+
+def test_the_page_names_each_decoding_for_what_it_is() -> None:
+    """Item 11: the greedy row beside Table 3's "Greedy" is greedy decoding, which the released
+    code has no path for; the released call is the beam row (and the sampled reading)."""
+    from hallulab.core.config import REPO_ROOT
+
+    page = (REPO_ROOT / "docs" / "papers" / "hallucheck.md").read_text(encoding="utf-8")
+    assert "KS check as released against" not in page and "KS as released" not in page
+    greedy = re.search(r"hallucheck_ner_greedy=table3_greedy", page)
+    beam = re.search(r"hallucheck_ner_beam=table3_beam", page)
+    assert greedy and beam
+    introduction = page[: page.rfind("<!--", 0, greedy.start())].rstrip().rsplit("\n\n", 1)[-1]
+    assert "no released code path" in introduction and "released call" in introduction
+    assert re.search(r"hallucheck_ner_sampled=-", page)  # the sampled reading, labelled under the paper's rows
