@@ -44,14 +44,20 @@ def prompt_text(prompt: Prompt) -> str:
 
 @dataclass(frozen=True)
 class DecodingParams:
-    """How to decode. ``temperature == 0`` means greedy (``top_p`` and ``seed`` unused)."""
+    """How to decode. ``temperature == 0`` means greedy (``top_p`` and ``seed`` unused).
+    ``num_beams > 1`` is beam search: deterministic at ``temperature == 0``, else beam search
+    with multinomial sampling (transformers' beam sample: each step's candidates drawn from the
+    temperature / top-p distribution, seeded per request), on backends that support it."""
 
     max_new_tokens: int = 128
     temperature: float = 0.0
     top_p: float = 1.0
     top_k_alternatives: int = 0
     stop: tuple[str, ...] = ()
-    num_beams: int = 1  # > 1: beam search (deterministic; backends that support it)
+    num_beams: int = 1  # > 1: beam search (sampling when temperature > 0; backends that support it)
+    #: beam search ends once ``num_beams`` finished candidates exist (transformers'
+    #: ``early_stopping=True``), instead of when no better one can be found
+    early_stopping: bool = False
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -60,8 +66,8 @@ class DecodingParams:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if not 0 < self.top_p <= 1:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
-        if self.num_beams < 1 or (self.num_beams > 1 and self.temperature > 0):
-            raise ValueError(f"num_beams must be >= 1 and beam search is greedy, got {self.num_beams}")
+        if self.num_beams < 1:
+            raise ValueError(f"num_beams must be >= 1, got {self.num_beams}")
 
     @property
     def greedy(self) -> bool:
@@ -71,6 +77,8 @@ class DecodingParams:
         key = asdict(self)
         if self.num_beams == 1:  # keys of calls made before beam search existed stay valid
             del key["num_beams"]
+        if not self.early_stopping:  # keys of calls made before the setting existed stay valid
+            del key["early_stopping"]
         return key
 
 

@@ -352,6 +352,8 @@ class HFLLM(LLM):
             raise ValueError("one seed (or None) per prompt")
         texts = [self.render(p) for p in prompts]
         results: list[Generation | None] = [None] * len(texts)
+        if params.num_beams > 1 and not params.greedy:  # beam sample: one request at a time, each with its seed
+            return [self._beam_batch([text], params, seed)[0] for text, seed in zip(texts, seeds, strict=True)]
         if params.num_beams > 1:
             order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
             for start in range(0, len(order), self.config.batch_size):
@@ -466,26 +468,36 @@ class HFLLM(LLM):
             for ids, row_stats, reason in zip(chosen, stats, finish, strict=True)
         ]
 
-    def _beam_batch(self, texts: list[str], params: DecodingParams) -> list[Generation]:
+    def _beam_batch(self, texts: list[str], params: DecodingParams, seed: int | None = None) -> list[Generation]:
         """Beam search (transformers' ``generate``), one best sequence per prompt, with the
         per-step statistics of the beam that produced it (followed through ``beam_indices``,
-        so step t of row b reads the beam that the final sequence came from at step t)."""
+        so step t of row b reads the beam that the final sequence came from at step t).
+
+        With ``temperature > 0`` it is transformers' beam sample, drawn under ``seed`` (the
+        global torch generator, forked so nothing outside sees it), top-k truncation off; the
+        statistics are then those of the distribution the candidates were drawn from (the
+        processed scores ``output_scores`` returns: temperature and top-p applied)."""
         import torch
 
         tokenizer, model = self.tokenizer, self.model
         encoded, mask = left_padded([self.prompt_ids(text) for text in texts], tokenizer.pad_token_id)
-        with torch.inference_mode():
-            out = model.generate(
-                input_ids=encoded.to(self.device),
-                attention_mask=mask.to(self.device),
-                num_beams=params.num_beams,
-                do_sample=False,
-                max_new_tokens=params.max_new_tokens,
-                output_scores=True,
-                return_dict_in_generate=True,
-                eos_token_id=sorted(self._stop_ids()),
-                pad_token_id=tokenizer.pad_token_id,
-            )
+        sampling = {} if params.greedy else {"temperature": params.temperature, "top_p": params.top_p, "top_k": 0}
+        with torch.random.fork_rng(devices=[self.device] if self.device.startswith("cuda") else []):
+            torch.manual_seed(0 if seed is None else int(seed))
+            with torch.inference_mode():
+                out = model.generate(
+                    input_ids=encoded.to(self.device),
+                    attention_mask=mask.to(self.device),
+                    num_beams=params.num_beams,
+                    do_sample=not params.greedy,
+                    early_stopping=params.early_stopping,
+                    **sampling,
+                    max_new_tokens=params.max_new_tokens,
+                    output_scores=True,
+                    return_dict_in_generate=True,
+                    eos_token_id=sorted(self._stop_ids()),
+                    pad_token_id=tokenizer.pad_token_id,
+                )
         prompt_width = encoded.shape[1]
         sequences = out.sequences[:, prompt_width:]
         beam_indices = out.beam_indices
