@@ -56,7 +56,7 @@
     const table = $("summary-table");
     table.innerHTML = "";
     if (!summary.rows.length) {
-      table.appendChild(el("tr", {}, [el("td", { text: "No summary: the summary stage has not run." })]));
+      table.appendChild(el("tr", {}, [el("td", { text: data.absent.summary })]));
       return;
     }
     const head = el("tr");
@@ -223,7 +223,7 @@
     const chart = $("chart");
     chart.innerHTML = "";
     const group = data.curves[Number($("curve").value)];
-    if (!group) { chart.textContent = "No curves: the curve stages have not run on this data set."; return; }
+    if (!group) { chart.textContent = data.absent.curves; return; }
     const W = 640, H = 380, L = 56, B = 40, T = 32, R = 12;
     const points = group.series.flatMap((s) => s.points);
     const xs = points.map((p) => p[0]), ys = points.map((p) => p[1]);
@@ -284,7 +284,7 @@
   // --- correction table
   const correction = $("correction");
   if (!data.correction || !data.correction.table3) {
-    correction.textContent = "The correct stage has not run on this data set.";
+    correction.textContent = data.absent.correction;
   } else {
     const verdicts = ["factual", "non-factual", "refused"];
     const table = el("table", { id: "correction-table" });

@@ -4,23 +4,23 @@
     scores = Detector("selfcheck_ngram").score("my_records.jsonl")      # a unit-score DataFrame
     scores = Detector("ccp", settings={"ccp.aggregate.k": [5]}).score(records)
 
-Records are the canonical schema's (a JSONL file, mappings or :class:`Passage` objects). A
+Records are the canonical schema's (a JSONL file, mappings or ``Passage`` objects). A
 record with a ``response`` and no ``sentences`` is split into sentences by the configured
 spaCy model (``spacy.model``), as the ``generate`` stage splits the responses it writes.
 
 The result has one row per scored unit: ``method``, the columns of
-:data:`hallulab.core.units.COLUMNS`, ``text``
+``hallulab.core.units.COLUMNS``, ``text``
 (the unit's text where the records hold it: the sentence, the response, the prompt, a span)
 and ``headline`` (the variant is one the method's paper reports as its headline, the ones
 the run's summary shows). By default only the headline variants' rows are returned;
 ``variants="all"`` returns every variant the method computes.
 
-:class:`Detector` composes the settings from ``conf/`` exactly as ``dvc exp run -S`` does
+``Detector`` composes the settings from ``conf/`` exactly as ``dvc exp run -S`` does
 (Hydra overrides, every setting checked, unknown keys refused), then runs what the DAG runs
 for the method, in its order and through the same functions: ``generate`` (samples for the
 records that have none, as ``generate.mode`` says), every shared artifact the method needs
 (each artifact's ``build``), the method's ``score`` and ``aggregate`` steps, with the one call
-cache. The steps run through :mod:`hallulab.pipeline.executor`, the executor the stage scripts
+cache. The steps run through ``hallulab.pipeline.executor``, the executor the stage scripts
 call, so a step runs the same way here and in the DAG. Between steps every value takes the
 round trip the stage files give it (JSON for records and stored scores, Parquet for tables),
 so the returned DataFrame equals the
@@ -161,7 +161,7 @@ def unit_texts(frame: pd.DataFrame, passages: Sequence[Passage]) -> list[str | N
 class Detector:
     """One method with its settings (``settings`` as ``-S`` takes them, e.g.
     ``["selfcheck.num_samples=5"]``, or as a mapping, ``{"selfcheck.num_samples": 5}``);
-    :meth:`score` runs it on records."""
+    ``score`` runs it on records."""
 
     method: str
     settings: Settings = ()
@@ -180,7 +180,7 @@ class Detector:
         return ParamsView(self.params, declared, owner)
 
     def score(self, records: Records, cache: CallCache | None = None, variants: str = "headline") -> pd.DataFrame:
-        """Unit-level scores of ``records``: the columns of :data:`hallulab.core.units.COLUMNS`,
+        """Unit-level scores of ``records``: the columns of ``hallulab.core.units.COLUMNS``,
         then ``text`` and ``headline`` (see the module docstring); ``variants``: "headline"
         (the default) or "all". No records (an empty file or list) is an error."""
         check_variants(variants)  # before any model runs
@@ -199,7 +199,7 @@ class Detector:
 
     def _run(self, passages: list[Passage], cache: CallCache) -> tuple[pd.DataFrame, AggregateControls]:
         """The method's unit scores (as the DAG's aggregate stage writes them) and controls: the
-        pipeline graph's steps for the method (:meth:`PipelineGraph.steps_for`), in its order,
+        pipeline graph's steps for the method (``PipelineGraph.steps_for``), in its order,
         each through the executor the stages call."""
         if self.spec.combines is not None:
             return self._combine(passages, cache)
@@ -225,7 +225,7 @@ class Detector:
 
     def _combine(self, passages: list[Passage], cache: CallCache) -> tuple[pd.DataFrame, AggregateControls]:
         """A combining method (the ensemble): each member's method runs as its own
-        :class:`Detector` with the same settings and call cache (what the members_<name> stages
+        ``Detector`` with the same settings and call cache (what the members_<name> stages
         read from the members' aggregate stages), then the combiner's aggregate step."""
         from hallulab.pipeline.members import check_level, member_rows, parse_members
 
@@ -265,7 +265,7 @@ class Detector:
 
 
 def detect(records: Records, method: str, settings: Settings = (), variants: str = "headline") -> pd.DataFrame:
-    """Unit-level scores of ``records`` by ``method`` (see :class:`Detector`)."""
+    """Unit-level scores of ``records`` by ``method`` (see ``Detector``)."""
     return Detector(method, settings).score(records, variants=variants)
 
 
@@ -283,7 +283,7 @@ def with_hallucination_scores(
     (``chain.batch``) for the samples a sampling-consistency method compares it with, so the
     samples come from the same chain (give its model a temperature above 0), splits the
     response into sentences with the configured spaCy model, and scores the record with
-    :class:`Detector`. It returns ``{"output", "samples", "scores"}``: the chain's text, the
+    ``Detector``. It returns ``{"output", "samples", "scores"}``: the chain's text, the
     samples and the unit-level DataFrame (sentence and response rows, higher = more likely
     hallucinated)."""
     from langchain_core.runnables import RunnableLambda

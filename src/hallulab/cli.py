@@ -19,14 +19,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hallulab.core.errors import UserFacingError
 from hallulab.core.io import check_output_path
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _methods() -> int:
@@ -48,6 +53,24 @@ class OutputSuffixError(ValueError, UserFacingError):
     """``-o`` names a file of a kind the command does not write."""
 
 
+def write_scores(scores: pd.DataFrame, out: Path) -> None:
+    """``scores`` written to ``out`` in the format its suffix names (Parquet otherwise), every
+    negative zero written as 0.0 (a score of ``-0.0`` means nothing more than 0)."""
+    from pandas.api.types import is_float_dtype
+
+    scores = scores.copy()
+    for column in scores.columns:
+        if is_float_dtype(scores[column]):
+            scores[column] = scores[column] + 0.0  # -0.0 + 0.0 is 0.0; NaN stays NaN
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix == ".csv":
+        scores.to_csv(out, index=False)
+    elif out.suffix == ".jsonl":
+        scores.to_json(out, orient="records", lines=True, force_ascii=False)
+    else:
+        scores.to_parquet(out, index=False)
+
+
 def _score(args: argparse.Namespace) -> int:
     from hallulab.api import Detector
 
@@ -56,13 +79,7 @@ def _score(args: argparse.Namespace) -> int:
         raise OutputSuffixError(f"-o {out}: unknown suffix {out.suffix!r}; write one of {list(OUTPUT_SUFFIXES)}")
     check_output_path(out, "-o")
     scores = Detector(args.method, args.set).score(Path(args.records), variants=args.variants)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.suffix == ".csv":
-        scores.to_csv(out, index=False)
-    elif out.suffix == ".jsonl":
-        scores.to_json(out, orient="records", lines=True, force_ascii=False)
-    else:
-        scores.to_parquet(out, index=False)
+    write_scores(scores, out)
     variants = ", ".join(dict.fromkeys(scores["variant"]))
     print(f"{len(scores)} unit scores ({variants}) -> {out}")
     return 0
@@ -82,6 +99,9 @@ def _report(args: argparse.Namespace) -> int:
 #: ``data`` defaults as its help names them (hallulab.data.loaders.DATA_ROOT_ENV, hallulab.data.fetch.GITHUB_RAW)
 DATA_ROOT_ENV_NAME = "HALLULAB_DATA_ROOT"
 GITHUB_RAW_URL = "https://raw.githubusercontent.com"
+#: the pipeline's data sets whose files another data set holds, as the help names them
+#: (hallulab.data.fetch.DATASET_SOURCES)
+DATASET_SOURCES = {"nq_open": "sac3_qa_halu", "hotpotqa": "sac3_qa_halu"}
 
 
 class DataRootError(ValueError, UserFacingError):
@@ -123,6 +143,8 @@ def _data_list(args: argparse.Namespace) -> int:
         print(f"{source.name:<14} {count} ({fetchable}): {state}")
         print(f"{'':<14} {source.title}")
         print(f"{'':<14} licence: {source.licence}")
+        if also := [alias for alias, name in DATASET_SOURCES.items() if name == source.name]:
+            print(f"{'':<14} the pipeline's data sets {', '.join(also)} (-S dataset=NAME) come from it")
     print(f"data root: {root}" if root is not None else f"data root: not set (--root DIR or ${DATA_ROOT_ENV_NAME})")
     return 0
 
@@ -130,9 +152,12 @@ def _data_list(args: argparse.Namespace) -> int:
 def _data_fetch(args: argparse.Namespace) -> int:
     from hallulab.data.fetch import FileResult, data_source, fetch
 
-    names = list(dict.fromkeys(args.names))
-    for name in names:
-        data_source(name)  # an unknown name stops before anything is fetched
+    # an unknown name stops before anything is fetched; a pipeline data set's name fetches the
+    # data set it comes from (nq_open and hotpotqa: sac3_qa_halu, once)
+    names = list(dict.fromkeys(data_source(name).name for name in args.names))
+    for given in dict.fromkeys(args.names):
+        if data_source(given).name != given:
+            print(f"{given}: comes from {data_source(given).name}", flush=True)
     root = _data_root(args.root)
     if root is None:
         raise DataRootError(f"no data root to fetch into: pass --root DIR or set {DATA_ROOT_ENV_NAME}")
@@ -177,9 +202,43 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+#: a reST cross-reference role (``:class:`~hallulab.api.Detector```, ``:mod:`hallulab.api```,
+#: ``:func:`title <hallulab.api.detect>```), with its text or target
+_REST_ROLE = re.compile(r":(?:py:)?(?P<role>\w+):`(?P<tilde>~?)(?P<body>[^`]+)`")
+#: a reST inline literal (two backticks each side)
+_REST_LITERAL = re.compile(r"``(?P<code>.+?)``", re.DOTALL)
+
+
+def terminal_text(docstring: str | None) -> str:
+    """A docstring as a terminal shows it: reST cross-references as the name they point to
+    (the last part of a class, function, method or attribute; a module's full name; a titled
+    reference's title) and inline literals in single backticks, as the options' help writes
+    them."""
+
+    def name(match: re.Match[str]) -> str:
+        body = match["body"]
+        titled = re.fullmatch(r"(?P<title>.+?)\s*<(?P<target>[^>]+)>", body, re.DOTALL)
+        if titled:
+            return titled["title"]
+        if match["role"] == "mod" and not match["tilde"]:
+            return body
+        return body.rsplit(".", 1)[-1]
+
+    text = _REST_ROLE.sub(name, docstring or "")
+    return _REST_LITERAL.sub(lambda match: f"`{match['code']}`", text)
+
+
 #: a parser of the ``hallulab`` command by the words of its subcommand after ``hallulab``
 #: (``()`` for ``hallulab`` itself)
 Parsers = dict[tuple[str, ...], argparse.ArgumentParser]
+
+
+def _by_source(aliases: dict[str, str]) -> dict[str, str]:
+    """``{"nq_open and hotpotqa": "sac3_qa_halu"}`` for ``{"nq_open": ..., "hotpotqa": ...}``."""
+    grouped: dict[str, list[str]] = {}
+    for alias, source in aliases.items():
+        grouped.setdefault(source, []).append(alias)
+    return {" and ".join(names): source for source, names in grouped.items()}
 
 
 def _add_data_commands(data: argparse.ArgumentParser, parsers: Parsers) -> None:
@@ -191,7 +250,15 @@ def _add_data_commands(data: argparse.ArgumentParser, parsers: Parsers) -> None:
     fetching = actions.add_parser("fetch", help="download data sets, check their sha256, write them under the root")
     parsers["data", "list"] = listing
     parsers["data", "fetch"] = fetching
-    fetching.add_argument("names", nargs="+", metavar="NAME", help="a data set (`hallulab data list` names them)")
+    from_bundle = ", ".join(f"{alias} come from {source}" for alias, source in _by_source(DATASET_SOURCES).items())
+    fetching.add_argument(
+        "names",
+        nargs="+",
+        metavar="NAME",
+        help="a data set: a name `hallulab data list` shows, or a pipeline data set (-S dataset=NAME) "
+        f"that fetches the one it comes from ({from_bundle}; wikibio, factualbio and concept7 are "
+        "the same in both)",
+    )
     for sub in (listing, fetching):
         sub.add_argument("--root", default=None, help=f"the data root (default: ${DATA_ROOT_ENV_NAME})")
     fetching.add_argument(
@@ -214,7 +281,7 @@ def command_parsers() -> Parsers:
     rendered from them (``format_help`` of each)."""
     parsers: Parsers = {}
     parser = argparse.ArgumentParser(
-        prog="hallulab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="hallulab", description=terminal_text(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parsers[()] = parser
     parser.add_argument("--version", action="version", version=f"hallulab {_version()}")

@@ -31,7 +31,13 @@ Rates: generated tokens per second per endpoint and NLI pairs per second, by def
 offline MiniLM NLI model in float32), or stated (``--llm-tokens-per-second``,
 ``--nli-pairs-per-second``; ``--endpoints`` for a fleet). The LLM time is an upper bound (every
 request its full ``max_new_tokens``); the NLI time is for the distinct pairs the cache lacks.
-The bench file (and data/toy, for the Prompt rate) is read only for a rate not stated.
+The bench file (and data/toy, for the Prompt rate) is read only for a rate not stated: in the
+working folder when it holds them, else in the checkout hallulab runs from (an editable install
+or a source tree), so the plan runs from any folder.
+
+``--method M`` (repeatable) plans only the stages those methods' scores need (the graph's
+:meth:`~hallulab.pipeline.graph.PipelineGraph.steps_for`: generate, the artifacts, the method's
+score and aggregate steps).
 
 Before anything is read, the options and settings are checked (one line, exit status 2): a
 count below 1, a rate that is not a finite number above 0, an ``-S dataset=`` naming another
@@ -50,7 +56,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hallulab.core.config import compose, typed
+from hallulab.core.config import compose, package_checkout, typed
 from hallulab.core.errors import UserFacingError
 from hallulab.core.io import check_output_path
 from hallulab.data.records import load_jsonl_passages
@@ -126,14 +132,20 @@ class Plan:
     stages: tuple[StagePlan, ...]
     not_planned: dict[str, str]  #: stage -> why its calls cannot be counted before the run
     no_model_calls: tuple[str, ...] = ()  #: stages that call no LLM and no NLI model
+    methods: tuple[str, ...] = ()  #: the methods whose stages are planned (none: every stage)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        plan = asdict(self)
+        if not self.methods:  # a plan of every stage reads as before --method existed
+            del plan["methods"]
+        return plan
 
     def table(self) -> str:
         """The plan as a Markdown table, with its rates and what it leaves out."""
+        of_methods = f", the stages of {', '.join(self.methods)}" if self.methods else ""
         lines = [
-            f"Plan for {self.responses:,} responses of {self.dataset} (counted on {self.records:,} records)",
+            f"Plan for {self.responses:,} responses of {self.dataset}{of_methods} "
+            f"(counted on {self.records:,} records)",
             f"Rates: {self.rates.llm_tokens_per_second:g} generated tokens/s per endpoint x "
             f"{self.rates.endpoints} endpoint(s), {self.rates.prompt_verdicts_per_second:.3g} Prompt verdicts/s per "
             f"endpoint, {self.rates.nli_pairs_per_second:g} NLI pairs/s ({self.rates.source})",
@@ -161,15 +173,20 @@ NLI_BENCH_ROWS = {"torch": "fp32", "openvino_int8": "ov_int8"}
 
 
 def _bench_file(path: Path) -> Path:
-    """``path`` (relative to the working folder: the checkout ``make bench`` writes in), or a
-    one-line error saying where it was looked for and how to do without it."""
-    if not path.is_file():
-        stated = ", ".join(_option(name) for name in RATE_OPTIONS)
-        raise PlanError(
-            f"{path}: not found under {Path.cwd()}, and the rates not stated come from it; run the plan in "
-            f"the hallulab checkout (make bench writes it there), or state every rate: {stated}"
-        )
-    return path
+    """``path`` (relative to a checkout: ``make bench`` writes it there) in the working folder,
+    else in the checkout hallulab runs from; or a one-line error saying where it was looked for
+    and how to do without it."""
+    if path.is_file():
+        return path
+    checkout = package_checkout()
+    if checkout is not None and not path.is_absolute() and (checkout / path).is_file():
+        return checkout / path
+    stated = ", ".join(_option(name) for name in RATE_OPTIONS)
+    where = f"under {Path.cwd()} nor in the hallulab checkout {checkout}" if checkout else f"under {Path.cwd()}"
+    raise PlanError(
+        f"{path}: not found {where}, and the rates not stated come from it; run the plan in a hallulab "
+        f"checkout (make bench writes it there), or state every rate: {stated}"
+    )
 
 
 def bench_rates(path: Path = BENCH_RESULTS, endpoints: int = 1, nli_runtime: str = "torch") -> Rates:
@@ -347,14 +364,18 @@ def make_plan(
     rates: Rates,
     use_cache: bool = True,
     params: Mapping[str, Any] | None = None,
+    methods: Sequence[str] = (),
 ) -> Plan:
     """The plan of ``dataset`` with the settings ``-S dataset=<dataset> <overrides>`` compose
-    (``params``: :func:`plan_params` of them, where the caller has it)."""
+    (``params``: :func:`plan_params` of them, where the caller has it); ``methods``: only the
+    stages their scores need (none: every stage)."""
     from hallulab.cache import CallCache
     from hallulab.data.loaders import load_dataset
 
     if responses is not None:
         check_count("responses", responses)
+    methods = tuple(dict.fromkeys(methods))
+    stages_of_methods = method_stages(methods)
     params = dict(params) if params is not None else plan_params(dataset, overrides)
     passages, _ = load_dataset(params["dataset"])
     cache = CallCache() if use_cache and responses is None else None
@@ -363,6 +384,8 @@ def make_plan(
     no_model_calls: list[str] = []
     try:
         for node in pipeline_graph().nodes.values():
+            if stages_of_methods is not None and node.stage not in stages_of_methods:
+                continue
             kind = node.calls.kind
             if kind == "llm_generate":
                 stages.append(plan_generate(passages, params, cache, responses, rates))
@@ -385,7 +408,21 @@ def make_plan(
         stages=tuple(stages),
         not_planned=not_planned,
         no_model_calls=tuple(no_model_calls),
+        methods=methods,
     )
+
+
+def method_stages(methods: Sequence[str]) -> set[str] | None:
+    """The stages the scores of ``methods`` need (None for no method: every stage); an
+    unregistered name is a one-line error listing the registered ones."""
+    from hallulab.pipeline.registry import check_method_name
+
+    if not methods:
+        return None
+    for method in methods:
+        check_method_name(method, "--method")
+    graph = pipeline_graph()
+    return {node.stage for method in methods for node in graph.steps_for(method)}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -398,6 +435,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nli-pairs-per-second", type=float, help="NLI pairs/s (default: make bench's float32 rate)")
     parser.add_argument(
         "--prompt-verdicts-per-second", type=float, help="Prompt verdicts/s per endpoint (default: bench)"
+    )
+    parser.add_argument(
+        "--method",
+        action="append",
+        default=[],
+        metavar="M",
+        help="plan only the stages this method's scores need (repeatable; `hallulab methods` lists them; "
+        "default: every stage)",
     )
     parser.add_argument("--no-cache", action="store_true", help="do not look the requests up in the call cache")
     parser.add_argument("--out", help="also write the plan to OUT.json and its table to OUT.md")
@@ -414,6 +459,7 @@ def check_arguments(args: argparse.Namespace) -> None:
         if (value := getattr(args, name)) is not None:
             check_rate(name, value)
     check_dataset_override(args.dataset, args.set)
+    method_stages(args.method)
     if args.out:
         for suffix in (".json", ".md"):
             check_output_path(Path(args.out).with_suffix(suffix), "--out")
@@ -436,7 +482,13 @@ def run(args: argparse.Namespace) -> int:
     params = plan_params(args.dataset, args.set)
     rates = stated_rates(args, params)
     plan = make_plan(
-        args.dataset, args.set, responses=args.responses, rates=rates, use_cache=not args.no_cache, params=params
+        args.dataset,
+        args.set,
+        responses=args.responses,
+        rates=rates,
+        use_cache=not args.no_cache,
+        params=params,
+        methods=args.method,
     )
     table = plan.table()
     sys.stdout.write(table)

@@ -25,6 +25,16 @@ from hallulab.core.yaml_files import load_config
 T = TypeVar("T")
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def package_checkout() -> Path | None:
+    """The checkout the running hallulab is imported from (:data:`REPO_ROOT`, when its
+    ``src/hallulab`` is this package: an editable install or a source tree), or None for an
+    installed package (where ``REPO_ROOT`` is no checkout)."""
+    package = Path(__file__).resolve().parents[1]
+    return REPO_ROOT if (REPO_ROOT / "src" / "hallulab").resolve() == package else None
+
+
 #: The configs, inside the package (``pip install`` ships them): in a checkout a link to the
 #: repository's ``conf/``, which ``dvc exp run`` composes from.
 CONF_DIR = Path(__file__).parent.parent / "conf"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,12 +19,28 @@ from typing import IO, Any
 from hallulab.core.errors import UserFacingError
 
 
+def _create_beside(target: Path) -> tuple[int, str]:
+    """A new file beside ``target`` (a name no other file has), opened for writing with mode
+    0666 less the umask; its descriptor and path."""
+    for _ in range(100):
+        name = str(target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp")
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {target}")
+
+
 @contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
-    """Open a temporary sibling of ``path`` for writing; rename it over ``path`` on success."""
+    """Open a temporary sibling of ``path`` for writing; rename it over ``path`` on success.
+
+    The temporary file is created with mode 0666 less the umask (0644 under the usual 022),
+    the mode a plain ``open`` gives a new file, so the file renamed over ``path`` is readable
+    as any other output (``tempfile.mkstemp``'s 0600 would hide it from other users)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp_name = _create_beside(target)
     try:
         encoding = None if "b" in mode else "utf-8"
         with os.fdopen(fd, mode, encoding=encoding) as handle:

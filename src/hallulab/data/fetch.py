@@ -536,13 +536,22 @@ NLI = DataSource(
 DATA_SOURCES: tuple[DataSource, ...] = (WIKIBIO, FACTUALBIO, SAC3_QA_HALU, CONCEPT7, NLI)
 
 
+#: The pipeline's data sets (``-S dataset=<name>``, conf/dataset) whose files come in a data set
+#: of another name here: ``hallulab data fetch nq_open`` fetches ``sac3_qa_halu``. The others
+#: (``wikibio``, ``factualbio``, ``concept7``) have the same name in both.
+DATASET_SOURCES: dict[str, str] = {"nq_open": "sac3_qa_halu", "hotpotqa": "sac3_qa_halu"}
+
+
 def data_source(name: str) -> DataSource:
-    """The manifest entry called ``name``."""
+    """The manifest entry called ``name``, or the one a pipeline data set of that name comes
+    from (:data:`DATASET_SOURCES`)."""
+    wanted = DATASET_SOURCES.get(name, name)
     for source in DATA_SOURCES:
-        if source.name == name:
+        if source.name == wanted:
             return source
     known = ", ".join(s.name for s in DATA_SOURCES)
-    raise UnknownDataSourceError(f"unknown data set {name!r}; known: {known}")
+    aliases = ", ".join(f"{alias} (in {source})" for alias, source in DATASET_SOURCES.items())
+    raise UnknownDataSourceError(f"unknown data set {name!r}; known: {known}; also {aliases}")
 
 
 # --- checking what is there ----------------------------------------------------------------

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hallulab.core.config import package_checkout
 from hallulab.core.errors import RecordError
 from hallulab.core.io import file_sha256, read_json
 from hallulab.data.dataset_config import DatasetConfig, DatasetConfigError, dataset_settings
@@ -114,10 +115,16 @@ def load_wikibio(cfg: DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
 
 
 def jsonl_path(cfg: DatasetConfig) -> Path:
-    """``dataset.path``: relative to the repository, else to the data root."""
+    """``dataset.path``: relative to the working folder (the repository, where the stages run),
+    else to the data root, else to the checkout hallulab runs from (the toy set's
+    ``data/toy/passages.jsonl``, for a command run in another folder)."""
     path = Path(str(cfg.path))
-    if not path.is_absolute() and not path.exists() and data_root() is not None:
-        path = data_root() / path  # type: ignore[operator]
+    if not path.is_absolute() and not path.exists():
+        root, checkout = data_root(), package_checkout()
+        if root is not None and ((root / path).exists() or checkout is None):
+            path = root / path
+        elif checkout is not None and (checkout / path).is_file():
+            path = checkout / path
     if not path.is_file():
         raise DatasetConfigError(f"dataset.path: no such file {path}")
     return path

@@ -73,6 +73,17 @@ class ReportInputs:
     method_titles: dict[str, str] = field(default_factory=dict)
     #: method -> the ``undefined`` section of its ``.info.json`` (why each null is null)
     undefined: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: what the page says where a part is empty ("summary", "curves", "correction"), in place of
+    #: :data:`ABSENT_IN_A_RUN` (a page of scored files is no pipeline run: no stage to name)
+    absent: Mapping[str, str] = field(default_factory=dict)
+
+
+#: what a run's page says where a part is empty: the stage that writes it has not run
+ABSENT_IN_A_RUN = {
+    "summary": "No summary: the summary stage has not run.",
+    "curves": "No curves: the curve stages have not run on this data set.",
+    "correction": "The correct stage has not run on this data set.",
+}
 
 
 class NothingToReportError(FileNotFoundError):

@@ -14,6 +14,7 @@ Shape (every list in the order the page shows it)::
                                         sentences and responses are read off the records)
     curves   [{title, x, y, series: [{name, points}]}]
     correction  FactSelfCheck's Table 3 as the correct stage computed it, or null
+    absent   {summary, curves, correction}  what the page says where that part is empty
 
 ``rank`` is the unit's percentile among every unit the variant scored at that level in the
 data set (0 = least, 1 = most likely hallucinated): scores of different methods live on
@@ -32,7 +33,7 @@ import pandas as pd
 
 from hallulab.evaluation.summary import HEADLINES
 from hallulab.evaluation.undefined import REASON_TEXT
-from hallulab.report.inputs import CURVE_FAMILIES, CurveFile, ReportInputs
+from hallulab.report.inputs import ABSENT_IN_A_RUN, CURVE_FAMILIES, CurveFile, ReportInputs
 from hallulab.report.units import UnitCatalogue
 
 #: levels whose units are described in ``units`` (sentences and responses come from the records)
@@ -266,4 +267,5 @@ def build_payload(inputs: ReportInputs, catalogue: UnitCatalogue) -> dict[str, A
         "units": units,
         "curves": [asdict(group) for group in curve_groups(inputs.curves)],
         "correction": dict(inputs.correction) if isinstance(inputs.correction, Mapping) else None,
+        "absent": {**ABSENT_IN_A_RUN, **inputs.absent},
     }

@@ -111,13 +111,24 @@ def require_scored_records(path: Path, record_ids: Sequence[object], frame: pd.D
     )
 
 
+#: what a page of scored files says where a part is empty: ``hallulab score`` writes unit scores
+#: only; the summary, curves and correction table come from a pipeline run (``make run``)
+SCORED_FILES_ABSENT = {
+    "summary": "No summary: this page shows scored files, not a pipeline run.",
+    "curves": "No curves: this page shows scored files, not a pipeline run.",
+    "correction": "No correction table: this page shows scored files, not a pipeline run.",
+}
+
+
 def write_scored_report(scored: Sequence[Path], records: Path, out: Path, titles: dict[str, str]) -> Path:
     """The page of ``scored`` files over ``records``, written to ``out``; returns ``out``."""
     frame = pd.concat([read_scored(path) for path in scored], ignore_index=True)
     passages = records_for(records, frame)
     scores = {str(method): rows[list(COLUMNS)].reset_index(drop=True) for method, rows in frame.groupby("method")}
     note = f"A page of scored files ({', '.join(p.name for p in scored)}): no summary, curves or correction table."
-    inputs = ReportInputs(records.stem, passages, scores, notes=[note], method_titles=titles)
+    inputs = ReportInputs(
+        records.stem, passages, scores, notes=[note], method_titles=titles, absent=SCORED_FILES_ABSENT
+    )
     page = render(build_payload(inputs, UnitCatalogue.build(passages, {}, {})))
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(out) as handle:
