@@ -566,11 +566,14 @@ def test_a_plan_out_under_a_file_is_refused_first(capsys: pytest.CaptureFixture[
 def test_a_plan_with_every_rate_stated_reads_no_bench_file(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Run outside the checkout: with every rate stated nothing of benchmarks/ or data/toy is
-    read; with one missing, the bench file is named with the options that replace it."""
+    """Run outside any checkout (the working folder elsewhere, the package installed without
+    one): with every rate stated nothing of benchmarks/ or data/toy is read; with one missing,
+    the bench file is named with the options that replace it."""
+    from hallulab import plan
     from hallulab.cli import main
 
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(plan, "package_checkout", lambda: None)
     dataset = ("--dataset", "jsonl", "-S", f"dataset.path={TOY}", "--no-cache")
     assert main(["plan", *dataset, *PLAN_RATES]) == 0
     assert "Rates: 100 generated tokens/s" in capsys.readouterr().out
