@@ -360,7 +360,7 @@ def _run_queue_to_the_end(workspace: Path, restarts: int) -> str:
 
 
 #: the queued sweep's targets: one method over samples per kind of stored score (spaCy tokens,
-#: NLI, MQAG answers); the sweep of every method's stages is test_exp_run_override_..., unqueued
+#: NLI, MQAG answers); which stages a knob re-runs is test_a_param_edit_invalidates_exactly_the_stages_that_read_it's
 QUEUED_METHODS = ("selfcheck_ngram", "selfcheck_nli", "selfcheck_mqag")
 
 
@@ -390,6 +390,9 @@ def test_nli_model_sweep_returns_to_a_scored_model_without_recomputing(workspace
     """Swap the NLI model (the 2-label export of the offline one) and come back: the return
     is a DVC run-cache restore or an all-hit call cache, never a re-scoring."""
     other = export_two_label(workspace / "models/nli_minilm", tmp_path / "two_label")
+    # SelfCheck-NLI's stages, and BERTScore's to show a stage that reads no NLI setting is kept;
+    # which stages an nli edit re-runs is test_a_param_edit_invalidates_exactly_the_stages_that_read_it's
+    targets = ("evaluate@selfcheck_nli", "evaluate@selfcheck_bertscore")
     try:
         log = dvc(
             workspace,
@@ -401,10 +404,11 @@ def test_nli_model_sweep_returns_to_a_scored_model_without_recomputing(workspace
             "nli.name=two_label",
             "-S",
             f"nli.depends_on={other}",
+            *targets,
         )
         assert "Running stage 'score_selfcheck_nli'" in log
         assert "Stage 'score_selfcheck_bertscore' didn't change, skipping" in log
-        back = dvc(workspace, "exp", "run", "-S", "nli=minilm_offline")
+        back = dvc(workspace, "exp", "run", "-S", "nli=minilm_offline", *targets)
         assert "Stage 'score_selfcheck_nli' is cached - skipping run" in back or ", 0 to compute" in back, back
     finally:
         git(workspace, "checkout", "--", ".")
