@@ -1,4 +1,5 @@
-"""DVC stage `correct`: hallucination correction at three levels and its judged factuality
+"""DVC stage `correct`: hallucination correction at three levels, under Table 3's released
+threshold rule and this project's development-split one, and its judged factuality
 (FactSelfCheck §4.5, Table 3; :mod:`hallulab.correction`).
 
 Writes data/corrected/<dataset>/corrections.json (every corrected passage, its flagged

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -94,6 +96,46 @@ def test_a_teacher_forced_token_outside_its_top_k_is_kept_and_counted() -> None:
     assert outside_top_k(head, 3) and outside_top_k(head, 4)
     with pytest.raises(ValueError, match="K >= 1"):
         alternatives(head, 0)
+
+
+#: three ids of SmolLM2-135M's byte-level vocabulary that decode alike: fragments of multi-byte
+#: characters, each "\ufffd" on its own (312 ids of that vocabulary share three such texts)
+FRAGMENT_IDS = (126, 139, 247)
+FRAGMENT = "\ufffd"
+
+
+def test_the_written_token_is_found_in_its_top_list_by_id_not_by_its_text() -> None:
+    """A written fragment (id 247) whose top list holds another fragment (id 139, the same text):
+    lm-polygraph compares token ids, so the other fragment is an alternative like any token. A
+    match by text dropped it as if it were the written token, and took a further token in its
+    place: at K = 3, CCP 0.667 by id (0.4 + 0.2 entailing of 0.9) against 0.857 by text."""
+    written, other, _ = FRAGMENT_IDS[2], FRAGMENT_IDS[1], FRAGMENT_IDS[0]
+    top = ((FRAGMENT, math.log(0.4)), (FRAGMENT, math.log(0.3)), (" x", math.log(0.2)), (" y", math.log(0.1)))
+    head = TokenStats(FRAGMENT, math.log(0.4), token_id=written, top=top, top_ids=(written, other, 500, 600))
+    assert alternatives(head, 3) == [(FRAGMENT, math.log(0.4)), (FRAGMENT, math.log(0.3)), (" x", math.log(0.2))]
+    # the other fragment contradicts the written one, " x" entails it, " y" contradicts it
+    by_id = unit_log_ccp(head, FRAGMENT, "ccee", 3, "reference", words=False)
+    assert math.exp(by_id) == pytest.approx(0.6 / 0.9)
+    by_text = TokenStats(FRAGMENT, math.log(0.4), token_id=written, top=top)  # a backend that gives no ids
+    assert alternatives(by_text, 3) == [(FRAGMENT, math.log(0.4)), (" x", math.log(0.2)), (" y", math.log(0.1))]
+    assert math.exp(unit_log_ccp(by_text, FRAGMENT, "eecc", 3, "reference", words=False)) == pytest.approx(0.6 / 0.7)
+
+
+def test_a_fragment_outside_its_top_k_is_outside_though_its_text_is_inside() -> None:
+    """A teacher-forced fragment (id 126) whose top list holds only other fragments: by text it
+    looked inside its top-K and lost an alternative; by id it is outside, first with its own
+    probability, and the K - 1 most probable tokens follow."""
+    written = FRAGMENT_IDS[0]
+    top = tuple((FRAGMENT, math.log(0.3 - 0.05 * i)) for i in range(4))
+    head = TokenStats(FRAGMENT, math.log(0.01), token_id=written, top=top, top_ids=(139, 247, 115, 232))
+    assert outside_top_k(head, 4) and outside_top_k(head, 1)
+    assert alternatives(head, 3) == [(FRAGMENT, math.log(0.01)), *top[:2]]
+    assert not outside_top_k(TokenStats(FRAGMENT, math.log(0.01), token_id=written, top=top), 4)  # by text
+    with pytest.raises(ValueError, match="top_ids"):
+        TokenStats(FRAGMENT, 0.0, token_id=written, top=top, top_ids=(1, 2))
+    stored = head.to_dict()
+    assert stored["top_ids"] == [139, 247, 115, 232] and TokenStats.from_dict(stored) == head
+    assert "top_ids" not in TokenStats(" a", 0.0, top=((" a", 0.0),)).to_dict()  # files without ids stay as they were
 
 
 def test_nli_argmax_ties_go_to_entailment_then_contradiction() -> None:
@@ -188,3 +230,18 @@ def test_a_blank_alternative_is_neutral_or_the_models_class_by_the_named_rule() 
     assert {"ccp_k3_claimpref", "ccp_k3_claimpref_blanknli"} <= names
     names = set(variant_modes(CCPKnobs(k=(3,), nli_context=("claim_prefix",), blank_alternatives="nli")))
     assert {"ccp_k3_claimpref_blanknli", "ccp_k3_claimpref"} <= names
+
+
+def test_the_docs_say_which_reading_is_lm_polygraphs_ccp() -> None:
+    """Only the ``_ref`` reading equals lm-polygraph's CCP; the rows the pages show by default
+    are the paper reading (words, stop words). Every sentence or table cell of the README and
+    the CCP page that says CCP equals or matches lm-polygraph's names the ``_ref`` reading."""
+    root = Path(__file__).resolve().parents[1]
+    claims = re.compile(r"(equal(s)? to|equal|match(es)?) (lm-polygraph's( CCP)?|the reference)")
+    pages = (root / "README.md", root / "docs" / "papers" / "ccp.md", root / "docs" / "papers" / "factselfcheck.md")
+    for path in pages:
+        text = " ".join(path.read_text(encoding="utf-8").split())
+        for piece in re.split(r"(?<=[.;|])\s", text):
+            said = claims.search(piece) and not re.search(r"not (equal|match)", piece)
+            if said and ("CCP" in piece or "ccp" in piece or "reading" in piece):
+                assert "_ref" in piece, f"{path.name}: {piece[:160]}"

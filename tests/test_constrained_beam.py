@@ -48,9 +48,12 @@ def _contains(tokens: tuple[int, ...], sequences: list[tuple[int, ...]]) -> bool
     return any(tokens[i : i + len(s)] == s for s in sequences for i in range(len(tokens) - len(s) + 1))
 
 
-def _brute_force(model: BigramModel, sequences: list[tuple[int, ...]], max_new: int, vocab: int = 4) -> float:
+def _brute_force(
+    model: BigramModel, sequences: list[tuple[int, ...]], max_new: int, vocab: int = 4, prompt_length: int = 0
+) -> float:
     words = [t for t in range(vocab) if t != EOS]
-    # a sequence ends with EOS before the limit, or by length with exactly max_new tokens
+    # a sequence ends with EOS before the limit (its log-probability counted, the token not in
+    # the length), or by length with exactly max_new tokens; scores sum / (prompt_length + length)
     best = -np.inf
     for length in range(1, max_new + 1):
         for body in itertools.product(words, repeat=length):
@@ -58,21 +61,26 @@ def _brute_force(model: BigramModel, sequences: list[tuple[int, ...]], max_new: 
                 continue
             total = sum(model.logprobs(body[:i])[t] for i, t in enumerate(body))
             if length == max_new:
-                best = max(best, total / length)
+                best = max(best, total / (prompt_length + length))
             else:
-                best = max(best, (total + model.logprobs(body)[EOS]) / (length + 1))
+                best = max(best, (total + model.logprobs(body)[EOS]) / (prompt_length + length))
     return float(best)
 
 
+@pytest.mark.parametrize("prompt_length", [0, 30])
 @pytest.mark.parametrize("seed", range(8))
-def test_a_wide_beam_finds_the_best_constrained_sequence(seed: int) -> None:
+def test_a_wide_beam_finds_the_best_constrained_sequence(seed: int, prompt_length: int) -> None:
     model = _model(seed)
     sequences = [(2, 1), (0, 0, 2)]  # a disjunctive constraint: either sequence
-    found = constrained_beam_search(model, sequences, beam_size=200, max_new_tokens=5, eos_ids=[EOS])
+    found = constrained_beam_search(
+        model, sequences, beam_size=200, max_new_tokens=5, eos_ids=[EOS], prompt_length=prompt_length
+    )
     assert found, "a wide beam always finds a constrained sequence"
-    assert found[0].normalised == pytest.approx(_brute_force(model, sequences, 5), abs=1e-12)
+    best = _brute_force(model, sequences, 5, prompt_length=prompt_length)
+    assert found[0].score(prompt_length) == pytest.approx(best, abs=1e-12)
     assert all(_contains(h.tokens, sequences) for h in found)
-    assert [h.normalised for h in found] == sorted((h.normalised for h in found), reverse=True)
+    scores = [h.score(prompt_length) for h in found]
+    assert scores == sorted(scores, reverse=True)
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -95,7 +103,7 @@ def test_scores_are_sums_of_the_model_log_probabilities() -> None:
         if hyp.ended == "eos":
             expected += model.logprobs(hyp.tokens)[EOS]
         assert hyp.logprob == pytest.approx(expected)
-        assert hyp.length == len(hyp.tokens) + (hyp.ended == "eos")
+        assert hyp.length == len(hyp.tokens)  # an EOS token counts in the sum, not the length
 
 
 def test_a_constraint_longer_than_the_budget_finds_nothing() -> None:

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 import pytest
 from scipy.stats import kstest
 
 from hallulab.artifacts.atomic_facts.tagging import TaggedToken, pos_spans, random_spans
-from hallulab.methods.hallucheck.aggregate import CHECK_MODES, HalluCheckKnobs, fact_flag, variant_name
+from hallulab.methods.hallucheck.aggregate import (
+    CHECK_MODES,
+    RELEASED,
+    CheckMode,
+    HalluCheckKnobs,
+    fact_flag,
+    variant_name,
+)
 from hallulab.methods.hallucheck.checks import (
     KS_MINMAX,
     alignment_f1,
@@ -28,6 +36,9 @@ from hallulab.methods.hallucheck.raw import HalluCheckScores
 from hallulab.methods.hallucheck.score import parse_question
 from hallulab.methods.sac3.aggregate import inconsistency
 from hallulab.text.answers import contains_gold_answer, normalize_answer
+
+if TYPE_CHECKING:
+    from hallulab.methods.hallucheck.spans import ReadSpan
 
 
 def test_token_f1_and_containment_after_squad_normalisation() -> None:
@@ -78,28 +89,64 @@ def test_alignment_f1_splits_raw_text_as_released_unless_told_squad() -> None:
     assert alignment_f1("Warsaw,", "Warsaw") == 0.0  # punctuation kept
 
 
+def _mode(suffix: str) -> CheckMode:
+    return next(m for m in CHECK_MODES if m.suffix == suffix)
+
+
+def _read(text: str, span: str | None) -> ReadSpan | None:
+    """The span a reader copied out of ``text`` (None: a text without words)."""
+    if span is None:
+        return None
+    start = text.index(span)
+    return {"text": span, "start": start, "end": start + len(span), "how": "copied"}
+
+
+def _reply(pieces: list[str], tops: list[list[float]], span: str | None = None) -> dict[str, object]:
+    reply = "".join(pieces)
+    return {"text": reply.strip(), "steps": pieces, "top": tops, "span": _read(reply, span)}
+
+
+def _fact(fact: str, original: str, answers: dict[str, dict[str, object]]) -> dict[str, object]:
+    """A fact whose question's answer span in the original response is ``original``."""
+    return {"text": fact, "question": "Who?", "original_span": _read(original, original), "answers": answers}
+
+
 def test_a_fact_is_hallucinated_when_misaligned_or_aligned_but_guessed() -> None:
     knobs = HalluCheckKnobs()
-    confident = [PEAKED]
-    guessing = [SPREAD]
-    entry = {
-        "text": "James I",
-        "question": "Who?",
-        "answers": {"generator/greedy": {"text": "James I", "top": confident}},
-    }
-    paper, align_only = CHECK_MODES[0], CHECK_MODES[1]
+    entry = _fact("James I", "James I", {"generator/greedy": _reply([" James", " I"], [PEAKED] * 2, "James I")})
+    paper, align_only = RELEASED, _mode("_align")
     assert fact_flag(entry, "generator/greedy", knobs, paper) is False
-    entry["answers"]["generator/greedy"]["top"] = guessing
+    entry["answers"]["generator/greedy"]["top"] = [PEAKED, SPREAD]
     assert fact_flag(entry, "generator/greedy", knobs, paper) is True
     assert fact_flag(entry, "generator/greedy", knobs, align_only) is False  # alignment only
-    entry["answers"]["generator/greedy"] = {"text": "Elizabeth I", "top": confident}
+    entry["answers"]["generator/greedy"] = _reply([" Elizabeth", " I"], [PEAKED] * 2, "Elizabeth I")
     assert fact_flag(entry, "generator/greedy", knobs, align_only) is True
     assert fact_flag({"text": "x", "question": None}, "generator/greedy", knobs, paper) is None
     assert variant_name("ner", "verifier/greedy", align_only) == "hallucheck_ner_greedy_crosseval_align"
+    assert variant_name("ner", "generator/sampled") == "hallucheck_ner_sampled"
 
 
-def _reply(pieces: list[str], tops: list[list[float]]) -> dict[str, object]:
-    return {"text": "".join(pieces).strip(), "steps": pieces, "top": tops}
+def test_the_headline_aligns_the_original_answer_span_with_the_regenerated_one() -> None:
+    """Item 6, as released (compare_orig_and_regenerated): the span read out of the original
+    response against the span read out of the regenerated answer. The fact window reads the fact
+    and finds it wherever the reply names it; the read spans do not."""
+    knobs = HalluCheckKnobs()
+    pieces = [" She", " was", " born", " in", " Paris", ",", " not", " Warsaw", "."]
+    entry = _fact("Warsaw", "Warsaw", {"g/greedy": _reply(pieces, [PEAKED] * 9, "Paris")})
+    assert fact_flag(entry, "g/greedy", knobs, _mode("_align")) is True  # "Paris" against "Warsaw"
+    assert fact_flag(entry, "g/greedy", knobs, _mode("_align_factwindow")) is False  # the window finds "Warsaw"
+    entry["original_span"] = _read("born in Warsaw, Poland", "Warsaw, Poland")
+    entry["answers"]["g/greedy"]["span"] = _read("".join(pieces), "Warsaw")
+    assert fact_flag(entry, "g/greedy", knobs, _mode("_align")) is True  # F1 of "Warsaw" and "Warsaw, Poland": 0
+    entry["answers"]["g/greedy"]["span"] = _read("".join(pieces), "Warsaw.")
+    entry["original_span"] = _read("Warsaw.", "Warsaw.")
+    assert fact_flag(entry, "g/greedy", knobs, _mode("_align")) is False
+    from collections import Counter
+
+    counts: Counter[str] = Counter()
+    del entry["original_span"]  # raw scores of a score step that read no spans
+    assert fact_flag(entry, "g/greedy", knobs, RELEASED, counts) is None
+    assert counts == {"spans_not_read_unchecked": 1}
 
 
 def test_a_sentence_long_reply_aligns_through_its_answer_span() -> None:
@@ -107,7 +154,7 @@ def test_a_sentence_long_reply_aligns_through_its_answer_span() -> None:
     Warsaw, Poland." has token F1 0.25 on the whole reply, 1.0 on the span."""
     confident = [math.log(0.96), *([math.log(0.01)] * 4)]
     pieces = [" Marie", " Curie", " was", " born", " in", " Warsaw", ",", " Poland", "."]
-    entry = {"text": "Warsaw", "question": "Where?", "answers": {"g/greedy": _reply(pieces, [confident] * 9)}}
+    entry = _fact("Warsaw", "Warsaw", {"g/greedy": _reply(pieces, [confident] * 9, "Warsaw")})
     knobs = HalluCheckKnobs()
     reply = "".join(pieces)
     span = answer_span(reply, "Warsaw")
@@ -117,9 +164,9 @@ def test_a_sentence_long_reply_aligns_through_its_answer_span() -> None:
     assert span_steps(pieces, trimmed) == [5]
     assert span_check_steps(pieces, trimmed, 50).indices == (4, 5)  # the step before, as released
     assert span_check_steps(pieces, trimmed, 50, rule="own").indices == (5,)
-    whole = next(m for m in CHECK_MODES if m.suffix == "_align_wholereply")
-    assert fact_flag(entry, "g/greedy", knobs, CHECK_MODES[1]) is False  # aligned on the span
-    assert fact_flag(entry, "g/greedy", knobs, whole) is True  # misaligned on the whole reply
+    assert fact_flag(entry, "g/greedy", knobs, _mode("_align")) is False  # aligned on the spans
+    assert fact_flag(entry, "g/greedy", knobs, _mode("_align_factwindow")) is False  # and on the fact window
+    assert fact_flag(entry, "g/greedy", knobs, _mode("_align_wholereply")) is True  # misaligned on the whole reply
 
 
 def test_the_ks_check_reads_the_answer_spans_steps_unless_told_every_step() -> None:
@@ -127,21 +174,15 @@ def test_the_ks_check_reads_the_answer_spans_steps_unless_told_every_step() -> N
     variant; the step just before the span counts as the released code tests it."""
     confident, flat = PEAKED, SPREAD
     pieces = [" It", " was", " James", " I", "."]
-    entry = {
-        "text": "James I",
-        "question": "Who?",
-        "answers": {"g/greedy": _reply(pieces, [flat, confident, confident, confident, confident])},
-    }
+    entry = _fact("James I", "James I", {"g/greedy": _reply(pieces, [flat, *[confident] * 4], "James I")})
     knobs = HalluCheckKnobs()
-    every_step = next(m for m in CHECK_MODES if m.suffix == "_allsteps")
-    own_steps = next(m for m in CHECK_MODES if m.suffix == "_ksminmax")
-    assert fact_flag(entry, "g/greedy", knobs, CHECK_MODES[0]) is False
-    assert fact_flag(entry, "g/greedy", knobs, every_step) is True
+    assert fact_flag(entry, "g/greedy", knobs, RELEASED) is False
+    assert fact_flag(entry, "g/greedy", knobs, _mode("_allsteps")) is True
     entry["answers"]["g/greedy"]["top"] = [confident, confident, flat, confident, confident]
-    assert fact_flag(entry, "g/greedy", knobs, CHECK_MODES[0]) is True  # a guessed step inside the span
+    assert fact_flag(entry, "g/greedy", knobs, RELEASED) is True  # a guessed step inside the span
     entry["answers"]["g/greedy"]["top"] = [confident, flat, confident, confident, confident]
-    assert fact_flag(entry, "g/greedy", knobs, CHECK_MODES[0]) is True  # the step before the span
-    assert fact_flag(entry, "g/greedy", knobs, own_steps) is False  # the span's own steps only
+    assert fact_flag(entry, "g/greedy", knobs, RELEASED) is True  # the step before the span
+    assert fact_flag(entry, "g/greedy", knobs, _mode("_ksminmax")) is False  # the span's own steps only
 
 
 def test_a_span_beyond_the_span_check_steps_passes_with_one_token_as_released_and_is_counted() -> None:
@@ -151,13 +192,51 @@ def test_a_span_beyond_the_span_check_steps_passes_with_one_token_as_released_an
     tops = [PEAKED] * 4
     knobs = HalluCheckKnobs(ks_steps=2)
     counts: Counter[str] = Counter()
-    one_token = {"text": "James", "question": "Who?", "answers": {"g/greedy": _reply(pieces, tops)}}
-    assert fact_flag(one_token, "g/greedy", knobs, CHECK_MODES[0], counts) is False
-    two_tokens = {"text": "James I", "question": "Who?", "answers": {"g/greedy": _reply(pieces, tops)}}
-    assert fact_flag(two_tokens, "g/greedy", knobs, CHECK_MODES[0], counts) is True
-    own_steps = next(m for m in CHECK_MODES if m.suffix == "_ksminmax")
-    assert fact_flag(one_token, "g/greedy", knobs, own_steps) is True
+    one_token = _fact("James", "James", {"g/greedy": _reply(pieces, tops, "James")})
+    assert fact_flag(one_token, "g/greedy", knobs, RELEASED, counts) is False
+    two_tokens = _fact("James I", "James I", {"g/greedy": _reply(pieces, tops, "James I")})
+    assert fact_flag(two_tokens, "g/greedy", knobs, RELEASED, counts) is True
+    assert fact_flag(one_token, "g/greedy", knobs, _mode("_ksminmax")) is True
     assert counts == {"ks_span_beyond_one_token_passed": 1, "ks_span_beyond_flagged": 1}
+
+
+def test_the_released_regeneration_is_100_tokens_of_which_the_ks_check_reads_50() -> None:
+    """Item 7 (generate_pinpointed_answers: max_new_tokens=100; check_with_probability:
+    range(0, 50)): the paper's settings regenerate 100 steps and test the first 50, so a span
+    past step 50 meets the released rule (one token passed, several flagged)."""
+    from collections import Counter
+
+    from hallulab.core.config import compose
+
+    paper = compose(["dataset=nq_open"])["hallucheck"]
+    assert paper["score"]["max_new_tokens"] == 100 and paper["aggregate"]["ks_steps"] == 50
+    pieces = [" x"] * 60 + [" James", " I", "."]
+    counts: Counter[str] = Counter()
+    knobs = HalluCheckKnobs()
+    late = _fact("James", "James", {"g/beam": _reply(pieces, [SPREAD] * 63, "James")})
+    assert fact_flag(late, "g/beam", knobs, RELEASED, counts) is False  # one token past step 50: passed untested
+    late = _fact("James I", "James I", {"g/beam": _reply(pieces, [PEAKED] * 63, "James I")})
+    assert fact_flag(late, "g/beam", knobs, RELEASED, counts) is True  # several: flagged
+    assert counts == {"ks_span_beyond_one_token_passed": 1, "ks_span_beyond_flagged": 1}
+
+
+def test_each_decoding_regenerates_as_its_row_says() -> None:
+    """Item 7: greedy (the paper's Greedy row, no released code path), beam (the released call,
+    5 beams, for a model whose own settings do not sample) and sampled (the released call for a
+    model whose own settings sample: 5 beams drawing at Qwen2.5-7B-Instruct's temperature 0.7,
+    top-p 0.8), each over 100 steps; the paper's settings run all three."""
+    from hallulab.core.config import compose
+    from hallulab.methods.hallucheck.score import HalluCheckScoreKnobs, decoding_params, question_seed
+
+    knobs = HalluCheckScoreKnobs()
+    greedy, beam, sampled = (decoding_params(knobs, d) for d in ("greedy", "beam", "sampled"))
+    assert (greedy.num_beams, greedy.temperature) == (1, 0.0)
+    assert (beam.num_beams, beam.temperature, beam.top_p) == (5, 0.0, 1.0)
+    assert (sampled.num_beams, sampled.temperature, sampled.top_p) == (5, 0.7, 0.8)
+    assert {p.max_new_tokens for p in (greedy, beam, sampled)} == {100}
+    assert beam.early_stopping and sampled.early_stopping and not greedy.early_stopping
+    assert question_seed(0, "Who?") == question_seed(0, "Who?") != question_seed(1, "Who?")
+    assert compose(["dataset=hotpotqa"])["hallucheck"]["score"]["decodings"] == ["greedy", "beam", "sampled"]
 
 
 @pytest.mark.parametrize(
@@ -263,8 +342,9 @@ def test_the_aggregate_step_writes_each_facts_question_and_decision_path_for_the
     from hallulab.pipeline.context import AggregateContext
     from hallulab.pipeline.params import ParamsView
 
-    answer = {"text": " Paris, France.", "steps": [" Paris", ",", " France", "."], "top": [[-0.1, -3.0]] * 4}
+    answer = _reply([" Paris", ",", " France", "."], [[-0.1, -3.0]] * 4, "Paris")
     fact = {"index": 0, "text": "Paris", "sentence_index": 0, "question": "Where?"}
+    fact["original_span"] = _read("It is Paris.", "Paris")
     fact["answers"] = {"generator/greedy": answer}
     raw = HalluCheckScores(
         taggings=["ner"], regenerations=["generator/greedy"], llms={}, records={"a": {"ner": [fact]}}
@@ -278,5 +358,78 @@ def test_the_aggregate_step_writes_each_facts_question_and_decision_path_for_the
     assert {key[0] for key in shown} == fact_variants and len(fact_variants) > 1
     rows = dict(shown[("hallucheck_ner_greedy", "fact", "a", 0)])
     assert rows["question"] == "Where?"
-    assert rows["generator/greedy: alignment"] == "span 'Paris', token F1 1.00 (aligned at 0.6)"
+    assert rows["original span"] == "'Paris' (copied)"
+    assert (
+        rows["generator/greedy: alignment"]
+        == "span 'Paris' (copied) against 'Paris' (copied), token F1 1.00 (aligned at 0.6)"
+    )
     assert re.fullmatch(r"\d+ of \d+ tested steps uniform at α = 0.05.*", rows["generator/greedy: KS check"])
+
+
+@pytest.mark.parametrize(
+    ("reply", "span", "how"),
+    [
+        ("Warsaw", "Warsaw", "copied"),
+        ('Answer: "Warsaw."', "Warsaw", "copied"),
+        ("warsaw, poland\nbecause ...", "Warsaw, Poland", "copied_nocase"),
+        ("Warsaw in Poland", "in Warsaw, Poland", "matched"),  # not in the text: its best window
+        ("Paris", "She was born in Warsaw, Poland", "whole_text"),  # no word in common
+        ("", "She was born in Warsaw, Poland", "whole_text"),
+    ],
+)
+def test_a_span_readers_reply_becomes_a_span_of_the_text_with_stated_fallbacks(reply: str, span: str, how: str) -> None:
+    from hallulab.methods.hallucheck.spans import parse_span
+
+    text = "She was born in Warsaw, Poland."
+    read = parse_span(reply, text)
+    assert read is not None and (read["text"], read["how"]) == (span, how)
+    assert text[read["start"] : read["end"]] == span
+    assert parse_span("Warsaw", "  ... ") is None  # a text without words
+
+
+def test_the_llm_role_reads_the_span_of_each_text_once_and_skips_empty_texts() -> None:
+    from types import SimpleNamespace
+
+    from hallulab.llm.prompts import load_prompt
+    from hallulab.methods.hallucheck.spans import read_spans_with_llm
+
+    asked: list[list[dict[str, str]]] = []
+
+    class Reader:
+        def generate(self, prompts, params):  # type: ignore[no-untyped-def]
+            asked.extend(prompts)
+            assert params.greedy and params.max_new_tokens == 32
+            return [SimpleNamespace(text="Warsaw") for _ in prompts]
+
+    template = load_prompt("hallucheck_span")
+    pairs = [("Where was she born?", "She was born in Warsaw."), ("Where?", " "), ("Where?", "In Paris.")]
+    read = read_spans_with_llm(Reader(), template, pairs, 32)
+    assert [r["how"] if r else None for r in read] == ["copied", None, "whole_text"]
+    assert len(asked) == 2 and "She was born in Warsaw." in asked[0][-1]["content"]
+    assert "Where was she born?" in asked[0][-1]["content"]
+
+
+def test_the_hub_reader_takes_the_most_probable_span_within_the_context_and_15_tokens() -> None:
+    from hallulab.methods.hallucheck.spans import best_span
+
+    context = [False, False, True, True, True, True]
+    start = [9.0, 0.0, 0.0, 3.0, 1.0, 0.0]  # the question's token 0 is outside the context
+    end = [0.0, 9.0, 0.0, 0.0, 1.0, 4.0]
+    assert best_span(start, end, context) == (3, 5)
+    assert best_span(start, end, context, max_len=2) == (4, 5)  # j < i + max_len
+    assert best_span(start, end, [False] * 6) is None
+
+
+def test_the_page_names_each_decoding_for_what_it_is() -> None:
+    """Item 11: the greedy row beside Table 3's "Greedy" is greedy decoding, which the released
+    code has no path for; the released call is the beam row (and the sampled reading)."""
+    from hallulab.core.config import REPO_ROOT
+
+    page = (REPO_ROOT / "docs" / "papers" / "hallucheck.md").read_text(encoding="utf-8")
+    assert "KS check as released against" not in page and "KS as released" not in page
+    greedy = re.search(r"hallucheck_ner_greedy=table3_greedy", page)
+    beam = re.search(r"hallucheck_ner_beam=table3_beam", page)
+    assert greedy and beam
+    introduction = page[: page.rfind("<!--", 0, greedy.start())].rstrip().rsplit("\n\n", 1)[-1]
+    assert "no released code path" in introduction and "released call" in introduction
+    assert re.search(r"hallucheck_ner_sampled=-", page)  # the sampled reading, labelled under the paper's rows

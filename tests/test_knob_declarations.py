@@ -9,7 +9,8 @@ a key, and every default is the value the default composition gives it.
 
 Two kinds of value are no class default and are left out of the default check:
 
-* a value a selection decides: ``${profile.x}`` (quick or paper), ``${dataset.x}`` (no
+* a value a selection decides: ``${profile.x}`` (quick or paper), a method's own table of
+  profile values ``${<method>.by_profile.${profile.name}.x}``, ``${dataset.x}`` (no
   fallback), or a key a data set's file sets (``ensemble.members``);
 * a section a group's option file sets whole (``nli``, ``bertscore``, ``dataset``,
   ``nli_train``, an ``llm_catalogue`` entry): each option states every value, a choice and
@@ -122,8 +123,9 @@ LLM_BACKENDS: dict[str, type] = {
 }
 #: Classes ``typed`` builds that are not a section: an item of a knob's list.
 ITEM_CLASSES = {"Member": "an item of ensemble.members (EnsembleKnobs.members)"}
-#: ``${profile.x}`` or ``${dataset.x}``: a value the selected profile or data set decides.
-SELECTED = re.compile(r"\$\{(?P<group>profile|dataset)\.[\w.]+\}")
+#: ``${profile.x}``, ``${<method>.by_profile.${profile.name}.x}`` or ``${dataset.x}``: a value
+#: the selected profile or data set decides.
+SELECTED = re.compile(r"\$\{(?:(?P<group>profile|dataset)\.[\w.]+|\w+\.by_profile\.\$\{profile\.name\}\.\w+)\}")
 
 
 @pytest.fixture(scope="module")

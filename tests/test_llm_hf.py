@@ -100,6 +100,21 @@ def test_per_request_seed_does_not_depend_on_the_batch(smollm: HFLLM) -> None:
     assert again[0].text == together[0].text
 
 
+def test_beam_search_samples_under_its_seed_and_reports_the_sampled_distribution(smollm: HFLLM) -> None:
+    """HalluCheck's sampled decoding (the released 5-beam call under sampling settings): the same
+    seed gives the same reply whatever else is asked; the top-k are those of the distribution
+    drawn from (temperature and top-p applied), so a truncated tail is -inf."""
+    params = DecodingParams(max_new_tokens=6, temperature=0.7, top_p=0.8, num_beams=3, top_k_alternatives=5)
+    first = smollm.generate(PROMPTS[:2], params, [11, 12])
+    again = smollm.generate(PROMPTS[1:2], params, [12])
+    assert first[1].text == again[0].text and first[0].tokens
+    beam = DecodingParams(max_new_tokens=6, num_beams=3, top_k_alternatives=5, early_stopping=True)
+    assert smollm.generate(PROMPTS[:1], beam, [None])[0].tokens
+    assert "early_stopping" in beam.as_key() and "early_stopping" not in DecodingParams().as_key()
+    for token in first[0].tokens:
+        assert token.top[0][1] <= 0 and token.top[0][1] >= token.top[-1][1]
+
+
 def test_teacher_forcing_reproduces_generation_logprobs(smollm: HFLLM) -> None:
     (output,) = smollm.generate(PROMPTS[1:2], DecodingParams(max_new_tokens=6), [None])
     (scored,) = smollm.score(PROMPTS[1:2], [output.text])

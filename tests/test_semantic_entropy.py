@@ -5,6 +5,8 @@ probability readings, both entropy estimators and two values of N; and the clust
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,12 +14,17 @@ import pytest
 from hallulab.core.config import compose
 from hallulab.data.schema import Passage
 from hallulab.methods.semantic_entropy import SPEC
-from hallulab.methods.semantic_entropy.aggregate import aggregate, semantic_entropy
+from hallulab.methods.semantic_entropy.aggregate import (
+    aggregate,
+    farquhar_entropy,
+    farquhar_equivalent,
+    semantic_entropy,
+)
 from hallulab.methods.semantic_entropy.raw import RecordSamples, SemanticEntropyScores
-from hallulab.methods.semantic_entropy.score import pair_grid
+from hallulab.methods.semantic_entropy.score import nli_grids, pair_grid
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
-from hallulab.text.semantic_classes import cluster_by_bidirectional_entailment, cluster_entropy
+from hallulab.text.semantic_classes import cluster_by_bidirectional_entailment, cluster_by_leaders, cluster_entropy
 
 N_MAX = 10
 
@@ -121,3 +128,105 @@ def test_the_nli_reads_every_ordered_pair_and_the_question_only_when_asked() -> 
     ]
     premises, _ = pair_grid([passage], "question_answer")
     assert premises[0] == "Who? x"
+
+
+# ---- Farquhar et al.'s reading (se_farquhar) ------------------------------------------------
+
+E, N, C = 0, 1, 2  # the NLI classes the score step stores
+
+
+def test_farquhars_equivalence_holds_unless_one_answer_contradicts_the_other() -> None:
+    """Farquhar et al.'s released ``get_semantic_ids`` (``strict_entailment=False``): two
+    answers are equivalent when neither direction is a contradiction and not both are neutral;
+    ``bidirectional`` is Kuhn et al.'s rule (its ``strict_entailment=True``)."""
+    assert farquhar_equivalent(E, N, "no_contradiction") and farquhar_equivalent(N, E, "no_contradiction")
+    assert not farquhar_equivalent(N, N, "no_contradiction")
+    assert not farquhar_equivalent(E, C, "no_contradiction") and not farquhar_equivalent(C, E, "no_contradiction")
+    assert farquhar_equivalent(E, E, "bidirectional") and not farquhar_equivalent(E, N, "bidirectional")
+
+
+def test_farquhars_clusters_join_the_last_equivalent_leader() -> None:
+    """The released loop gives each leader every later answer equivalent to it, so an answer
+    equivalent to two leaders ends in the later one's class (Kuhn et al.'s rule and
+    lm-polygraph's keep the first)."""
+    equivalent = {(0, 2), (1, 2)}  # 0 and 1 are not equivalent; 2 is equivalent to both
+
+    def rule(i: int, leader: int) -> bool:
+        return (leader, i) in equivalent
+
+    assert cluster_by_leaders(3, rule) == [0, 1, 0]
+    assert cluster_by_leaders(3, rule, join="last") == [0, 1, 1]
+
+
+def test_farquhars_entropy_reads_length_normalised_likelihoods_normalised_over_the_samples() -> None:
+    """compute_uncertainty_measures.py: each answer's log-likelihood is the mean of its token
+    log-likelihoods; a class's log-probability is the logsumexp of its answers' values minus the
+    logsumexp over all answers (``sum_normalized``); the entropy is -sum_c p_c log p_c
+    (``predictive_entropy_rao``)."""
+    labels = [0, 0, 1]
+    log_probs, counts = [-2.0, -6.0, -3.0], [2, 3, 1]  # means -1, -2, -3
+    means = np.array([-1.0, -2.0, -3.0])
+    total = np.logaddexp.reduce(means)
+    p0 = math.exp(np.logaddexp(means[0], means[1]) - total)
+    expected = -(p0 * math.log(p0) + (1 - p0) * math.log(1 - p0))
+    assert farquhar_entropy(labels, log_probs, counts) == pytest.approx(expected)
+    # the per-sample Monte-Carlo mean over the summed log-probabilities (lm-polygraph's) differs
+    assert semantic_entropy(labels, log_probs, "mean") != pytest.approx(expected)
+
+
+def test_the_farquhar_row_clusters_the_question_conditioned_classes() -> None:
+    """se_farquhar reads the classes the score step stored for question + answer texts, with
+    Farquhar's equivalence, and the samples' length-normalised log-likelihoods; se_sum and
+    se_frequency keep lm-polygraph's reading of the answer-only classes."""
+    answers_only = [[E, C, C], [C, E, C], [C, C, E]]  # three meanings without the question
+    with_question = [[E, E, N], [N, E, N], [N, N, E]]  # 0 ~ 1 (entail / neutral), 2 apart
+    record: RecordSamples = {
+        "log_probs": [-2.0, -6.0, -3.0],
+        "classes": answers_only,
+        "token_counts": [2, 3, 1],
+        "question_classes": with_question,
+    }
+    passages = [Passage(id="r", prompt="q", response="a", sentences=("a",), samples=("s",) * 3)]
+    raw = SemanticEntropyScores(
+        nli={"name": "t"},
+        proxy={"name": "t"},
+        nli_input="answer",
+        prefix="{prompt}",
+        records={"r": record},
+        diagnostics={},
+    )
+    view = ParamsView(compose([]), SPEC.aggregate.param_keys(), "aggregate_semantic_entropy")
+    aggregated = aggregate(AggregateContext("t", passages, {}, raw, view))
+    scores = aggregated.scores.set_index("variant")["score"]
+    assert scores["se_farquhar"] == pytest.approx(farquhar_entropy([0, 0, 1], [-2.0, -6.0, -3.0], [2, 3, 1]))
+    assert scores["se_frequency"] == pytest.approx(math.log(3))  # three answer-only classes
+    assert aggregated.diagnostics["mean_semantic_classes_farquhar"] == 2.0
+
+
+def test_the_score_step_asks_the_nli_for_question_conditioned_pairs_only_when_it_needs_them() -> None:
+    passage = Passage(id="p", prompt="Who?", response="a", sentences=("a",), samples=("x", "y"))
+    assert set(nli_grids([passage], "answer", farquhar=True)) == {"answer", "question_answer"}
+    assert set(nli_grids([passage], "answer", farquhar=False)) == {"answer"}
+    assert set(nli_grids([passage], "question_answer", farquhar=True)) == {"question_answer"}
+    assert nli_grids([passage], "answer", farquhar=True)["question_answer"][0] == ["Who? x", "Who? y"]
+
+
+def test_the_docs_say_the_mean_is_lm_polygraphs_not_kuhn_et_als() -> None:
+    """lm-polygraph's ``mean`` is a per-sample Monte-Carlo mean of summed log-probabilities;
+    Kuhn et al.'s released estimator (``get_predictive_entropy_over_concepts``) reads
+    length-normalised log-likelihoods and averages over classes. Equality with lm-polygraph holds
+    downstream of the log-probabilities and classes."""
+    root = Path(__file__).resolve().parents[1]
+    for path in (
+        root / "README.md",
+        root / "docs" / "papers" / "semantic-entropy.md",
+        root / "src" / "hallulab" / "methods" / "semantic_entropy" / "__init__.py",
+        root / "src" / "hallulab" / "methods" / "semantic_entropy" / "aggregate.py",
+        root / "conf" / "method" / "semantic_entropy.yaml",
+    ):
+        text = " ".join(path.read_text(encoding="utf-8").split())
+        assert "Kuhn et al.'s Monte-Carlo estimate" not in text, path
+        assert "mean: Kuhn et al.'s" not in text, path
+        for piece in re.split(r"(?<=[.;|])\s", text):
+            if re.search(r"equal(s)? (to )?lm-polygraph's `?SemanticEntropy", piece):
+                assert "downstream" in piece, f"{path.name}: {piece[:160]}"

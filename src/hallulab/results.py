@@ -250,10 +250,12 @@ def collect_correction(
     dataset: str, name: str, command: str, overrides: Sequence[str], params: DictConfig
 ) -> PublishedResult:
     """FactSelfCheck's Table 3 as the ``correct`` stage wrote it (``metrics/<dataset>/correction.json``):
-    ``metrics`` is level (baseline, sentence, fact) -> the share of each judged verdict in percent
-    and its relative change to the baseline, and ``<level>_p_no`` the same from the judge's
+    ``metrics`` is row (``baseline``, then ``sentence`` and ``fact`` under each threshold reading:
+    ``*_released``, Table 3's rule on the evaluated labels, and ``*_dev``, this project's
+    development split; :data:`hallulab.correction.run.ROWS`) -> the share of each judged verdict in
+    percent and its relative change to the baseline, and ``<row>_p_no`` the same from the judge's
     first-token P(No) reading where the judge is white-box; ``counts`` the development and test passages;
-    ``diagnostics`` the detectors, their development-split thresholds and the unparseable verdicts.
+    ``diagnostics`` the detectors, both readings' thresholds and the unparseable verdicts.
     The models are the corrector and the judge and every role the two detectors read."""
     written = read_json(paths.correction_metrics(dataset))
     resolved = _resolved(params)

@@ -1,9 +1,11 @@
-"""Fact labels for choosing the fact threshold by fact-level F1 (FactSelfCheck Appendix C).
+"""Fact labels for the dev reading's fact threshold by fact-level F1 (FactSelfCheck Appendix C).
 
 The paper labels every fact of the response's knowledge graph KG_p as supported or not by
 the real Wikipedia biography, with an LLM judge ("LLM-as-judge", 5,488 facts on WikiBio), and
-reports the fact threshold of highest fact-level F1 (0.4 for FactSelfCheck). hallulab does the
-same on the development passages only: the ``judge`` role reads the reference and one fact
+reports the fact threshold of highest fact-level F1 (0.4 for FactSelfCheck), which classifies
+the facts of its Table 10 and Figure 6; Table 3's correction flags facts with 0.3, the highest
+sentence-level F1 (:mod:`.thresholds`). This project's dev reading chooses its fact threshold
+the Appendix C way, on the development passages only: the ``judge`` role reads the reference and one fact
 (a triple) and answers yes or no; a fact the reference does not support is the positive class
 (hallucinated). A fact is labelled once per passage (a triple in several sentences is one
 fact) and carries its FactSelfCheck score, which is one value per triple.

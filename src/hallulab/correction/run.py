@@ -1,4 +1,5 @@
-"""Correction of the test passages at three levels and the judge's labels (see the package docstring)."""
+"""Correction of the test passages at three levels under two threshold readings, and the
+judge's labels (see the package docstring)."""
 
 from __future__ import annotations
 
@@ -13,21 +14,25 @@ import pandas as pd
 from hallulab.artifacts.knowledge_graphs import RecordGraphs
 from hallulab.core.config import ConfigError, setting
 from hallulab.core.units import level_rows, sentence_scores
-from hallulab.correction.fact_labels import FactLabels, judge_facts
+from hallulab.correction.fact_labels import judge_facts
 from hallulab.correction.judge import judge_replies
 from hallulab.correction.parsing import VERDICTS, parse_numbered
-from hallulab.correction.selection import f1_threshold, in_dev_split
+from hallulab.correction.selection import in_dev_split
+from hallulab.correction.thresholds import released_thresholds, thresholds
 from hallulab.data.schema import Passage
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import PromptTemplate
 
 LEVELS = ("baseline", "sentence", "fact")
-
-#: What the correct stage reads: its section, the corrector and judge roles, the prompt files.
-POSITIVE_ABOVE = 0.499
-#: how the fact threshold is chosen: by fact-level F1 on judge-labelled development facts (the
-#: paper's Appendix C), or through the sentence labels (a sentence flagged when one of its facts is)
+#: the threshold readings (:mod:`.thresholds`): Table 3's, as the released code chooses them on
+#: the data set's labels, and this project's, chosen on the development split
+READINGS = ("released", "dev")
+#: Table 3's rows: the baseline (no flags: one per passage, whatever the reading), then each
+#: flagging level under each reading, ``<level>_<reading>``
+ROWS = ("baseline", *(f"{level}_{reading}" for reading in READINGS for level in LEVELS[1:]))
+#: how the dev reading's fact threshold is chosen: by fact-level F1 on judge-labelled development
+#: facts (the fact-level evaluation of the paper's Appendix C), or by Table 3's sentence-level rule
 FACT_THRESHOLD_LABELS = ("judge", "sentence")
 
 
@@ -43,7 +48,8 @@ class CorrectionConfig:
     fact_threshold_labels: str = setting(
         "judge",
         choices=FACT_THRESHOLD_LABELS,
-        doc="judge: fact-level F1 on the judge's labels of the dev facts (the paper); sentence: via sentence labels",
+        doc="the dev reading's fact threshold. judge: fact-level F1 on the judge's labels of the dev facts; "
+        "sentence: Table 3's rule (sentence-level F1 of the facts' mean) on the dev labels",
     )
     seed: int = 0
     max_records: int | None = setting(None, minimum=1, doc="test passages corrected (null: all)")
@@ -64,6 +70,13 @@ class Correction:
     #: the judge's P(No) / (P(Yes) + P(No)) of the first reply token per sentence (a white-box
     #: judge; None where neither word is among its top-K), the reading that needs no reply format
     p_no: list[float | None] = field(default_factory=list)
+    #: the threshold reading the flags follow (:data:`READINGS`); "" for the baseline
+    reading: str = ""
+
+    @property
+    def row(self) -> str:
+        """Its row of Table 3 (:data:`ROWS`)."""
+        return f"{self.level}_{self.reading}" if self.reading else self.level
 
 
 def _fact_rows(
@@ -89,36 +102,6 @@ def require_variant(setting_name: str, variant: str, frame: pd.DataFrame, level:
         raise ConfigError(f"{setting_name}: {variant!r} scores no {level} here; available: {available}")
 
 
-def thresholds(
-    dev: Sequence[Passage],
-    sentence_frame: pd.DataFrame,
-    cfg: CorrectionConfig,
-    facts: Mapping[str, Sequence[tuple[int, str, float]]],
-    fact_labels: FactLabels | None = None,
-) -> dict[str, float | None]:
-    """F1-maximising thresholds on the development passages; None where the development split
-    has no positive label (nothing is then flagged). The sentence threshold reads the sentence
-    labels; the fact threshold reads ``fact_labels`` (judge-labelled facts, fact-level F1) when
-    given, else the sentence labels through each sentence's highest fact score."""
-    by_record = sentence_scores(sentence_frame, cfg.sentence_variant)
-    scores, fact_max, positive = [], [], []
-    for passage in dev:
-        if passage.labels is None or passage.id not in by_record:
-            continue
-        for index, label in enumerate(passage.labels):
-            scores.append(by_record[passage.id][index])
-            fact_scores = [s for i, _, s in facts.get(passage.id, []) if i == index]
-            fact_max.append(max(fact_scores) if fact_scores else float("-inf"))
-            positive.append(label > POSITIVE_ABOVE)
-    sentence_t, sentence_f1 = f1_threshold(scores, positive)
-    if fact_labels is not None:
-        fact_t, fact_f1 = fact_labels.threshold()
-    else:  # a sentence without facts (-inf) can never be flagged at the fact level: never a candidate
-        fact_t, fact_f1 = f1_threshold(fact_max, positive)
-    chosen = {"sentence": sentence_t, "sentence_dev_f1": sentence_f1, "fact": fact_t, "fact_dev_f1": fact_f1}
-    return {key: None if value != value else value for key, value in chosen.items()}  # NaN: nothing to choose on
-
-
 def correct(
     passages: Sequence[Passage],
     sentence_frame: pd.DataFrame,
@@ -129,7 +112,8 @@ def correct(
     corrector: CachedLLM,
     judge: CachedLLM,
 ) -> tuple[list[Correction], dict[str, Any]]:
-    """Choose thresholds on dev, correct the test passages at every level, judge every sentence."""
+    """Choose thresholds under both readings (:mod:`.thresholds`), correct the test passages at
+    every level under each, judge every sentence."""
     labelled = [p for p in passages if p.response is not None and p.labels is not None and p.reference]
     dev = [p for p in labelled if in_dev_split(p.id, cfg.dev_fraction, cfg.seed)]
     test = [p for p in labelled if not in_dev_split(p.id, cfg.dev_fraction, cfg.seed)]
@@ -143,21 +127,25 @@ def correct(
         if cfg.fact_threshold_labels == "judge"
         else None
     )
-    chosen = thresholds(dev, sentence_frame, cfg, facts, fact_labels)
+    chosen = thresholds(dev, sentence_frame, cfg.sentence_variant, facts, fact_labels)
+    evaluated = [p for p in passages if p.response is not None and p.labels is not None]
+    released = released_thresholds(evaluated, sentence_frame, cfg.sentence_variant, facts)
     by_record = sentence_scores(sentence_frame, cfg.sentence_variant)
     counts: Counter[str] = Counter()
-    jobs: list[Correction] = []
     if chosen["sentence"] is None:
-        counts["no_dev_threshold"] = 1  # the sentence and fact levels flag nothing: they equal the baseline's input
-    sentence_t = math.inf if chosen["sentence"] is None else chosen["sentence"]
-    fact_t = math.inf if chosen["fact"] is None else chosen["fact"]
+        counts["no_dev_threshold"] = 1  # the dev rows flag nothing: they equal the baseline's input
+    jobs: list[Correction] = []
     for passage in test:
-        flagged_sentences = [
-            s for s, v in zip(passage.sentences, by_record.get(passage.id, []), strict=False) if v >= sentence_t
-        ]
-        flagged_facts = list(dict.fromkeys(t for _, t, v in facts.get(passage.id, []) if v >= fact_t))
-        for level, flagged in (("baseline", []), ("sentence", flagged_sentences), ("fact", flagged_facts)):
-            jobs.append(Correction(passage.id, level, flagged, list(passage.sentences)))
+        jobs.append(Correction(passage.id, "baseline", [], list(passage.sentences)))
+        for reading, chosen_here in (("released", released), ("dev", chosen)):
+            sentence_t = math.inf if chosen_here["sentence"] is None else chosen_here["sentence"]
+            fact_t = math.inf if chosen_here["fact"] is None else chosen_here["fact"]
+            flagged_sentences = [
+                s for s, v in zip(passage.sentences, by_record.get(passage.id, []), strict=False) if v >= sentence_t
+            ]
+            flagged_facts = list(dict.fromkeys(t for _, t, v in facts.get(passage.id, []) if v >= fact_t))
+            for level, flagged in (("sentence", flagged_sentences), ("fact", flagged_facts)):
+                jobs.append(Correction(passage.id, level, flagged, list(passage.sentences), reading=reading))
     by_id = {p.id: p for p in test}
     params = DecodingParams(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature)
     messages = [
@@ -172,7 +160,7 @@ def correct(
     for job, reply in zip(jobs, replies, strict=True):
         parsed = parse_numbered(reply.text, len(job.sentences))
         if parsed is None:
-            counts[f"{job.level}_corrections_malformed"] += 1
+            counts[f"{job.row}_corrections_malformed"] += 1
         else:
             job.sentences = parsed
     judged = [(job, i, s) for job in jobs for i, s in enumerate(job.sentences)]
@@ -191,6 +179,7 @@ def correct(
             job.p_no[index] = answer.p_no
             counts["p_no_missing"] += answer.p_no is None
     return jobs, {
+        "released_thresholds": released,
         "thresholds": chosen,
         "fact_threshold_labels": cfg.fact_threshold_labels,
         **(fact_labels.counts() if fact_labels is not None else {}),
@@ -208,36 +197,34 @@ def format_free_verdict(p_no: float | None) -> str | None:
 
 
 def table3(jobs: Sequence[Correction]) -> dict[str, dict[str, float | None]]:
-    """Share of each verdict per level and its relative change to the baseline (percent)."""
-    return _shares_table({level: [v for job in jobs if job.level == level for v in job.verdicts] for level in LEVELS})
+    """Share of each verdict per row (:data:`ROWS`) and its relative change to the baseline (percent)."""
+    return _shares_table({row: [v for job in jobs if job.row == row for v in job.verdicts] for row in ROWS})
 
 
 def table3_p_no(jobs: Sequence[Correction]) -> dict[str, dict[str, float | None]]:
     """Table 3 from the judge's P(No) reading (:func:`format_free_verdict`): factual and
     non-factual only, since "refused" has no first-token reading; this project's addition for a
     judge that does not follow the yes / no / refused format."""
-    verdicts = {
-        level: [format_free_verdict(p) for job in jobs if job.level == level for p in job.p_no] for level in LEVELS
-    }
+    verdicts = {row: [format_free_verdict(p) for job in jobs if job.row == row for p in job.p_no] for row in ROWS}
     return _shares_table(verdicts, VERDICTS[:2])
 
 
 def _shares_table(
-    by_level: Mapping[str, Sequence[str | None]], kinds: Sequence[str] = VERDICTS
+    by_row: Mapping[str, Sequence[str | None]], kinds: Sequence[str] = VERDICTS
 ) -> dict[str, dict[str, float | None]]:
     shares: dict[str, dict[str, float]] = {}
-    for level in LEVELS:
-        verdicts = [v for v in by_level[level] if v is not None]
+    for row in ROWS:
+        verdicts = [v for v in by_row[row] if v is not None]
         total = len(verdicts)
-        shares[level] = {v: (verdicts.count(v) / total if total else float("nan")) for v in kinds}
+        shares[row] = {v: (verdicts.count(v) / total if total else float("nan")) for v in kinds}
     out: dict[str, dict[str, float | None]] = {}
-    for level in LEVELS:
-        row: dict[str, float | None] = {}
+    for row in ROWS:
+        cells: dict[str, float | None] = {}
         for verdict in kinds:
-            value = shares[level][verdict]
-            row[verdict] = None if value != value else round(value, 4)
+            value = shares[row][verdict]
+            cells[verdict] = None if value != value else round(value, 4)
             base = shares["baseline"][verdict]
             change = (value - base) / base * 100 if base and base == base and value == value else None
-            row[f"{verdict}_change_percent"] = None if change is None or level == "baseline" else round(change, 1)
-        out[level] = row
+            cells[f"{verdict}_change_percent"] = None if change is None or row == "baseline" else round(change, 1)
+        out[row] = cells
     return out

@@ -237,8 +237,8 @@ def correction_section(path: Path) -> list[str]:
         f"## correction (FactSelfCheck Table 3): {result.get('test_passages')} test passages, "
         f"corrector {result.get('corrector')}, judge {result.get('judge')}",
         "",
-        f"| {'level':<14} | {'factual':>16} | {'non-factual':>16} | {'refused':>16} |",
-        f"|{'-' * 16}|{'-' * 18}|{'-' * 18}|{'-' * 18}|",
+        f"| {'row':<23} | {'factual':>16} | {'non-factual':>16} | {'refused':>16} |",
+        f"|{'-' * 25}|{'-' * 18}|{'-' * 18}|{'-' * 18}|",
     ]
     readings = [("", result.get("table3") or {}), (" P(No)", result.get("table3_p_no") or {})]
     for suffix, table in readings:
@@ -248,10 +248,23 @@ def correction_section(path: Path) -> list[str]:
                 share, change = row.get(verdict), row.get(f"{verdict}_change_percent")
                 text = "n/a" if share is None else f"{share:.2f}" + (f" ({change:+.1f}%)" if change is not None else "")
                 cells.append(f"{text if verdict in row else '–':>16}")
-            lines.append(f"| {level + suffix:<14} | " + " | ".join(cells) + " |")
-    chosen = result.get("thresholds", {}).items()
-    thresholds = ", ".join(f"{k} {v:.3g}" if isinstance(v, int | float) else f"{k} {v or 'none'}" for k, v in chosen)
-    note = f"Thresholds chosen on {result.get('dev_passages')} dev passages: {thresholds}."
+            lines.append(f"| {level + suffix:<23} | " + " | ".join(cells) + " |")
+
+    def listed(chosen: dict[str, object]) -> str:
+        shown = (f"{k} {v:.3g}" if isinstance(v, int | float) else f"{k} {v or 'none'}" for k, v in chosen.items())
+        return ", ".join(shown)
+
+    released = dict(result.get("released_thresholds") or {})
+    note = ""
+    if released:
+        note += (
+            "*_released rows (Table 3's rule, as the released code chooses): thresholds of highest sentence-level "
+            f"F1 on the labels of all {released.pop('passages', '?')} labelled passages, the corrected ones among "
+            f"them, the fact threshold over each sentence's mean fact score: {listed(released)}. "
+            "*_dev rows (this project's): "
+        )
+    chosen = listed(result.get("thresholds", {}))
+    note += f"{'t' if note else 'T'}hresholds chosen on {result.get('dev_passages')} dev passages: {chosen}."
     if result.get("table3_p_no"):
         note += (
             " P(No) rows: the judge's verdict read from its first reply token (non-factual when P(No) > P(Yes)),"

@@ -44,14 +44,20 @@ def prompt_text(prompt: Prompt) -> str:
 
 @dataclass(frozen=True)
 class DecodingParams:
-    """How to decode. ``temperature == 0`` means greedy (``top_p`` and ``seed`` unused)."""
+    """How to decode. ``temperature == 0`` means greedy (``top_p`` and ``seed`` unused).
+    ``num_beams > 1`` is beam search: deterministic at ``temperature == 0``, else beam search
+    with multinomial sampling (transformers' beam sample: each step's candidates drawn from the
+    temperature / top-p distribution, seeded per request), on backends that support it."""
 
     max_new_tokens: int = 128
     temperature: float = 0.0
     top_p: float = 1.0
     top_k_alternatives: int = 0
     stop: tuple[str, ...] = ()
-    num_beams: int = 1  # > 1: beam search (deterministic; backends that support it)
+    num_beams: int = 1  # > 1: beam search (sampling when temperature > 0; backends that support it)
+    #: beam search ends once ``num_beams`` finished candidates exist (transformers'
+    #: ``early_stopping=True``), instead of when no better one can be found
+    early_stopping: bool = False
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -60,8 +66,8 @@ class DecodingParams:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if not 0 < self.top_p <= 1:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
-        if self.num_beams < 1 or (self.num_beams > 1 and self.temperature > 0):
-            raise ValueError(f"num_beams must be >= 1 and beam search is greedy, got {self.num_beams}")
+        if self.num_beams < 1:
+            raise ValueError(f"num_beams must be >= 1, got {self.num_beams}")
 
     @property
     def greedy(self) -> bool:
@@ -71,6 +77,8 @@ class DecodingParams:
         key = asdict(self)
         if self.num_beams == 1:  # keys of calls made before beam search existed stay valid
             del key["num_beams"]
+        if not self.early_stopping:  # keys of calls made before the setting existed stay valid
+            del key["early_stopping"]
         return key
 
 
@@ -139,17 +147,33 @@ def _placeholder(reply: Generation) -> bool:
     return bool(steps) and all(len({lp for _, lp in top}) == 1 for top in steps)
 
 
+NORMALISATIONS = ("answer", "total")
+
+
 @dataclass(frozen=True)
 class ConstrainedParams:
     """Constrained beam search (Self-Familiarity, Appendix D): beam size T_B and the answer
-    length l_B; the search allows l_B tokens plus the longest constraint's tokens."""
+    length l_B; the search may write l_B tokens plus one per constraint string (the released
+    Self-Familiarity code caps the whole sequence at the prompt, the number of constraint
+    strings and l_B).
+
+    ``normalise``: how the finished hypotheses are ranked (and cut to T_B): ``answer``, by
+    sum / length; ``total``, by sum / (P + length), P being the prompt's length in tokens
+    (:attr:`ConstrainedResult.prompt_tokens`), as transformers' beam scorer ranked them for a
+    decoder-only model before 4.36. ``prompt_as_is``: the prompts are the model's input text
+    already (wrapped by the caller, as the released code wraps and then masks its prompt): the
+    backend adds its BOS token when configured and nothing else."""
 
     beam_size: int = 30
     max_new_tokens: int = 15
+    normalise: str = "answer"
+    prompt_as_is: bool = False
 
     def __post_init__(self) -> None:
         if self.beam_size < 1 or self.max_new_tokens < 1:
             raise ValueError(f"beam_size and max_new_tokens must be >= 1, got {self.beam_size}, {self.max_new_tokens}")
+        if self.normalise not in NORMALISATIONS:
+            raise ValueError(f"normalise must be one of {list(NORMALISATIONS)}, got {self.normalise!r}")
 
     def as_key(self) -> dict[str, Any]:
         return asdict(self)
@@ -157,25 +181,32 @@ class ConstrainedParams:
 
 @dataclass(frozen=True)
 class ConstrainedResult:
-    """Finished hypotheses (best first by sum / length) that contain one of the constraint
-    strings; ``prompt_tokens`` lets a caller normalise by the whole sequence instead, as
-    transformers' beam scorer did for decoder-only models before 4.36; ``forced`` is how many
-    distinct token sequences the constraint strings became (0: nothing to force)."""
+    """Finished hypotheses (best first, ranked as :attr:`ConstrainedParams.normalise` says)
+    that contain one of the constraint strings. ``prompt_tokens``: P, the prompt length the
+    ``total`` normalisation adds (the length text's tokens with BOS when the caller gave one,
+    else the model's input); ``input_tokens``: the model's input as it was given, in tokens;
+    ``forced``: how many distinct token sequences the constraint strings became (0: nothing to
+    force)."""
 
     hypotheses: tuple[Mapping[str, Any], ...]  # {"text", "logprob", "length", "ended"}
     prompt_tokens: int
     forced: int
+    input_tokens: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "hypotheses": [dict(h) for h in self.hypotheses],
             "prompt_tokens": self.prompt_tokens,
             "forced": self.forced,
+            "input_tokens": self.input_tokens,
         }
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> ConstrainedResult:
-        return cls(tuple(raw["hypotheses"]), int(raw["prompt_tokens"]), int(raw["forced"]))
+        prompt_tokens = int(raw["prompt_tokens"])
+        return cls(
+            tuple(raw["hypotheses"]), prompt_tokens, int(raw["forced"]), int(raw.get("input_tokens", prompt_tokens))
+        )
 
 
 @dataclass(frozen=True)
@@ -223,9 +254,15 @@ class LLM(ABC):
         raise NotImplementedError(f"{type(self).__name__} cannot teacher-force text (no white-box access)")
 
     def constrained_search(
-        self, prompts: Sequence[Prompt], constraints: Sequence[Sequence[str]], params: ConstrainedParams
+        self,
+        prompts: Sequence[Prompt],
+        constraints: Sequence[Sequence[str]],
+        params: ConstrainedParams,
+        length_texts: Sequence[str | None] | None = None,
     ) -> list[ConstrainedResult]:
-        """For each prompt, beam search whose answers must contain one of its constraint strings."""
+        """For each prompt, beam search whose answers must contain one of its constraint strings;
+        ``length_texts[i]``, when given, is the text whose tokens (after a BOS token) are the
+        prompt length P of prompt i, in place of the model's input."""
         raise NotImplementedError(
             f"{type(self).__name__} cannot run constrained beam search (it needs the decoding loop: backend hf)"
         )

@@ -54,7 +54,7 @@ class CachedLLM:
     def score(self, prefixes: Sequence[Prompt], continuations: Sequence[str], top_k: int = 0) -> list[list[TokenStats]]:
         identity = self.llm.identity().as_key()
         keys = [
-            cache_key("llm.score", identity, {"top_k": top_k}, prefix, continuation)
+            cache_key("llm.score", identity, _score_key(top_k), prefix, continuation)
             for prefix, continuation in zip(prefixes, continuations, strict=True)
         ]
 
@@ -70,17 +70,37 @@ class CachedLLM:
         return [[TokenStats.from_dict(t) for t in row] for row in values]
 
     def constrained_search(
-        self, prompts: Sequence[Prompt], constraints: Sequence[Sequence[str]], params: ConstrainedParams
+        self,
+        prompts: Sequence[Prompt],
+        constraints: Sequence[Sequence[str]],
+        params: ConstrainedParams,
+        length_texts: Sequence[str | None] | None = None,
     ) -> list[ConstrainedResult]:
         identity = self.llm.identity().as_key()
+        lengths: list[str | None] = list(length_texts) if length_texts is not None else [None] * len(prompts)
         keys = [
-            cache_key("llm.constrained", identity, params.as_key(), prompt, list(strings))
-            for prompt, strings in zip(prompts, constraints, strict=True)
+            cache_key(
+                "llm.constrained", identity, params.as_key(), prompt, list(strings), *([] if text is None else [text])
+            )
+            for prompt, strings, text in zip(prompts, constraints, lengths, strict=True)
         ]
 
-        def compute(items: list[tuple[Prompt, Sequence[str]]]) -> list[dict[str, Any]]:
-            outputs = self.llm.constrained_search([p for p, _ in items], [c for _, c in items], params)
+        def compute(items: list[tuple[Prompt, Sequence[str], str | None]]) -> list[dict[str, Any]]:
+            texts = [t for _, _, t in items]
+            outputs = self.llm.constrained_search(
+                [p for p, _, _ in items],
+                [c for _, c, _ in items],
+                params,
+                None if texts == [None] * len(texts) else texts,
+            )
             return [o.to_dict() for o in outputs]
 
-        values = self._map(keys, list(zip(prompts, constraints, strict=True)), compute)
+        values = self._map(keys, list(zip(prompts, constraints, lengths, strict=True)), compute)
         return [ConstrainedResult.from_dict(v) for v in values]
+
+
+def _score_key(top_k: int) -> dict[str, Any]:
+    """A teacher-forced call's settings in its cache key. With alternatives, the key says they
+    carry their vocabulary ids (``top_ids``): a stored result from before the ids were kept
+    would otherwise come back without them, and CCP would match the written token by text."""
+    return {"top_k": top_k, "top_ids": True} if top_k else {"top_k": top_k}

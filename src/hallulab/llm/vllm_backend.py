@@ -98,12 +98,15 @@ class VLLMLLM(LLM):
             stats = []
             for token_id, candidates in zip(completion.token_ids, completion.logprobs or [], strict=False):
                 chosen = candidates[token_id]
-                top = tuple(
-                    (c.decoded_token, float(c.logprob))
-                    for c in sorted(candidates.values(), key=lambda c: c.rank)[: params.top_k_alternatives]
-                )
+                ranked = sorted(candidates.items(), key=lambda item: item[1].rank)[: params.top_k_alternatives]
                 stats.append(
-                    TokenStats(token=chosen.decoded_token, logprob=float(chosen.logprob), token_id=token_id, top=top)
+                    TokenStats(
+                        token=chosen.decoded_token,
+                        logprob=float(chosen.logprob),
+                        token_id=token_id,
+                        top=tuple((c.decoded_token, float(c.logprob)) for _, c in ranked),
+                        top_ids=tuple(int(i) for i, _ in ranked),
+                    )
                 )
             results.append(
                 Generation(text=completion.text, tokens=tuple(stats), finish_reason=completion.finish_reason or "")
@@ -129,13 +132,14 @@ class VLLMLLM(LLM):
             for position in range(boundary, len(ids)):
                 candidates = output.prompt_logprobs[position]
                 chosen = candidates[ids[position]]
-                top = tuple(
-                    (c.decoded_token, float(c.logprob))
-                    for c in sorted(candidates.values(), key=lambda c: c.rank)[:top_k]
-                )
+                ranked = sorted(candidates.items(), key=lambda item: item[1].rank)[:top_k]
                 stats.append(
                     TokenStats(
-                        token=chosen.decoded_token, logprob=float(chosen.logprob), token_id=ids[position], top=top
+                        token=chosen.decoded_token,
+                        logprob=float(chosen.logprob),
+                        token_id=ids[position],
+                        top=tuple((c.decoded_token, float(c.logprob)) for _, c in ranked),
+                        top_ids=tuple(int(i) for i, _ in ranked),
                     )
                 )
             results.append(stats)

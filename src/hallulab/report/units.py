@@ -13,7 +13,7 @@ fact        FactSelfCheck: the knowledge-graph triple (Section 3.1), in the orde
             HalluCheck: the NER fact
 response    the whole response; its label when the data set gives one
 prompt      the prompt, its familiarity label, and per concept (Self-Familiarity, Section 3)
-            the masked explanation and the constrained search's best guess
+            the masked inference prompt and the constrained search's best guess
 ==========  ===============================================================================
 
 Beside any unit, the details its method's aggregate step wrote for it
@@ -145,7 +145,7 @@ class UnitCatalogue:
                 continue
             hypotheses = found.get("hypotheses") or []
             best = hypotheses[0]["text"] if hypotheses else "(no guess)"
-            details.append((f"{concept}: masked explanation", str(found.get("masked", ""))))
+            details.append((f"{concept}: masked inference prompt", str(found.get("masked", ""))))
             details.append((f"{concept}: best guess", str(best)))
         return UnitView(index, None, passage.prompt or "(no prompt)", passage.prompt_label, tuple(details))
 

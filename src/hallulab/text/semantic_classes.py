@@ -4,7 +4,8 @@ Self-Detection baseline of Self-Familiarity, Zhao et al., 2023).
 
 Clustering is greedy, in the texts' order: a text joins the first class whose *first member*
 it is equivalent to, else it opens a new class (Kuhn et al.'s Algorithm 1, as lm-polygraph's
-``SemanticClassesCalculator`` and the Self-Detection paper run it). What "equivalent" means is
+``SemanticClassesCalculator`` and the Self-Detection paper run it); Farquhar et al.'s released
+code puts it in the last such class instead (``join="last"``). What "equivalent" means is
 the caller's: bidirectional entailment by an NLI model for Semantic Entropy, a similarity
 threshold for Self-Detection. Pure functions over indices; no model is called here.
 """
@@ -17,17 +18,25 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+#: which class a text equivalent to several leaders joins: the first (Kuhn et al.'s Algorithm 1,
+#: lm-polygraph), or the last (Farquhar et al.'s released ``get_semantic_ids``, whose loop hands
+#: each new leader every later text equivalent to it, over an earlier leader's claim)
+JOINS = ("first", "last")
 
-def cluster_by_leaders(count: int, equivalent: Callable[[int, int], bool]) -> list[int]:
-    """Class index of each of ``count`` texts: text i joins the first class whose first member
-    ``leader`` satisfies ``equivalent(i, leader)``, else opens a new class."""
+
+def cluster_by_leaders(count: int, equivalent: Callable[[int, int], bool], join: str = "first") -> list[int]:
+    """Class index of each of ``count`` texts: text i joins the first (``join="last"``: the
+    last) class whose first member ``leader`` satisfies ``equivalent(i, leader)``, else opens a
+    new class. Which texts lead does not depend on ``join``: a text leads when no earlier
+    leader is equivalent to it."""
+    if join not in JOINS:
+        raise ValueError(f"join: {join!r} is not one of {list(JOINS)}")
     leaders: list[int] = []
     labels: list[int] = []
     for i in range(count):
-        for cluster, leader in enumerate(leaders):
-            if equivalent(i, leader):
-                labels.append(cluster)
-                break
+        matches = [cluster for cluster, leader in enumerate(leaders) if equivalent(i, leader)]
+        if matches:
+            labels.append(matches[0] if join == "first" else matches[-1])
         else:
             labels.append(len(leaders))
             leaders.append(i)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hallulab.artifacts.concepts import PROCESSINGS, SOURCES
-from hallulab.artifacts.concepts.processing import COMMON_FILTERS, WordRanks, process
+from hallulab.artifacts.concepts.processing import COMMON_FILTERS, WORD_RANKS, WordRanks, process
 from hallulab.core.config import setting
 from hallulab.core.errors import RecordError, UserFacingError
 from hallulab.core.io import file_sha256
@@ -39,6 +39,12 @@ class ConceptsConfig:
         "whole_string", choices=COMMON_FILTERS, doc="whole_string: the released code; every_word: a labelled variant"
     )
     frequency_h: float = setting(100.0, above=0.0, doc="H of Eq. 6 (Appendix D: 100)")
+    word_rank: str = setting(
+        "released",
+        choices=WORD_RANKS,
+        doc="p of Eq. 6: released = 1-based, a word's last listing, words split at spaces; "
+        "first_listing = 0-based first listing (this project's earlier reading)",
+    )
     max_new_tokens: int = setting(64, minimum=1, doc="reply length of the LLM extractor")
 
 
@@ -151,7 +157,7 @@ def given_concepts(passage: Passage, source: str = "given") -> list[str]:
 def build(ctx: BuildContext) -> dict[str, Any]:
     cfg = ctx.params.typed(ConceptsConfig, "concepts")
     words, word_list = load_word_list(cfg)
-    ranks = WordRanks.from_words(words)
+    ranks = WordRanks.from_words(words, cfg.word_rank)
     passages = [p for p in ctx.passages if p.prompt]
     counts: Counter[str] = Counter()
     counts["records_without_prompt"] = len(ctx.passages) - len(passages)

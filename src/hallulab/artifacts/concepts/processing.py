@@ -1,14 +1,19 @@
 """Concept grouping, filtering and ranking (Self-Familiarity §3.1, §3.3.1; pure functions).
 
-* Word ranks: p = the word's 0-based position in the frequency list; a capitalised word or
-  one outside the list gets the list's length (§3.3.1).
+* Word ranks (``word_rank``): ``released``, as the released code (soap117/Self-evaluation,
+  ``run_exp_self_familiarity.py``) fills its rarity table in list order: p = the word's
+  1-based position, a word listed twice keeping its later position, the concept's words
+  split at spaces and looked up as written; a capitalised word or one outside the list gets
+  the number of distinct words (§3.3.1). ``first_listing`` (this project's earlier reading):
+  the 0-based first position, words by a word pattern, a lower-case form looked up too, the
+  list's length for the others.
 * Frequency score (Eq. 6): ln f_i = -sum_j p_ij / H over the concept's words (kept as a
   logarithm: a rare word makes f_i underflow to 0 in floating point).
 * Grouping: concepts sorted by position; a concept is fused with the next when the two,
   joined by a space or a hyphen, occur in the prompt; then a concept contained in
   another (case-insensitive) is dropped.
 * Filtering (``common_filter``): ``whole_string`` (the released code) drops a concept only
-  when the whole concept is one common word (not capitalised, among the first
+  when the whole concept is one common word (not capitalised, first listed among the first
   ``common_words`` entries of the list), so "ink wash painting" stays even though each of its
   words is common; ``every_word`` (a labelled variant, this project's earlier reading of
   §3.1) drops a concept whose every word is common.
@@ -27,24 +32,51 @@ from hallulab.core.config import ConfigError
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
 
 
+WORD_RANKS = ("released", "first_listing")
+
+
 @dataclass(frozen=True)
 class WordRanks:
-    """A frequency list: word -> 0-based rank (the first occurrence wins)."""
+    """A frequency list: each word's first and last 0-based position, the list's length and
+    the reading of p (``released`` or ``first_listing``, see the module doc)."""
 
-    ranks: Mapping[str, int]
-    size: int
+    first: Mapping[str, int]
+    last: Mapping[str, int]
+    length: int
+    reading: str = "released"
 
     @classmethod
-    def from_words(cls, words: Sequence[str]) -> WordRanks:
-        ranks: dict[str, int] = {}
+    def from_words(cls, words: Sequence[str], reading: str = "released") -> WordRanks:
+        if reading not in WORD_RANKS:
+            raise ConfigError(f"concepts.word_rank: {reading!r} is not one of {list(WORD_RANKS)}")
+        first: dict[str, int] = {}
+        last: dict[str, int] = {}
         for index, word in enumerate(words):
-            ranks.setdefault(word, index)
-        return cls(ranks, len(words))
+            first.setdefault(word, index)
+            last[word] = index
+        return cls(first, last, len(words), reading)
+
+    @property
+    def size(self) -> int:
+        """p of a capitalised or unlisted word."""
+        return len(self.last) if self.reading == "released" else self.length
 
     def rank(self, word: str) -> int:
+        """p of Eq. 6."""
+        if self.reading == "released":
+            return self.size if word[:1].isupper() or word not in self.last else self.last[word] + 1
+        return self.common_rank(word)
+
+    def common_rank(self, word: str) -> int:
+        """0-based first position (a lower-case form looked up too; a capitalised word never
+        listed): what the common-word filter compares with ``common_words``."""
         if word[:1].isupper():
-            return self.size
-        return self.ranks.get(word, self.ranks.get(word.lower(), self.size))
+            return self.length
+        return self.first.get(word, self.first.get(word.lower(), self.length))
+
+    def words(self, text: str) -> tuple[str, ...]:
+        """The words of a concept whose ranks Eq. 6 multiplies."""
+        return tuple(text.split(" ")) if self.reading == "released" else words_of(text)
 
 
 def words_of(text: str) -> tuple[str, ...]:
@@ -62,9 +94,9 @@ COMMON_FILTERS = ("whole_string", "every_word")
 def is_common(words: Sequence[str], ranks: WordRanks, common_words: int, how: str = "whole_string") -> bool:
     """Whether a concept (given as its words) is common and so filtered out."""
     if how == "whole_string":
-        return len(words) == 1 and ranks.rank(words[0]) < common_words
+        return len(words) == 1 and ranks.common_rank(words[0]) < common_words
     if how == "every_word":
-        return bool(words) and all(ranks.rank(w) < common_words for w in words)
+        return bool(words) and all(ranks.common_rank(w) < common_words for w in words)
     raise ConfigError(f"concepts.common_filter: {how!r} is not one of {list(COMMON_FILTERS)}")
 
 
@@ -126,7 +158,7 @@ def process(
     removed every concept (then the unfiltered concepts are kept)."""
     located = locate(prompt, extracted)
     located = group(prompt, located) if grouping else sorted(located, key=lambda c: c[1])
-    concepts = [Concept(t, p, log_frequency(words_of(t), ranks, h), words_of(t)) for t, p in located]
+    concepts = [Concept(t, p, log_frequency(ranks.words(t), ranks, h), words_of(t)) for t, p in located]
     all_common = False
     if filtering:
         kept = [c for c in concepts if not is_common(c.words, ranks, common_words, common_filter)]

@@ -14,7 +14,9 @@ K is a cheap downstream knob: the artifact stores K_max = ``response_tokens.top_
 alternatives and consumers use any K <= K_max without another model call.
 
 Stored JSON: ``{"top_k", "prefix", "llm", "sources": {record: "generator" | "proxy"},
-"tokens": {record: [TokenStats dict, ...]}}`` (:class:`hallulab.tokens.TokenStats`).
+"tokens": {record: [TokenStats dict, ...]}}`` (:class:`hallulab.tokens.TokenStats`); a token's
+``top_ids`` are its alternatives' vocabulary ids where the backend gives them (the ``hf`` and
+``vllm`` backends do), which CCP matches the written token by.
 """
 
 from __future__ import annotations

@@ -37,6 +37,14 @@ def prefix_for(template: str, passage: Passage) -> Prompt:
     return template.replace("{prompt}", passage.prompt)
 
 
+def _first_k(token: dict[str, Any], k: int) -> dict[str, Any]:
+    """A stored token with its first K alternatives (and their ids, where the backend gave them)."""
+    kept = dict(token, top=token.get("top", [])[:k])
+    if "top_ids" in token:
+        kept["top_ids"] = token["top_ids"][:k]
+    return kept
+
+
 def build(ctx: BuildContext) -> dict[str, Any]:
     cfg = ctx.params.typed(ResponseTokensConfig, "response_tokens")
     generated = {row["id"]: row for row in ctx.artifacts.get("main_tokens", [])}
@@ -55,7 +63,7 @@ def build(ctx: BuildContext) -> dict[str, Any]:
                     "(response_tokens.top_k follows it)"
                 )
             sources[passage.id] = "generator"
-            tokens[passage.id] = [dict(t, top=t.get("top", [])[: cfg.top_k]) for t in row["tokens"]]
+            tokens[passage.id] = [_first_k(t, cfg.top_k) for t in row["tokens"]]
         else:
             external.append(passage)
     identity: dict[str, Any] = {}

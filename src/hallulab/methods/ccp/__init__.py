@@ -23,7 +23,13 @@ first token with that token's alternatives) vs every token separately; the stop-
 the stripped, lower-cased word vs never (lm-polygraph calls its NLTK check with the token's
 id, which is never in the word list, so no token counts as a function word); NLI
 context: the claim prefix (the paper's standard) vs none (lm-polygraph's default). Ties of
-the NLI argmax go to entailment, then contradiction, in both modes.
+the NLI argmax go to entailment, then contradiction, in both modes. Only the ``_ref`` variants
+equal lm-polygraph's CCP; the others are the paper reading.
+
+In both modes the written token is found among its alternatives by token id, as lm-polygraph
+does (:func:`hallulab.methods.ccp.units.alternatives`), and a teacher-forced token outside its
+own top-K is the first option with its own probability, a case lm-polygraph (greedy tokens
+only) never meets.
 """
 
 from hallulab.methods.ccp.raw import CCPScores

@@ -202,6 +202,8 @@ def aggregate(ctx: AggregateContext[CCPScores]) -> Aggregated:
             heads = [record_tokens[unit[0]] for unit in entry["units"]["word" if knobs.word_merge else "token"]]
             counts["words_outside_top_k"] += sum(outside_top_k(head, k_top) for head in heads)
             counts["words_judged"] += len(heads)
+            # a backend without vocabulary ids: the written token found in its top list by text
+            counts["words_matched_by_text"] += sum(bool(head.top) and not head.ids_known for head in heads)
             if knobs.word_merge:  # alternatives 2..K of each word; the blank ones take the blank rule
                 others = [text for head in heads for text, _ in alternatives(head, k_top)[1:]]
                 counts["alternatives_judged"] += len(others)

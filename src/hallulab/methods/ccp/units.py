@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from hallulab.artifacts.claims.alignment import Span, tokens_in_spans
 from hallulab.core.config import ConfigError
-from hallulab.tokens import TokenStats
+from hallulab.tokens import TokenStats, same_token
 
 CONTEXTS = ("no_context", "claim_prefix", "sentence_prefix")
 CONTEXT_NAMES = {"no_context": "nocontext", "claim_prefix": "claimpref", "sentence_prefix": "sentpref"}
@@ -94,17 +94,25 @@ def alternatives(token: TokenStats, k: int) -> list[tuple[str, float]]:
     top-K list with the written token moved to the front, as lm-polygraph's
     ``GreedyProbsCalculator`` builds ``greedy_tokens_alternatives``; K = 1 leaves the written
     token alone and CCP_word = 1. A teacher-forced token can fall outside its top-K: it is
-    still the first option (CCP is about the written word), and takes the place of the K-th
-    most probable token (:func:`outside_top_k` counts such words)."""
+    still the first option, with its own probability (CCP is about the written word), and
+    takes the place of the K-th most probable token (:func:`outside_top_k` counts such words);
+    lm-polygraph has no teacher-forced path to compare with.
+
+    The written token is found in its top list by vocabulary id, as lm-polygraph compares ids
+    (:func:`hallulab.tokens.same_token`); only where the backend gives no ids, by its text. A
+    text match would drop every alternative that decodes like the written token: two
+    fragments of multi-byte characters, different ids with one replacement-character text,
+    are different tokens."""
     if k < 1:
         raise ValueError(f"K = {k}: CCP needs at least the written token (K >= 1)")
-    others = [(text, logprob) for text, logprob in token.top if text != token.token][: k - 1]
+    others = [option for i, option in enumerate(token.top) if not same_token(token, i)][: k - 1]
     return [(token.token, token.logprob), *others]
 
 
 def outside_top_k(token: TokenStats, k: int) -> bool:
-    """Whether the written token is not among the K most probable tokens of its position."""
-    return all(text != token.token for text, _ in token.top[:k])
+    """Whether the written token is not among the K most probable tokens of its position (by
+    id where known, as :func:`alternatives` finds it)."""
+    return not any(same_token(token, i) for i in range(min(k, len(token.top))))
 
 
 def nli_pairs(

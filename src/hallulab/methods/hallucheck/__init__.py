@@ -3,23 +3,25 @@
 Atomic facts of a response (the shared ``atomic_facts`` artifact: NER, POS or random spans)
 each get a question with their sentence as context (the ``question_generator`` LLM role, or
 the paper's T5 question generator by hub id); the LLM answers the question again (the
-``generator`` role, greedy or beam-5; the ``verifier`` role for the cross-evaluation); the
-regenerated answer must agree with the fact (fact alignment), and for an aligned fact the
-top-5 token probabilities of every generated step must not look uniform (a KS test)
+``generator`` role: greedy, 5 beams as the released call, or 5 beams sampling as the released
+call does for a model whose own settings sample; the ``verifier`` role for the
+cross-evaluation); the answer span to the question is read out of the original response and
+out of the regenerated answer (the ``qa`` role copies it offline, or an extractive QA model by
+hub id, as released: :mod:`hallulab.methods.hallucheck.spans`); the two spans must agree (fact
+alignment), and for an aligned fact the top-5 token probabilities of the regenerated span's
+steps among the first 50 must not look uniform (a KS test)
 (:mod:`hallulab.methods.hallucheck.checks`). Response score = share of hallucinated facts.
 
-Like the released code, alignment compares the fact with the reply's answer span (whitespace
-tokens as they are) and the KS test reads the span's steps and the step before, against scipy's
-U[min, min + max], the reference the released ``args=(min, max)`` gives
-(:mod:`hallulab.methods.hallucheck.checks`; offline, the span is the reply's best-matching
-word window, a stated substitute for its extractive QA model); the test against U[min, max]
-and SQuAD-normalised F1 are labelled variants. Deliberate differences from the released code
-(ConFactCheck): every fact is checked on its own (the released code ``break``s out of its loop
-over facts when a span's tokens are not found among the generated tokens, and every later fact
-stays flagged without a test), and with beam search it reads ``scores[i][j]`` as if the beam
-index j were the question index; here the beam's per-step distribution is the one of the beam
-the answer came from (``beam_indices``); errors are counted, never swallowed by bare
-``except``.
+Like the released code, alignment compares the two spans by whitespace tokens as they are, and
+the KS test reads the span's steps and the step before, against scipy's U[min, min + max], the
+reference the released ``args=(min, max)`` gives; the test against U[min, max], SQuAD-normalised
+F1 and this project's earlier fact-window reading (the fact against the reply's best-matching
+window) are labelled variants. Deliberate differences from the released code (ConFactCheck):
+every fact is checked on its own (the released code ``break``s out of its loop over facts when a
+span's tokens are not found among the generated tokens, and every later fact stays flagged
+without a test), and with beam search it reads ``scores[i][j]`` as if the beam index j were the
+question index; here the beam's per-step distribution is the one of the beam the answer came
+from (``beam_indices``); errors are counted, never swallowed by bare ``except``.
 """
 
 from hallulab.methods.hallucheck.raw import HalluCheckScores
@@ -35,8 +37,13 @@ SPEC = MethodSpec(
     requires=("atomic_facts",),
     score=StepInputs(
         params=("hallucheck.score",),
-        llm_roles=("question_generator", "generator", "verifier", "judge"),
-        prompts=("hallucheck.question_prompt", "hallucheck.answer_prompt", "hallucheck.judge_prompt"),
+        llm_roles=("question_generator", "generator", "verifier", "qa", "judge"),
+        prompts=(
+            "hallucheck.question_prompt",
+            "hallucheck.answer_prompt",
+            "hallucheck.span_prompt",
+            "hallucheck.judge_prompt",
+        ),
     ),
     aggregate=StepInputs(params=("hallucheck.aggregate",)),
     order=70,

@@ -2,16 +2,23 @@
 threshold, KS level and steps are knobs), response score = share of hallucinated facts.
 
 The headline variant computes the checks as the released code does
-(:mod:`hallulab.methods.hallucheck.checks`): the fact against the reply's answer span by
-whitespace-token F1, the KS test against scipy's U[min, min + max] on the span's steps and
-the step before. Labelled variants:
+(:mod:`hallulab.methods.hallucheck.checks`): the answer span read out of the original response
+against the answer span read out of the regenerated answer (span against span,
+:mod:`hallulab.methods.hallucheck.spans`) by whitespace-token F1, then the KS test against
+scipy's U[min, min + max] on the first 50 steps: the regenerated span's steps and the step
+before. Each decoding (``greedy``, ``beam``, ``sampled``: :mod:`hallulab.methods.hallucheck.score`)
+gets every reading. Labelled variants, each changing one thing:
 
 * ``_align``: alignment only, no probability check (Table 2's "Fact alignment" row);
+* ``_factwindow`` / ``_align_factwindow``: this project's earlier reading: the fact itself
+  against the regenerated answer's word window that best matches it (close to containment),
+  the KS test on that window's steps;
 * ``_ksminmax``: the KS test against U[min, max] as §3 describes it, on the span's own steps
   (a span beyond the tested steps flagged);
 * ``_squadf1`` / ``_align_squadf1``: alignment by token F1 after SQuAD normalisation;
-* ``_allsteps``: the KS test on every generated step;
-* ``_wholereply`` / ``_align_wholereply``: alignment on the whole reply, KS on every step.
+* ``_allsteps``: the KS test on every tested step;
+* ``_wholereply`` / ``_align_wholereply``: no span: the fact against the whole answer, KS on
+  every step.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from hallulab.methods.hallucheck.checks import (
     span_check_steps,
 )
 from hallulab.methods.hallucheck.details import fact_details
-from hallulab.methods.hallucheck.raw import CheckedFact, HalluCheckScores
+from hallulab.methods.hallucheck.raw import CheckedFact, HalluCheckScores, RegeneratedAnswer
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls
 
@@ -54,22 +61,29 @@ class HalluCheckKnobs:
     no_fact_score: float = setting(1.0, minimum=0.0, maximum=1.0, doc="response score when no fact could be checked")
 
 
+#: what alignment compares: the two read spans (released) | the fact and the answer's
+#: best-matching window | the fact and the whole answer
+ANSWER_READINGS = ("spans", "factwindow", "reply")
+
+
 @dataclass(frozen=True)
 class CheckMode:
-    """Which text alignment reads and how (§3; the released code: the answer span, whitespace
-    tokens), whether the KS test runs, which steps it reads and against which reference."""
+    """Which texts alignment compares and how (§3; the released code: the two read answer
+    spans, whitespace tokens), whether the KS test runs, which steps it reads and against
+    which reference."""
 
     suffix: str  # appended to the variant name
     probability_check: bool
-    answer: str = "span"  # "span": the answer span of the reply; "reply": the whole reply
-    ks_steps: str = "span"  # "span": the answer span's steps; "all": every generated step
+    answer: str = "spans"  # ANSWER_READINGS
+    ks_steps: str = "span"  # "span": the answer span's steps; "all": every tested step
     ks_reference: str = KS_RELEASED  # released: U[min, min + max] | minmax: U[min, max]
     span_rule: str = "released"  # released: the step before the span too | own: the span's steps only
     f1_tokens: str = "split"  # split: whitespace tokens as they are (released) | squad: normalised
 
 
-#: the released checks: alignment on the answer span by whitespace-token F1, then the KS test
-#: against scipy's U[min, min + max] on the span's steps and the step before
+#: the released checks: the original response's answer span against the regenerated answer's
+#: by whitespace-token F1, then the KS test against scipy's U[min, min + max] on the
+#: regenerated span's steps and the step before
 RELEASED = CheckMode("", probability_check=True)
 
 #: the released checks first, then each labelled reading: the released checks with the named
@@ -77,6 +91,8 @@ RELEASED = CheckMode("", probability_check=True)
 CHECK_MODES = (
     RELEASED,
     replace(RELEASED, suffix="_align", probability_check=False),
+    replace(RELEASED, suffix="_factwindow", answer="factwindow"),
+    replace(RELEASED, suffix="_align_factwindow", probability_check=False, answer="factwindow"),
     replace(RELEASED, suffix="_ksminmax", ks_reference=KS_MINMAX, span_rule="own"),
     replace(RELEASED, suffix="_squadf1", f1_tokens="squad"),
     replace(RELEASED, suffix="_align_squadf1", probability_check=False, f1_tokens="squad"),
@@ -86,6 +102,32 @@ CHECK_MODES = (
 )
 
 
+@dataclass(frozen=True)
+class Compared:
+    """What one reading aligns: the reference (the original response's span, or the fact), the
+    regenerated text, and the regenerated span's characters in the reply as generated (None:
+    no span, so the KS test reads every tested step)."""
+
+    reference: str
+    answer: str
+    span: tuple[int, int] | None
+
+
+def compared_texts(entry: CheckedFact, answer: RegeneratedAnswer, reading: str) -> Compared | None:
+    """The texts ``reading`` aligns (:data:`ANSWER_READINGS`); None when the spans were not read
+    (raw scores of an older score step)."""
+    if reading == "spans":
+        if "original_span" not in entry or "span" not in answer:
+            return None
+        original, read = entry["original_span"], answer["span"]
+        where = (read["start"], read["end"]) if read else None
+        return Compared(original["text"] if original else "", read["text"] if read else "", where)
+    if reading == "factwindow":
+        located = locate_answer(answer.get("steps"), answer["text"], entry["text"])
+        return Compared(entry["text"], located.span_text, located.span)
+    return Compared(entry["text"], answer["text"], None)
+
+
 def fact_flag(
     entry: CheckedFact,
     key: str,
@@ -93,19 +135,21 @@ def fact_flag(
     mode: CheckMode = CHECK_MODES[0],
     counts: Counter[str] | None = None,
 ) -> bool | None:
-    """True = hallucinated, None = not checkable (no question, or no judge verdict)."""
+    """True = hallucinated, None = not checkable (no question, no read spans, or no judge verdict)."""
     if entry.get("question") is None:
         return None
     answer = entry["answers"][key]
     steps: list[str] | None = answer.get("steps")
-    located = locate_answer(steps, answer["text"], entry["text"]) if mode.answer == "span" else None
-    span = located.span if located else None
-    compared = located.span_text if located else answer["text"]
+    compared = compared_texts(entry, answer, mode.answer)
+    if compared is None:
+        if counts is not None:
+            counts["spans_not_read_unchecked"] += 1
+        return None
     if knobs.alignment == "f1":
-        aligned = alignment_f1(compared, entry["text"], mode.f1_tokens) >= knobs.f1_threshold
+        aligned = alignment_f1(compared.answer, compared.reference, mode.f1_tokens) >= knobs.f1_threshold
     elif knobs.alignment == "containment":
-        aligned = contained(entry["text"], compared)
-    else:  # the judge's verdict on the fact against the answer span (the score step asked it)
+        aligned = contained(compared.reference, compared.answer)
+    else:  # the judge's verdict on the two spans (the score step asked it)
         verdict = (entry.get("judge") or {}).get(key)
         if verdict is None:
             return None
@@ -115,6 +159,7 @@ def fact_flag(
     if not mode.probability_check:
         return False
     tops = answer["top"]
+    span = compared.span
     if mode.ks_steps == "all" or span is None or steps is None:
         if mode.ks_steps == "span" and counts is not None:
             counts["ks_span_not_located_all_steps_tested"] += 1
@@ -201,7 +246,9 @@ def aggregate(ctx: AggregateContext[HalluCheckScores]) -> Aggregated:
     headline = tuple(
         n
         for n in (
-            "hallucheck_ner_greedy",
+            "hallucheck_ner_beam",  # the released call (a model whose own settings do not sample)
+            "hallucheck_ner_sampled",  # the released call (a model whose own settings sample)
+            "hallucheck_ner_greedy",  # the paper's Greedy row: no released code path
             "hallucheck_ner_greedy_align",
             "hallucheck_ner_greedy_crosseval",
             "hallucheck_ner_factnll",
@@ -258,7 +305,7 @@ def _fact_nll_variant(
 
 
 #: the modes whose flags make the decision paths: the headline and its alignment-only reading
-PATH_MODES = (CHECK_MODES[0], CHECK_MODES[1])
+PATH_MODES = (RELEASED, next(m for m in CHECK_MODES if m.suffix == "_align"))
 
 
 def _decision_paths(

@@ -3,13 +3,16 @@
 alternatives.
 
 1. **Fact alignment**: the answer the LLM regenerates for the question about fact a must
-   agree with a: token-set F1 >= 0.6 (the threshold of the paper's first version). The
-   released ``calculate_f1_score`` splits the two spans on whitespace as they are (case and
-   punctuation kept): :func:`split_token_f1`, the headline. :func:`token_f1` normalises like
-   SQuAD first (lower case, no punctuation, no articles): the labelled ``_squadf1`` reading.
-   ``containment`` (every token of the fact occurs in the answer) and an LLM ``judge`` of the
-   fact against the answer span are the alternatives.
-2. **Probability check** for an aligned fact: at each tested step, the top-5 token
+   agree with the original answer: the answer span of the regenerated reply against the
+   answer span of the original response ("The answer span" below), token-set F1 >= 0.6 (the
+   threshold of the paper's first version). The released ``calculate_f1_score`` splits the two
+   spans on whitespace as they are (case and punctuation kept): :func:`split_token_f1`, the
+   headline. :func:`token_f1` normalises like SQuAD first (lower case, no punctuation, no
+   articles): the labelled ``_squadf1`` reading. ``containment`` (every token of the original
+   span occurs in the regenerated one) and an LLM ``judge`` of the two spans are the
+   alternatives.
+2. **Probability check** for an aligned fact: at each tested step (the first 50 of the up to
+   100 regenerated; the released ``range(0, 50)``), the top-5 token
    probabilities renormalised, p_k = e^{s_k} / sum_{m<=5} e^{s_m}, go through a one-sample
    Kolmogorov-Smirnov test against a uniform distribution; p-value > 0.05 means the model was
    guessing, and one such step flags the fact. The released code calls
@@ -24,27 +27,28 @@ A fact is hallucinated when it is not aligned, or aligned but some tested step i
 The response score is the share of hallucinated facts (Algorithm 1).
 
 **The answer span.** A regenerated reply is often a sentence ("Marie Curie was born in
-Warsaw, Poland."), and a short fact ("Warsaw") never reaches token F1 0.6 against all of it.
-The released code first takes the answer span out of the reply with an extractive QA model
-(transformers' ``question-answering`` pipeline), compares the spans, and runs the KS test on
-the span's steps. No extractive QA model is installed offline; the stated substitute here is
-:func:`answer_span`, the window of the reply's words that best matches the fact (highest
-token F1, as many words as the fact up to two more, so a shared "I" cannot stand for
-"Elizabeth I"; ties go to the earliest, then the shortest), trimmed of the punctuation at
-its ends as an extractive span is (:func:`extracted_span`). Unlike a QA model it reads the
-fact, so it finds the fact whenever the reply states it: alignment on the span is close to
-containment. Alignment on the whole reply and the KS test on every step are kept as labelled
-variants (``_wholereply``, ``_allsteps``).
+Warsaw, Poland."), and a short fact never reaches token F1 0.6 against all of it. The released
+code reads the answer span to the question out of the original response and out of the
+regenerated reply with an extractive QA model, compares the two spans, and runs the KS test on
+the regenerated span's steps: :mod:`hallulab.methods.hallucheck.spans` reads them (offline,
+the configured LLM role copies the span). This project's earlier reading, kept as the labelled
+``_factwindow`` variant, compares the fact itself with :func:`answer_span`, the window of the
+reply's words that best matches the fact (highest token F1, as many words as the fact up to
+two more, so a shared "I" cannot stand for "Elizabeth I"; ties go to the earliest, then the
+shortest), trimmed of the punctuation at its ends as an extractive span is
+(:func:`extracted_span`). Unlike a QA model it reads the fact, so it finds the fact whenever
+the reply states it: alignment on it is close to containment. Alignment on the whole reply
+and the KS test on every step are kept as labelled variants (``_wholereply``, ``_allsteps``).
 
 **The span's steps** (:func:`span_check_steps`). The released code re-tokenises the span, looks
 for its tokens among the generated ones, and with a tokenizer that prepends a BOS token (the
 paper's Mistral-7B) always also tests the step before the span. A span it cannot find among
-the tested steps flags the fact when it has several tokens and passes it when it has one
-(the search then returns nothing and no step is tested). Here the span is located by
-characters, so it is found whenever it lies within the tested steps; ``released`` adds the
-step before and applies the same two outcomes to a span beyond them, ``own`` (the
-``_ksminmax`` reading) tests the span's own steps and flags any span it cannot test. Not
-reproduced: when a multi-token span is not found, the released loop ``break``s and leaves
+the tested steps (the first 50 of up to 100 regenerated) flags the fact when it has several
+tokens and passes it when it has one (the search then returns nothing and no step is tested).
+Here the span is located by characters, so it is found whenever it lies within the tested
+steps; ``released`` adds the step before and applies the same two outcomes to a span beyond
+them, ``own`` (the ``_ksminmax`` reading) tests the span's own steps and flags any span it
+cannot test. Not reproduced: when a multi-token span is not found, the released loop ``break``s and leaves
 every later fact of the response at its initial "hallucinated".
 """
 
@@ -179,8 +183,8 @@ class LocatedAnswer:
 
 
 def locate_answer(steps: Sequence[str] | None, text: str, fact: str) -> LocatedAnswer:
-    """The one reading of a reply's answer span: :func:`answer_span` (the best-matching word
-    window), trimmed by :func:`extracted_span`."""
+    """The ``_factwindow`` reading of a reply's answer span: :func:`answer_span` (the word
+    window best matching the fact), trimmed by :func:`extracted_span`."""
     reply = "".join(steps) if steps is not None else text
     window = answer_span(reply, fact)
     return LocatedAnswer(reply, extracted_span(reply, window) if window else None)

@@ -2,32 +2,44 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
+from hallulab.methods.hallucheck.spans import ReadSpan
 from hallulab.methods.raw_scores import CountsAndSkipped, RawScores
 
 
 class RegeneratedAnswer(TypedDict):
     """One regenerated answer: the reply's ``text``, its ``steps`` (the generated tokens, which
-    locate the answer span's steps; the aggregate step falls back on ``text`` without them) and
-    the ``top`` log-probabilities of every step (what the KS test reads)."""
+    locate the answer span's steps; the aggregate step falls back on ``text`` without them),
+    the ``top`` log-probabilities of every step (what the KS test reads) and its answer
+    ``span``, read out of :func:`reply_text` (None: a reply without words)."""
 
     text: str
     steps: NotRequired[list[str]]
     top: list[list[float]]
+    span: NotRequired[ReadSpan | None]
+
+
+def reply_text(answer: Mapping[str, Any]) -> str:
+    """The reply as generated: its steps joined (what the span's characters index), else its text."""
+    steps = answer.get("steps")
+    return "".join(steps) if steps is not None else str(answer["text"])
 
 
 class CheckedFact(TypedDict):
     """One atomic fact of a record: its ``question`` (None: none could be formed, so no answers),
-    the regenerated ``answers`` per ``role/decoding``, the teacher-forced ``fact_logprobs`` (a
-    white-box generator only) and the ``judge``'s verdict per ``role/decoding`` (None:
-    unparseable; only when the judge was asked)."""
+    the ``original_span`` that answers it in the record's response, the regenerated ``answers``
+    per ``role/decoding``, the teacher-forced ``fact_logprobs`` (a white-box generator only) and
+    the ``judge``'s verdict per ``role/decoding`` on the two spans (None: unparseable, or a span
+    missing; only when the judge was asked)."""
 
     index: int
     text: str
     sentence_index: int
     question: str | None
+    original_span: NotRequired[ReadSpan | None]
     answers: NotRequired[dict[str, RegeneratedAnswer]]
     fact_logprobs: NotRequired[list[float]]
     judge: NotRequired[dict[str, bool | None]]
@@ -38,7 +50,7 @@ class HalluCheckScores(RawScores):
     """``taggings``: the fact taggings checked; ``regenerations``: ``role/decoding`` keys;
     ``llms``: the catalogue entry of each role; ``records``: record -> tagging -> facts, each
     with its question, regenerated answers (text, steps, top-k log-probabilities), the
-    teacher-forced fact log-probabilities and the judge's verdicts; ``diagnostics``: counts."""
+    answer spans, the teacher-forced fact log-probabilities and the judge's verdicts; ``diagnostics``: counts."""
 
     taggings: list[str]
     regenerations: list[str]

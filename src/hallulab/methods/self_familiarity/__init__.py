@@ -3,14 +3,18 @@ answering when the model is unfamiliar with its concepts.
 
 For each concept of the instruction (the shared ``concepts`` artifact: extracted, grouped,
 filtered, ranked by the frequency score of Eq. 6), the ``generator`` LLM explains the concept
-greedily (l_F = 200 tokens, Eq. 2); every concept word is masked in the explanation with
-"..." in all case forms (Eq. 3); the model is asked what the masked explanation is related to,
-and constrained beam search (T_B = 30 beams, answers of l_B = 15 tokens that must name the
-concept in one of its case forms) gives the familiarity s_i = the best answer's probability
-(Eq. 4-5). The instruction's familiarity is the weighted mean with geometric weights r^-rank
-over the concepts ranked rarest first (Eq. 7, r = 2); the model refuses when it falls below
-a threshold h set on the basic concepts (Appendix D). Scores are stored as
-hallucination scores (1 - s_f: higher = refuse), so every method shares one direction.
+greedily (Eq. 2; l_F = 100 new tokens, the released code's, where Appendix D says 200); every
+word of the concept is masked with "..." in all case forms over the whole inference prompt
+(Eq. 3, as the released code masks); the model is asked what the masked explanation is
+related to, and constrained beam search (T_B = 30 beams, answers of l_B = 15 tokens plus one
+per constraint string that must name the concept in one of its case forms) gives the
+familiarity s_i = exp(sum / (P + L)) of the best answer, P being the prompt's length as the
+released code built it (BOS + ``USER: … ASSISTANT:``) (Eq. 4-5). The instruction's
+familiarity is the weighted mean with geometric weights r^-rank over the concepts ranked
+rarest first (Eq. 7, r = 2); the model refuses when it falls below a threshold h set on the
+basic concepts (Appendix D: the midpoint of the BCa bootstrap interval of their 5th
+percentile). Scores are stored as hallucination scores (1 - s_f: higher = refuse), so every
+method shares one direction.
 
 Table 2's baselines are variants of this method, thresholded the same way: Greedy-Perplexity,
 -AvgLogP, -MinLogP (the greedy response's token statistics), Sample-BERTScore and

@@ -5,17 +5,24 @@ the basic records.
 Variants (all hallucination scores, higher = refuse):
 
 * ``selffam``: 1 - s_f, weighted mean over the ranked concepts with weights r^-rank (Eq. 7),
-  with s_i as the released code computed it (``length_normalisation: total``): the constrained
-  answer's log-probability divided by the length of prompt + answer, which is what
-  transformers' beam scorer returned as ``sequences_scores`` for a decoder-only model before
-  transformers 4.36, the version the paper's code (soap117/Self-evaluation) ran on;
+  with s_i as the released code computed it (``length_normalisation: total``): the best
+  constrained answer's log-probability divided by the length of prompt + answer,
+  s_i = exp(sum / (P + L)), which is what transformers' beam scorer returned as
+  ``sequences_scores`` for a decoder-only model before transformers 4.36, the version the
+  paper's code (soap117/Self-evaluation) ran on; P counts BOS + the released wrapper
+  ``USER: … ASSISTANT:`` around the masked instruction, L the answer's tokens without an
+  ending EOS token (whose log-probability the sum includes), and the best answer is the
+  search's first, ranked by that same score;
 * ``selffam_min`` (Table 4, Minimal Only) and ``selffam_first`` (Most Infrequent Only);
 * ``selffam_nogrouping`` / ``_nofiltering`` / ``_noranking``: Table 4's processing ablations
   (when the score step scored those processings), with the same s_i as ``selffam``;
 * ``selffam_answernorm``: s_i normalised by the answer's length only (Eq. 5 read literally,
-  and what transformers 4.36 and later return); a labelled variant, because the paper's numbers
-  were not made with it. With ``length_normalisation: answer`` the two swap places and the
-  variant is ``selffam_totalnorm``;
+  and what transformers 4.36 and later return), the best of the returned answers by that
+  score; a labelled variant, because the paper's numbers were not made with it;
+* ``selffam_inputnorm``: P counted on the model's input as it was given (a chat template's
+  rendering, its default system prompt included: this project's earlier reading), the best
+  of the returned answers by that score; a labelled variant. The chosen
+  ``length_normalisation`` is ``selffam``; the other two are ``selffam_<name>norm``;
 * ``greedy_perplexity``, ``greedy_avglogp``, ``greedy_minlogp`` (Appendix C.1-C.3): the
   perplexity, -mean and -min token log-probability of the greedy response;
 * ``sample_bertscore``, ``sample_sentencescore`` (C.5-C.6): 1 - the central sample's mean similarity;
@@ -51,7 +58,7 @@ from hallulab.methods.token_statistics import max_neglogp, mean_neglogp, perplex
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls
 
-NORMALISATIONS = ("answer", "total")
+NORMALISATIONS = ("total", "input", "answer")
 ABLATIONS = {
     "no_grouping": "selffam_nogrouping",
     "no_filtering": "selffam_nofiltering",
@@ -67,17 +74,28 @@ class SelfFamiliarityKnobs:
     length_normalisation: str = setting(
         "total",
         choices=NORMALISATIONS,
-        doc="s_i = exp(sum / length): total = prompt + answer (the released code), answer = the answer only",
+        doc="s_i = exp(sum / (P + L)): total = P on the released wrapper (the released code), input = P on the "
+        "model's own input, answer = no P",
     )
 
 
+def prompt_length(entry: ConceptSearch, normalisation: str) -> int:
+    """P of a normalisation: the released wrapper's (``total``), the model's input (``input``), 0."""
+    if normalisation == "answer":
+        return 0
+    released = int(entry.get("prompt_tokens", 0))
+    return released if normalisation == "total" else int(entry.get("input_tokens", released))
+
+
 def concept_familiarity(entry: ConceptSearch, normalisation: str) -> float:
-    """s_i of Eq. 5: the best constrained answer's probability, length-normalised."""
+    """s_i of Eq. 5: the best returned constrained answer's probability exp(sum / (P + L)),
+    P as ``normalisation`` says (:func:`prompt_length`); 0 without an answer. With ``total``
+    the best is the search's first (it ranks by that score)."""
     hypotheses = entry.get("hypotheses") or []
     if not hypotheses:
         return 0.0
-    extra = int(entry.get("prompt_tokens", 0)) if normalisation == "total" else 0
-    return max(math.exp(float(h["logprob"]) / (int(h["length"]) + extra)) for h in hypotheses)
+    extra = prompt_length(entry, normalisation)
+    return max(math.exp(float(h["logprob"]) / max(int(h["length"]) + extra, 1)) for h in hypotheses)
 
 
 def weighted_familiarity(scores: Sequence[float], ratio: float) -> float:
@@ -188,9 +206,10 @@ def aggregate(ctx: AggregateContext[SelfFamiliarityScores]) -> Aggregated:
         put("selffam", rid, 1.0 - values["weighted"])
         put("selffam_min", rid, 1.0 - values["min"])
         put("selffam_first", rid, 1.0 - values["first"])
-    other = "total" if knobs.length_normalisation == "answer" else "answer"
-    for rid, values in _instruction_scores(full, familiarity[other], knobs.ratio).items():
-        put(f"selffam_{other}norm", rid, 1.0 - values["weighted"])
+    for other in NORMALISATIONS:
+        if other != knobs.length_normalisation:
+            for rid, values in _instruction_scores(full, familiarity[other], knobs.ratio).items():
+                put(f"selffam_{other}norm", rid, 1.0 - values["weighted"])
     for processing, variant in ABLATIONS.items():
         if processing in processings:
             records = concepts_by_record(ctx.artifacts["concepts"], processing)
@@ -205,7 +224,8 @@ def aggregate(ctx: AggregateContext[SelfFamiliarityScores]) -> Aggregated:
     refusals: dict[str, dict[str, int]] = {}
     for variant, by_record in scores.items():
         basic = [v for rid, v in by_record.items() if split.get(rid) == "basic"]
-        threshold = basic_threshold(basic, threshold_cfg)
+        threshold, interval = basic_threshold(basic, threshold_cfg)
+        counts["thresholds_percentile_where_bca_undefined"] += interval != threshold_cfg.method
         thresholds[variant] = None if math.isnan(threshold) else threshold
         tested = [v for rid, v in by_record.items() if split.get(rid) != "basic"]
         if not math.isnan(threshold):
@@ -220,7 +240,8 @@ def aggregate(ctx: AggregateContext[SelfFamiliarityScores]) -> Aggregated:
         "counts": dict(counts),
         "thresholds_from": (
             f"{counts['basic_records']} basic records "
-            f"(bootstrap of the {100 - threshold_cfg.basic_percentile:g}th percentile)"
+            f"({threshold_cfg.method} bootstrap interval of the {threshold_cfg.basic_percentile:g}th percentile "
+            "of their familiarity)"
         ),
         "decisions_on_test_records": refusals,
         "concept_familiarity": {text: round(value, 6) for text, value in chosen.items()},

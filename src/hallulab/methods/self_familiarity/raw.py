@@ -33,8 +33,9 @@ class StoredScoreKnobs(TypedDict):
 
 class ConstrainedHypothesis(TypedDict):
     """A finished hypothesis of the constrained beam search
-    (:attr:`hallulab.llm.base.ConstrainedResult.hypotheses`): its text, summed log-probability,
-    length in tokens and whether it ended."""
+    (:attr:`hallulab.llm.base.ConstrainedResult.hypotheses`): its text, summed log-probability
+    (an ending EOS token's included), length in tokens (the EOS token not counted) and how it
+    ended ("eos" or "length")."""
 
     text: str
     logprob: float
@@ -43,16 +44,18 @@ class ConstrainedHypothesis(TypedDict):
 
 
 class ConceptSearch(TypedDict):
-    """One concept's explanation, the explanation with the concept masked (and how many spans),
-    the constraint sequences forced, the prompt's length in tokens (what ``total`` length
-    normalisation adds; a file stored without it reads as 0), the best hypotheses and how many
-    finished."""
+    """One concept's explanation, the masked instruction (and how many spans of the explanation
+    were masked), the constraint sequences forced, the prompt length P in tokens (BOS + the
+    released wrapper: what ``total`` length normalisation adds; a file stored without it reads
+    as 0), the model's input in tokens (what ``input`` adds; without it, P), the hypotheses the
+    search returned, best first by sum / (P + length), and how many."""
 
     explanation: str
     masked: str
     masked_spans: int
     forced: int
     prompt_tokens: NotRequired[int]
+    input_tokens: NotRequired[int]
     hypotheses: list[ConstrainedHypothesis]
     finished: int
 

@@ -1,6 +1,12 @@
 """Self-Familiarity, expensive step: concept explanations, masked concept inference by
 constrained beam search (cached per distinct concept), and the model calls of Table 2's
-baselines (Forward-Inference / Forward-Self replies, sample similarities)."""
+baselines (Forward-Inference / Forward-Self replies, sample similarities).
+
+The search ranks its finished hypotheses by sum / (P + length), P counted on the prompt as the
+released code builds it (:mod:`~hallulab.methods.self_familiarity.inference`), and returns the
+best T_B; every one of them is stored, best first, so s_i is the first (the released code
+asks for one returned sequence, the best) and the aggregate step's other normalisations pick
+from the same list."""
 
 from __future__ import annotations
 
@@ -12,8 +18,9 @@ from hallulab.artifacts.concepts import concepts_by_record
 from hallulab.core.config import ConfigError
 from hallulab.data.schema import Passage
 from hallulab.llm.base import ConstrainedParams, DecodingParams
+from hallulab.methods.self_familiarity.inference import inference_input
 from hallulab.methods.self_familiarity.knobs import SelfFamiliarityScoreKnobs
-from hallulab.methods.self_familiarity.masking import concept_texts, constraint_strings, mask_concept
+from hallulab.methods.self_familiarity.masking import concept_texts, constraint_strings
 from hallulab.methods.self_familiarity.raw import (
     ConceptSearch,
     ConstrainedHypothesis,
@@ -26,8 +33,6 @@ from hallulab.methods.self_familiarity.self_detection import self_detection
 from hallulab.methods.self_familiarity.similarity import sample_similarities
 from hallulab.methods.skipped import HAS_PROMPT, partition
 from hallulab.pipeline.context import BuildContext
-
-KEPT_HYPOTHESES = 3
 
 
 def _forward(
@@ -101,26 +106,44 @@ def score(ctx: BuildContext) -> SelfFamiliarityScores:
 
     # 2. masking (Eq. 3) and concept inference by constrained beam search (Eq. 4-5)
     infer = ctx.resources.prompt("self_familiarity.inference_prompt")
-    masked = [mask_concept(e.text, c, masking=knobs.masking) for e, c in zip(explanations, texts, strict=True)]
+    generator = ctx.resources.llm_config("generator")
+    prompt_format = generator.get("prompt_format") if generator.get("backend") == "hf" else None
+    inputs = [
+        inference_input(
+            e.text,
+            c,
+            lambda text: infer.messages(masked_explanation=text),
+            masking=knobs.masking,
+            prompt_format=prompt_format,
+        )
+        for e, c in zip(explanations, texts, strict=True)
+    ]
     found = llm.constrained_search(
-        [infer.messages(masked_explanation=m.replace("\n", " ").strip()) for m, _ in masked],
+        [i.prompt for i in inputs],
         [constraint_strings(c) for c in texts],
-        ConstrainedParams(beam_size=knobs.beam_size, max_new_tokens=knobs.answer_tokens),
+        ConstrainedParams(
+            beam_size=knobs.beam_size,
+            max_new_tokens=knobs.answer_tokens,
+            normalise="total",
+            prompt_as_is=any(i.as_is for i in inputs),
+        ),
+        [i.length_text for i in inputs],
     )
     searched = time.perf_counter()
     concepts: dict[str, ConceptSearch] = {}
-    for text, explanation, (masked_text, spans), result in zip(texts, explanations, masked, found, strict=True):
+    for text, explanation, given, result in zip(texts, explanations, inputs, found, strict=True):
         counts["explanations_empty"] += not explanation.text.strip()
-        counts["explanations_without_concept"] += spans == 0
+        counts["explanations_without_concept"] += given.spans == 0
         counts["concepts_not_forceable"] += result.forced == 0
         counts["concepts_without_constrained_answer"] += result.forced > 0 and not result.hypotheses
         concepts[text] = {
             "explanation": explanation.text,
-            "masked": masked_text,
-            "masked_spans": spans,
+            "masked": given.masked,
+            "masked_spans": given.spans,
             "forced": result.forced,
             "prompt_tokens": result.prompt_tokens,
-            "hypotheses": [cast(ConstrainedHypothesis, dict(h)) for h in result.hypotheses[:KEPT_HYPOTHESES]],
+            "input_tokens": result.input_tokens,
+            "hypotheses": [cast(ConstrainedHypothesis, dict(h)) for h in result.hypotheses],
             "finished": len(result.hypotheses),
         }
 

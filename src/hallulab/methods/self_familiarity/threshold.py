@@ -2,20 +2,37 @@
 test labels.
 
 The paper bootstraps "the 95% threshold interval of the scores of basic concepts" and takes
-its midpoint; the released code bootstraps the 5th percentile of the basic concepts'
-familiarity and takes the midpoint of its 95% percentile interval. With hallucination scores
-(higher = refuse) that is the 95th percentile: most familiar (basic) instructions are
-answered. Decision: refuse when score > threshold.
+its midpoint; the released code (``benchmark_exp``) bootstraps the 5th percentile of the basic
+concepts' familiarity with ``scipy.stats.bootstrap``, whose default interval is the
+bias-corrected and accelerated one (BCa, 9,999 resamples), and takes the midpoint of its 95%
+interval:
+
+    h = (lo + hi) / 2,  [lo, hi] = BCa 95% interval of P_5(s) over the basic concepts.
+
+Scores here are hallucination scores (higher = refuse), so the percentile is taken of their
+negation (a familiarity in the same order) and the threshold negated back: most familiar
+(basic) instructions are answered. Decision: refuse when score > threshold.
+
+``method: bca`` (the released code; seeded, where the released code's generator is not) falls
+back to the percentile interval where BCa is undefined (constant scores, or a single one);
+``method: percentile`` (the plain percentile bootstrap, this project's earlier reading) is a
+named setting.
 """
 
 from __future__ import annotations
 
+import inspect
+import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from hallulab.core.config import setting
+
+METHODS = ("bca", "percentile")
 
 
 @dataclass(frozen=True)
@@ -23,20 +40,64 @@ class ThresholdConfig:
     """params ``self_familiarity.threshold``."""
 
     basic_percentile: float = setting(5.0, above=0.0, maximum=99.0, doc="percentile of the basic familiarity scores")
-    bootstrap_samples: int = setting(1000, minimum=1)
+    bootstrap_samples: int = setting(9999, minimum=1, doc="resamples (scipy.stats.bootstrap's default: 9999)")
     ci_level: float = setting(0.95, above=0.0, maximum=0.999)
     seed: int = 42  # Appendix D: seed 42
+    method: str = setting(
+        "bca", choices=METHODS, doc="bca: scipy's default interval, as the released code; percentile: a named setting"
+    )
 
 
-def basic_threshold(scores: Sequence[float], cfg: ThresholdConfig) -> float:
-    """Midpoint of the bootstrap interval of the (100 - p)-th percentile of hallucination
-    scores on basic records; NaN without basic records."""
-    values = np.asarray([s for s in scores if np.isfinite(s)], dtype=np.float64)
-    if values.size == 0:
-        return float("nan")
+class BasicThreshold(NamedTuple):
+    """The threshold and the interval that gave it (``bca``, or ``percentile`` also where BCa
+    is undefined); NaN without basic records."""
+
+    value: float
+    method: str
+
+
+def _percentile_midpoint(familiarity: np.ndarray, cfg: ThresholdConfig) -> float:
     rng = np.random.default_rng(cfg.seed)
-    draws = rng.choice(values, size=(cfg.bootstrap_samples, values.size), replace=True)
-    percentiles = np.percentile(draws, 100.0 - cfg.basic_percentile, axis=1)
+    draws = rng.choice(familiarity, size=(cfg.bootstrap_samples, familiarity.size), replace=True)
+    percentiles = np.percentile(draws, cfg.basic_percentile, axis=1)
     tail = 100.0 * (1.0 - cfg.ci_level) / 2.0
     low, high = np.percentile(percentiles, [tail, 100.0 - tail])
     return float((low + high) / 2.0)
+
+
+def _bca_midpoint(familiarity: np.ndarray, cfg: ThresholdConfig) -> float:
+    """Midpoint of scipy's BCa interval of the percentile; NaN where BCa is undefined."""
+    from scipy.stats import bootstrap
+
+    def statistic(x: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.asarray(np.percentile(x, cfg.basic_percentile, axis=axis))
+
+    if familiarity.size < 2:
+        return float("nan")
+    generator = np.random.default_rng(cfg.seed)
+    seeded = {"rng": generator} if "rng" in inspect.signature(bootstrap).parameters else {"random_state": generator}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy warns, then returns NaN, on degenerate data
+        found = bootstrap(
+            (familiarity,),
+            statistic,
+            n_resamples=cfg.bootstrap_samples,
+            confidence_level=cfg.ci_level,
+            method="BCa",
+            **seeded,
+        )
+    low, high = found.confidence_interval
+    return float((low + high) / 2.0)
+
+
+def basic_threshold(scores: Sequence[float], cfg: ThresholdConfig) -> BasicThreshold:
+    """Midpoint of the bootstrap interval of the p-th percentile of the basic records'
+    familiarity (their negated hallucination scores), negated back; NaN without basic records."""
+    values = np.asarray([s for s in scores if np.isfinite(s)], dtype=np.float64)
+    if values.size == 0:
+        return BasicThreshold(float("nan"), cfg.method)
+    if cfg.method == "bca":
+        midpoint = _bca_midpoint(-values, cfg)
+        if math.isfinite(midpoint):
+            return BasicThreshold(-midpoint, "bca")
+    return BasicThreshold(-_percentile_midpoint(-values, cfg), "percentile")

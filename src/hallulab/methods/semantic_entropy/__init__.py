@@ -1,33 +1,44 @@
 """Semantic Entropy (Kuhn et al., 2023, "Semantic Uncertainty", §3; Farquhar et al., 2024,
 Nature, "Detecting hallucinations in large language models using semantic entropy"): a
 response is uncertain when the model's sampled answers to the same question mean different
-things, not merely say them differently.
+things, not merely say them differently. Two readings:
+
+**lm-polygraph's** (``se_sum``, ``se_frequency``), as lm-polygraph 0.7.0's ``SemanticEntropy``
+computes it from the samples' log-probabilities and semantic classes; the equality holds
+downstream of those two inputs (tests/test_semantic_entropy.py), which hallulab obtains its own
+way (the proxy's teacher-forced log-probabilities, the configured NLI model):
 
 1. **Semantic classes** (Kuhn et al. §3.2, Algorithm 1): the N samples s_1..s_N are clustered
    greedily; s_j joins the first class whose first member it bidirectionally entails (the
    NLI model's argmax is entailment both ways), else opens a new class
    (:mod:`hallulab.text.semantic_classes`).
-2. **Class probabilities**, two readings:
+2. **Class probabilities**: ``sum``, log p(c | x) = logsumexp_{j in c} log p(s_j | x), the
+   samples' sequence log-probabilities (sum of token log-probabilities) under the ``proxy``
+   LLM, teacher-forced after the question; ``frequency`` (Farquhar et al.'s discrete semantic
+   entropy, for black-box models), log p(c | x) = log(n_c / N).
+3. **Entropy**, ``mean`` (lm-polygraph's default): SE(x) = -(1/N) sum_j log p(c(s_j) | x), a
+   per-sample Monte-Carlo mean; with ``frequency`` this is exactly
+   -sum_c (n_c / N) log(n_c / N). ``direct`` (lm-polygraph's other estimator):
+   -sum_j p(c(s_j) | x) log p(c(s_j) | x). Neither is Kuhn et al.'s released estimator
+   (``get_predictive_entropy_over_concepts``: length-normalised log-likelihoods, the mean over
+   classes of log p(c | x)).
 
-   * ``sum`` (Kuhn et al. §3.3): log p(c | x) = logsumexp_{j in c} log p(s_j | x), the
-     samples' sequence log-probabilities (sum of token log-probabilities) under the
-     ``proxy`` LLM, teacher-forced after the question;
-   * ``frequency`` (Farquhar et al.'s discrete semantic entropy, for black-box models):
-     log p(c | x) = log(n_c / N).
+**Farquhar et al.'s** (``se_farquhar``), as their released ``compute_uncertainty_measures.py``
+and ``semantic_entropy.py`` compute it: the NLI model reads each answer after the question;
+two answers are one meaning unless one contradicts the other (and not when both directions
+are neutral: ``get_semantic_ids`` with ``strict_entailment=False``; ``bidirectional`` is their
+strict rule), an answer equivalent to several leaders joining the last; each answer's
+log-likelihood is length-normalised, l_j = log p(s_j | x) / |s_j|; log p(c | x) =
+logsumexp_{j in c} l_j - logsumexp_j l_j; SE = -sum_c p(c | x) log p(c | x).
 
-3. **Entropy**, ``mean`` (Kuhn et al.'s Monte-Carlo estimate as lm-polygraph 0.7.0's
-   ``SemanticEntropy`` computes it, the default): SE(x) = -(1/N) sum_j log p(c(s_j) | x); with
-   ``frequency`` this is exactly -sum_c (n_c / N) log(n_c / N). ``direct`` (lm-polygraph's other
-   estimator): -sum_j p(c(s_j) | x) log p(c(s_j) | x).
+Higher means more likely hallucinated, the positive class of the response-level evaluation.
+The expensive step stores the samples' log-probabilities and token counts and the
+N_max x N_max NLI classes (of the answers alone, and of the question-conditioned answers);
+N, the choice of samples and the readings are cheap knobs of the aggregate step.
 
-Variants ``se_<class probability>`` (``se_sum``, ``se_frequency``); higher means more likely
-hallucinated, the positive class of the response-level evaluation. The expensive step stores
-the samples' log-probabilities and the N_max x N_max NLI classes; N, the choice of samples and
-the two readings are cheap knobs of the aggregate step.
-
-The NLI input is each sample alone (lm-polygraph's ``semantic_matrix`` reads the sample texts);
-``semantic_entropy.score.nli_input: question_answer`` prefixes the question to both texts, as
-Kuhn et al.'s released code does.
+The NLI input of lm-polygraph's reading is each sample alone (its ``semantic_matrix`` reads the
+sample texts); ``semantic_entropy.score.nli_input: question_answer`` prefixes the question to
+both texts, as Kuhn et al.'s and Farquhar et al.'s released code do.
 """
 
 from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
@@ -37,7 +48,7 @@ from hallulab.pipeline.spec import SAMPLES, TEXT_LOGPROBS, MethodSpec, StepInput
 SPEC = MethodSpec(
     name="semantic_entropy",
     title="Semantic Entropy (bidirectional-entailment classes of the samples)",
-    paper="Kuhn et al., 2023; Farquhar et al., 2024 (lm-polygraph's SemanticEntropy)",
+    paper="Kuhn et al., 2023; Farquhar et al., 2024 (lm-polygraph's SemanticEntropy; Farquhar et al.'s code)",
     section="Kuhn et al. §3, Algorithm 1; Farquhar et al. Methods",
     level="response",
     raw=SemanticEntropyScores,

@@ -1,5 +1,5 @@
 """Semantic Entropy, cheap step: the chosen samples' semantic classes and the entropy over
-them, for each class-probability reading (the formulas are in the package docstring)."""
+them, for each reading (the formulas are in the package docstring)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,15 @@ from hallulab.core.units import ScoreTable
 from hallulab.methods.sample_matrix import sample_choice_from, selected_columns
 from hallulab.methods.semantic_entropy.raw import SemanticEntropyScores
 from hallulab.pipeline.context import AggregateContext, Aggregated
-from hallulab.text.semantic_classes import cluster_by_bidirectional_entailment, members
+from hallulab.text.semantic_classes import cluster_by_bidirectional_entailment, cluster_by_leaders, members
 
 CLASS_PROBABILITIES = ("sum", "frequency")
 ENTROPY_ESTIMATIONS = ("mean", "direct")
-ENTAILMENT = 0
+#: when two answers are one meaning in Farquhar et al.'s reading: neither direction a
+#: contradiction and not both neutral (their released ``get_semantic_ids`` with
+#: ``strict_entailment=False``), or entailment both ways (``strict_entailment=True``, Kuhn et al.'s)
+FARQUHAR_EQUIVALENCES = ("no_contradiction", "bidirectional")
+ENTAILMENT, NEUTRAL, CONTRADICTION = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -29,10 +33,18 @@ class SemanticEntropyKnobs:
         CLASS_PROBABILITIES,
         choices=CLASS_PROBABILITIES,
         scalar_ok=True,
-        doc="sum: logsumexp of the samples' log-probabilities (Kuhn et al.); frequency: n_c / N (Farquhar et al.)",
+        doc="sum: logsumexp of the samples' summed log-probabilities; frequency: n_c / N (Farquhar et al.'s discrete)",
     )
     entropy_estimation: str = setting(
-        "mean", choices=ENTROPY_ESTIMATIONS, doc="mean: Kuhn et al.'s Monte-Carlo estimate (lm-polygraph's default)"
+        "mean",
+        choices=ENTROPY_ESTIMATIONS,
+        doc="mean: lm-polygraph's per-sample Monte-Carlo mean (its default); direct: its other estimator",
+    )
+    farquhar_equivalence: str = setting(
+        "no_contradiction",
+        choices=FARQUHAR_EQUIVALENCES,
+        doc="se_farquhar's classes. no_contradiction: neither direction contradicts, not both neutral; "
+        "bidirectional: entailment both ways",
     )
 
 
@@ -47,11 +59,40 @@ def class_log_probs(labels: Sequence[int], log_probs: Sequence[float] | None) ->
 
 
 def semantic_entropy(labels: Sequence[int], log_probs: Sequence[float] | None, estimation: str) -> float:
-    """mean: -(1/N) sum_j log p(c_j | x); direct: -sum_j p(c_j | x) log p(c_j | x)."""
+    """lm-polygraph's ``SemanticEntropy``. mean: -(1/N) sum_j log p(c_j | x), the per-sample
+    Monte-Carlo mean; direct: -sum_j p(c_j | x) log p(c_j | x)."""
     per_sample = class_log_probs(labels, log_probs)[np.asarray(labels)]
     if estimation == "mean":
         return float(-np.mean(per_sample))
     return float(-np.sum(per_sample * np.exp(per_sample)))
+
+
+def farquhar_equivalent(forward: int, backward: int, rule: str) -> bool:
+    """Whether two answers are one meaning, from the NLI classes of both directions
+    (:data:`FARQUHAR_EQUIVALENCES`)."""
+    if rule == "bidirectional":
+        return forward == ENTAILMENT and backward == ENTAILMENT
+    return CONTRADICTION not in (forward, backward) and (forward, backward) != (NEUTRAL, NEUTRAL)
+
+
+def farquhar_classes(classes: np.ndarray, rule: str) -> list[int]:
+    """Farquhar et al.'s released ``get_semantic_ids``: leaders in order, each later answer
+    equivalent to a leader in that leader's class, the last such leader's where several are."""
+    return cluster_by_leaders(
+        classes.shape[0],
+        lambda i, leader: farquhar_equivalent(int(classes[leader, i]), int(classes[i, leader]), rule),
+        join="last",
+    )
+
+
+def farquhar_entropy(labels: Sequence[int], log_probs: Sequence[float], token_counts: Sequence[int]) -> float:
+    """Farquhar et al.'s semantic entropy as their released ``compute_uncertainty_measures.py``
+    computes it: l_j = log p(s_j | x) / |s_j| (the mean token log-likelihood);
+    log p(c | x) = logsumexp_{j in c} l_j - logsumexp_j l_j (``logsumexp_by_id``,
+    ``sum_normalized``); SE = -sum_c p(c | x) log p(c | x) (``predictive_entropy_rao``)."""
+    normalised = np.asarray(log_probs, dtype=np.float64) / np.asarray(token_counts, dtype=np.float64)
+    per_class = class_log_probs(labels, list(normalised - np.logaddexp.reduce(normalised)))
+    return float(-np.sum(np.exp(per_class) * per_class))
 
 
 def aggregate(ctx: AggregateContext[SemanticEntropyScores]) -> Aggregated:
@@ -61,6 +102,7 @@ def aggregate(ctx: AggregateContext[SemanticEntropyScores]) -> Aggregated:
     table = ScoreTable()
     counts: Counter[str] = Counter()
     class_counts: list[int] = []
+    farquhar_counts: list[int] = []
     for passage in ctx.passages:
         record = stored.records.get(passage.id)
         if record is None:
@@ -70,9 +112,10 @@ def aggregate(ctx: AggregateContext[SemanticEntropyScores]) -> Aggregated:
         labels = cluster_by_bidirectional_entailment(entails)
         class_counts.append(max(labels) + 1)
         chosen_log_probs = [record["log_probs"][int(i)] for i in chosen]
+        empty = any(v is None for v in chosen_log_probs)
         for reading in knobs.class_probability:
             if reading == "sum":
-                if any(v is None for v in chosen_log_probs):
+                if empty:
                     counts["se_sum_records_with_an_empty_sample"] += 1
                     continue
                 log_probs: list[float] | None = [float(v) for v in chosen_log_probs if v is not None]
@@ -80,15 +123,28 @@ def aggregate(ctx: AggregateContext[SemanticEntropyScores]) -> Aggregated:
                 log_probs = None
             entropy = semantic_entropy(labels, log_probs, knobs.entropy_estimation)
             table.add_response(f"se_{reading}", passage.id, entropy)
+        if "question_classes" not in record or "token_counts" not in record:
+            counts["se_farquhar_records_without_question_classes"] += 1
+        elif empty:
+            counts["se_farquhar_records_with_an_empty_sample"] += 1
+        else:
+            question = np.asarray(record["question_classes"])[np.ix_(chosen, chosen)]
+            grouped = farquhar_classes(question, knobs.farquhar_equivalence)
+            farquhar_counts.append(max(grouped) + 1)
+            lengths = [record["token_counts"][int(i)] for i in chosen]
+            entropy = farquhar_entropy(grouped, [float(v) for v in chosen_log_probs if v is not None], lengths)
+            table.add_response("se_farquhar", passage.id, entropy)
         counts["records_scored"] += 1
     diagnostics = {
         **stored.diagnostics,
         **dict(counts),
         "num_samples": selection.num_samples,
         "entropy_estimation": knobs.entropy_estimation,
+        "farquhar_equivalence": knobs.farquhar_equivalence,
         "nli_input": stored.nli_input,
         "nli": stored.nli.get("name"),
         "proxy": stored.proxy.get("model"),
         "mean_semantic_classes": float(np.mean(class_counts)) if class_counts else None,
+        "mean_semantic_classes_farquhar": float(np.mean(farquhar_counts)) if farquhar_counts else None,
     }
     return Aggregated(table.frame(), diagnostics)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from hallulab.methods.raw_scores import CountsAndSkipped, JSONValue, RawScores
 
@@ -11,10 +11,16 @@ from hallulab.methods.raw_scores import CountsAndSkipped, JSONValue, RawScores
 class RecordSamples(TypedDict):
     """One record's N_max samples: each sample's sequence log-probability under the proxy
     (None when it has no token), and the NLI class of every ordered pair, ``classes[a][b]``
-    for premise a and hypothesis b (0 entailment, 1 neutral, 2 contradiction; the diagonal 0)."""
+    for premise a and hypothesis b (0 entailment, 1 neutral, 2 contradiction; the diagonal 0),
+    of the texts ``nli_input`` names. For Farquhar et al.'s reading: each sample's number of
+    tokens (its log-probability over it is the length-normalised one) and ``question_classes``,
+    the same matrix for the question-conditioned texts (both absent in a file stored without
+    them; ``question_classes`` only with ``semantic_entropy.score.farquhar``)."""
 
     log_probs: list[float | None]
     classes: list[list[int]]
+    token_counts: NotRequired[list[int]]
+    question_classes: NotRequired[list[list[int]]]
 
 
 @dataclass

@@ -1,7 +1,9 @@
-"""Semantic Entropy, expensive step: each sample's sequence log-probability under the
-``proxy`` LLM (teacher-forced after ``prefix``) and the NLI class of every ordered pair of a
-record's samples, each in one batched, cached request for the whole data set. No sweep knob
-is read here: N, the choice of samples and the readings are the aggregate step's."""
+"""Semantic Entropy, expensive step: each sample's sequence log-probability and token count
+under the ``proxy`` LLM (teacher-forced after ``prefix``) and the NLI class of every ordered
+pair of a record's samples, each in one batched, cached request for the whole data set: the
+pairs of the texts ``nli_input`` names, and with ``farquhar`` those of the question-conditioned
+texts too (Farquhar et al.'s reading, unless ``nli_input`` already is ``question_answer``). No
+sweep knob is read here: N, the choice of samples and the readings are the aggregate step's."""
 
 from __future__ import annotations
 
@@ -32,6 +34,9 @@ class SemanticEntropyScoreKnobs:
         choices=NLI_INPUTS,
         doc="answer: the sample alone (lm-polygraph); question_answer: the question before each (Kuhn et al.'s code)",
     )
+    farquhar: bool = setting(
+        True, doc="also classify the question-conditioned pairs, for Farquhar et al.'s reading (se_farquhar)"
+    )
 
 
 TWO_SAMPLES = Requirement("fewer than two samples", lambda p: len(p.samples) >= 2)
@@ -59,6 +64,29 @@ def pair_grid(passages: Sequence[Passage], nli_input: str) -> tuple[list[str], l
     return premises, hypotheses
 
 
+def nli_grids(passages: Sequence[Passage], nli_input: str, *, farquhar: bool) -> dict[str, tuple[list[str], list[str]]]:
+    """NLI input -> the premises and hypotheses of every ordered pair (:func:`pair_grid`): the
+    input ``nli_input`` names, and the question-conditioned one Farquhar et al. read."""
+    inputs = [nli_input] + (["question_answer"] if farquhar and nli_input != "question_answer" else [])
+    return {name: pair_grid(passages, name) for name in inputs}
+
+
+def _matrices(passages: Sequence[Passage], classes: Sequence[int]) -> list[list[list[int]]]:
+    """Each record's N x N class matrix from the flat classes of :func:`pair_grid`'s order."""
+    out = []
+    at = 0
+    for passage in passages:
+        n = len(passage.samples)
+        matrix = [[0] * n for _ in range(n)]
+        for a in range(n):
+            for b in range(n):
+                if a != b:
+                    matrix[a][b] = int(classes[at])
+                    at += 1
+        out.append(matrix)
+    return out
+
+
 def score(ctx: BuildContext) -> SemanticEntropyScores:
     knobs = ctx.params.typed(SemanticEntropyScoreKnobs, "semantic_entropy.score")
     chosen = partition(ctx.passages, TWO_SAMPLES)
@@ -73,31 +101,38 @@ def score(ctx: BuildContext) -> SemanticEntropyScores:
     prefixes = [prefix_for(knobs.prefix, p) for p in passages for _ in p.samples]
     scored = llm.score(prefixes, [s for p in passages for s in p.samples]) if prefixes else []
     scorer = NLIScorer(ctx.params.typed(NLIConfig, "nli"), cache=ctx.resources.cache)
-    premises, hypotheses = pair_grid(passages, knobs.nli_input)
-    classes = scorer.class_probs(premises, hypotheses, progress=True).argmax(axis=1) if premises else []
+    grids = nli_grids(passages, knobs.nli_input, farquhar=knobs.farquhar)
+    matrices = {}
+    for name, (premises, hypotheses) in grids.items():
+        classes = scorer.class_probs(premises, hypotheses, progress=True).argmax(axis=1) if premises else []
+        matrices[name] = _matrices(passages, classes)
     counts: Counter[str] = Counter()
     records: dict[str, RecordSamples] = {}
-    token_at = pair_at = 0
-    for passage in passages:
+    token_at = 0
+    for index, passage in enumerate(passages):
         n = len(passage.samples)
         log_probs: list[float | None] = []
+        token_counts: list[int] = []
         for stats in scored[token_at : token_at + n]:
             log_probs.append(sum(t.logprob for t in stats) if stats else None)
+            token_counts.append(len(stats))
             counts["samples_without_tokens"] += not stats
         token_at += n
-        matrix = [[0] * n for _ in range(n)]
-        for a in range(n):
-            for b in range(n):
-                if a != b:
-                    matrix[a][b] = int(classes[pair_at])
-                    pair_at += 1
-        records[passage.id] = {"log_probs": log_probs, "classes": matrix}
+        record: RecordSamples = {
+            "log_probs": log_probs,
+            "classes": matrices[knobs.nli_input][index],
+            "token_counts": token_counts,
+        }
+        if knobs.farquhar:
+            record["question_classes"] = matrices["question_answer"][index]
+        records[passage.id] = record
         counts["records_scored"] += 1
+    pairs = sum(len(premises) for premises, _ in grids.values())
     return SemanticEntropyScores(
         nli={"name": scorer.config.name, **scorer.identity},
         proxy=llm.llm.identity().as_key(),
         nli_input=knobs.nli_input,
         prefix=knobs.prefix,
         records=records,
-        diagnostics={**dict(counts), "pairs": len(premises), **chosen.diagnostics()},
+        diagnostics={**dict(counts), "pairs": pairs, **chosen.diagnostics()},
     )
