@@ -33,6 +33,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, Self
 
 from hallulab.core.errors import StaleScoresError
+
+# the needs a method declares (MethodSpec.needs); their vocabulary lives in the foundation, where
+# the data layer's declaration of what each data set meets names it too (hallulab.data.provision)
+from hallulab.core.needs import PROMPTS as PROMPTS
+from hallulab.core.needs import SAC3_OUTPUTS as SAC3_OUTPUTS
+from hallulab.core.needs import SAMPLES as SAMPLES
+from hallulab.core.needs import TEXT_LOGPROBS as TEXT_LOGPROBS
+from hallulab.core.needs import Need
 from hallulab.core.units import LEVELS
 
 
@@ -62,25 +70,6 @@ class StepInputs:
         (DVC resolves the ``${...}`` template against params.yaml)."""
         roles = [key for role in self.llm_roles for key in (f"llms.{role}", f"llm_catalogue.${{llms.{role}}}")]
         return (*self.params, *roles, *self.prompts)
-
-
-@dataclass(frozen=True)
-class Need:
-    """What a method needs of a data set or of the LLM that fills a role, with the one line a
-    table shows where it is missing (the benchmark's applicability rule reads it)."""
-
-    name: str
-    reason: str
-
-
-#: the response's question or instruction (a method that asks the model about the prompt again)
-PROMPTS = Need("prompts", "needs prompts")
-#: stochastic samples of the response: in the data, or drawn by the generator from the prompts
-SAMPLES = Need("samples", "needs sampled responses (in the data, or drawn from its prompts)")
-#: the LLM's token log-probabilities of the text (a white-box model teacher-forces it)
-TEXT_LOGPROBS = Need("text_logprobs", "needs token log-probabilities of the text (a white-box LLM)")
-#: SAC3's perturbed questions with their answers and verdicts, as the SAC3 data sets carry them
-SAC3_OUTPUTS = Need("sac3_outputs", "needs the data set's SAC3 verifier outputs")
 
 
 @dataclass(frozen=True)
@@ -161,6 +150,11 @@ class MethodSpec:
     combines: str | None = None
     #: what it needs of a data set or of its models (the benchmark's "n/a" reasons)
     needs: tuple[Need, ...] = ()
+    #: the levels besides ``level`` its aggregate step writes unit scores at, each from the units
+    #: it scores by a rule of its paper or of this project (SelfCheckGPT §7.2's passage score, the
+    #: mean of the sentence scores; CCP's sentence, its most uncertain claim): the evaluation
+    #: evaluates every level the data set labels, so the benchmark's applicability rule reads them
+    other_levels: tuple[str, ...] = ()
     #: how the plan counts its score step's model calls; required with a score step
     calls: CallCount | None = None
     #: its score step's first batched model request is the bulk of its cost: ``make dvcyaml
@@ -176,6 +170,11 @@ class MethodSpec:
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
             raise ValueError(f"method {self.name!r}: level {self.level!r} is not one of {LEVELS}")
+        unknown = [level for level in self.other_levels if level not in LEVELS]
+        if unknown:
+            raise ValueError(f"method {self.name!r}: other_levels {unknown} are not among {LEVELS}")
+        if len(set(self.scored_levels)) != len(self.scored_levels):
+            raise ValueError(f"method {self.name!r}: other_levels {self.other_levels} repeat a level")
         if (self.score is None) != (self.raw is None):
             raise ValueError(
                 f"method {self.name!r}: a score step and a raw class (what it returns) come together "
@@ -187,6 +186,11 @@ class MethodSpec:
             raise ValueError(f"method {self.name!r}: only a score step's model work shards")
         if (self.raw_unit_texts or self.corrects_facts) and self.score is None:
             raise ValueError(f"method {self.name!r}: raw_unit_texts and corrects_facts describe a score step's output")
+
+    @property
+    def scored_levels(self) -> tuple[str, ...]:
+        """Every level its aggregate step writes unit scores at: ``level``, then ``other_levels``."""
+        return (self.level, *self.other_levels)
 
     def checked_raw(self, value: object) -> StoredRaw:
         """``value`` when it is an instance of the spec's raw class (what the score step must

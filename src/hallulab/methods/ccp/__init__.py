@@ -53,5 +53,6 @@ SPEC = MethodSpec(
     knob_curve="k",
     order=60,
     needs=(TEXT_LOGPROBS,),
+    other_levels=("sentence", "response"),
     calls=unplanned("its NLI pairs follow the white-box pass's top-K alternatives"),
 )

@@ -43,6 +43,7 @@ SPEC = MethodSpec(
     paper_table="fsc-table1",
     order=80,
     needs=(SAMPLES,),
+    other_levels=("claim", "sentence", "response"),
     calls=unplanned("its triples come from an LLM's extraction of each sample"),
     shards=True,
     corrects_facts=True,

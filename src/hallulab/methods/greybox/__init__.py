@@ -19,4 +19,5 @@ SPEC = MethodSpec(
     paper_table="table8-opt-125m",
     order=15,
     needs=(TEXT_LOGPROBS,),
+    other_levels=("response",),
 )

@@ -48,6 +48,7 @@ SPEC = MethodSpec(
     aggregate=StepInputs(params=("hallucheck.aggregate",)),
     order=70,
     needs=(TEXT_LOGPROBS,),
+    other_levels=("fact", "sentence"),
     calls=unplanned("its questions come from extracted facts and its re-answers from the questions"),
     shards=True,
     raw_unit_texts=True,

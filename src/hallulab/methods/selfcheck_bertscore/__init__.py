@@ -21,5 +21,6 @@ SPEC = MethodSpec(
     paper_table="table2-bertscore",
     order=30,
     needs=(SAMPLES,),
+    other_levels=("response",),
     calls=NO_MODEL_CALLS,
 )

@@ -32,5 +32,6 @@ SPEC = MethodSpec(
     paper_table="table5",
     order=50,
     needs=(SAMPLES,),
+    other_levels=("response",),
     calls=unplanned("its questions and answers come from earlier replies"),
 )

@@ -29,5 +29,6 @@ SPEC = MethodSpec(
     paper_table="table7",
     order=10,
     needs=(SAMPLES,),
+    other_levels=("response",),
     calls=NO_MODEL_CALLS,
 )

@@ -30,6 +30,7 @@ SPEC = MethodSpec(
     paper_table="table2-nli",
     order=20,
     needs=(SAMPLES,),
+    other_levels=("response",),
     calls=NLI_PER_SENTENCE_SAMPLE,
     shards=True,
 )

@@ -27,6 +27,7 @@ SPEC = MethodSpec(
     paper_table="table2-prompt",
     order=40,
     needs=(SAMPLES,),
+    other_levels=("response",),
     calls=LLM_VERDICT_PER_SENTENCE_SAMPLE,
     shards=True,
 )

@@ -1,0 +1,87 @@
+"""What the data sets of each loader provide: the needs they meet and the levels they label.
+
+The one declaration the benchmark's applicability rule (:mod:`hallulab.benchmark.applicability`)
+reads of a data set, by its ``dataset.loader``. A method names what it needs
+(:attr:`hallulab.pipeline.spec.MethodSpec.needs`, the vocabulary of :mod:`hallulab.core.needs`);
+a data set meets
+
+* ``PROMPTS`` when every record carries the question or instruction that produced it;
+* ``SAMPLES`` when its records carry stochastic samples, or carry prompts the ``generate``
+  stage draws samples from (``generate.mode: auto`` / ``all``);
+* ``TEXT_LOGPROBS`` always: a white-box LLM role (``llms.proxy``) teacher-forces any text, so
+  the token log-probabilities are a matter of the model, not of the data;
+* ``SAC3_OUTPUTS`` when its records carry SAC3's perturbed questions, answers and verdicts
+  (the SAC3 QA sets, ``meta.perb_sc`` / ``meta.self_sc``).
+
+The levels a data set labels are the evaluation's (:mod:`hallulab.evaluation.levels`):
+``claim`` (claims given by the data set, with labels), ``sentence`` (one label per sentence),
+``passage`` (the mean of a passage's sentence labels, SelfCheckGPT §6: the sentence-level
+protocol's passage correlations, so a data set labels passages exactly where it labels
+sentences), ``response`` (a label of the whole response: the SAC3 QA sets) and ``prompt``
+(Concept-7's familiarity labels).
+
+The ``jsonl`` loader is not declared: a JSONL file holds whatever its records hold.
+``tests/test_provision.py`` checks each declaration against the records its loader reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hallulab.core.needs import PROMPTS, SAC3_OUTPUTS, SAMPLES, TEXT_LOGPROBS, Need
+
+#: The levels a data set can label, finest first (``passage``: the sentence protocol's).
+LABEL_LEVELS = ("claim", "sentence", "passage", "response", "prompt")
+
+#: Loaders whose data sets hold whatever their file holds: nothing is declared for them.
+FILE_DEFINED_LOADERS = ("jsonl",)
+
+
+@dataclass(frozen=True)
+class Provision:
+    """What every data set of one loader holds (see the module docstring)."""
+
+    #: every record carries its prompt (question, instruction)
+    prompts: bool
+    #: every record carries stochastic samples (otherwise ``generate`` draws them from the prompts)
+    samples_in_data: bool
+    #: every record carries SAC3's verifier outputs
+    sac3_outputs: bool
+    #: the levels it labels, among :data:`LABEL_LEVELS`, finest first
+    labels: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        unknown = [level for level in self.labels if level not in LABEL_LEVELS]
+        if unknown:
+            raise ValueError(f"labels {unknown} are not among {LABEL_LEVELS}")
+        if list(self.labels) != [level for level in LABEL_LEVELS if level in self.labels]:
+            raise ValueError(f"labels {self.labels} are not in the order of {LABEL_LEVELS}")
+        if ("passage" in self.labels) != ("sentence" in self.labels):
+            raise ValueError("a passage label is the mean of its sentence labels: label both or neither")
+
+    @property
+    def needs(self) -> tuple[Need, ...]:
+        """The needs its data sets meet (see the module docstring for each rule)."""
+        met = [PROMPTS] if self.prompts else []
+        if self.samples_in_data or self.prompts:
+            met.append(SAMPLES)
+        met.append(TEXT_LOGPROBS)
+        if self.sac3_outputs:
+            met.append(SAC3_OUTPUTS)
+        return tuple(met)
+
+
+#: loader (``dataset.loader``) -> what its data sets provide
+PROVISIONS: dict[str, Provision] = {
+    # SelfCheckGPT's WikiBio GPT-3 set: no prompt, 20 samples, a label per sentence
+    "wikibio": Provision(prompts=False, samples_in_data=True, sac3_outputs=False, labels=("sentence", "passage")),
+    # FactualBio: the question, no samples, sentence labels and labelled atomic facts (claims)
+    "factualbio": Provision(
+        prompts=True, samples_in_data=False, sac3_outputs=False, labels=("claim", "sentence", "passage")
+    ),
+    # the SAC3 QA sets (NQ-open, HotpotQA): question, 10 resampled answers, SAC3's verdicts,
+    # a correct / wrong label per answer
+    "sac3": Provision(prompts=True, samples_in_data=True, sac3_outputs=True, labels=("response",)),
+    # Concept-7: prompt-only records (generate writes the response and samples), familiarity labels
+    "concept7": Provision(prompts=True, samples_in_data=False, sac3_outputs=False, labels=("prompt",)),
+}

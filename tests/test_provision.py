@@ -1,0 +1,76 @@
+"""What each loader's data sets provide (hallulab.data.provision), held against the records
+the loader reads from the real data sets."""
+
+from __future__ import annotations
+
+import pytest
+
+from hallulab.core.config import CONF_DIR, dataset_config
+from hallulab.core.needs import PROMPTS, SAC3_OUTPUTS, SAMPLES, TEXT_LOGPROBS
+from hallulab.data.loaders import LOADERS, load_dataset
+from hallulab.data.provision import FILE_DEFINED_LOADERS, LABEL_LEVELS, PROVISIONS, Provision
+from hallulab.data.schema import Passage
+from tests.conftest import requires_data_root
+
+
+def test_every_loader_declares_what_it_provides_or_reads_a_file() -> None:
+    assert set(PROVISIONS) | set(FILE_DEFINED_LOADERS) == set(LOADERS)
+    assert not set(PROVISIONS) & set(FILE_DEFINED_LOADERS)
+
+
+def test_the_needs_follow_from_the_data() -> None:
+    assert PROVISIONS["wikibio"].needs == (SAMPLES, TEXT_LOGPROBS)  # samples in the data, no prompts
+    assert PROVISIONS["factualbio"].needs == (PROMPTS, SAMPLES, TEXT_LOGPROBS)  # samples drawn from prompts
+    assert PROVISIONS["sac3"].needs == (PROMPTS, SAMPLES, TEXT_LOGPROBS, SAC3_OUTPUTS)
+    bare = Provision(prompts=False, samples_in_data=False, sac3_outputs=False, labels=("response",))
+    assert bare.needs == (TEXT_LOGPROBS,)  # nothing to sample from: only a model's log-probabilities
+
+
+def test_a_provision_names_known_levels_in_order_and_passages_with_sentences() -> None:
+    with pytest.raises(ValueError, match="not among"):
+        Provision(False, False, False, labels=("token",))
+    with pytest.raises(ValueError, match="order"):
+        Provision(False, False, False, labels=("response", "claim"))
+    with pytest.raises(ValueError, match="label both or neither"):
+        Provision(False, False, False, labels=("sentence",))
+    assert LABEL_LEVELS == ("claim", "sentence", "passage", "response", "prompt")
+
+
+def _labelled(passages: list[Passage]) -> tuple[str, ...]:
+    """The levels at which some record carries a label, in LABEL_LEVELS order."""
+    found = {
+        "claim": any(c.label is not None for p in passages for c in p.claims),
+        "sentence": any(p.labels is not None for p in passages),
+        "passage": any(p.passage_label is not None for p in passages),
+        "response": any(p.response_label is not None for p in passages),
+        "prompt": any(p.prompt_label is not None for p in passages),
+    }
+    return tuple(level for level in LABEL_LEVELS if found[level])
+
+
+BENCHMARK_CONFIGS = sorted(
+    path.stem for path in (CONF_DIR / "dataset").glob("*.yaml") if dataset_config(path.stem)["loader"] in PROVISIONS
+)
+
+
+@requires_data_root
+@pytest.mark.parametrize("name", BENCHMARK_CONFIGS)
+def test_a_declaration_is_what_the_loader_reads(name: str) -> None:
+    cfg = dataset_config(name)
+    passages, _ = load_dataset(cfg)
+    declared = PROVISIONS[cfg["loader"]]
+    facts = {
+        "prompts": [bool(p.prompt) for p in passages],
+        "samples_in_data": [bool(p.samples) for p in passages],
+        "sac3_outputs": [bool(p.meta.get("perb_sc")) and bool(p.meta.get("self_sc")) for p in passages],
+    }
+    for fact, per_record in facts.items():
+        expected = getattr(declared, fact)
+        assert (all(per_record) if expected else not any(per_record)), f"{name}: {fact} is declared {expected}"
+    assert _labelled(passages) == declared.labels
+
+
+def test_the_benchmark_configs_are_the_five_real_data_sets() -> None:
+    """toy and jsonl read a JSONL file, whose records hold what they hold: no declaration."""
+    assert BENCHMARK_CONFIGS == ["concept7", "factualbio", "hotpotqa", "nq_open", "wikibio"]
+    assert {dataset_config(name)["loader"] for name in ("toy", "jsonl")} == set(FILE_DEFINED_LOADERS)
