@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -104,6 +105,21 @@ def test_toy_dag_writes_every_metric_of_every_variant(workspace: Path, method: s
     assert info["levels"]["sentence"]["labelled_sentences"] == 22
     header = (workspace / f"metrics/toy/pr/{method}.csv").read_text().splitlines()[0]
     assert header == "task,variant,recall,precision"
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_method_writes_unit_scores_only_at_the_levels_it_declares(workspace: Path, method: str) -> None:
+    """The benchmark's applicability rule reads the levels a method declares it scores
+    (``MethodSpec.scored_levels``); the toy run holds each method to them, a combining method
+    to the level its settings name."""
+    spec = registry.methods()[method]
+    written = set(pd.read_parquet(workspace / f"data/aggregated/toy/{method}.parquet")["level"])
+    if spec.combines is not None:
+        section = spec.combines.rsplit(".", 1)[0]
+        declared = {yaml.safe_load((workspace / "params.yaml").read_text())[section]["level"]}
+    else:
+        declared = set(spec.scored_levels)
+    assert written <= declared, f"{method} wrote {sorted(written)}; it declares {sorted(declared)}"
 
 
 @pytest.mark.parametrize("method", METHODS)

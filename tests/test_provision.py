@@ -66,7 +66,7 @@ def test_a_declaration_is_what_the_loader_reads(name: str) -> None:
     }
     for fact, per_record in facts.items():
         expected = getattr(declared, fact)
-        assert (all(per_record) if expected else not any(per_record)), f"{name}: {fact} is declared {expected}"
+        assert all(per_record) if expected else not any(per_record), f"{name}: {fact} is declared {expected}"
     assert _labelled(passages) == declared.labels
 
 

@@ -84,6 +84,19 @@ def test_a_score_step_says_how_its_calls_are_counted_and_only_a_score_step_shard
     assert unplanned("its calls follow its replies").reason == "its calls follow its replies"
 
 
+def test_the_levels_a_method_scores_are_known_and_distinct() -> None:
+    """``other_levels`` (what the benchmark's applicability rule reads beside ``level``): each a
+    unit level, none repeated, ``scored_levels`` the declared level first."""
+    for method in registry.methods().values():
+        assert method.scored_levels[0] == method.level and set(method.scored_levels) <= set(LEVELS), method.name
+    fields = {"name": "m", "title": "M", "paper": "p", "section": "s", "level": "sentence"}
+    with pytest.raises(ValueError, match=r"other_levels \['token'\] are not among"):
+        MethodSpec(**fields, other_levels=("token",))
+    with pytest.raises(ValueError, match="repeat a level"):
+        MethodSpec(**fields, other_levels=("response", "sentence"))
+    assert MethodSpec(**fields, other_levels=("response",)).scored_levels == ("sentence", "response")
+
+
 @pytest.mark.parametrize("spec", [m for m in registry.methods().values() if m.score is not None], ids=lambda s: s.name)
 def test_a_score_step_is_annotated_to_return_its_raw_class(spec: MethodSpec) -> None:
     """Checked on the annotation, before any model runs (the stage checks the value after)."""
