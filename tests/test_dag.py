@@ -253,7 +253,8 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
         ("generate", "num_samples", 3, {"generate"}),
         ("selfcheck_ngram", "response_split", "spacy", {"score_selfcheck_ngram"}),
         ("dataset", "limit", 3, {"source", "prepare"}),
-        ("llms", "qa", "llamacpp_server", {"score_selfcheck_mqag", "summary"}),
+        # the QA role: MQAG's answerer and HalluCheck's answer-span reader
+        ("llms", "qa", "llamacpp_server", {"score_selfcheck_mqag", "score_hallucheck", "summary"}),
         ("ensemble", "folds", 3, {"aggregate_ensemble"}),
         ("ensemble", "level", "response", {"aggregate_ensemble", *(f"members_ensemble@{i}" for i in range(5))}),
     ],

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from hallulab.results import RESULTS_DIR, import_kept, load_result
+from hallulab.results_pending import load_pending
 from hallulab.results_render import (
     EXCERPT,
     MARKER,
@@ -360,3 +361,45 @@ def test_a_table_shows_the_counts_it_names_under_it(tmp_path: Path) -> None:
     assert "\n\nn: dev_passages 1,220, verdicts_unparseable 253\n<!-- /results -->" in rendered
     with pytest.raises(KeyError, match=r"counts\.absent"):
         render(opening.replace("counts.dev_passages", "counts.absent") + "<!-- /results -->", tmp_path)
+
+
+def _pending(root: Path, entries: dict[str, dict[str, str]]) -> None:
+    (root / RESULTS_DIR / "pending.json").write_text(json.dumps(entries), encoding="utf-8")
+
+
+def test_a_file_awaiting_republication_says_so_and_marks_the_rows_it_lacks(tmp_path: Path) -> None:
+    write_result(tmp_path, "ds", "run", "m", metrics={"old": {"a": 50.0}}, intervals={"old": {"a": [40.0, 60.0]}})
+    spec = TableSpec("ds/run", ("old", "new"), ("a",))
+    with pytest.raises(KeyError, match="no variant 'new'"):  # without an entry, a missing row is an error
+        render_table(spec, tmp_path)
+    entry = {"made_at": "0" * 40, "since": "the method changed", "command": "make result X=1"}
+    _pending(tmp_path, {"ds/run": entry})
+    table = render_table(spec, tmp_path)
+    assert table.startswith("> Re-publication pending: these numbers were made at revision `0000000000`, before")
+    assert (
+        "the method changed; a row marked *pending* is one the new reading adds" in table
+        and "`make result X=1`" in table
+    )
+    assert "| `old` | 50.0 [40.0, 60.0] |" in table and "| `new` | *pending* |" in table
+    paper = render_table(TableSpec("ds/run", ("new=-",), ("a",), "table2"), tmp_path)
+    assert "| `new` | *pending* / – |" in paper
+    # once the file is re-published (its revision moves on), the entry must go
+    write_result(tmp_path, "ds", "run", "m", git_revision="1" * 40, metrics={"old": {"a": 1.0}, "new": {"a": 2.0}})
+    with pytest.raises(ValueError, match="re-published at 1111111111: remove its entry"):
+        render_table(spec, tmp_path)
+
+
+def test_a_pending_entry_names_a_file_and_says_what_changed(tmp_path: Path) -> None:
+    write_result(tmp_path, "ds", "run", "m")
+    _pending(tmp_path, {"ds/other": {"made_at": "0" * 40, "since": "x", "command": "make result"}})
+    with pytest.raises(ValueError, match="entry 'ds/other' names no results file"):
+        render_table(TableSpec("ds/run", (), ("a",)), tmp_path)
+    _pending(tmp_path, {"ds/run": {"made_at": "0" * 40}})
+    with pytest.raises(ValueError, match="entry 'ds/run' lacks command, since"):
+        render_table(TableSpec("ds/run", (), ("a",)), tmp_path)
+
+
+def test_every_committed_pending_entry_names_the_revision_of_its_file() -> None:
+    for file, entry in load_pending(ROOT).items():
+        entry.check(load_result(ROOT / RESULTS_DIR / f"{file}.json"))
+        assert entry.command.startswith("make result ") and "profile.hallucheck_" not in entry.command

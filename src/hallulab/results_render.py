@@ -55,6 +55,7 @@ from pathlib import Path
 from hallulab.core.io import read_json
 from hallulab.evaluation.paper_tables import PAPER_REFERENCE
 from hallulab.results import RESULTS_DIR, PublishedResult, load_result
+from hallulab.results_pending import load_pending
 from hallulab.tooling.bench_record import RESULTS as BENCH_RESULTS
 from hallulab.tooling.bench_record import render_section
 
@@ -149,10 +150,14 @@ def paper_cell(result: PublishedResult, variant: str, metric: str, paper_value: 
     return f"{ours} / {paper_value:.2f} ({value - paper_value:+.2f})"
 
 
-def _row(result: PublishedResult, spec: TableSpec, name: str) -> str:
+PENDING_CELL = "*pending*"  # a row the new reading adds to a file awaiting re-publication
+
+
+def _row(result: PublishedResult, spec: TableSpec, name: str, pending: bool = False) -> str:
     ours, _, paper_row = name.partition("=")
+    awaited = pending and not ours.startswith(RANDOM_ROW) and ours not in result.metrics
     if spec.paper is None:
-        cells = [cell(result, ours, m) for m in spec.metrics]
+        cells = [PENDING_CELL if awaited else cell(result, ours, m) for m in spec.metrics]
     else:
         if spec.paper not in PAPER_REFERENCE:
             raise KeyError(f"README table for {spec.file}: no paper reference {spec.paper!r}")
@@ -160,27 +165,49 @@ def _row(result: PublishedResult, spec: TableSpec, name: str) -> str:
         published = {} if paper_row == NO_PAPER_ROW else rows.get(paper_row or ours)
         if published is None:
             raise KeyError(f"paper reference {spec.paper!r} has no row {paper_row or ours!r}")
-        cells = [paper_cell(result, ours, m, published.get(m)) for m in spec.metrics]
+        cells = [
+            _awaited_paper_cell(published.get(m)) if awaited else paper_cell(result, ours, m, published.get(m))
+            for m in spec.metrics
+        ]
     label = f"random ({ours.removeprefix(RANDOM_ROW)} level)" if ours.startswith(RANDOM_ROW) else f"`{ours}`"
     return f"| {label} | " + " | ".join(cells) + " |"
 
 
+def _awaited_paper_cell(paper_value: float | None) -> str:
+    return f"{PENDING_CELL} / " + ("–" if paper_value is None else f"{paper_value:.2f}")
+
+
 def render_table(spec: TableSpec, root: Path) -> str:
+    """The table of ``spec``; a file awaiting re-publication (:mod:`hallulab.results_pending`)
+    gets its note above the table and ``*pending*`` in the rows it does not have yet."""
     result = load_result(root / RESULTS_DIR / f"{spec.file}.json")
+    pending = load_pending(root).get(spec.file)
     header = spec.metrics if spec.paper is None else tuple(f"{m}: ours / paper (Δ)" for m in spec.metrics)
-    lines = [
+    lines = []
+    if pending is not None:
+        pending.check(result)
+        awaited = any(name.partition("=")[0] not in result.metrics for name in spec.variants if RANDOM_ROW not in name)
+        lines += [pending.note(awaited), ""]
+    lines += [
         "| variant | " + " | ".join(header) + " |",
         "|---|" + "---|" * len(spec.metrics),
     ]
-    lines += [_row(result, spec, name) for name in spec.variants]
+    lines += [_row(result, spec, name, pending is not None) for name in spec.variants]
     if spec.counts:
         # each count named by its path below counts / diagnostics (``table8.facts_per_sentence.mean``)
-        lines += ["", "n: " + ", ".join(f"{path.partition('.')[2]} {_count(result, path)}" for path in spec.counts)]
+        lines += [
+            "",
+            "n: "
+            + ", ".join(
+                f"{path.partition('.')[2]} {_count(result, path, pending is not None)}" for path in spec.counts
+            ),
+        ]
     return "\n".join(lines) + "\n"
 
 
-def _count(result: PublishedResult, path: str) -> str:
-    """The value at ``path`` (``counts.x.y`` or ``diagnostics.x``) of a results file, as text."""
+def _count(result: PublishedResult, path: str, pending: bool = False) -> str:
+    """The value at ``path`` (``counts.x.y`` or ``diagnostics.x``) of a results file, as text;
+    ``*pending*`` where a file awaiting re-publication does not have it yet."""
     section, *keys = path.split(".")
     if section not in ("counts", "diagnostics") or not keys:
         raise KeyError(
@@ -189,6 +216,8 @@ def _count(result: PublishedResult, path: str) -> str:
     node: object = result.counts if section == "counts" else result.diagnostics
     for key in keys:
         if not isinstance(node, dict) or key not in node:
+            if pending:
+                return PENDING_CELL
             raise KeyError(f"results {result.dataset}/{result.name}: no {path!r}")
         node = node[key]
     return f"{node:,}" if isinstance(node, int) else str(node)

@@ -6,8 +6,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict
 
-from hallulab.methods.hallucheck.spans import ReadSpan
 from hallulab.methods.raw_scores import CountsAndSkipped, RawScores
+
+
+class ReadSpan(TypedDict):
+    """An answer span of a text: its characters ``start:end`` of the text, its ``text`` and
+    ``how`` it was read (:data:`hallulab.methods.hallucheck.spans.HOW_READ`)."""
+
+    text: str
+    start: int
+    end: int
+    how: str
 
 
 class RegeneratedAnswer(TypedDict):

@@ -27,12 +27,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import cached_property
-from typing import Any, Protocol, TypedDict
+from typing import Any, Protocol
 
 import numpy as np
 
 from hallulab.llm.base import DecodingParams
 from hallulab.methods.hallucheck.checks import answer_span, extracted_span, token_f1
+from hallulab.methods.hallucheck.raw import ReadSpan
 
 SPAN_READERS = ("llm", "hub")
 #: how a span was read: the reply found in the text, found ignoring case, its best-matching
@@ -42,16 +43,6 @@ HOW_READ = ("copied", "copied_nocase", "matched", "whole_text", "extracted")
 MAX_ANSWER_TOKENS = 15
 _LABEL = re.compile(r"^\s*(?:answer|span|the span is)\s*[:\-]\s*", re.I)
 _QUOTES = "\"'`“”‘’«»"
-
-
-class ReadSpan(TypedDict):
-    """An answer span of a text: its characters ``start:end`` of the text, its ``text`` and
-    ``how`` it was read (:data:`HOW_READ`)."""
-
-    text: str
-    start: int
-    end: int
-    how: str
 
 
 def _span(text: str, start: int, end: int, how: str) -> ReadSpan | None:
