@@ -385,10 +385,12 @@ def test_queued_sweep_over_n_runs_offline_without_rescoring(workspace: Path) -> 
     """Each queued experiment runs in a temporary copy of the workspace: there it finds every
     expensive stage of its targets unchanged and runs only their cheap stages."""
     targets = [f"evaluate@{method}" for method in QUEUED_METHODS]
-    dvc(workspace, "exp", "run", "--queue", "-S", "selfcheck.num_samples=range(2,4)", *targets)
+    # one queued point: every queued experiment runs the same way (in its own temporary copy),
+    # so a second point would repeat the first one's checks at the price of a whole copy and run
+    dvc(workspace, "exp", "run", "--queue", "-S", "selfcheck.num_samples=2", *targets)
     try:
         status = _run_queue_to_the_end(workspace, restarts=3)
-        assert status.count("Success") >= 2, status
+        assert status.count("Success") == 1, status
         names = [line.split()[1] for line in status.splitlines() if "Success" in line]
         for name in names:
             log = dvc(workspace, "queue", "logs", name)
@@ -398,7 +400,7 @@ def test_queued_sweep_over_n_runs_offline_without_rescoring(workspace: Path) -> 
             for stage in [f"aggregate_{method}" for method in QUEUED_METHODS]:
                 assert re.search(rf"(Running stage|Stage) '{re.escape(stage)}'( is cached)?", log), stage
         table = dvc(workspace, "exp", "show", "--json")
-        assert re.search(r'"num_samples": *2\b', table) and re.search(r'"num_samples": *3\b', table)
+        assert re.search(r'"num_samples": *2\b', table), table
     finally:
         dvc(workspace, "queue", "stop")
 
