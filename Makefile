@@ -172,9 +172,10 @@ readme: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-## Every test: lint, types, the import contracts (the package's layers, pyproject.toml's
+## Every test: lint, the import contracts (the package's layers, pyproject.toml's
 ## [tool.importlinter]), the strict documentation build (`make docs`, so that .ci/run builds
-## the site too), then unit, stage, end-to-end DAG, WikiBio reproduction + the CI metric gate, in
+## the site too), then types (mypy, beside the tests) and unit, stage, end-to-end DAG, WikiBio
+## reproduction + the CI metric gate, in
 ## TEST_WORKERS pytest-xdist workers (2: one per core) that take the next unit of work as they
 ## free up. A unit is a test module, and every test that needs the toy DAG is one unit
 ## (tests/scheduling.py: each test's unit is its xdist_group, which --dist loadgroup hands out
@@ -186,12 +187,16 @@ PYTEST := $(BIN)/python -m pytest --durations=15
 # two CPU-bound processes share the cores: threads that wait for a descheduled sibling sleep
 # instead of spinning (OpenMP's default spin burns the other process's core)
 test: export OMP_WAIT_POLICY := PASSIVE
+# mypy (one process, one core) checks the types beside the tests instead of before them; its
+# report is printed after theirs, and either failing fails the target
 test: $(STAMP) $(LLAMACPP_STAMP)
 	$(BIN)/ruff check src stages tests benchmarks docs/hooks.py
-	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(MAKE) docs
-	$(PYTEST) $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder)
+	@mkdir -p build; $(BIN)/mypy > build/mypy.log 2>&1 & types=$$!; \
+	$(PYTEST) $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder); \
+	tests=$$?; wait $$types; typed=$$?; echo "mypy:"; cat build/mypy.log; \
+	test $$tests -eq 0 && test $$typed -eq 0
 
 ## The inner loop: lint, types, the import contracts and the unit tests (no DAG run, no model
 ## load, no server).

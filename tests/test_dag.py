@@ -61,9 +61,15 @@ def workspace(toy_run: ToyRun) -> Path:
     return toy_run.root
 
 
-def _changed_stages(root: Path) -> set[str]:
-    """What DVC would re-run, as `make status` asks it: the code manifests refreshed first."""
+def _refresh_code_manifests(root: Path) -> None:
     dvc(root, "repro", "--single-item", "code_files")
+
+
+def _changed_stages(root: Path, *, code_edited: bool = False) -> set[str]:
+    """What DVC would re-run, as `make status` asks it: after a code edit, the code manifests
+    refreshed first (an edit of params or prompts leaves them as the toy run wrote them)."""
+    if code_edited:
+        _refresh_code_manifests(root)
     status = json.loads(dvc(root, "status", "--json"))
     return {name for name, changes in status.items() if changes != ["always changed"]}
 
@@ -130,7 +136,7 @@ def test_toy_metrics_pass_the_ci_gate(workspace: Path, method: str) -> None:
 
 
 def test_the_toy_run_leaves_nothing_to_do(workspace: Path) -> None:
-    assert _changed_stages(workspace) == set()
+    assert _changed_stages(workspace, code_edited=True) == set()
 
 
 def _foreach_items(foreach: Any, root: Path) -> list[Any]:
@@ -314,9 +320,10 @@ def test_a_code_edit_invalidates_only_the_stages_that_import_it(workspace: Path)
     original = path.read_text()
     try:
         path.write_text(original + "\n# edited\n")
-        assert _changed_stages(workspace) == EVALUATES | CURVES
+        assert _changed_stages(workspace, code_edited=True) == EVALUATES | CURVES
     finally:
         path.write_text(original)
+        _refresh_code_manifests(workspace)  # back to the manifests the other tests read
 
 
 def test_a_hub_nli_model_does_not_wait_for_the_offline_training(workspace: Path) -> None:
@@ -343,10 +350,12 @@ def test_exp_run_override_reruns_only_stages_reading_the_knob(workspace: Path) -
         dvc(workspace, "checkout", "--force")
 
 
+WORKER_PID_FILE = ".dvc/tmp/exps/celery/dvc-exp-worker-1.pid"
+
+
 def _worker_alive(workspace: Path) -> bool:
-    pid_file = workspace / ".dvc/tmp/exps/celery/dvc-exp-worker-1.pid"
     try:
-        os.kill(int(pid_file.read_text().strip()), 0)
+        os.kill(int((workspace / WORKER_PID_FILE).read_text().strip()), 0)
     except (OSError, ValueError):
         return False
     return True
@@ -357,15 +366,20 @@ def _run_queue_to_the_end(workspace: Path, restarts: int) -> str:
 
     Waiting on the process, not on ``dvc queue status``, matters: every status call posts a
     control message to the worker's file broker, and a message read while it is still being
-    written stops the worker (``JSONDecodeError`` in its log). A worker can also stop with
-    tasks still queued (treeverse/dvc#10562); the remedy DVC documents is another
-    ``dvc queue start``, tried up to ``restarts`` times."""
+    written stops the worker (``JSONDecodeError`` in its log). The worker writes its pid file
+    once it is up and leaves it behind when it ends, so the file (removed before each start)
+    tells a worker that has not come up yet from one that has already finished: ``dvc queue
+    start`` can return only when the worker ends, since the detached worker keeps the pipes
+    it inherited open. A worker can also stop with tasks still queued (treeverse/dvc#10562);
+    the remedy DVC documents is another ``dvc queue start``, tried up to ``restarts`` times."""
+    pid_file = workspace / WORKER_PID_FILE
     for _ in range(restarts + 1):
+        pid_file.unlink(missing_ok=True)
         dvc(workspace, "queue", "start", "-j", "1")
-        # hang guards, not timings: the worker writes its pid file once it has forked (a worker
-        # that never comes up is retried below), and its run ends well inside CI's budget
+        # hang guards, not timings: a worker that never comes up is retried below, and a
+        # worker's run ends well inside CI's budget
         started = time.time() + 300
-        while not _worker_alive(workspace) and time.time() < started:
+        while not pid_file.exists() and time.time() < started:
             time.sleep(1)
         deadline = time.time() + HANG_GUARD_S
         while _worker_alive(workspace) and time.time() < deadline:
