@@ -34,7 +34,7 @@ UV_VERSION := 0.13.9
 UV_INSTALL := $(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode
 TORCH_DOWNLOAD := $(VENV)/torch-wheel
 
-.PHONY: install lock llamacpp run wikibio experiment result nli-result report readme test test-fast lint params dvcyaml \
+.PHONY: install lock llamacpp run wikibio experiment result benchmark benchmark-list nli-result report readme test test-fast lint params dvcyaml \
   regen status pull plots bench docs clean-venv
 
 # The environment is exact: every package but torch comes from requirements.lock (pinned, with
@@ -139,6 +139,19 @@ result: $(STAMP) .git/HEAD
 	$(BIN)/dvc exp run -S dataset=$(DATASET) $(ARGS) $(RESULT_TARGET)
 	$(BIN)/python -m hallulab.results publish --dataset $(DATASET) --method $(METHOD) --name $(NAME) --args '$(ARGS)' \
 	  --command "make result DATASET=$(DATASET) METHOD=$(METHOD) NAME=$(NAME) ARGS=\"$(ARGS)\""
+
+## The benchmark table: every method on every data set it applies to, each cell published by its
+## own `make result` run as results/<DATASET>/benchmark_<METHOD>.json (hallulab.benchmark.runs;
+## the subsets of the cells that call an LLM: conf/benchmark.yaml). A cell whose results file is
+## there is skipped, so an interrupted run resumes at the first cell not done; a failing cell is
+## reported and the next one runs. CELL=DATASET/METHOD runs that cell alone, done or not.
+## `make benchmark-list` prints every cell: done, to run (with its command), or n/a and why.
+CELL ?=
+benchmark: $(STAMP) .git/HEAD
+	$(BIN)/python -m hallulab.benchmark run $(if $(CELL),--cell $(CELL))
+
+benchmark-list: $(STAMP)
+	@$(BIN)/python -m hallulab.benchmark list
 
 ## The offline NLI model trained with a profile's recipe (paper: the full recipe, with its
 ## held-out evaluation), or with one recipe of conf/nli_train by name

@@ -135,6 +135,25 @@ def test_toy_metrics_pass_the_ci_gate(workspace: Path, method: str) -> None:
     assert not check(metrics, baseline)
 
 
+def _published_variants(method: str) -> set[str]:
+    """The variants of the method's committed results files (every data set)."""
+    found: set[str] = set()
+    for path in (REPO / "results").glob("*/*.json"):
+        raw = json.loads(path.read_text())
+        if isinstance(raw, dict) and raw.get("method") == method:
+            found |= set(raw.get("metrics", {}))
+    return found
+
+
+@pytest.mark.parametrize("method", [m for m, spec in registry.methods().items() if spec.benchmark_variants])
+def test_a_methods_benchmark_variants_are_variants_it_writes(workspace: Path, method: str) -> None:
+    """What the benchmark table shows of a method is among the variants its toy run wrote, or
+    (SAC3, which scores nothing on the toy set) among those of its committed results."""
+    frame = pd.read_parquet(workspace / f"data/aggregated/toy/{method}.parquet")
+    written = set(frame["variant"]) | _published_variants(method)
+    assert set(registry.methods()[method].benchmark_variants) <= written, sorted(written)
+
+
 def test_the_toy_run_leaves_nothing_to_do(workspace: Path) -> None:
     assert _changed_stages(workspace, code_edited=True) == set()
 

@@ -105,6 +105,9 @@ COVERED_BY: dict[str, str] = {
     "dvc remote modify": "tests/test_dvc_remote.py::test_a_workspace_that_pulls_a_remote_reproduces_with_no_stage_run",
     "make report": "tests/test_report.py::test_make_report_rewrites_the_page_of_every_data_set_run",
     "make regen": "tests/test_regen.py::test_make_regen_leaves_the_checkout_as_committed",
+    "make benchmark-list": (
+        "tests/test_benchmark_runs.py::test_the_list_shows_every_cell_with_its_state_command_or_reason"
+    ),
 }
 
 #: command prefix -> why the suite does not run it (the static checks above still apply)
@@ -118,6 +121,10 @@ NOT_RUN: dict[str, str] = {
     "make llamacpp": "every `make test` (.ci/run) runs it first, as its prerequisite",
     "make lock": "resolves against PyPI and rewrites the lock files (tests/test_environment.py checks them)",
     "make bench": "benchmarks: timings on an idle machine, not tests",
+    "make benchmark": (
+        "fills the detector table cell by cell: days on a CPU; tests/test_benchmark_runs.py runs its resume and"
+        " its cell list, and each cell's results file names the command that made it"
+    ),
     "python benchmarks/cpu_reproducibility.py": (
         "a probe run once per machine; tests/test_cpu_reproducibility.py checks the results file it writes"
     ),

@@ -63,6 +63,7 @@ def test_a_declaration_is_what_the_loader_reads(name: str) -> None:
         "prompts": [bool(p.prompt) for p in passages],
         "samples_in_data": [bool(p.samples) for p in passages],
         "sac3_outputs": [bool(p.meta.get("perb_sc")) and bool(p.meta.get("self_sc")) for p in passages],
+        "responses_in_data": [bool(p.response) for p in passages],
     }
     for fact, per_record in facts.items():
         expected = getattr(declared, fact)

@@ -27,7 +27,10 @@ A combining method's paired differences against its members (``paired`` in its r
 and ``<!-- /paired -->``: one row per variant and member, each cell the difference in points
 with its paired interval, e.g. ``+0.84 [-0.41, +2.10]``.
 
-A benchmark table (``make bench`` writes ``benchmarks/results.json``, :mod:`hallulab.tooling.bench_record`)
+The benchmark table (every method on every data set, :mod:`hallulab.benchmark.table`) sits
+between ``<!-- benchmark -->`` and ``<!-- /benchmark -->``.
+
+A speed benchmark table (``make bench`` writes ``benchmarks/results.json``, :mod:`hallulab.tooling.bench_record`)
 sits between ``<!-- bench: SECTION -->`` and ``<!-- /bench -->``.
 
 An excerpt of a committed text file (the toy run's ``metrics/toy/summary.md``) sits between
@@ -52,8 +55,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hallulab.benchmark.applicability import applicability, benchmark_datasets
+from hallulab.benchmark.runs import BenchmarkSettings, cell_runs
+from hallulab.benchmark.table import TableCell
+from hallulab.benchmark.table import rows as benchmark_rows
 from hallulab.core.io import read_json
 from hallulab.evaluation.paper_tables import PAPER_REFERENCE
+from hallulab.pipeline import registry
 from hallulab.results import RESULTS_DIR, PublishedResult, load_result
 from hallulab.results_pending import load_pending
 from hallulab.tooling.bench_record import RESULTS as BENCH_RESULTS
@@ -82,6 +90,9 @@ PAIRED = re.compile(
     r"(?P<close><!-- /paired -->)",
     re.DOTALL,
 )
+
+
+BENCHMARK = re.compile(r"(?P<open><!-- benchmark -->\n)(?P<body>.*?)(?P<close><!-- /benchmark -->)", re.DOTALL)
 
 
 BENCH = re.compile(
@@ -304,8 +315,43 @@ def render(text: str, root: Path) -> str:
         results = read_json(root / BENCH_RESULTS)
         return match["open"] + render_section(match["section"], results) + match["close"]
 
+    def replace_benchmark(match: re.Match[str]) -> str:
+        return match["open"] + render_benchmark(root) + match["close"]
+
     text = PAIRED.sub(replace_paired, EXCERPT.sub(replace_excerpt, MARKER.sub(replace, text)))
-    return BENCH.sub(replace_bench, text)
+    return BENCHMARK.sub(replace_benchmark, BENCH.sub(replace_bench, text))
+
+
+NOT_RUN_CELL = "not run yet"
+
+
+def benchmark_cell(table_cell: TableCell, variant: str) -> str:
+    """``n/a: reason``, ``not run yet``, or the variant's ROC-AUC with its interval and level."""
+    if table_cell.reason is not None:
+        return f"n/a: {table_cell.reason}"
+    if table_cell.result is None:
+        return NOT_RUN_CELL
+    if table_cell.metric is None:
+        return "no level with a ROC-AUC"
+    if variant not in table_cell.result.metrics:
+        return f"no variant {variant} in the run"
+    return f"{cell(table_cell.result, variant, table_cell.metric)} ({table_cell.level})"
+
+
+def render_benchmark(root: Path) -> str:
+    """The benchmark table (:mod:`hallulab.benchmark.table`) from the results under ``root``."""
+    methods = registry.methods()
+    datasets = benchmark_datasets(methods)
+    cells = applicability(methods, datasets)
+    runs = cell_runs(cells, datasets, BenchmarkSettings.load(), methods)
+    lines = [
+        "| Method | Variant | " + " | ".join(dataset.name for dataset in datasets) + " |",
+        "|---|---|" + "---|" * len(datasets),
+    ]
+    for row in benchmark_rows(methods, datasets, cells, runs, root):
+        values = " | ".join(benchmark_cell(c, row.variant) for c in row.cells)
+        lines.append(f"| {row.title} | `{row.variant}` | {values} |")
+    return "\n".join(lines) + "\n"
 
 
 def documents(paths: Sequence[str | Path]) -> list[Path]:

@@ -49,6 +49,8 @@ class Provision:
     sac3_outputs: bool
     #: the levels it labels, among :data:`LABEL_LEVELS`, finest first
     labels: tuple[str, ...]
+    #: every record carries the response to check (otherwise ``generate`` writes it: Concept-7)
+    responses_in_data: bool = True
 
     def __post_init__(self) -> None:
         unknown = [level for level in self.labels if level not in LABEL_LEVELS]
@@ -83,5 +85,7 @@ PROVISIONS: dict[str, Provision] = {
     # a correct / wrong label per answer
     "sac3": Provision(prompts=True, samples_in_data=True, sac3_outputs=True, labels=("response",)),
     # Concept-7: prompt-only records (generate writes the response and samples), familiarity labels
-    "concept7": Provision(prompts=True, samples_in_data=False, sac3_outputs=False, labels=("prompt",)),
+    "concept7": Provision(
+        prompts=True, samples_in_data=False, sac3_outputs=False, labels=("prompt",), responses_in_data=False
+    ),
 }

@@ -157,6 +157,9 @@ class MethodSpec:
     other_levels: tuple[str, ...] = ()
     #: how the plan counts its score step's model calls; required with a score step
     calls: CallCount | None = None
+    #: the variants the benchmark table shows, by their names at the default settings: its
+    #: paper's headline reading (:mod:`hallulab.benchmark.runs`); empty: every variant it writes
+    benchmark_variants: tuple[str, ...] = ()
     #: its score step's first batched model request is the bulk of its cost: ``make dvcyaml
     #: SHARDS=S`` splits it (:mod:`hallulab.pipeline.sharding`)
     shards: bool = False

@@ -52,6 +52,7 @@ SPEC = MethodSpec(
     aggregate=StepInputs(params=("ccp.aggregate",)),
     knob_curve="k",
     order=60,
+    benchmark_variants=("ccp_k10_claimpref",),  # the paper's CCP: K = 10 alternatives, NLI with the claim prefix
     needs=(TEXT_LOGPROBS,),
     other_levels=("sentence", "response"),
     calls=unplanned("its NLI pairs follow the white-box pass's top-K alternatives"),

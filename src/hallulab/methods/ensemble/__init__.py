@@ -52,5 +52,6 @@ SPEC = MethodSpec(
     score=None,
     aggregate=StepInputs(params=("ensemble",)),
     order=95,
+    benchmark_variants=("rank_mean", "logistic_cv5"),  # the unsupervised and the cross-fitted combination
     combines="ensemble.members",
 )

@@ -42,6 +42,8 @@ SPEC = MethodSpec(
     aggregate=StepInputs(params=("factselfcheck.aggregate", *SAMPLE_CHOICE_PARAMS)),
     paper_table="fsc-table1",
     order=80,
+    # §4's KG-frequency and KG-LLM sentence scores (the max over the sentence's facts)
+    benchmark_variants=("fsc_kg_freq_max", "fsc_kg_llm_max"),
     needs=(SAMPLES,),
     other_levels=("claim", "sentence", "response"),
     calls=unplanned("its triples come from an LLM's extraction of each sample"),

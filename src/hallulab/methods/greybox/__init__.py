@@ -18,6 +18,7 @@ SPEC = MethodSpec(
     aggregate=StepInputs(),
     paper_table="table8-opt-125m",
     order=15,
+    benchmark_variants=("max_neglogp", "max_entropy"),  # SelfCheckGPT Table 2's grey-box rows by the max over tokens
     needs=(TEXT_LOGPROBS,),
     other_levels=("response",),
 )

@@ -47,6 +47,7 @@ SPEC = MethodSpec(
     ),
     aggregate=StepInputs(params=("hallucheck.aggregate",)),
     order=70,
+    benchmark_variants=("hallucheck_ner_greedy",),  # Algorithm 1 on NER facts with greedy regeneration
     needs=(TEXT_LOGPROBS,),
     other_levels=("fact", "sentence"),
     calls=unplanned("its questions come from extracted facts and its re-answers from the questions"),

@@ -36,5 +36,6 @@ SPEC = MethodSpec(
     score=None,
     aggregate=StepInputs(),
     order=99,
+    benchmark_variants=("length_tokens",),  # the trivial length baseline
     other_levels=("claim", "response", "prompt"),
 )

@@ -23,5 +23,6 @@ SPEC = MethodSpec(
     score=None,
     aggregate=StepInputs(params=("lexical_similarity", *SAMPLE_CHOICE_PARAMS)),
     order=18,
+    benchmark_variants=("lexsim_rougeL",),  # lm-polygraph's default similarity, ROUGE-L
     needs=(SAMPLES,),
 )

@@ -19,5 +19,6 @@ SPEC = MethodSpec(
     score=None,
     aggregate=StepInputs(),
     order=75,
+    benchmark_variants=("sac3_q",),  # SAC3-Q, HalluCheck Table 2's baseline
     needs=(SAC3_OUTPUTS,),
 )

@@ -49,6 +49,7 @@ SPEC = MethodSpec(
     aggregate=StepInputs(params=("self_familiarity.aggregate", "self_familiarity.threshold")),
     paper_table="sf-table2",
     order=90,
+    benchmark_variants=("selffam",),  # Eq. 6-7's familiarity score
     needs=(PROMPTS, TEXT_LOGPROBS),
     calls=unplanned("its explanations and concept checks come from earlier replies"),
     raw_unit_texts=True,

@@ -20,6 +20,7 @@ SPEC = MethodSpec(
     sample_curve=True,
     paper_table="table2-bertscore",
     order=30,
+    benchmark_variants=("bertscore",),  # §5.1
     needs=(SAMPLES,),
     other_levels=("response",),
     calls=NO_MODEL_CALLS,

@@ -31,6 +31,7 @@ SPEC = MethodSpec(
     aggregate=StepInputs(params=("selfcheck_mqag.score", *SELECTION_PARAMS)),
     paper_table="table5",
     order=50,
+    benchmark_variants=("mqag_bayes_with_alpha",),  # Table 2's MQAG row, Bayes with alpha
     needs=(SAMPLES,),
     other_levels=("response",),
     calls=unplanned("its questions and answers come from earlier replies"),

@@ -28,6 +28,7 @@ SPEC = MethodSpec(
     ),
     paper_table="table7",
     order=10,
+    benchmark_variants=("ngram_n1_max",),  # Table 2's best n-gram row, Unigram (max)
     needs=(SAMPLES,),
     other_levels=("response",),
     calls=NO_MODEL_CALLS,

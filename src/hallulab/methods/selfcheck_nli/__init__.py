@@ -29,6 +29,7 @@ SPEC = MethodSpec(
     sample_curve=True,
     paper_table="table2-nli",
     order=20,
+    benchmark_variants=("nli",),  # §5.4, SelfCheckGPT's headline variant
     needs=(SAMPLES,),
     other_levels=("response",),
     calls=NLI_PER_SENTENCE_SAMPLE,

@@ -26,6 +26,7 @@ SPEC = MethodSpec(
     sample_curve=True,
     paper_table="table2-prompt",
     order=40,
+    benchmark_variants=("prompt",),  # §5.5 with its Yes/No/N-A mapping
     needs=(SAMPLES,),
     other_levels=("response",),
     calls=LLM_VERDICT_PER_SENTENCE_SAMPLE,

@@ -55,6 +55,7 @@ SPEC = MethodSpec(
     score=StepInputs(params=("nli", "semantic_entropy.score"), llm_roles=("proxy",), files=("${nli.depends_on}",)),
     aggregate=StepInputs(params=("semantic_entropy.aggregate", *SAMPLE_CHOICE_PARAMS)),
     order=19,
+    benchmark_variants=("se_sum", "se_farquhar"),  # lm-polygraph's estimator and Farquhar et al.'s released reading
     needs=(SAMPLES, TEXT_LOGPROBS),
     calls=unplanned("its NLI pairs follow the semantic classes the earlier pairs formed"),
     shards=True,

@@ -1,0 +1,208 @@
+"""How the benchmark table is filled: one published run per applicable cell, resumable.
+
+Each cell that applies (:mod:`hallulab.benchmark.applicability`) is one method on one data set,
+run and published like every result (``make result``, :mod:`hallulab.results`) under the name
+``benchmark_<method>``: ``results/<data set>/benchmark_<method>.json``, with its command. The
+runs share the DVC cache, its run-cache and the call cache, so a cell re-run after an
+interruption restores what its stages and model calls already computed, and ``make benchmark``
+skips every cell whose results file is there: an interrupted table resumes at the first
+unfinished cell, and one cell re-runs alone with its own command (``--cell DATASET/METHOD``, or
+the ``make result`` line in its file).
+
+**Subsets.** A cell that calls an LLM runs on the subset its data set's entry of
+``conf/benchmark.yaml`` selects (settings, so a bigger machine runs the whole set; the table's
+caption prints them); a cell that calls none (black-box methods over the samples a data set
+carries, the verifier outputs SAC3's sets carry, the length baseline) runs on the whole data
+set. A cell calls an LLM when (:func:`calls_an_llm`):
+
+* the method's score step, or an artifact it requires, names an LLM role (the ``generator``
+  regenerating HalluCheck's answers, the ``proxy`` teacher-forcing the response for its
+  token log-probabilities);
+* or it needs samples and the data set carries none: ``generate`` draws them from the prompts;
+* or the data set's records carry no response (Concept-7's prompts): ``generate`` writes it;
+* a combining method (the ensemble) calls one when one of its members does.
+
+:func:`cell_runs` lists the runs; :func:`run_pending` runs those without a results file.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hallulab.benchmark.applicability import BenchmarkDataset, Cell
+from hallulab.core.config import CONF_DIR, ConfigError
+from hallulab.core.needs import SAMPLES
+from hallulab.pipeline import registry
+from hallulab.pipeline.spec import ArtifactSpec, MethodSpec
+from hallulab.results import result_path
+
+#: the benchmark's settings (the subsets of the cells that call an LLM)
+SETTINGS_FILE = CONF_DIR / "benchmark.yaml"
+#: a cell's results name is this prefix and the method's name
+RESULT_PREFIX = "benchmark_"
+
+
+@dataclass(frozen=True)
+class BenchmarkSettings:
+    """``conf/benchmark.yaml``: data set -> the ``-S`` settings that select the subset a cell
+    that calls an LLM runs on (a data set without an entry runs whole)."""
+
+    llm_subsets: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def load(cls, path: Path = SETTINGS_FILE) -> BenchmarkSettings:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        subsets = raw.get("llm_subsets") or {}
+        if not isinstance(subsets, dict):
+            raise ConfigError(f"{path}: llm_subsets: expected a mapping of data set -> settings")
+        found: dict[str, tuple[str, ...]] = {}
+        for dataset, settings in subsets.items():
+            if not isinstance(settings, list) or not all(isinstance(s, str) and "=" in s for s in settings):
+                raise ConfigError(
+                    f"{path}: llm_subsets.{dataset}: expected a list of key=value settings, got {settings!r}"
+                )
+            found[str(dataset)] = tuple(settings)
+        return cls(found)
+
+
+def _roles_of(spec: MethodSpec, artifacts: Mapping[str, ArtifactSpec]) -> tuple[str, ...]:
+    """The LLM roles the method's score step and its required artifacts name."""
+    roles = list(spec.score.llm_roles) if spec.score is not None else []
+    for name in spec.requires:
+        roles.extend(artifacts[name].inputs.llm_roles)
+    return tuple(dict.fromkeys(roles))
+
+
+def calls_an_llm(
+    spec: MethodSpec,
+    dataset: BenchmarkDataset,
+    methods: Mapping[str, MethodSpec],
+    artifacts: Mapping[str, ArtifactSpec],
+) -> bool:
+    """The rule of the module docstring: an LLM role of its own or of a required artifact,
+    responses or samples the data set does not carry, or (a combining method) a member that
+    calls one."""
+    if _roles_of(spec, artifacts) or not dataset.provision.responses_in_data:
+        return True
+    if SAMPLES in spec.needs and not dataset.provision.samples_in_data:
+        return True
+    if spec.combines is not None:
+        members = dataset.combinations[spec.name].members
+        return any(calls_an_llm(methods[m.method], dataset, methods, artifacts) for m in members)
+    return False
+
+
+@dataclass(frozen=True)
+class CellRun:
+    """The published run that fills one applicable cell."""
+
+    dataset: str
+    method: str
+    #: the ``-S`` settings of its subset; empty: the whole data set
+    settings: tuple[str, ...]
+    calls_llm: bool
+
+    @property
+    def name(self) -> str:
+        return f"{RESULT_PREFIX}{self.method}"
+
+    @property
+    def key(self) -> str:
+        return f"{self.dataset}/{self.method}"
+
+    @property
+    def make_arguments(self) -> list[str]:
+        """``make result``'s arguments for this cell (what :attr:`command` prints)."""
+        args = " ".join(f"-S {setting}" for setting in self.settings)
+        return ["result", f"DATASET={self.dataset}", f"METHOD={self.method}", f"NAME={self.name}", f"ARGS={args}"]
+
+    @property
+    def command(self) -> str:
+        args = " ".join(f"-S {setting}" for setting in self.settings)
+        return f'make result DATASET={self.dataset} METHOD={self.method} NAME={self.name} ARGS="{args}"'
+
+    def results_file(self, root: Path = Path(".")) -> Path:
+        return result_path(self.dataset, self.name, root)
+
+
+def cell_runs(
+    cells: Sequence[Cell],
+    datasets: Sequence[BenchmarkDataset],
+    settings: BenchmarkSettings,
+    methods: Mapping[str, MethodSpec] | None = None,
+    artifacts: Mapping[str, ArtifactSpec] | None = None,
+) -> tuple[CellRun, ...]:
+    """One run per applicable cell, in the cells' order (method by method)."""
+    methods = registry.methods() if methods is None else methods
+    artifacts = registry.artifacts() if artifacts is None else artifacts
+    by_name = {dataset.name: dataset for dataset in datasets}
+    unknown = sorted(set(settings.llm_subsets) - set(by_name))
+    if unknown:
+        raise ConfigError(
+            f"{SETTINGS_FILE.name}: llm_subsets names data sets that are not benchmark columns: {unknown}"
+        )
+    runs = []
+    for cell in cells:
+        if not cell.applies:
+            continue
+        dataset = by_name[cell.dataset]
+        llm = calls_an_llm(methods[cell.method], dataset, methods, artifacts)
+        subset = settings.llm_subsets.get(cell.dataset, ()) if llm else ()
+        runs.append(CellRun(cell.dataset, cell.method, subset, llm))
+    return tuple(runs)
+
+
+def pending(runs: Sequence[CellRun], root: Path = Path(".")) -> list[CellRun]:
+    """The runs whose results file is not there yet (what :func:`run_pending` runs)."""
+    return [run for run in runs if not run.results_file(root).is_file()]
+
+
+def make_runner(root: Path, make: str = "make") -> Callable[[CellRun], int]:
+    """Runs one cell as its command says, in the checkout ``root``; returns the exit status."""
+
+    def execute(run: CellRun) -> int:
+        return subprocess.run([make, *run.make_arguments], cwd=root, check=False).returncode
+
+    return execute
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What :func:`run_pending` did: the cells it ran, those already done, those that failed."""
+
+    ran: tuple[str, ...]
+    done_before: tuple[str, ...]
+    failed: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ran": list(self.ran), "done_before": list(self.done_before), "failed": list(self.failed)}
+
+
+def run_pending(
+    runs: Sequence[CellRun],
+    execute: Callable[[CellRun], int],
+    root: Path = Path("."),
+    only: str | None = None,
+) -> Outcome:
+    """Run every cell without a results file (or the one ``only`` names, ``DATASET/METHOD``,
+    whether or not it has one), in order; a failing cell is reported and the next one runs,
+    so one broken cell does not hold the rest of the table back."""
+    if only is not None:
+        chosen = [run for run in runs if run.key == only]
+        if not chosen:
+            raise ConfigError(f"--cell {only}: not an applicable cell; applicable: {[run.key for run in runs]}")
+        todo, done = chosen, []
+    else:
+        todo = pending(runs, root)
+        done = [run for run in runs if run not in todo]
+    ran: list[str] = []
+    failed: list[str] = []
+    for run in todo:
+        (ran if execute(run) == 0 else failed).append(run.key)
+    return Outcome(tuple(ran), tuple(run.key for run in done), tuple(failed))

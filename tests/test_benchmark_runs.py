@@ -1,0 +1,169 @@
+"""The benchmark's runs (hallulab.benchmark.runs): one published run per applicable cell, the
+subset rule for cells that call an LLM, and the resume of an interrupted table."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hallulab.benchmark.applicability import applicability, benchmark_datasets
+from hallulab.benchmark.runs import (
+    RESULT_PREFIX,
+    BenchmarkSettings,
+    CellRun,
+    calls_an_llm,
+    cell_runs,
+    pending,
+    run_pending,
+)
+from hallulab.core.config import ConfigError
+from hallulab.pipeline import registry
+from hallulab.results_render import NOT_RUN_CELL, render_benchmark
+
+REPO = Path(__file__).resolve().parents[1]
+DATASETS = benchmark_datasets()
+CELLS = applicability(datasets=DATASETS)
+SETTINGS = BenchmarkSettings.load()
+RUNS = cell_runs(CELLS, DATASETS, SETTINGS)
+BY_KEY = {run.key: run for run in RUNS}
+
+
+def test_every_applicable_cell_has_one_run_and_no_other_cell_has_one() -> None:
+    applicable = [f"{cell.dataset}/{cell.method}" for cell in CELLS if cell.applies]
+    assert [run.key for run in RUNS] == applicable
+    assert all(run.name == f"{RESULT_PREFIX}{run.method}" for run in RUNS)
+    expected = Path("r/results/wikibio/benchmark_selfcheck_ngram.json")
+    assert BY_KEY["wikibio/selfcheck_ngram"].results_file(Path("r")) == expected
+    assert "wikibio/sac3" not in BY_KEY  # n/a: no verifier outputs
+    assert "wikibio/self_familiarity" not in BY_KEY  # n/a: no prompts
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("wikibio/selfcheck_ngram", False),  # its samples are in the data: no model at all
+        ("nq_open/lexical_similarity", False),  # SAC3's sets carry 10 samples
+        ("nq_open/sac3", False),  # the verdicts are in the data
+        ("wikibio/selfcheck_nli", False),  # an NLI model, not an LLM
+        ("wikibio/length", False),
+        ("factualbio/selfcheck_ngram", True),  # no samples in the data: generate draws them
+        ("wikibio/greybox", True),  # the proxy role teacher-forces the response (response_tokens)
+        ("nq_open/hallucheck", True),  # its score step regenerates with the generator
+        ("concept7/length", True),  # prompt-only records: generate writes the response
+    ],
+)
+def test_a_cell_calls_an_llm_by_its_declarations(key: str, expected: bool) -> None:
+    assert BY_KEY[key].calls_llm is expected
+
+
+def test_the_ensemble_calls_an_llm_when_a_member_does() -> None:
+    methods, artifacts = registry.methods(), registry.artifacts()
+    for dataset in DATASETS:
+        run = BY_KEY.get(f"{dataset.name}/ensemble")
+        if run is None:
+            continue
+        members = dataset.combinations["ensemble"].members
+        member_calls = [calls_an_llm(methods[m.method], dataset, methods, artifacts) for m in members]
+        assert run.calls_llm is any(member_calls), dataset.name
+
+
+def test_a_cell_that_calls_an_llm_runs_on_its_data_sets_subset_the_rest_on_the_whole_set() -> None:
+    for run in RUNS:
+        expected = SETTINGS.llm_subsets.get(run.dataset, ()) if run.calls_llm else ()
+        assert run.settings == expected, run.key
+    assert BY_KEY["wikibio/selfcheck_ngram"].command == (
+        'make result DATASET=wikibio METHOD=selfcheck_ngram NAME=benchmark_selfcheck_ngram ARGS=""'
+    )
+    limited = BY_KEY["nq_open/hallucheck"]
+    assert limited.command.endswith(f'ARGS="{" ".join(f"-S {s}" for s in SETTINGS.llm_subsets["nq_open"])}"')
+    assert limited.make_arguments[-1] == "ARGS=" + " ".join(f"-S {s}" for s in SETTINGS.llm_subsets["nq_open"])
+
+
+def test_the_settings_file_refuses_a_malformed_entry_and_an_unknown_data_set(tmp_path: Path) -> None:
+    path = tmp_path / "benchmark.yaml"
+    path.write_text("llm_subsets:\n  wikibio: 40\n")
+    with pytest.raises(ConfigError, match=r"llm_subsets\.wikibio: expected a list of key=value settings"):
+        BenchmarkSettings.load(path)
+    path.write_text("llm_subsets:\n  wikibio_v2: [dataset.limit=3]\n")
+    with pytest.raises(ConfigError, match=r"not benchmark columns: \['wikibio_v2'\]"):
+        cell_runs(CELLS, DATASETS, BenchmarkSettings.load(path))
+
+
+class _PublishingRunner:
+    """Stands in for ``make result`` where the test is about the order of work: writes the
+    cell's results file, or fails for the keys it is told to."""
+
+    def __init__(self, root: Path, failing: frozenset[str] = frozenset()) -> None:
+        self.root, self.failing = root, failing
+        self.ran: list[str] = []
+
+    def __call__(self, run: CellRun) -> int:
+        self.ran.append(run.key)
+        if run.key in self.failing:
+            return 2
+        path = run.results_file(self.root)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"command": run.command}))
+        return 0
+
+
+def test_an_interrupted_table_resumes_at_the_first_cell_not_done(tmp_path: Path) -> None:
+    runs = RUNS[:6]
+    first = _PublishingRunner(tmp_path, failing=frozenset({runs[3].key}))
+    outcome = run_pending(runs, first, tmp_path)
+    assert first.ran == [run.key for run in runs]  # a failing cell does not stop the others
+    assert outcome.failed == (runs[3].key,) and len(outcome.ran) == 5 and outcome.done_before == ()
+    assert pending(runs, tmp_path) == [runs[3]]
+
+    again = _PublishingRunner(tmp_path)
+    outcome = run_pending(runs, again, tmp_path)
+    assert again.ran == [runs[3].key]  # the finished cells are not redone
+    assert outcome.done_before == tuple(run.key for run in runs if run is not runs[3])
+    assert pending(runs, tmp_path) == []
+
+    alone = _PublishingRunner(tmp_path)
+    run_pending(runs, alone, tmp_path, only=runs[0].key)  # one cell again, though done
+    assert alone.ran == [runs[0].key]
+    with pytest.raises(ConfigError, match="not an applicable cell"):
+        run_pending(runs, alone, tmp_path, only="wikibio/sac3")
+
+
+def test_the_list_shows_every_cell_with_its_state_command_or_reason() -> None:
+    venv = Path(sys.executable).parent.parent
+    done = subprocess.run(
+        ["make", "-s", "-o", f"{venv}/.hallulab-installed", "benchmark-list", f"VENV={venv}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(CELLS)
+    rows = {line.split("\t")[0]: line.split("\t")[1:] for line in lines}
+    assert rows["wikibio/sac3"] == ["n/a", "needs the data set's SAC3 verifier outputs"]
+    state, command = rows["nq_open/length"]
+    assert state in {"done", "to run"} and command == BY_KEY["nq_open/length"].command
+
+
+def test_the_rendered_table_shows_a_published_cell_not_run_cells_and_reasons(tmp_path: Path) -> None:
+    """A published cell (a committed SAC3 run placed as the benchmark's nq_open cell) shows its
+    variant's ROC-AUC with its interval and level; the others say why not or that they wait."""
+    published = json.loads((REPO / "results/nq_open/sac3_100.json").read_text())
+    target = BY_KEY["nq_open/sac3"].results_file(tmp_path)
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(published))
+    table = render_benchmark(tmp_path)
+    row = next(line for line in table.splitlines() if "`sac3_q`" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")][2:]
+    columns = [name.strip() for name in table.splitlines()[0].strip("|").split("|")][2:]
+    by_column = dict(zip(columns, cells, strict=True))
+    low, high = published["intervals"]["sac3_q"]["response_roc_auc"]
+    value = published["metrics"]["sac3_q"]["response_roc_auc"]
+    assert by_column["nq_open"] == f"{value:.1f} [{low:.1f}, {high:.1f}] (response)"
+    assert by_column["hotpotqa"] == NOT_RUN_CELL
+    assert by_column["wikibio"] == "n/a: needs the data set's SAC3 verifier outputs"
+    assert len(table.splitlines()) == 2 + sum(len(s.benchmark_variants) for s in registry.methods().values())
