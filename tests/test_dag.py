@@ -65,10 +65,11 @@ def _refresh_code_manifests(root: Path) -> None:
     dvc(root, "repro", "--single-item", "code_files")
 
 
-def _changed_stages(root: Path, *, code_edited: bool = False) -> set[str]:
-    """What DVC would re-run, as `make status` asks it: after a code edit, the code manifests
-    refreshed first (an edit of params or prompts leaves them as the toy run wrote them)."""
-    if code_edited:
+def _changed_stages(root: Path, *, refresh_code: bool = False) -> set[str]:
+    """What DVC would re-run, as `make status` asks it; ``refresh_code``: the code manifests
+    refreshed first, as after a code edit (an edit of params or prompts leaves them as the toy
+    run wrote them)."""
+    if refresh_code:
         _refresh_code_manifests(root)
     status = json.loads(dvc(root, "status", "--json"))
     return {name for name, changes in status.items() if changes != ["always changed"]}
@@ -155,7 +156,7 @@ def test_a_methods_benchmark_variants_are_variants_it_writes(workspace: Path, me
 
 
 def test_the_toy_run_leaves_nothing_to_do(workspace: Path) -> None:
-    assert _changed_stages(workspace, code_edited=True) == set()
+    assert _changed_stages(workspace, refresh_code=True) == set()
 
 
 def _foreach_items(foreach: Any, root: Path) -> list[Any]:
@@ -339,7 +340,7 @@ def test_a_code_edit_invalidates_only_the_stages_that_import_it(workspace: Path)
     original = path.read_text()
     try:
         path.write_text(original + "\n# edited\n")
-        assert _changed_stages(workspace, code_edited=True) == EVALUATES | CURVES
+        assert _changed_stages(workspace, refresh_code=True) == EVALUATES | CURVES
     finally:
         path.write_text(original)
         _refresh_code_manifests(workspace)  # back to the manifests the other tests read
@@ -372,9 +373,9 @@ def test_exp_run_override_reruns_only_stages_reading_the_knob(workspace: Path) -
 WORKER_PID_FILE = ".dvc/tmp/exps/celery/dvc-exp-worker-1.pid"
 
 
-def _worker_alive(workspace: Path) -> bool:
+def _worker_alive(pid_file: Path) -> bool:
     try:
-        os.kill(int((workspace / WORKER_PID_FILE).read_text().strip()), 0)
+        os.kill(int(pid_file.read_text().strip()), 0)
     except (OSError, ValueError):
         return False
     return True
@@ -401,7 +402,7 @@ def _run_queue_to_the_end(workspace: Path, restarts: int) -> str:
         while not pid_file.exists() and time.time() < started:
             time.sleep(1)
         deadline = time.time() + HANG_GUARD_S
-        while _worker_alive(workspace) and time.time() < deadline:
+        while _worker_alive(pid_file) and time.time() < deadline:
             time.sleep(3)
         status = dvc(workspace, "queue", "status")
         if "Queued" not in status and "Running" not in status:
