@@ -144,11 +144,15 @@ result: $(STAMP) .git/HEAD
 ## own `make result` run as results/<DATASET>/benchmark_<METHOD>.json (hallulab.benchmark.runs;
 ## the subsets of the cells that call an LLM: conf/benchmark.yaml). A cell whose results file is
 ## there is skipped, so an interrupted run resumes at the first cell not done; a failing cell is
-## reported and the next one runs. CELL=DATASET/METHOD runs that cell alone, done or not.
+## reported and the next one runs. CELL=DATASET/METHOD runs that cell alone, done or not. Each
+## cell keeps its labelled units beside its results file, and results/benchmark/table.json (ROC-AUC,
+## PR-AUC, PRR with intervals, paired comparisons; hallulab.benchmark.table_file) is written from
+## them after the cells. ARGS="-S llm=... -S nli=..." re-fills the table with other models (a cell
+## made with other settings counts as not done).
 ## `make benchmark-list` prints every cell: done, to run (with its command), or n/a and why.
 CELL ?=
 benchmark: $(STAMP) .git/HEAD
-	$(BIN)/python -m hallulab.benchmark run $(if $(CELL),--cell $(CELL))
+	$(BIN)/python -m hallulab.benchmark run $(if $(CELL),--cell $(CELL)) --args '$(ARGS)'
 
 benchmark-list: $(STAMP)
 	@$(BIN)/python -m hallulab.benchmark list

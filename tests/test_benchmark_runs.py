@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from hallulab.benchmark.__main__ import main as benchmark_main
 from hallulab.benchmark.applicability import applicability, benchmark_datasets
+from hallulab.benchmark.render import NOT_RUN
 from hallulab.benchmark.runs import (
     RESULT_PREFIX,
     BenchmarkSettings,
@@ -19,10 +21,11 @@ from hallulab.benchmark.runs import (
     cell_runs,
     pending,
     run_pending,
+    with_arguments,
 )
 from hallulab.core.config import ConfigError
 from hallulab.pipeline import registry
-from hallulab.results_render import NOT_RUN_CELL, render_benchmark
+from hallulab.results_render import render_benchmark
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = benchmark_datasets()
@@ -107,7 +110,7 @@ class _PublishingRunner:
             return 2
         path = run.results_file(self.root)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"command": run.command}))
+        path.write_text(json.dumps({"command": run.command, "overrides": list(run.settings)}))
         return 0
 
 
@@ -132,6 +135,21 @@ def test_an_interrupted_table_resumes_at_the_first_cell_not_done(tmp_path: Path)
         run_pending(runs, alone, tmp_path, only="wikibio/sac3")
 
 
+def test_a_table_refilled_with_other_settings_runs_every_cell_again(tmp_path: Path) -> None:
+    runs = RUNS[:3]
+    run_pending(runs, _PublishingRunner(tmp_path), tmp_path)
+    assert pending(runs, tmp_path) == []
+    other = with_arguments(runs, "-S llm=qwen_hf -S nli=deberta_v3_large_mnli")
+    assert all(run.settings[-2:] == ("llm=qwen_hf", "nli=deberta_v3_large_mnli") for run in other)
+    assert "-S llm=qwen_hf -S nli=deberta_v3_large_mnli" in other[0].command
+    assert pending(other, tmp_path) == list(other)
+    refill = _PublishingRunner(tmp_path)
+    run_pending(other, refill, tmp_path)
+    assert refill.ran == [run.key for run in other] and pending(other, tmp_path) == []
+    with pytest.raises(ConfigError, match="expected -S key=value settings only"):
+        with_arguments(runs, "--force")
+
+
 def test_the_list_shows_every_cell_with_its_state_command_or_reason() -> None:
     venv = Path(sys.executable).parent.parent
     done = subprocess.run(
@@ -150,20 +168,26 @@ def test_the_list_shows_every_cell_with_its_state_command_or_reason() -> None:
 
 
 def test_the_rendered_table_shows_a_published_cell_not_run_cells_and_reasons(tmp_path: Path) -> None:
-    """A published cell (a committed SAC3 run placed as the benchmark's nq_open cell) shows its
-    variant's ROC-AUC with its interval and level; the others say why not or that they wait."""
-    published = json.loads((REPO / "results/nq_open/sac3_100.json").read_text())
-    target = BY_KEY["nq_open/sac3"].results_file(tmp_path)
-    target.parent.mkdir(parents=True)
-    target.write_text(json.dumps(published))
-    table = render_benchmark(tmp_path)
+    """A published cell (the committed nq_open SAC3 cell, its results and units files alone in a
+    checkout) shows each metric with its interval from the table file; the others say why not or
+    that they wait."""
+    run = BY_KEY["nq_open/sac3"]
+    for source in (run.results_file(REPO), run.units_file(REPO)):
+        target = tmp_path / source.relative_to(REPO)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(source.read_bytes())
+    (tmp_path / "params.yaml").write_bytes((REPO / "params.yaml").read_bytes())
+    assert benchmark_main(["--root", str(tmp_path), "table"]) == 0
+    entry = json.loads((tmp_path / "results/benchmark/table.json").read_text())["columns"]["nq_open"]["rows"]
+    point, low, high = entry["sac3/sac3_q"]["metrics"]["prr"]
+    table = render_benchmark(tmp_path, ("prr",))
     row = next(line for line in table.splitlines() if "`sac3_q`" in line)
     cells = [c.strip() for c in row.strip("|").split("|")][2:]
-    columns = [name.strip() for name in table.splitlines()[0].strip("|").split("|")][2:]
+    header = next(line for line in table.splitlines() if line.startswith("| Method"))
+    columns = [name.strip() for name in header.strip("|").split("|")][2:]
     by_column = dict(zip(columns, cells, strict=True))
-    low, high = published["intervals"]["sac3_q"]["response_roc_auc"]
-    value = published["metrics"]["sac3_q"]["response_roc_auc"]
-    assert by_column["nq_open"] == f"{value:.1f} [{low:.1f}, {high:.1f}] (response)"
-    assert by_column["hotpotqa"] == NOT_RUN_CELL
+    assert by_column["nq_open"] == f"**{point:.1f}** [{low:.1f}, {high:.1f}]"  # alone in its column: the best
+    assert by_column["hotpotqa"] == NOT_RUN
     assert by_column["wikibio"] == "n/a: needs the data set's SAC3 verifier outputs"
-    assert len(table.splitlines()) == 2 + sum(len(s.benchmark_variants) for s in registry.methods().values())
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| Method")]
+    assert len(rows) == 1 + sum(len(s.benchmark_variants) for s in registry.methods().values())  # + random

@@ -4,6 +4,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,29 @@ def test_hit_after_miss_and_miss_on_any_key_change(tmp_path: Path) -> None:
         changed = [cache_key("upper", {"model": "m", "temperature": 0.7}, "a")]
         cache.map(changed, ["a"], compute)
         assert calls == ["a", "b", "a"]
+
+
+def test_a_labelled_request_reports_its_calls_and_their_measured_model_seconds(tmp_path: Path) -> None:
+    """Per label: the distinct calls, those computed in this run, and the model seconds of all
+    of them as measured when computed, so a warm run reports the same work at no new cost."""
+
+    def slow_square(batch: list[int]) -> list[int]:
+        time.sleep(0.01 * len(batch))
+        return [x * x for x in batch]
+
+    keys = [cache_key("sq", x) for x in (1, 2, 3, 3)]
+    with CallCache(tmp_path / "c.sqlite") as cold:
+        cold.map(keys, [1, 2, 3, 3], slow_square, batch_size=2, progress="squares")
+        cold.map(keys[:1], [1], slow_square)  # unlabelled: counted in the totals only
+        first = cold.stats.as_dict()["requests"]
+    assert list(first) == ["squares"]
+    assert first["squares"]["calls"] == 3 and first["squares"]["computed"] == 3
+    assert first["squares"]["model_seconds"] >= 0.03
+    with CallCache(tmp_path / "c.sqlite") as warm:
+        warm.map(keys, [1, 2, 3, 3], slow_square, progress="squares")
+        again = warm.stats.as_dict()["requests"]["squares"]
+    assert again["calls"] == 3 and again["computed"] == 0
+    assert again["model_seconds"] == pytest.approx(first["squares"]["model_seconds"], abs=1e-3)
 
 
 def test_key_is_independent_of_dict_order() -> None:

@@ -30,7 +30,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -80,27 +80,50 @@ def cache_key(*parts: Any) -> str:
 
 
 @dataclass
+class RequestCost:
+    """What one kind of labelled request (``map(..., progress=label)``: an LLM role, NLI pairs,
+    BERTScore pairs) asked of the cache in a stage: its distinct calls, how many were computed
+    in this run, and the model seconds of all of them as measured when each was computed (a hit
+    carries the seconds its computation took, so a warm run still reports the work's cost)."""
+
+    calls: int = 0
+    computed: int = 0
+    model_seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {"calls": self.calls, "computed": self.computed, "model_seconds": round(self.model_seconds, 3)}
+
+
+@dataclass
 class CacheStats:
-    """Counts for one stage's use of the cache."""
+    """Counts for one stage's use of the cache, and per request label its cost."""
 
     hits: int = 0
     misses: int = 0
     seconds_saved: float = 0.0
     seconds_computing: float = 0.0
+    requests: dict[str, RequestCost] = field(default_factory=dict)
 
     @property
     def hit_rate(self) -> float:
         total = self.hits + self.misses
         return self.hits / total if total else 0.0
 
-    def as_dict(self) -> dict[str, float | int]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "hits": self.hits,
             "misses": self.misses,
             "hit_rate": round(self.hit_rate, 4),
             "seconds_saved": round(self.seconds_saved, 3),
             "seconds_computing": round(self.seconds_computing, 3),
+            "requests": {label: cost.as_dict() for label, cost in self.requests.items()},
         }
+
+    def add_request(self, label: str, calls: int, computed: int, model_seconds: float) -> None:
+        cost = self.requests.setdefault(label, RequestCost())
+        cost.calls += calls
+        cost.computed += computed
+        cost.model_seconds += model_seconds
 
 
 class CacheFileError(RuntimeError, UserFacingError):
@@ -269,6 +292,7 @@ class CallCache:
             raise ValueError("keys and inputs must have the same length")
         if spread and self.shard is not None:
             self._map_shard(self.shard, keys, inputs, compute, batch_size)
+        seconds_before = self.stats.seconds_saved + self.stats.seconds_computing
         results = self.get_many(keys)
         missing: dict[str, Any] = {}
         for key, item in zip(keys, inputs, strict=True):
@@ -282,6 +306,9 @@ class CallCache:
         finally:
             if bar is not None:
                 bar.close()
+        if progress is not None:
+            spent = self.stats.seconds_saved + self.stats.seconds_computing - seconds_before
+            self.stats.add_request(progress, len(results), len(pending), spent)
         return [results[key] for key in keys]
 
     def _compute_batches(

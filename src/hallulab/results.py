@@ -390,7 +390,7 @@ def import_kept(folder: Path, dataset: str, method: str, name: str, command: str
     )
 
 
-def _overrides(command_args: str) -> list[str]:
+def overrides_of(command_args: str) -> list[str]:
     """The ``-S key=value`` settings of a command's arguments."""
     words = shlex.split(command_args)
     return [value for flag, value in itertools.pairwise(words) if flag in ("-S", "--set-param")]
@@ -428,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"imported {target}")
         return 0
     params = load_params(args.params)
-    overrides = _overrides(args.args)
+    overrides = overrides_of(args.args)
     if args.method == NLI_MODEL:  # not a data set's run: the model every NLI step reads
         result = collect_nli_model(args.name, args.command, overrides, params)
     elif not args.name:

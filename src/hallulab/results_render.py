@@ -27,8 +27,10 @@ A combining method's paired differences against its members (``paired`` in its r
 and ``<!-- /paired -->``: one row per variant and member, each cell the difference in points
 with its paired interval, e.g. ``+0.84 [-0.41, +2.10]``.
 
-The benchmark table (every method on every data set, :mod:`hallulab.benchmark.table`) sits
-between ``<!-- benchmark -->`` and ``<!-- /benchmark -->``.
+The benchmark tables (every method on every data set, :mod:`hallulab.benchmark.render`: ROC-AUC,
+PR-AUC and PRR from ``results/benchmark/table.json``) sit between ``<!-- benchmark -->`` and
+``<!-- /benchmark -->``; ``<!-- benchmark metrics=roc_auc -->`` renders the ROC-AUC one only, and
+``<!-- benchmark-best -->`` … ``<!-- /benchmark-best -->`` the excerpt of each column's best.
 
 A speed benchmark table (``make bench`` writes ``benchmarks/results.json``, :mod:`hallulab.tooling.bench_record`)
 sits between ``<!-- bench: SECTION -->`` and ``<!-- /bench -->``.
@@ -56,9 +58,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hallulab.benchmark.applicability import applicability, benchmark_datasets
+from hallulab.benchmark.render import best_table as benchmark_best_table
+from hallulab.benchmark.render import render as render_benchmark_tables
 from hallulab.benchmark.runs import BenchmarkSettings, cell_runs
-from hallulab.benchmark.table import TableCell
 from hallulab.benchmark.table import rows as benchmark_rows
+from hallulab.benchmark.table_file import read as read_benchmark_table
 from hallulab.core.io import read_json
 from hallulab.evaluation.paper_tables import PAPER_REFERENCE
 from hallulab.pipeline import registry
@@ -92,7 +96,13 @@ PAIRED = re.compile(
 )
 
 
-BENCHMARK = re.compile(r"(?P<open><!-- benchmark -->\n)(?P<body>.*?)(?P<close><!-- /benchmark -->)", re.DOTALL)
+BENCHMARK = re.compile(
+    r"(?P<open><!-- benchmark(?: metrics=(?P<metrics>[\w,]+))? -->\n)(?P<body>.*?)(?P<close><!-- /benchmark -->)",
+    re.DOTALL,
+)
+BENCHMARK_BEST = re.compile(
+    r"(?P<open><!-- benchmark-best -->\n)(?P<body>.*?)(?P<close><!-- /benchmark-best -->)", re.DOTALL
+)
 
 
 BENCH = re.compile(
@@ -316,42 +326,30 @@ def render(text: str, root: Path) -> str:
         return match["open"] + render_section(match["section"], results) + match["close"]
 
     def replace_benchmark(match: re.Match[str]) -> str:
-        return match["open"] + render_benchmark(root) + match["close"]
+        return match["open"] + render_benchmark(root, _names(match["metrics"] or "")) + match["close"]
 
     text = PAIRED.sub(replace_paired, EXCERPT.sub(replace_excerpt, MARKER.sub(replace, text)))
-    return BENCHMARK.sub(replace_benchmark, BENCH.sub(replace_bench, text))
+
+    def replace_benchmark_best(match: re.Match[str]) -> str:
+        return match["open"] + render_benchmark(root, best_only=True) + match["close"]
+
+    text = BENCHMARK.sub(replace_benchmark, BENCH.sub(replace_bench, text))
+    return BENCHMARK_BEST.sub(replace_benchmark_best, text)
 
 
-NOT_RUN_CELL = "not run yet"
-
-
-def benchmark_cell(table_cell: TableCell, variant: str) -> str:
-    """``n/a: reason``, ``not run yet``, or the variant's ROC-AUC with its interval and level."""
-    if table_cell.reason is not None:
-        return f"n/a: {table_cell.reason}"
-    if table_cell.result is None:
-        return NOT_RUN_CELL
-    if table_cell.metric is None:
-        return "no level with a ROC-AUC"
-    if variant not in table_cell.result.metrics:
-        return f"no variant {variant} in the run"
-    return f"{cell(table_cell.result, variant, table_cell.metric)} ({table_cell.level})"
-
-
-def render_benchmark(root: Path) -> str:
-    """The benchmark table (:mod:`hallulab.benchmark.table`) from the results under ``root``."""
+def render_benchmark(root: Path, metrics: Sequence[str] = (), *, best_only: bool = False) -> str:
+    """The benchmark tables (:mod:`hallulab.benchmark.render`) from the results under ``root``:
+    every metric's, or those ``metrics`` names; ``best_only``: the excerpt of each column's best."""
     methods = registry.methods()
     datasets = benchmark_datasets(methods)
     cells = applicability(methods, datasets)
     runs = cell_runs(cells, datasets, BenchmarkSettings.load(), methods)
-    lines = [
-        "| Method | Variant | " + " | ".join(dataset.name for dataset in datasets) + " |",
-        "|---|---|" + "---|" * len(datasets),
-    ]
-    for row in benchmark_rows(methods, datasets, cells, runs, root):
-        values = " | ".join(benchmark_cell(c, row.variant) for c in row.cells)
-        lines.append(f"| {row.title} | `{row.variant}` | {values} |")
-    return "\n".join(lines) + "\n"
+    rows = benchmark_rows(methods, datasets, cells, runs, root)
+    table = read_benchmark_table(root) or {}
+    names = [d.name for d in datasets]
+    if best_only:
+        return benchmark_best_table(rows, names, table)
+    return render_benchmark_tables(rows, names, table, metrics)
 
 
 def documents(paths: Sequence[str | Path]) -> list[Path]:

@@ -3,9 +3,13 @@
     python -m hallulab.benchmark list              # every cell: done, to run, or n/a and why
     python -m hallulab.benchmark run               # every applicable cell without a results file
     python -m hallulab.benchmark run --cell nq_open/length   # one cell, done or not
+    python -m hallulab.benchmark units --cell nq_open/length # keep the units of a cell just run
+    python -m hallulab.benchmark table             # results/benchmark/table.json from the units files
 
-``make benchmark`` runs the second (``CELL=nq_open/length`` for one cell); see
-:mod:`hallulab.benchmark.runs` for what a cell runs and on which subset.
+``make benchmark`` runs the second, then the table (``CELL=nq_open/length`` for one cell); see
+:mod:`hallulab.benchmark.runs` for what a cell runs and on which subset, and
+:mod:`hallulab.benchmark.table_file` for what the table computes. ``units`` is for a cell run by
+the ``make result`` line of its results file: ``run`` keeps a cell's units itself.
 """
 
 from __future__ import annotations
@@ -15,9 +19,24 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from hallulab.benchmark import table_file
 from hallulab.benchmark.applicability import applicability, benchmark_datasets
-from hallulab.benchmark.runs import BenchmarkSettings, cell_runs, make_runner, run_pending
+from hallulab.benchmark.runs import (
+    BenchmarkSettings,
+    CellRun,
+    cell_runs,
+    is_done,
+    make_runner,
+    run_pending,
+    with_arguments,
+)
+from hallulab.benchmark.table import rows as benchmark_rows
+from hallulab.benchmark.units import export_cell_units
+from hallulab.core.config import ConfigError
 from hallulab.core.errors import UserFacingError
+from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.pipeline import registry
+from hallulab.pipeline.params import ParamsView
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,9 +44,22 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--root", type=Path, default=Path("."), help="the checkout (results/ and the Makefile)")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="every cell: done, to run, or n/a with its reason")
-    run = commands.add_parser("run", help="run the applicable cells without a results file")
+    run = commands.add_parser("run", help="run the applicable cells without a results file, then the table")
     run.add_argument("--cell", help="DATASET/METHOD: run this cell alone, whether or not it is done")
+    run.add_argument("--args", default="", help="-S key=value settings added to every cell (other models)")
+    units = commands.add_parser("units", help="keep the labelled units of a cell the workspace has just run")
+    units.add_argument("--cell", required=True, help="DATASET/METHOD")
+    commands.add_parser("table", help="write results/benchmark/table.json from the committed units files")
     return parser
+
+
+def _write_table(root: Path, runs: Sequence[CellRun]) -> Path:
+    methods = registry.methods()
+    datasets = benchmark_datasets(methods)
+    cells = applicability(methods, datasets)
+    rows = benchmark_rows(methods, datasets, cells, runs, root)
+    cfg = ParamsView.load(str(root / "params.yaml"), ("evaluate",), "evaluate").typed(ProtocolConfig, "evaluate")
+    return table_file.write(table_file.build(rows, [d.name for d in datasets], methods, cfg, root), root)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -47,11 +79,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             if run is None:
                 print(f"{key}\tn/a\t{cell.reason}")
                 continue
-            state = "done" if run.results_file(args.root).is_file() else "to run"
+            state = "done" if is_done(run, args.root) else "to run"
             print(f"{key}\t{state}\t{run.command}")
         return 0
     try:
+        if args.command == "units":
+            run = next((run for run in runs if run.key == args.cell), None)
+            if run is None:
+                raise ConfigError(f"--cell {args.cell}: not an applicable cell; applicable: {[r.key for r in runs]}")
+            count = export_cell_units(
+                run.dataset, run.method, run.levels, run.variants, run.units_file(args.root), args.root
+            )
+            print(f"{run.units_file()}: {count} labelled units")
+            return 0
+        if args.command == "table":
+            print(f"{_write_table(args.root, runs)}: written")
+            return 0
+        runs = with_arguments(runs, args.args)
         outcome = run_pending(runs, make_runner(args.root), args.root, only=args.cell)
+        print(f"{_write_table(args.root, runs)}: written")
     except UserFacingError as error:
         print(f"hallulab benchmark: error: {error}", file=sys.stderr)
         return 2

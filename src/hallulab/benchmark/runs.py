@@ -5,9 +5,11 @@ run and published like every result (``make result``, :mod:`hallulab.results`) u
 ``benchmark_<method>``: ``results/<data set>/benchmark_<method>.json``, with its command. The
 runs share the DVC cache, its run-cache and the call cache, so a cell re-run after an
 interruption restores what its stages and model calls already computed, and ``make benchmark``
-skips every cell whose results file is there: an interrupted table resumes at the first
-unfinished cell, and one cell re-runs alone with its own command (``--cell DATASET/METHOD``, or
-the ``make result`` line in its file).
+skips every cell whose results file is there and was made with the cell's settings: an
+interrupted table resumes at the first unfinished cell, and one cell re-runs alone with its own
+command (``--cell DATASET/METHOD``, or the ``make result`` line in its file). ``ARGS="-S ..."``
+adds the user's settings to every cell (other models: the table says which made each cell), and
+a cell made with other settings counts as not done.
 
 **Subsets.** A cell that calls an LLM runs on the subset its data set's entry of
 ``conf/benchmark.yaml`` selects (settings, so a bigger machine runs the whole set; the table's
@@ -27,20 +29,24 @@ set. A cell calls an LLM when (:func:`calls_an_llm`):
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from hallulab.benchmark.applicability import BenchmarkDataset, Cell
+from hallulab.benchmark.cost import CellTimer, cell_cost, write_cell_cost
+from hallulab.benchmark.units import export_cell_units
 from hallulab.core.config import CONF_DIR, ConfigError
+from hallulab.core.io import read_json
 from hallulab.core.needs import SAMPLES
 from hallulab.pipeline import registry
 from hallulab.pipeline.spec import ArtifactSpec, MethodSpec
-from hallulab.results import result_path
+from hallulab.results import overrides_of, result_path
 
 #: the benchmark's settings (the subsets of the cells that call an LLM)
 SETTINGS_FILE = CONF_DIR / "benchmark.yaml"
@@ -107,6 +113,10 @@ class CellRun:
     #: the ``-S`` settings of its subset; empty: the whole data set
     settings: tuple[str, ...]
     calls_llm: bool
+    #: the levels it is evaluated at (finest first), and the variants the table shows
+    #: (empty: every variant the method writes)
+    levels: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -129,6 +139,17 @@ class CellRun:
 
     def results_file(self, root: Path = Path(".")) -> Path:
         return result_path(self.dataset, self.name, root)
+
+    def units_file(self, root: Path = Path(".")) -> Path:
+        """The labelled units of its variants, kept beside its results file
+        (:mod:`hallulab.benchmark.units`)."""
+        results = self.results_file(root)
+        return results.with_name(results.stem + ".units.csv")
+
+    def cost_file(self, root: Path = Path(".")) -> Path:
+        """What its run cost, from its stages' logs (:mod:`hallulab.benchmark.cost`)."""
+        results = self.results_file(root)
+        return results.with_name(results.stem + ".cost.json")
 
 
 def cell_runs(
@@ -154,20 +175,48 @@ def cell_runs(
         dataset = by_name[cell.dataset]
         llm = calls_an_llm(methods[cell.method], dataset, methods, artifacts)
         subset = settings.llm_subsets.get(cell.dataset, ()) if llm else ()
-        runs.append(CellRun(cell.dataset, cell.method, subset, llm))
+        variants = methods[cell.method].benchmark_variants
+        runs.append(CellRun(cell.dataset, cell.method, subset, llm, cell.levels, variants))
     return tuple(runs)
 
 
+def with_arguments(runs: Sequence[CellRun], arguments: str) -> tuple[CellRun, ...]:
+    """Every run with the user's own ``-S key=value`` settings after its subset's
+    (``make benchmark ARGS="-S llm=... -S nli=..."``: the table re-filled with other models)."""
+    words = shlex.split(arguments)
+    extra = tuple(overrides_of(arguments))
+    if len(words) != 2 * len(extra):
+        raise ConfigError(f"benchmark ARGS {arguments!r}: expected -S key=value settings only")
+    return tuple(replace(run, settings=run.settings + extra) for run in runs)
+
+
+def is_done(run: CellRun, root: Path = Path(".")) -> bool:
+    """Its results file is there and was made with its settings (a table re-filled with other
+    settings runs the cell again)."""
+    path = run.results_file(root)
+    if not path.is_file():
+        return False
+    made_with = read_json(path).get("overrides", [])
+    return list(made_with) == list(run.settings)
+
+
 def pending(runs: Sequence[CellRun], root: Path = Path(".")) -> list[CellRun]:
-    """The runs whose results file is not there yet (what :func:`run_pending` runs)."""
-    return [run for run in runs if not run.results_file(root).is_file()]
+    """The runs not done yet (:func:`is_done`): what :func:`run_pending` runs."""
+    return [run for run in runs if not is_done(run, root)]
 
 
 def make_runner(root: Path, make: str = "make") -> Callable[[CellRun], int]:
-    """Runs one cell as its command says, in the checkout ``root``; returns the exit status."""
+    """Runs one cell as its command says, in the checkout ``root``, then keeps its labelled
+    units and its cost beside its results file; returns the exit status."""
 
     def execute(run: CellRun) -> int:
-        return subprocess.run([make, *run.make_arguments], cwd=root, check=False).returncode
+        with CellTimer() as timer:
+            status = subprocess.run([make, *run.make_arguments], cwd=root, check=False).returncode
+        if status == 0:
+            export_cell_units(run.dataset, run.method, run.levels, run.variants, run.units_file(root), root)
+            cost = cell_cost(run.method, run.dataset, timer.started, timer.seconds, root)
+            write_cell_cost(run.cost_file(root), cost)
+        return status
 
     return execute
 

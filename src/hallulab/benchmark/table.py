@@ -6,12 +6,12 @@ every variant where a method declares none), one column per benchmark data set. 
 * ``n/a`` with the reason of the applicability rule (:mod:`hallulab.benchmark.applicability`);
 * not run yet: the cell applies, and ``results/<data set>/benchmark_<method>.json``
   (:mod:`hallulab.benchmark.runs`) is not there;
-* else the variant's ROC-AUC with its 95% bootstrap interval at the finest level the data set
-  labels among those the method is evaluated at (ROC-AUC: the metric every level reports,
-  with the hallucinated class positive, :mod:`hallulab.evaluation.levels`).
+* else filled, at the finest binary level the data set labels among those the method is
+  evaluated at (:func:`hallulab.benchmark.units.binary_level`): its statistics are computed from
+  the units file kept beside the results file (:mod:`hallulab.benchmark.table_file`).
 
 ``docs/benchmark.md`` shows it between ``<!-- benchmark -->`` and ``<!-- /benchmark -->``
-(:mod:`hallulab.results_render`, ``make readme``).
+(:mod:`hallulab.benchmark.render`, ``make readme``).
 """
 
 from __future__ import annotations
@@ -22,27 +22,22 @@ from pathlib import Path
 
 from hallulab.benchmark.applicability import BenchmarkDataset, Cell
 from hallulab.benchmark.runs import CellRun
+from hallulab.benchmark.units import binary_level
 from hallulab.pipeline.spec import MethodSpec
 from hallulab.results import PublishedResult, load_result
-
-#: each level's ROC-AUC key in the evaluation's metrics
-ROC_AUC: dict[str, str] = {
-    "claim": "claim_roc_auc",
-    "sentence": "roc_auc",
-    "response": "response_roc_auc",
-    "prompt": "prompt_auc",
-}
 
 
 @dataclass(frozen=True)
 class TableCell:
     """One cell: ``reason`` where the method does not apply; ``result`` once its run is
-    published (None: not run yet); ``metric`` and ``level``: what the cell reads of it."""
+    published (None: not run yet); ``level``: the binary level its statistics are at."""
 
     reason: str | None = None
     result: PublishedResult | None = None
     level: str | None = None
-    metric: str | None = None
+    #: where it applies, its units and cost files relative to the checkout (there or not)
+    units_file: Path | None = None
+    cost_file: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -81,8 +76,9 @@ def rows(
                     row.append(TableCell(reason=cell.reason))
                     continue
                 result = published.get(dataset.name)
-                level = next((level for level in cell.levels if level in ROC_AUC), None)
-                metric = ROC_AUC[level] if level is not None else None
-                row.append(TableCell(result=result, level=level, metric=metric))
+                run = by_run.get((name, dataset.name))
+                units = run.units_file() if run is not None else None
+                cost = run.cost_file() if run is not None else None
+                row.append(TableCell(result=result, level=binary_level(cell.levels), units_file=units, cost_file=cost))
             found.append(TableRow(name, spec.title, variant, tuple(row)))
     return tuple(found)

@@ -13,6 +13,8 @@ Weighted versions of the metrics (each reduces to the unweighted one when all we
 * PR curve / AUC-PR (trapezoid) / average precision: weighted true and false positives at
   every distinct threshold; thresholds whose items all have weight 0 add zero-width steps.
 * ROC-AUC: sum over tie groups of pos_g * (neg_below_g + neg_g / 2), over P * N.
+* PRR: the rejection areas of the resampled multiset in closed form per tie group
+  (:func:`prediction_rejection_ratio`).
 * Pearson: weighted moments. Spearman: Pearson of the weighted mid-ranks (the mid-rank of a
   value in the resampled multiset is the weight below it plus (its tie weight + 1) / 2).
 
@@ -115,6 +117,56 @@ def roc_auc(y: np.ndarray, scores: np.ndarray, weights: np.ndarray) -> np.ndarra
     with np.errstate(invalid="ignore", divide="ignore"):
         value = np.sum(pos_group * (neg_below + neg_group / 2.0), axis=1) / total
     return np.where(_defined(tps, fps), value, np.nan)
+
+
+def _rejection_areas(uncertainty: np.ndarray, quality: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """(B,) area under the prediction-rejection curve of every weighting
+    (:func:`hallulab.evaluation.metrics.rejection_area` on the resampled multiset).
+
+    Sorted by ascending uncertainty, tie group g holds W_g items (weights summed) of mean
+    quality m_g = Q_g / W_g; with S_g items up to and including g and C_g the quality before
+    it, the kept means C(j) / j over the group's positions j = S_(g-1)+1 .. S_g sum to
+
+        (C_g - m_g S_(g-1)) (H(S_g) - H(S_(g-1))) + m_g W_g
+
+    (H: harmonic numbers; C(j) grows by m_g per position inside the group), and the area is
+    their total over S_G. Multiplicities are whole numbers, so H is a table."""
+    if uncertainty.size == 0:
+        return np.full(weights.shape[0], np.nan)
+    order = np.argsort(uncertainty, kind="mergesort")
+    ranked = uncertainty[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(ranked)) + 1]
+    w = weights[:, order]
+    group_weight = np.add.reduceat(w, starts, axis=1)
+    group_quality = np.add.reduceat(w * quality[order], starts, axis=1)
+    upto = np.cumsum(group_weight, axis=1)
+    before = upto - group_weight
+    quality_before = np.cumsum(group_quality, axis=1) - group_quality
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(group_weight > 0, group_quality / np.where(group_weight > 0, group_weight, 1.0), 0.0)
+    total = upto[:, -1]
+    harmonic = np.r_[0.0, np.cumsum(1.0 / np.arange(1, int(total.max()) + 1))]
+    steps = harmonic[upto.astype(np.int64)] - harmonic[before.astype(np.int64)]
+    summed = np.sum((quality_before - mean * before) * steps + mean * group_weight, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(total > 0, summed / np.where(total > 0, total, 1.0), np.nan)
+
+
+def prediction_rejection_ratio(y: np.ndarray, scores: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """(B,) PRR = (A_score - A_random) / (A_oracle - A_random) of every weighting, quality
+    1 - y (:func:`hallulab.evaluation.metrics.prediction_rejection_ratio`); NaN where the
+    resample holds one class only."""
+    positive = np.asarray(y, dtype=np.float64)
+    quality = 1.0 - positive
+    total = weights.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        random_area = (weights @ quality) / total
+        oracle = _rejection_areas(positive, quality, weights)
+        value = (_rejection_areas(np.asarray(scores, dtype=np.float64), quality, weights) - random_area) / (
+            oracle - random_area
+        )
+    has_both = (weights @ positive > 0) & (weights @ quality > 0)
+    return np.where(has_both, value, np.nan)
 
 
 def _spread(values: np.ndarray, present: np.ndarray) -> np.ndarray:

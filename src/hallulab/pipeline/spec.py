@@ -160,6 +160,9 @@ class MethodSpec:
     #: the variants the benchmark table shows, by their names at the default settings: its
     #: paper's headline reading (:mod:`hallulab.benchmark.runs`); empty: every variant it writes
     benchmark_variants: tuple[str, ...] = ()
+    #: a trivial baseline (unit length): the benchmark table compares every other row of a
+    #: column against it (:mod:`hallulab.benchmark.table_file`)
+    trivial_baseline: bool = False
     #: its score step's first batched model request is the bulk of its cost: ``make dvcyaml
     #: SHARDS=S`` splits it (:mod:`hallulab.pipeline.sharding`)
     shards: bool = False

@@ -36,6 +36,7 @@ SPEC = MethodSpec(
     score=None,
     aggregate=StepInputs(),
     order=99,
-    benchmark_variants=("length_tokens",),  # the trivial length baseline
+    benchmark_variants=("length_tokens",),
+    trivial_baseline=True,
     other_levels=("claim", "response", "prompt"),
 )

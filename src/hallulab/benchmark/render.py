@@ -1,0 +1,165 @@
+"""The benchmark table as Markdown: one table per metric, rendered from the table file.
+
+A filled cell shows the value and its 95% interval, ``78.8 [73.0, 84.6]``, from
+``results/benchmark/table.json`` (:mod:`hallulab.benchmark.table_file`), with the marks
+
+* **bold**: the best of its column (at its level) for that metric;
+* ``≈``: not told apart from the best (the paired interval of the difference holds 0);
+* ``†``: not above the trivial baseline (unit length): its paired difference against it is
+  not above 0;
+
+and the level in parentheses where a column mixes levels. A cell that does not apply shows
+``n/a`` with its reason, one that applies and has no results file ``not run yet``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hallulab.benchmark.statistics import METRIC_TITLES, METRICS
+from hallulab.benchmark.table import TableRow
+
+NOT_RUN = "not run yet"
+LEGEND = (
+    "**Bold**: the column's best at that level; ≈: not told apart from the best (the paired 95% "
+    "interval of the difference holds 0); †: not above the length baseline (its paired difference "
+    "against `length_tokens` is not above 0). Hallucinated class positive; intervals resample records."
+)
+
+COST_LEGEND = (
+    "Seconds: the stage seconds of the cell's own run (its stages' logs); calls: the model calls its "
+    "stages made (LLM, NLI and BERTScore requests, cached or not), each per 1,000 labelled units. "
+    "*partial*: a stage it needs did not run in its own run (DVC found its outputs current), so its "
+    "cost is not counted. Each cell's cost file names the machine."
+)
+
+
+def _number(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"
+
+
+def cell_text(entry: Mapping[str, Any] | None, metric: str, best: str | None, key: str, show_level: bool) -> str:
+    """One filled cell's text for ``metric`` (``entry``: the row's entry in the table file)."""
+    if entry is None:
+        return "no units file"
+    point, low, high = entry["metrics"][metric]
+    if point is None:
+        return "undefined"
+    value = _number(point)
+    text = f"**{value}**" if key == best else value
+    if low is not None and high is not None:
+        text += f" [{_number(low)}, {_number(high)}]"
+    versus_best = entry["vs_best"].get(metric)
+    if versus_best is not None and versus_best["verdict"] == "tied":
+        text = "≈ " + text
+    versus_baseline = entry["vs_baseline"].get(metric)
+    if versus_baseline is not None and versus_baseline["verdict"] != "better":
+        text += " †"
+    if show_level:
+        text += f" ({entry['level']})"
+    return text
+
+
+def metric_table(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any], metric: str) -> str:
+    columns = table.get("columns", {})
+    mixed = {
+        dataset: len({entry["level"] for entry in columns.get(dataset, {}).get("rows", {}).values()}) > 1
+        for dataset in datasets
+    }
+    lines = [
+        "| Method | Variant | " + " | ".join(datasets) + " |",
+        "|---|---|" + "---|" * len(datasets),
+    ]
+    for row in rows:
+        key = f"{row.method}/{row.variant}"
+        texts = []
+        for dataset, cell in zip(datasets, row.cells, strict=True):
+            if cell.reason is not None:
+                texts.append(f"n/a: {cell.reason}")
+            elif cell.result is None:
+                texts.append(NOT_RUN)
+            else:
+                column = columns.get(dataset, {})
+                entry = column.get("rows", {}).get(key)
+                best = column.get("best", {}).get(entry["level"], {}).get(metric) if entry else None
+                texts.append(cell_text(entry, metric, best, key, mixed[dataset]))
+        lines.append(f"| {row.title} | `{row.variant}` | " + " | ".join(texts) + " |")
+    random = []
+    for dataset in datasets:
+        levels = columns.get(dataset, {}).get("random", {})
+        values = [f"{_number(found[metric])} ({level})" for level, found in levels.items()]
+        random.append(", ".join(values) if values else "–")
+    lines.append("| Random scorer (expected) | – | " + " | ".join(random) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def cost_text(cost: Mapping[str, Any] | None) -> str:
+    """A cell's cost per 1,000 units: stage seconds and model calls, ``partial`` where some
+    stage it needs did not run in its own run (its cost was paid earlier and is not counted)."""
+    if cost is None:
+        return "–"
+    text = f"{cost['stage_seconds']:,.1f} s, {cost['model_calls']:,.0f} calls"
+    return text if cost["complete"] else text + " (partial)"
+
+
+def cost_table(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> str:
+    columns = table.get("columns", {})
+    lines = ["| Method | Variant | " + " | ".join(datasets) + " |", "|---|---|" + "---|" * len(datasets)]
+    for row in rows:
+        key = f"{row.method}/{row.variant}"
+        texts = []
+        for dataset, cell in zip(datasets, row.cells, strict=True):
+            entry = columns.get(dataset, {}).get("rows", {}).get(key)
+            if cell.reason is not None:
+                texts.append("n/a")
+            elif entry is None:
+                texts.append(NOT_RUN if cell.result is None else "–")
+            else:
+                texts.append(cost_text(entry.get("cost")))
+        lines.append(f"| {row.title} | `{row.variant}` | " + " | ".join(texts) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def render(
+    rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any], metrics: Sequence[str] = ()
+) -> str:
+    """Every metric's table (or those named), each under its title, then the legend."""
+    chosen = tuple(metrics) or tuple(METRICS)
+    parts = []
+    for metric in chosen:
+        if metric not in METRICS:
+            raise ValueError(f"benchmark marker: metric {metric!r}; expected one of {tuple(METRICS)}")
+        parts.append(f"**{METRIC_TITLES[metric]}** (%)\n\n" + metric_table(rows, datasets, table, metric))
+    text = "\n".join(parts) + "\n" + LEGEND + "\n"
+    if not metrics:
+        text += (
+            "\n**Cost** per 1,000 labelled units\n\n" + cost_table(rows, datasets, table) + "\n" + COST_LEGEND + "\n"
+        )
+    return text
+
+
+def best_table(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> str:
+    """The excerpt: per data set and level, the best filled cell by ROC-AUC, the length
+    baseline's, and how many of the applicable cells are filled."""
+    titles = {f"{row.method}/{row.variant}": f"{row.title} `{row.variant}`" for row in rows}
+    lines = ["| Data set (level) | Best by ROC-AUC | Length baseline | Cells filled |", "|---|---|---|---|"]
+    for index, dataset in enumerate(datasets):
+        applicable = [row for row in rows if row.cells[index].reason is None]
+        column = table.get("columns", {}).get(dataset, {})
+        filled = len(column.get("rows", {}))
+        for level, best in column.get("best", {}).items():
+            key = best.get("roc_auc")
+            if key is None:
+                continue
+            point, low, high = column["rows"][key]["metrics"]["roc_auc"]
+            length = "–"
+            baseline = column.get("baseline", {}).get(level)
+            if baseline is not None:
+                b_point, b_low, b_high = column["rows"][baseline]["metrics"]["roc_auc"]
+                length = f"{_number(b_point)} [{_number(b_low)}, {_number(b_high)}]"
+            lines.append(
+                f"| {dataset} ({level}) | {titles.get(key, key)}: {_number(point)} [{_number(low)}, {_number(high)}]"
+                f" | {length} | {filled} of {len(applicable)} |"
+            )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,213 @@
+"""``results/benchmark/table.json``: the statistics of every filled cell, the best of each
+column and every cell's paired comparisons, computed from the committed units files alone.
+
+    python -m hallulab.benchmark table      # (make benchmark runs it after the cells)
+
+For every benchmark data set (a column) and every filled row (a method's benchmark variant with
+its units file, :mod:`hallulab.benchmark.units`), the cell's ROC-AUC, PR-AUC and PRR with their
+intervals (:mod:`hallulab.benchmark.statistics`). Within a column, cells at the same level are
+compared: for each metric the row of the highest value is the column's best, and every other
+row gets its paired difference against it (``vs_best``) and against the trivial baseline's row
+(``vs_baseline``: the method whose spec says ``trivial_baseline``, unit length), each with its
+verdict: ``better``, ``worse`` or ``tied`` (the interval holds 0). The random scorer's expected
+values are there too: ROC-AUC 50, PRR 0 and PR-AUC the positive rate.
+
+The file is re-derived by its command from committed files; a test recomputes it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hallulab.benchmark.statistics import METRICS, CellStatistics, Comparison, cell_statistics, paired
+from hallulab.benchmark.table import TableRow
+from hallulab.benchmark.units import CellUnits, read_units
+from hallulab.core.io import read_json, write_json
+from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.pipeline.spec import MethodSpec
+
+TABLE_FILE = Path("results/benchmark/table.json")
+
+
+@dataclass(frozen=True)
+class Versus:
+    """A paired comparison against one other row of the column, with its verdict."""
+
+    row: str
+    comparison: Comparison
+
+    def to_dict(self, metric: str) -> dict[str, Any]:
+        return {
+            "row": self.row,
+            "difference": self.comparison.differences[metric].to_list(),
+            "units": self.comparison.units,
+            "records": self.comparison.records,
+            "verdict": self.comparison.verdict(metric),
+        }
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One filled cell: its statistics and, per metric, its comparisons."""
+
+    statistics: CellStatistics
+    vs_best: dict[str, Versus] = field(default_factory=dict)
+    vs_baseline: dict[str, Versus] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        stats = self.statistics
+        return {
+            "level": stats.level,
+            "units": stats.units,
+            "records": stats.records,
+            "positives": stats.positives,
+            "metrics": {name: estimate.to_list() for name, estimate in stats.metrics.items()},
+            "vs_best": {metric: versus.to_dict(metric) for metric, versus in self.vs_best.items()},
+            "vs_baseline": {metric: versus.to_dict(metric) for metric, versus in self.vs_baseline.items()},
+        }
+
+
+def row_key(row: TableRow) -> str:
+    return f"{row.method}/{row.variant}"
+
+
+def _best(entries: Mapping[str, CellStatistics], metric: str) -> str | None:
+    """The row of the highest point value (the first in row order on a tie)."""
+    defined = [(key, stats.metrics[metric].point) for key, stats in entries.items()]
+    found = [(key, value) for key, value in defined if value is not None]
+    return max(found, key=lambda item: item[1])[0] if found else None
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column's entries, and per level the best row of each metric and the baseline's row."""
+
+    entries: dict[str, Entry]
+    best: dict[str, dict[str, str | None]]
+    baseline: dict[str, str]
+
+
+def column_entries(units: Mapping[str, CellUnits], baselines: Sequence[str], cfg: ProtocolConfig) -> Column:
+    """Every row's entry in one column with its comparisons."""
+    statistics = {key: cell_statistics(found, cfg) for key, found in units.items()}
+    entries: dict[str, Entry] = {}
+    best_by_level: dict[str, dict[str, str | None]] = {}
+    baseline_by_level: dict[str, str] = {}
+    for level in dict.fromkeys(found.level for found in units.values()):
+        at_level = {key: stats for key, stats in statistics.items() if stats.level == level}
+        best = {metric: _best(at_level, metric) for metric in METRICS}
+        best_by_level[level] = best
+        baseline = next((key for key in at_level if key in baselines), None)
+        if baseline is not None:
+            baseline_by_level[level] = baseline
+        for key, stats in at_level.items():
+            vs_best = {
+                metric: Versus(other, paired(units[key], units[other], cfg))
+                for metric, other in best.items()
+                if other is not None and other != key
+            }
+            vs_baseline = {}
+            if baseline is not None and baseline != key:
+                comparison = paired(units[key], units[baseline], cfg)
+                vs_baseline = {metric: Versus(baseline, comparison) for metric in METRICS}
+            entries[key] = Entry(stats, vs_best, vs_baseline)
+    return Column(entries, best_by_level, baseline_by_level)
+
+
+def per_thousand_units(cost: Mapping[str, Any] | None, units: int) -> dict[str, Any] | None:
+    """A cell's cost record (:mod:`hallulab.benchmark.cost`) per 1,000 of its labelled units:
+    stage seconds, model calls and model seconds (per request label too), and whether every
+    stage it needs ran in the cell's own run."""
+    if cost is None or units == 0:
+        return None
+    scale = 1000.0 / units
+    requests = cost.get("requests", {})
+    return {
+        "complete": bool(cost.get("complete")),
+        "stage_seconds": round(scale * float(cost.get("stage_seconds", 0.0)), 2),
+        "model_calls": round(scale * sum(float(r.get("calls", 0)) for r in requests.values()), 1),
+        "model_seconds": round(scale * sum(float(r.get("model_seconds", 0.0)) for r in requests.values()), 2),
+        "requests": {
+            label: {
+                "calls": round(scale * float(r.get("calls", 0)), 1),
+                "model_seconds": round(scale * float(r.get("model_seconds", 0.0)), 2),
+            }
+            for label, r in requests.items()
+        },
+    }
+
+
+def random_scorer(entries: Iterable[Entry], level: str) -> dict[str, float | None]:
+    """A random scorer's expected values at ``level``: ROC-AUC 50, PRR 0, PR-AUC the positive
+    rate (of the row with the most units at that level)."""
+    at_level = [e.statistics for e in entries if e.statistics.level == level and e.statistics.units]
+    widest = max(at_level, key=lambda stats: stats.units, default=None)
+    rate = None if widest is None else round(100.0 * widest.positives / widest.units, 4)
+    return {"roc_auc": 50.0, "pr_auc": rate, "prr": 0.0}
+
+
+def build(
+    rows: Sequence[TableRow],
+    datasets: Sequence[str],
+    methods: Mapping[str, MethodSpec],
+    cfg: ProtocolConfig,
+    root: Path = Path("."),
+) -> dict[str, Any]:
+    """The table file's content from the rows' units files under ``root``."""
+    baselines = [row_key(row) for row in rows if methods[row.method].trivial_baseline]
+    columns: dict[str, Any] = {}
+    for index, dataset in enumerate(datasets):
+        units: dict[str, CellUnits] = {}
+        costs: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            cell = row.cells[index]
+            if cell.result is None or cell.units_file is None:
+                continue
+            path = root / cell.units_file
+            if not path.is_file():
+                continue
+            found = read_units(path)
+            if row.variant in found:
+                units[row_key(row)] = found[row.variant]
+                if cell.cost_file is not None and (root / cell.cost_file).is_file():
+                    costs[row_key(row)] = read_json(root / cell.cost_file)
+        column = column_entries(units, baselines, cfg)
+        columns[dataset] = {
+            "best": column.best,
+            "baseline": column.baseline,
+            "random": {level: random_scorer(column.entries.values(), level) for level in column.best},
+            "rows": {
+                key: {**entry.to_dict(), "cost": per_thousand_units(costs.get(key), entry.statistics.units)}
+                for key, entry in column.entries.items()
+            },
+        }
+    return {
+        "protocol": {
+            "positive": "hallucinated",
+            "metrics": list(METRICS),
+            "bootstrap_samples": cfg.bootstrap_samples,
+            "ci_level": cfg.ci_level,
+            "seed": cfg.seed,
+            "resampled": "records",
+        },
+        "columns": columns,
+    }
+
+
+def write(content: Mapping[str, Any], root: Path = Path(".")) -> Path:
+    path = root / TABLE_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, dict(content))
+    return path
+
+
+def read(root: Path = Path(".")) -> dict[str, Any] | None:
+    path = root / TABLE_FILE
+    if not path.is_file():
+        return None
+    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return loaded

@@ -1,0 +1,183 @@
+"""The labelled units behind one benchmark cell: what every cell statistic is computed from.
+
+After a cell's run (``make result``, :mod:`hallulab.benchmark.runs`) the workspace holds the
+prepared records of its data set and the method's unit scores; :func:`cell_units` joins them at
+the cell's level into one row per labelled unit and benchmark variant,
+
+    (variant, record, unit, positive, score)
+
+with the hallucinated class positive at every level: a sentence labelled minor or major
+inaccurate (SelfCheckGPT's NonFact, label > 0.499), an unsupported claim (label > 0.499, as the
+CCP paper's claim-level protocol), a response labelled a hallucination, an unfamiliar prompt.
+A unit the variant scored NaN is left out (as the evaluation leaves it out). The rows are kept
+beside the cell's results file, ``results/<data set>/benchmark_<method>.units.csv``, so the
+table's statistics and its paired comparisons (:mod:`hallulab.benchmark.statistics`) are
+recomputed from committed files alone, with no data root and no run.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from hallulab.core.config import ConfigError
+from hallulab.core.io import atomic_open
+from hallulab.core.units import level_rows
+from hallulab.data.records import load_jsonl_passages
+from hallulab.data.schema import Passage
+from hallulab.evaluation.levels import unit_labels
+from hallulab.evaluation.protocol import ProtocolConfig, finite_for_ranking
+from hallulab.pipeline import paths
+from hallulab.pipeline.params import ParamsView
+
+#: the levels whose units carry a binary label (the passage level is a mean label: a correlation)
+BINARY_LEVELS = ("sentence", "claim", "response", "prompt")
+COLUMNS = ("variant", "record", "unit", "positive", "score")
+
+
+@dataclass(frozen=True)
+class CellUnits:
+    """One variant's scored, labelled units at one level, in the data set's unit order."""
+
+    level: str
+    variant: str
+    records: tuple[str, ...]
+    units: tuple[int, ...]
+    positive: np.ndarray  # bool
+    scores: np.ndarray  # float64, finite (infinities moved just past the finite range)
+
+    @property
+    def keys(self) -> tuple[tuple[str, int], ...]:
+        return tuple(zip(self.records, self.units, strict=True))
+
+    def restricted_to(self, keys: Sequence[tuple[str, int]]) -> CellUnits:
+        """The units among ``keys``, in ``keys``' order (two variants restricted alike line up)."""
+        index = {key: i for i, key in enumerate(self.keys)}
+        rows = np.asarray([index[key] for key in keys], dtype=np.int64)
+        return CellUnits(
+            self.level,
+            self.variant,
+            tuple(key[0] for key in keys),
+            tuple(key[1] for key in keys),
+            self.positive[rows] if rows.size else np.zeros(0, dtype=bool),
+            self.scores[rows] if rows.size else np.zeros(0),
+        )
+
+
+def binary_level(levels: Sequence[str]) -> str | None:
+    """The level a cell's statistics are at: the finest binary one of its evaluated levels."""
+    return next((level for level in levels if level in BINARY_LEVELS), None)
+
+
+def _truth(passages: Sequence[Passage], level: str, cfg: ProtocolConfig) -> dict[tuple[str, int], bool]:
+    """(record, unit) -> positive, for every labelled unit of ``level``."""
+    if level == "sentence":
+        return {
+            (p.id, index): label > cfg.nonfact_threshold
+            for p in passages
+            if p.labels is not None
+            for index, label in enumerate(p.labels)
+        }
+    labels = unit_labels(passages, level)
+    return dict(zip(labels.keys, (bool(v) for v in labels.positive), strict=True))
+
+
+def cell_units(
+    passages: Sequence[Passage], frame: pd.DataFrame, level: str, variants: Sequence[str], cfg: ProtocolConfig
+) -> dict[str, CellUnits]:
+    """Every benchmark variant's labelled units at ``level``; a variant the frame does not have
+    is an error naming it (a benchmark variant is one the method writes)."""
+    if level not in BINARY_LEVELS:
+        raise ValueError(f"level {level!r}: the benchmark's statistics need a binary level {BINARY_LEVELS}")
+    truth = _truth(passages, level, cfg)
+    order = {key: i for i, key in enumerate(truth)}
+    found = {}
+    for variant in variants:
+        rows = level_rows(frame, variant, level)
+        if variant not in set(frame["variant"]):
+            raise ConfigError(f"benchmark variant {variant!r}: the method's scores have no such variant")
+        scored = [
+            ((str(rid), int(unit)), float(score))
+            for rid, unit, score in zip(rows["record_id"], rows["unit_index"], rows["score"], strict=True)
+            if (str(rid), int(unit)) in truth and not math.isnan(float(score))
+        ]
+        scored.sort(key=lambda item: order[item[0]])
+        keys = [key for key, _ in scored]
+        found[variant] = CellUnits(
+            level,
+            variant,
+            tuple(key[0] for key in keys),
+            tuple(key[1] for key in keys),
+            np.asarray([truth[key] for key in keys], dtype=bool),
+            finite_for_ranking(np.asarray([score for _, score in scored], dtype=np.float64)),
+        )
+    return found
+
+
+def write_units(path: Path, level: str, units: Mapping[str, CellUnits]) -> None:
+    """The rows of every variant, one CSV with the level in its first line's comment."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(path) as handle:
+        handle.write(f"# level: {level}\n")
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        for variant, found in units.items():
+            for record, unit, positive, score in zip(
+                found.records, found.units, found.positive, found.scores, strict=True
+            ):
+                writer.writerow((variant, record, unit, int(positive), repr(float(score))))
+
+
+def read_units(path: Path) -> dict[str, CellUnits]:
+    """What :func:`write_units` wrote; a damaged file is an error naming its line."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if not lines or not lines[0].startswith("# level: "):
+        raise ConfigError(f"{path}: line 1: expected '# level: <level>'")
+    level = lines[0].removeprefix("# level: ").strip()
+    reader = csv.reader(lines[1:])
+    header = next(reader, None)
+    if header is None or tuple(header) != COLUMNS:
+        raise ConfigError(f"{path}: line 2: expected the columns {','.join(COLUMNS)}")
+    rows: dict[str, list[tuple[str, int, bool, float]]] = {}
+    for number, row in enumerate(reader, start=3):
+        try:
+            variant, record, unit, positive, score = row
+            rows.setdefault(variant, []).append((record, int(unit), positive == "1", float(score)))
+        except ValueError as error:
+            raise ConfigError(f"{path}: line {number}: {error}") from error
+    return {
+        variant: CellUnits(
+            level,
+            variant,
+            tuple(r[0] for r in found),
+            tuple(r[1] for r in found),
+            np.asarray([r[2] for r in found], dtype=bool),
+            np.asarray([r[3] for r in found], dtype=np.float64),
+        )
+        for variant, found in rows.items()
+    }
+
+
+def export_cell_units(
+    dataset: str, method: str, levels: Sequence[str], variants: Sequence[str], destination: Path, root: Path
+) -> int:
+    """After a cell's run in the checkout ``root``: its variants' labelled units at the finest
+    binary level of ``levels`` (every variant the method wrote when ``variants`` is empty),
+    written to ``destination``; returns the number of rows (0: no binary level, nothing written).
+    The labels' thresholds are the run's own ``evaluate`` settings (``params.yaml``)."""
+    level = binary_level(levels)
+    if level is None:
+        return 0
+    cfg = ParamsView.load(str(root / "params.yaml"), ("evaluate",), "evaluate").typed(ProtocolConfig, "evaluate")
+    passages = load_jsonl_passages(str(root / paths.passages(dataset)))
+    frame = pd.read_parquet(root / paths.unit_scores(method, dataset))
+    chosen = tuple(variants) or tuple(dict.fromkeys(frame["variant"]))
+    found = cell_units(passages, frame, level, chosen, cfg)
+    write_units(destination, level, found)
+    return sum(len(units.scores) for units in found.values())

@@ -1,0 +1,54 @@
+"""A benchmark cell's cost (hallulab.benchmark.cost): read from the logs of the stages that ran
+in the cell's own run; a stage whose outputs DVC found current is named and not counted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hallulab.benchmark.cost import cell_cost
+from hallulab.benchmark.render import cost_text
+from hallulab.benchmark.table_file import per_thousand_units
+
+STARTED = 1_000_000.0
+
+
+def _log(root: Path, stage: str, finished: float, seconds: float, requests: dict[str, dict[str, float]]) -> None:
+    path = root / "logs/nq_open" / f"{stage}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cache = {"hits": 0, "misses": 0, "requests": requests}
+    path.write_text(json.dumps({"stage": stage, "finished": finished, "seconds": seconds, "cache": cache}))
+
+
+def test_a_cells_cost_counts_the_stages_of_its_own_run_and_names_the_others(tmp_path: Path) -> None:
+    llm = {"generator LLM (smollm2)": {"calls": 40, "computed": 10, "model_seconds": 8.0}}
+    nli = {"NLI pairs": {"calls": 300, "computed": 300, "model_seconds": 3.5}}
+    _log(tmp_path, "generate", STARTED - 50, 99.0, llm)  # an earlier run's: not this cell's cost
+    _log(tmp_path, "extract_sentences", STARTED + 1, 2.0, {})
+    _log(tmp_path, "extract_claims", STARTED + 2, 1.0, llm)
+    _log(tmp_path, "score_ccp", STARTED + 3, 20.0, nli)
+    _log(tmp_path, "aggregate_ccp", STARTED + 4, 0.5, {})
+    cost = cell_cost("ccp", "nq_open", STARTED, 42.0, tmp_path)
+    assert cost["stages"]["generate"] == {"ran": False}
+    assert cost["stages"]["extract_response_tokens"] == {"ran": False}  # no log at all
+    assert cost["complete"] is False and cost["wall_seconds"] == 42.0
+    assert cost["stage_seconds"] == pytest.approx(23.5)
+    assert cost["requests"]["generator LLM (smollm2)"] == {"calls": 40, "computed": 10, "model_seconds": 8.0}
+    assert cost["requests"]["NLI pairs"]["calls"] == 300
+    assert cost["machine"]["cpus"] >= 1
+
+    scaled = per_thousand_units(cost, 200)
+    assert scaled is not None
+    assert scaled["stage_seconds"] == pytest.approx(117.5) and scaled["model_calls"] == pytest.approx(1700.0)
+    assert scaled["requests"]["NLI pairs"] == {"calls": 1500.0, "model_seconds": 17.5}
+    assert cost_text(scaled) == "117.5 s, 1,700 calls (partial)"
+    assert per_thousand_units(None, 200) is None and cost_text(None) == "–"
+
+
+def test_a_cell_whose_stages_all_ran_is_complete(tmp_path: Path) -> None:
+    for offset, stage in enumerate(("generate", "aggregate_length")):
+        _log(tmp_path, stage, STARTED + offset, 1.0, {})
+    cost = cell_cost("length", "nq_open", STARTED, 5.0, tmp_path)
+    assert cost["complete"] is True and cost["requests"] == {} and cost["stage_seconds"] == 2.0
