@@ -111,6 +111,7 @@ class _PublishingRunner:
         path = run.results_file(self.root)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"command": run.command, "overrides": list(run.settings)}))
+        run.units_file(self.root).write_text("# level: response\n")
         return 0
 
 

@@ -15,6 +15,7 @@ from hallulab.benchmark import table_file
 from hallulab.benchmark.__main__ import main as benchmark_main
 from hallulab.benchmark.render import cell_text
 from hallulab.benchmark.statistics import cell_statistics, paired
+from hallulab.benchmark.table_file import column_entries, random_scorer
 from hallulab.benchmark.units import CellUnits, cell_units, export_cell_units, read_units, write_units
 from hallulab.core.config import ConfigError
 from hallulab.data.schema import GivenClaim, Passage
@@ -77,15 +78,22 @@ def test_a_perfect_ranker_beats_a_reversed_one_and_ties_itself() -> None:
     assert paired(perfect, perfect, CFG).verdict("roc_auc") == "tied"
 
 
-def test_the_paired_comparison_uses_only_the_units_both_scored() -> None:
-    rng = np.random.default_rng(3)
-    noisy = _units("noisy", list(rng.random(40)), POSITIVE)
-    subset = CellUnits(
-        "response", "subset", noisy.records[:10], noisy.units[:10], noisy.positive[:10], noisy.scores[:10]
+def test_the_paired_comparison_matches_units_by_key_on_the_units_both_scored() -> None:
+    """B scores the first five records' units in reverse order: matched by (record, unit), not by
+    position. On those ten units A ranks perfectly and B (each unit's score negated) in reverse."""
+    perfect = _units("a", [float(p) for p in POSITIVE], POSITIVE)
+    shared = list(reversed(range(10)))
+    reversed_ = CellUnits(
+        "response",
+        "b",
+        tuple(perfect.records[i] for i in shared),
+        tuple(perfect.units[i] for i in shared),
+        perfect.positive[shared],
+        -perfect.scores[shared],
     )
-    comparison = paired(noisy, subset, CFG)
+    comparison = paired(perfect, reversed_, CFG)
     assert comparison.units == 10 and comparison.records == 5
-    assert comparison.differences["roc_auc"].point == 0.0
+    assert comparison.differences["roc_auc"].point == 100.0 and comparison.differences["prr"].point == 200.0
 
 
 def _passages() -> list[Passage]:
@@ -140,6 +148,28 @@ def test_cell_marks_best_tied_and_below_the_baseline() -> None:
     assert cell_text(best, "roc_auc", "m/v", "m/v", show_level=True) == "**70.0** [60.0, 80.0] (response)"
 
 
+def test_an_undefined_comparison_marks_nothing() -> None:
+    entry = {
+        "level": "response",
+        "metrics": {"prr": [12.0, None, None]},
+        "vs_best": {"prr": {"verdict": "undefined"}},
+        "vs_baseline": {"prr": {"verdict": "undefined"}},
+    }
+    assert cell_text(entry, "prr", "m/best", "m/v", show_level=False) == "12.0"
+
+
+def test_a_column_names_its_best_per_metric_compares_with_it_and_with_the_baseline() -> None:
+    perfect = _units("perfect", [float(p) for p in POSITIVE], POSITIVE)
+    noisy = _units("noisy", list(np.random.default_rng(5).random(40)), POSITIVE)
+    column = column_entries({"a/perfect": perfect, "length/n": noisy}, ["length/n"], CFG)
+    assert column.best == {"response": {"roc_auc": "a/perfect", "pr_auc": "a/perfect", "prr": "a/perfect"}}
+    assert column.baseline == {"response": "length/n"}
+    assert column.entries["a/perfect"].vs_best == {}  # the best is not compared with itself
+    assert column.entries["a/perfect"].vs_baseline["roc_auc"].comparison.verdict("roc_auc") == "better"
+    assert column.entries["length/n"].vs_best["prr"].row == "a/perfect" and column.entries["length/n"].vs_baseline == {}
+    assert random_scorer(column.entries.values(), "response") == {"roc_auc": 50.0, "pr_auc": 50.0, "prr": 0.0}
+
+
 def test_the_committed_table_file_is_what_its_command_writes_from_the_units_files(tmp_path: Path) -> None:
     committed = json.loads((REPO / table_file.TABLE_FILE).read_text(encoding="utf-8"))
     work = tmp_path / "checkout"
@@ -148,8 +178,10 @@ def test_the_committed_table_file_is_what_its_command_writes_from_the_units_file
         target = work / units.relative_to(REPO)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(units.read_bytes())
-        results = units.with_name(units.name.replace(".units.csv", ".json"))
-        (target.parent / results.name).write_bytes(results.read_bytes())
+        for suffix in (".json", ".cost.json"):
+            beside = units.with_name(units.name.replace(".units.csv", suffix))
+            if beside.is_file():
+                (target.parent / beside.name).write_bytes(beside.read_bytes())
     (work / "params.yaml").write_bytes((REPO / "params.yaml").read_bytes())
     assert benchmark_main(["--root", str(work), "table"]) == 0
     assert json.loads((work / table_file.TABLE_FILE).read_text(encoding="utf-8")) == committed

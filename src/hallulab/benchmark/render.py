@@ -23,8 +23,8 @@ from hallulab.benchmark.table import TableRow
 NOT_RUN = "not run yet"
 LEGEND = (
     "**Bold**: the column's best at that level; ≈: not told apart from the best (the paired 95% "
-    "interval of the difference holds 0); †: not above the length baseline (its paired difference "
-    "against `length_tokens` is not above 0). Hallucinated class positive; intervals resample records."
+    "interval of the difference holds 0); †: not above the trivial length baseline (its paired "
+    "difference against it is not above 0). Hallucinated class positive; intervals resample records."
 )
 
 COST_LEGEND = (
@@ -54,7 +54,7 @@ def cell_text(entry: Mapping[str, Any] | None, metric: str, best: str | None, ke
     if versus_best is not None and versus_best["verdict"] == "tied":
         text = "≈ " + text
     versus_baseline = entry["vs_baseline"].get(metric)
-    if versus_baseline is not None and versus_baseline["verdict"] != "better":
+    if versus_baseline is not None and versus_baseline["verdict"] in ("tied", "worse"):
         text += " †"
     if show_level:
         text += f" ({entry['level']})"

@@ -191,10 +191,10 @@ def with_arguments(runs: Sequence[CellRun], arguments: str) -> tuple[CellRun, ..
 
 
 def is_done(run: CellRun, root: Path = Path(".")) -> bool:
-    """Its results file is there and was made with its settings (a table re-filled with other
-    settings runs the cell again)."""
+    """Its results file and its units file are there, and the results were made with its
+    settings (a table re-filled with other settings runs the cell again)."""
     path = run.results_file(root)
-    if not path.is_file():
+    if not path.is_file() or not run.units_file(root).is_file():
         return False
     made_with = read_json(path).get("overrides", [])
     return list(made_with) == list(run.settings)

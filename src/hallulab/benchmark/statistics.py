@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hallulab.benchmark.units import CellUnits
+from hallulab.core.config import ConfigError
 from hallulab.evaluation import bootstrap
 from hallulab.evaluation.protocol import ProtocolConfig
 
@@ -59,11 +60,6 @@ class Estimate:
 
     def to_list(self) -> list[float | None]:
         return [self.point, self.low, self.high]
-
-    @classmethod
-    def from_list(cls, values: list[float | None]) -> Estimate:
-        point, low, high = values
-        return cls(point, low, high)
 
 
 def _estimate(point: float, draws: np.ndarray, level: float, records: int) -> Estimate:
@@ -142,7 +138,10 @@ def paired(a: CellUnits, b: CellUnits, cfg: ProtocolConfig) -> Comparison:
     if not common:
         return Comparison(0, 0, {name: Estimate(None, None, None) for name in METRICS})
     if not np.array_equal(first.positive, second.positive):
-        raise ValueError(f"{a.variant} and {b.variant}: the same units carry different labels")
+        raise ConfigError(
+            f"{a.variant} and {b.variant}: the same units carry different labels (a units file made "
+            "with other labels: run the older cell again)"
+        )
     weights, records = _weights(first.records, cfg)
     points_a, draws_a = _points_and_draws(first, weights)
     points_b, draws_b = _points_and_draws(second, weights)

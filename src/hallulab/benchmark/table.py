@@ -30,7 +30,8 @@ from hallulab.results import PublishedResult, load_result
 @dataclass(frozen=True)
 class TableCell:
     """One cell: ``reason`` where the method does not apply; ``result`` once its run is
-    published (None: not run yet); ``level``: the binary level its statistics are at."""
+    published (None: not run yet); ``level``: the binary level its statistics are at (where it
+    applies)."""
 
     reason: str | None = None
     result: PublishedResult | None = None

@@ -26,6 +26,7 @@ from typing import Any
 from hallulab.benchmark.statistics import METRICS, CellStatistics, Comparison, cell_statistics, paired
 from hallulab.benchmark.table import TableRow
 from hallulab.benchmark.units import CellUnits, read_units
+from hallulab.core.config import ConfigError
 from hallulab.core.io import read_json, write_json
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.pipeline.spec import MethodSpec
@@ -76,7 +77,9 @@ def row_key(row: TableRow) -> str:
 
 
 def _best(entries: Mapping[str, CellStatistics], metric: str) -> str | None:
-    """The row of the highest point value (the first in row order on a tie)."""
+    """The row of the highest point value (the first in row order on a tie). The values are
+    each cell's own: a cell that calls an LLM runs on a subset, so the best is chosen across
+    unit sets, and the paired comparison against it then uses the units both scored."""
     defined = [(key, stats.metrics[metric].point) for key, stats in entries.items()]
     found = [(key, value) for key, value in defined if value is not None]
     return max(found, key=lambda item: item[1])[0] if found else None
@@ -105,8 +108,13 @@ def column_entries(units: Mapping[str, CellUnits], baselines: Sequence[str], cfg
         if baseline is not None:
             baseline_by_level[level] = baseline
         for key, stats in at_level.items():
+            against = {
+                other: paired(units[key], units[other], cfg)
+                for other in dict.fromkeys(best.values())
+                if other is not None and other != key
+            }
             vs_best = {
-                metric: Versus(other, paired(units[key], units[other], cfg))
+                metric: Versus(other, against[other])
                 for metric, other in best.items()
                 if other is not None and other != key
             }
@@ -171,6 +179,8 @@ def build(
             if not path.is_file():
                 continue
             found = read_units(path)
+            if any(units.level != cell.level for units in found.values()):
+                raise ConfigError(f"{path}: its units are not at the cell's level {cell.level!r}: run the cell again")
             if row.variant in found:
                 units[row_key(row)] = found[row.variant]
                 if cell.cost_file is not None and (root / cell.cost_file).is_file():

@@ -170,7 +170,9 @@ def export_cell_units(
     """After a cell's run in the checkout ``root``: its variants' labelled units at the finest
     binary level of ``levels`` (every variant the method wrote when ``variants`` is empty),
     written to ``destination``; returns the number of rows (0: no binary level, nothing written).
-    The labels' thresholds are the run's own ``evaluate`` settings (``params.yaml``)."""
+    A sentence's NonFact threshold is the run's own ``evaluate`` setting (``params.yaml``); the
+    other levels' labels are read as the evaluation reads them
+    (:func:`hallulab.evaluation.levels.unit_labels`)."""
     level = binary_level(levels)
     if level is None:
         return 0
