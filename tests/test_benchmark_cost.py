@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from hallulab.benchmark.cost import cell_cost
+from hallulab.benchmark.cost import cell_cost, read_cell_cost, write_cell_cost
 from hallulab.benchmark.render import cost_text
 from hallulab.benchmark.table_file import per_thousand_units
+from hallulab.core.config import ConfigError
 
 STARTED = 1_000_000.0
 
@@ -30,14 +31,20 @@ def test_a_cells_cost_counts_the_stages_of_its_own_run_and_names_the_others(tmp_
     _log(tmp_path, "extract_claims", STARTED + 2, 1.0, llm)
     _log(tmp_path, "score_ccp", STARTED + 3, 20.0, nli)
     _log(tmp_path, "aggregate_ccp", STARTED + 4, 0.5, {})
-    cost = cell_cost("ccp", "nq_open", STARTED, 42.0, tmp_path)
-    assert cost["stages"]["generate"] == {"ran": False}
-    assert cost["stages"]["extract_response_tokens"] == {"ran": False}  # no log at all
-    assert cost["complete"] is False and cost["wall_seconds"] == 42.0
-    assert cost["stage_seconds"] == pytest.approx(23.5)
-    assert cost["requests"]["generator LLM (smollm2)"] == {"calls": 40, "computed": 10, "model_seconds": 8.0}
-    assert cost["requests"]["NLI pairs"]["calls"] == 300
-    assert cost["machine"]["cpus"] >= 1
+    found = cell_cost("ccp", "nq_open", STARTED, 42.0, tmp_path)
+    write_cell_cost(tmp_path / "cell.cost.json", found)
+    cost = read_cell_cost(tmp_path / "cell.cost.json")  # through its file
+    assert cost.to_dict() == found.to_dict()
+    assert not cost.stages["generate"].ran
+    assert not cost.stages["extract_response_tokens"].ran  # no log at all
+    assert cost.complete is False and cost.wall_seconds == 42.0
+    assert cost.stage_seconds == pytest.approx(23.5)
+    assert cost.requests["generator LLM (smollm2)"].as_dict() == {"calls": 40, "computed": 10, "model_seconds": 8.0}
+    assert cost.requests["NLI pairs"].calls == 300
+    assert cost.machine["cpus"] >= 1
+    (tmp_path / "cell.cost.json").write_text('{"machine": {}}')
+    with pytest.raises(ConfigError, match=r"cell.cost.json: not a cell cost record"):
+        read_cell_cost(tmp_path / "cell.cost.json")
 
     scaled = per_thousand_units(cost, 200)
     assert scaled is not None
@@ -51,4 +58,4 @@ def test_a_cell_whose_stages_all_ran_is_complete(tmp_path: Path) -> None:
     for offset, stage in enumerate(("generate", "aggregate_length")):
         _log(tmp_path, stage, STARTED + offset, 1.0, {})
     cost = cell_cost("length", "nq_open", STARTED, 5.0, tmp_path)
-    assert cost["complete"] is True and cost["requests"] == {} and cost["stage_seconds"] == 2.0
+    assert cost.complete is True and cost.requests == {} and cost.stage_seconds == 2.0

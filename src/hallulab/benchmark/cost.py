@@ -24,42 +24,110 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hallulab.cache import RequestCost
+from hallulab.core.config import ConfigError
 from hallulab.core.io import read_json, write_json
 from hallulab.pipeline import paths
 from hallulab.pipeline.graph import pipeline_graph
 from hallulab.tooling.bench_record import machine
 
 
-def _stage_cost(log: Mapping[str, Any]) -> dict[str, Any]:
-    cache = log.get("cache") or {}
-    return {"ran": True, "seconds": round(float(log.get("seconds", 0.0)), 3), "requests": cache.get("requests", {})}
+def _requests(raw: Mapping[str, Mapping[str, Any]]) -> dict[str, RequestCost]:
+    return {
+        label: RequestCost(int(r["calls"]), int(r["computed"]), float(r["model_seconds"])) for label, r in raw.items()
+    }
 
 
-def cell_cost(method: str, dataset: str, started: float, wall_seconds: float, root: Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class StageCost:
+    """One stage of a cell: whether it ran in the cell's own run, and if so its log's figures."""
+
+    ran: bool
+    seconds: float = 0.0
+    requests: dict[str, RequestCost] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        if not self.ran:
+            return {"ran": False}
+        requests = {label: cost.as_dict() for label, cost in self.requests.items()}
+        return {"ran": True, "seconds": round(self.seconds, 3), "requests": requests}
+
+    @classmethod
+    def from_log(cls, log: Mapping[str, Any]) -> StageCost:
+        cache = log.get("cache") or {}
+        return cls(True, float(log["seconds"]), _requests(cache.get("requests", {})))
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> StageCost:
+        if not raw["ran"]:
+            return cls(False)
+        return cls(True, float(raw["seconds"]), _requests(raw["requests"]))
+
+
+@dataclass(frozen=True)
+class CellCost:
+    """A cell's cost record (the module docstring); ``requests`` sums the stages that ran."""
+
+    machine: dict[str, Any]
+    wall_seconds: float
+    stages: dict[str, StageCost]
+
+    @property
+    def complete(self) -> bool:
+        return all(stage.ran for stage in self.stages.values())
+
+    @property
+    def stage_seconds(self) -> float:
+        return sum(stage.seconds for stage in self.stages.values())
+
+    @property
+    def requests(self) -> dict[str, RequestCost]:
+        total: dict[str, RequestCost] = {}
+        for stage in self.stages.values():
+            for label, cost in stage.requests.items():
+                found = total.setdefault(label, RequestCost())
+                found.calls += cost.calls
+                found.computed += cost.computed
+                found.model_seconds += cost.model_seconds
+        return total
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "machine": self.machine,
+            "wall_seconds": round(self.wall_seconds, 1),
+            "complete": self.complete,
+            "stage_seconds": round(self.stage_seconds, 3),
+            "requests": {label: cost.as_dict() for label, cost in self.requests.items()},
+            "stages": {name: stage.to_dict() for name, stage in self.stages.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> CellCost:
+        stages = {name: StageCost.from_dict(stage) for name, stage in raw["stages"].items()}
+        return cls(dict(raw["machine"]), float(raw["wall_seconds"]), stages)
+
+
+def cell_cost(method: str, dataset: str, started: float, wall_seconds: float, root: Path) -> CellCost:
     """The cost record of a cell whose run started at ``started`` (epoch seconds) in ``root``."""
-    stages: dict[str, Any] = {}
+    stages: dict[str, StageCost] = {}
     for node in pipeline_graph().steps_for(method):
         path = root / paths.run_log(node.stage, dataset)
         log = read_json(path) if path.is_file() else None
         ran = log is not None and float(log.get("finished", 0.0)) >= started
-        stages[node.stage] = _stage_cost(log) if ran and log is not None else {"ran": False}
-    requests: dict[str, dict[str, float]] = {}
-    for stage in stages.values():
-        for label, cost in stage.get("requests", {}).items():
-            total = requests.setdefault(label, {"calls": 0, "computed": 0, "model_seconds": 0.0})
-            for key in total:
-                total[key] = round(total[key] + cost.get(key, 0), 3)
-    return {
-        "machine": machine(),
-        "wall_seconds": round(wall_seconds, 1),
-        "complete": all(stage["ran"] for stage in stages.values()),
-        "stage_seconds": round(sum(stage.get("seconds", 0.0) for stage in stages.values()), 3),
-        "requests": requests,
-        "stages": stages,
-    }
+        stages[node.stage] = StageCost.from_log(log) if ran and log is not None else StageCost(False)
+    return CellCost(machine(), wall_seconds, stages)
+
+
+def read_cell_cost(path: Path) -> CellCost:
+    """A cost file; a damaged one is an error naming it."""
+    try:
+        return CellCost.from_dict(read_json(path))
+    except (KeyError, TypeError, ValueError) as error:
+        raise ConfigError(f"{path}: not a cell cost record ({error!r}): run the cell again") from error
 
 
 class CellTimer:
@@ -75,6 +143,6 @@ class CellTimer:
         self.seconds = time.perf_counter() - self._began
 
 
-def write_cell_cost(destination: Path, record: Mapping[str, Any]) -> None:
+def write_cell_cost(destination: Path, record: CellCost) -> None:
     destination.parent.mkdir(parents=True, exist_ok=True)
-    write_json(destination, dict(record))
+    write_json(destination, record.to_dict())

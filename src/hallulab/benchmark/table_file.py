@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hallulab.benchmark.cost import CellCost, read_cell_cost
 from hallulab.benchmark.statistics import METRICS, CellStatistics, Comparison, cell_statistics, paired
 from hallulab.benchmark.table import TableRow
 from hallulab.benchmark.units import CellUnits, read_units
 from hallulab.core.config import ConfigError
-from hallulab.core.io import read_json, write_json
+from hallulab.core.io import write_json
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.pipeline.spec import MethodSpec
 
@@ -126,24 +127,21 @@ def column_entries(units: Mapping[str, CellUnits], baselines: Sequence[str], cfg
     return Column(entries, best_by_level, baseline_by_level)
 
 
-def per_thousand_units(cost: Mapping[str, Any] | None, units: int) -> dict[str, Any] | None:
-    """A cell's cost record (:mod:`hallulab.benchmark.cost`) per 1,000 of its labelled units:
-    stage seconds, model calls and model seconds (per request label too), and whether every
-    stage it needs ran in the cell's own run."""
+def per_thousand_units(cost: CellCost | None, units: int) -> dict[str, Any] | None:
+    """A cell's cost (:mod:`hallulab.benchmark.cost`) per 1,000 of its labelled units: stage
+    seconds, model calls and model seconds (per request label too), and whether every stage it
+    needs ran in the cell's own run."""
     if cost is None or units == 0:
         return None
     scale = 1000.0 / units
-    requests = cost.get("requests", {})
+    requests = cost.requests
     return {
-        "complete": bool(cost.get("complete")),
-        "stage_seconds": round(scale * float(cost.get("stage_seconds", 0.0)), 2),
-        "model_calls": round(scale * sum(float(r.get("calls", 0)) for r in requests.values()), 1),
-        "model_seconds": round(scale * sum(float(r.get("model_seconds", 0.0)) for r in requests.values()), 2),
+        "complete": cost.complete,
+        "stage_seconds": round(scale * cost.stage_seconds, 2),
+        "model_calls": round(scale * sum(r.calls for r in requests.values()), 1),
+        "model_seconds": round(scale * sum(r.model_seconds for r in requests.values()), 2),
         "requests": {
-            label: {
-                "calls": round(scale * float(r.get("calls", 0)), 1),
-                "model_seconds": round(scale * float(r.get("model_seconds", 0.0)), 2),
-            }
+            label: {"calls": round(scale * r.calls, 1), "model_seconds": round(scale * r.model_seconds, 2)}
             for label, r in requests.items()
         },
     }
@@ -170,7 +168,7 @@ def build(
     columns: dict[str, Any] = {}
     for index, dataset in enumerate(datasets):
         units: dict[str, CellUnits] = {}
-        costs: dict[str, dict[str, Any]] = {}
+        costs: dict[str, CellCost] = {}
         for row in rows:
             cell = row.cells[index]
             if cell.result is None or cell.units_file is None:
@@ -184,7 +182,7 @@ def build(
             if row.variant in found:
                 units[row_key(row)] = found[row.variant]
                 if cell.cost_file is not None and (root / cell.cost_file).is_file():
-                    costs[row_key(row)] = read_json(root / cell.cost_file)
+                    costs[row_key(row)] = read_cell_cost(root / cell.cost_file)
         column = column_entries(units, baselines, cfg)
         columns[dataset] = {
             "best": column.best,
