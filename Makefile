@@ -145,7 +145,7 @@ result: $(STAMP) .git/HEAD
 ## the subsets of the cells that call an LLM: conf/benchmark.yaml). A cell whose results file is
 ## there is skipped, so an interrupted run resumes at the first cell not done; a failing cell is
 ## reported and the next one runs. CELL=DATASET/METHOD runs that cell alone, done or not. Each
-## cell keeps its labelled units beside its results file, and results/benchmark/table.json (ROC-AUC,
+## cell keeps its labelled units and its cost in results/benchmark/, and results/benchmark.json (ROC-AUC,
 ## PR-AUC, PRR with intervals, paired comparisons; hallulab.benchmark.table_file) is written from
 ## them after the cells. ARGS="-S llm=... -S nli=..." re-fills the table with other models (a cell
 ## made with other settings counts as not done).

@@ -111,6 +111,7 @@ class _PublishingRunner:
         path = run.results_file(self.root)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"command": run.command, "overrides": list(run.settings)}))
+        run.units_file(self.root).parent.mkdir(parents=True, exist_ok=True)
         run.units_file(self.root).write_text("# level: response\n")
         return 0
 
@@ -179,7 +180,7 @@ def test_the_rendered_table_shows_a_published_cell_not_run_cells_and_reasons(tmp
         target.write_bytes(source.read_bytes())
     (tmp_path / "params.yaml").write_bytes((REPO / "params.yaml").read_bytes())
     assert benchmark_main(["--root", str(tmp_path), "table"]) == 0
-    entry = json.loads((tmp_path / "results/benchmark/table.json").read_text())["columns"]["nq_open"]["rows"]
+    entry = json.loads((tmp_path / "results/benchmark.json").read_text())["columns"]["nq_open"]["rows"]
     point, low, high = entry["sac3/sac3_q"]["metrics"]["prr"]
     table = render_benchmark(tmp_path, ("prr",))
     row = next(line for line in table.splitlines() if "`sac3_q`" in line)

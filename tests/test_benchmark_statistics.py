@@ -13,7 +13,9 @@ import pytest
 
 from hallulab.benchmark import table_file
 from hallulab.benchmark.__main__ import main as benchmark_main
+from hallulab.benchmark.applicability import applicability, benchmark_datasets
 from hallulab.benchmark.render import cell_text
+from hallulab.benchmark.runs import BenchmarkSettings, cell_runs
 from hallulab.benchmark.statistics import cell_statistics, paired
 from hallulab.benchmark.table_file import column_entries, random_scorer
 from hallulab.benchmark.units import CellUnits, cell_units, export_cell_units, read_units, write_units
@@ -24,6 +26,7 @@ from hallulab.evaluation.protocol import ProtocolConfig
 from tests.conftest import ToyRun
 
 REPO = Path(__file__).resolve().parents[1]
+RUNS = cell_runs(applicability(), benchmark_datasets(), BenchmarkSettings.load())
 CFG = ProtocolConfig()
 
 
@@ -174,14 +177,12 @@ def test_the_committed_table_file_is_what_its_command_writes_from_the_units_file
     committed = json.loads((REPO / table_file.TABLE_FILE).read_text(encoding="utf-8"))
     work = tmp_path / "checkout"
     (work / "results").mkdir(parents=True)
-    for units in (REPO / "results").glob("*/benchmark_*.units.csv"):
-        target = work / units.relative_to(REPO)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(units.read_bytes())
-        for suffix in (".json", ".cost.json"):
-            beside = units.with_name(units.name.replace(".units.csv", suffix))
-            if beside.is_file():
-                (target.parent / beside.name).write_bytes(beside.read_bytes())
+    for run in RUNS:
+        for source in (run.results_file(REPO), run.units_file(REPO), run.cost_file(REPO)):
+            if source.is_file():
+                target = work / source.relative_to(REPO)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(source.read_bytes())
     (work / "params.yaml").write_bytes((REPO / "params.yaml").read_bytes())
     assert benchmark_main(["--root", str(work), "table"]) == 0
     assert json.loads((work / table_file.TABLE_FILE).read_text(encoding="utf-8")) == committed

@@ -28,7 +28,7 @@ and ``<!-- /paired -->``: one row per variant and member, each cell the differen
 with its paired interval, e.g. ``+0.84 [-0.41, +2.10]``.
 
 The benchmark tables (every method on every data set, :mod:`hallulab.benchmark.render`: ROC-AUC,
-PR-AUC and PRR from ``results/benchmark/table.json``) sit between ``<!-- benchmark -->`` and
+PR-AUC and PRR from ``results/benchmark.json``) sit between ``<!-- benchmark -->`` and
 ``<!-- /benchmark -->``; ``<!-- benchmark metrics=roc_auc -->`` renders the ROC-AUC one only, and
 ``<!-- benchmark-best -->`` … ``<!-- /benchmark-best -->`` the excerpt of each column's best.
 

@@ -4,7 +4,7 @@
     python -m hallulab.benchmark run               # every applicable cell without a results file
     python -m hallulab.benchmark run --cell nq_open/length   # one cell, done or not
     python -m hallulab.benchmark units --cell nq_open/length # keep the units of a cell just run
-    python -m hallulab.benchmark table             # results/benchmark/table.json from the units files
+    python -m hallulab.benchmark table             # results/benchmark.json from the units files
 
 ``make benchmark`` runs the second, then the table (``CELL=nq_open/length`` for one cell); see
 :mod:`hallulab.benchmark.runs` for what a cell runs and on which subset, and
@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--args", default="", help="-S key=value settings added to every cell (other models)")
     units = commands.add_parser("units", help="keep the labelled units of a cell the workspace has just run")
     units.add_argument("--cell", required=True, help="DATASET/METHOD")
-    commands.add_parser("table", help="write results/benchmark/table.json from the committed units files")
+    commands.add_parser("table", help="write results/benchmark.json from the committed units files")
     return parser
 
 

@@ -4,8 +4,8 @@ Every stage writes its run statistics to ``logs/<data set>/<stage>.json``
 (:func:`hallulab.pipeline.runner.write_run_log`): its seconds and, per labelled model request
 (an LLM role, NLI pairs, BERTScore pairs: :class:`hallulab.cache.RequestCost`), the distinct
 calls, those computed in that run and the model seconds of all of them as measured when each
-was computed. After a cell's run the runner keeps, beside its results file
-(``benchmark_<method>.cost.json``):
+was computed. After a cell's run the runner keeps, beside its units
+(``results/benchmark/<data set>/<method>.cost.json``):
 
 * the machine (its CPU count and features) and the wall seconds of the whole cell run;
 * for each stage the method's scores need (:meth:`hallulab.pipeline.graph.PipelineGraph.steps_for`:
@@ -13,8 +13,10 @@ was computed. After a cell's run the runner keeps, beside its results file
   if the stage ran in this cell's run, else that it did not run here (DVC found its outputs
   current, or restored them from its run-cache: their cost was paid by an earlier run and is
   not counted);
-* the totals over the stages that ran: stage seconds, and per request label the calls and the
-  model seconds; ``complete`` says whether every stage ran in this run.
+* the totals over the method's own stages that ran (all but ``generate``, which draws the
+  responses and samples for every method of the data set and is reported once per data set):
+  stage seconds, and per request label the calls and the model seconds; ``complete`` says
+  whether every own stage ran in this run.
 
 A combining method's members are other methods' steps, chosen by its settings: their cost is in
 their own cells.
@@ -34,6 +36,9 @@ from hallulab.core.io import read_json, write_json
 from hallulab.pipeline import paths
 from hallulab.pipeline.graph import pipeline_graph
 from hallulab.tooling.bench_record import machine
+
+#: the stage a data set's cells share: it draws the responses and samples every method reads
+SHARED_STAGE = "generate"
 
 
 def _requests(raw: Mapping[str, Mapping[str, Any]]) -> dict[str, RequestCost]:
@@ -70,24 +75,32 @@ class StageCost:
 
 @dataclass(frozen=True)
 class CellCost:
-    """A cell's cost record (the module docstring); ``requests`` sums the stages that ran."""
+    """A cell's cost record (the module docstring). Its totals are over the method's own stages
+    that ran; ``generate`` (responses and samples drawn for every method of the data set) is
+    kept in ``stages`` and shown once per data set."""
 
     machine: dict[str, Any]
     wall_seconds: float
     stages: dict[str, StageCost]
 
+    def own(self) -> dict[str, StageCost]:
+        """The method's own stages: all but ``generate``, which a data set's cells share."""
+        return {name: stage for name, stage in self.stages.items() if name != SHARED_STAGE}
+
     @property
     def complete(self) -> bool:
-        return all(stage.ran for stage in self.stages.values())
+        """Whether every one of the method's own stages ran in the cell's run."""
+        return all(stage.ran for stage in self.own().values())
 
     @property
     def stage_seconds(self) -> float:
-        return sum(stage.seconds for stage in self.stages.values())
+        return sum(stage.seconds for stage in self.own().values())
 
     @property
     def requests(self) -> dict[str, RequestCost]:
+        """The own stages' model requests, summed per label."""
         total: dict[str, RequestCost] = {}
-        for stage in self.stages.values():
+        for stage in self.own().values():
             for label, cost in stage.requests.items():
                 found = total.setdefault(label, RequestCost())
                 found.calls += cost.calls

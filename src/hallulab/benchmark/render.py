@@ -1,7 +1,7 @@
 """The benchmark table as Markdown: one table per metric, rendered from the table file.
 
 A filled cell shows the value and its 95% interval, ``78.8 [73.0, 84.6]``, from
-``results/benchmark/table.json`` (:mod:`hallulab.benchmark.table_file`), with the marks
+``results/benchmark.json`` (:mod:`hallulab.benchmark.table_file`), with the marks
 
 * **bold**: the best of its column (at its level) for that metric;
 * ``≈``: not told apart from the best (the paired interval of the difference holds 0);
@@ -28,10 +28,12 @@ LEGEND = (
 )
 
 COST_LEGEND = (
-    "Seconds: the stage seconds of the cell's own run (its stages' logs); calls: the model calls its "
-    "stages made (LLM, NLI and BERTScore requests, cached or not), each per 1,000 labelled units. "
-    "*partial*: a stage it needs did not run in its own run (DVC found its outputs current), so its "
-    "cost is not counted. Each cell's cost file names the machine."
+    "Seconds: the stage seconds of the method's own stages in the cell's run (their logs); calls: the "
+    "model calls those stages made (LLM, NLI and BERTScore requests, cached or not), each per 1,000 "
+    "labelled units. The responses and samples every method of a data set reads are drawn once, by "
+    "`generate`: its cost is the last row, per 1,000 records. *partial*: an own stage did not run in "
+    "the cell's run (DVC found its outputs current), so its cost is not counted. Each cell's cost file "
+    "names the machine."
 )
 
 
@@ -118,6 +120,11 @@ def cost_table(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping
             else:
                 texts.append(cost_text(entry.get("cost")))
         lines.append(f"| {row.title} | `{row.variant}` | " + " | ".join(texts) + " |")
+    shared = []
+    for dataset in datasets:
+        found = columns.get(dataset, {}).get("generate")
+        shared.append("–" if found is None else f"{found['stage_seconds']:,.1f} s, {found['model_calls']:,.0f} calls")
+    lines.append("| Responses and samples (`generate`, per 1,000 records, shared) | – | " + " | ".join(shared) + " |")
     return "\n".join(lines) + "\n"
 
 

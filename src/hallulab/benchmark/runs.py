@@ -52,6 +52,8 @@ from hallulab.results import overrides_of, result_path
 SETTINGS_FILE = CONF_DIR / "benchmark.yaml"
 #: a cell's results name is this prefix and the method's name
 RESULT_PREFIX = "benchmark_"
+#: where a cell keeps its units and cost files: ``<data set>/<method>.units.csv`` and ``.cost.json``
+CELLS_DIR = Path("results/benchmark")
 
 
 @dataclass(frozen=True)
@@ -141,15 +143,12 @@ class CellRun:
         return result_path(self.dataset, self.name, root)
 
     def units_file(self, root: Path = Path(".")) -> Path:
-        """The labelled units of its variants, kept beside its results file
-        (:mod:`hallulab.benchmark.units`)."""
-        results = self.results_file(root)
-        return results.with_name(results.stem + ".units.csv")
+        """The labelled units of its variants (:mod:`hallulab.benchmark.units`)."""
+        return root / CELLS_DIR / self.dataset / f"{self.method}.units.csv"
 
     def cost_file(self, root: Path = Path(".")) -> Path:
         """What its run cost, from its stages' logs (:mod:`hallulab.benchmark.cost`)."""
-        results = self.results_file(root)
-        return results.with_name(results.stem + ".cost.json")
+        return root / CELLS_DIR / self.dataset / f"{self.method}.cost.json"
 
 
 def cell_runs(
@@ -207,7 +206,7 @@ def pending(runs: Sequence[CellRun], root: Path = Path(".")) -> list[CellRun]:
 
 def make_runner(root: Path, make: str = "make") -> Callable[[CellRun], int]:
     """Runs one cell as its command says, in the checkout ``root``, then keeps its labelled
-    units and its cost beside its results file; returns the exit status."""
+    units and its cost (:data:`CELLS_DIR`); returns the exit status."""
 
     def execute(run: CellRun) -> int:
         with CellTimer() as timer:

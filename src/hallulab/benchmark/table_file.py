@@ -1,4 +1,4 @@
-"""``results/benchmark/table.json``: the statistics of every filled cell, the best of each
+"""``results/benchmark.json``: the statistics of every filled cell, the best of each
 column and every cell's paired comparisons, computed from the committed units files alone.
 
     python -m hallulab.benchmark table      # (make benchmark runs it after the cells)
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hallulab.benchmark.cost import CellCost, read_cell_cost
+from hallulab.benchmark.cost import SHARED_STAGE, CellCost, read_cell_cost
 from hallulab.benchmark.statistics import METRICS, CellStatistics, Comparison, cell_statistics, paired
 from hallulab.benchmark.table import TableRow
 from hallulab.benchmark.units import CellUnits, read_units
@@ -32,7 +32,7 @@ from hallulab.core.io import write_json
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.pipeline.spec import MethodSpec
 
-TABLE_FILE = Path("results/benchmark/table.json")
+TABLE_FILE = Path("results/benchmark.json")
 
 
 @dataclass(frozen=True)
@@ -147,6 +147,25 @@ def per_thousand_units(cost: CellCost | None, units: int) -> dict[str, Any] | No
     }
 
 
+def shared_generation(costs: Mapping[str, CellCost], entries: Mapping[str, Entry]) -> dict[str, Any] | None:
+    """The ``generate`` stage's cost per 1,000 records, from the first cell whose run ran it
+    (it draws the responses and samples every cell of the data set reads)."""
+    for key, cost in costs.items():
+        stage = cost.stages.get(SHARED_STAGE)
+        records = entries[key].statistics.records if key in entries else 0
+        if stage is None or not stage.ran or records == 0:
+            continue
+        scale = 1000.0 / records
+        return {
+            "cell": key,
+            "records": records,
+            "stage_seconds": round(scale * stage.seconds, 2),
+            "model_calls": round(scale * sum(r.calls for r in stage.requests.values()), 1),
+            "model_seconds": round(scale * sum(r.model_seconds for r in stage.requests.values()), 2),
+        }
+    return None
+
+
 def random_scorer(entries: Iterable[Entry], level: str) -> dict[str, float | None]:
     """A random scorer's expected values at ``level``: ROC-AUC 50, PRR 0, PR-AUC the positive
     rate (of the row with the most units at that level)."""
@@ -188,6 +207,7 @@ def build(
             "best": column.best,
             "baseline": column.baseline,
             "random": {level: random_scorer(column.entries.values(), level) for level in column.best},
+            "generate": shared_generation(costs, column.entries),
             "rows": {
                 key: {**entry.to_dict(), "cost": per_thousand_units(costs.get(key), entry.statistics.units)}
                 for key, entry in column.entries.items()

@@ -10,7 +10,7 @@ with the hallucinated class positive at every level: a sentence labelled minor o
 inaccurate (SelfCheckGPT's NonFact, label > 0.499), an unsupported claim (label > 0.499, as the
 CCP paper's claim-level protocol), a response labelled a hallucination, an unfamiliar prompt.
 A unit the variant scored NaN is left out (as the evaluation leaves it out). The rows are kept
-beside the cell's results file, ``results/<data set>/benchmark_<method>.units.csv``, so the
+beside the cell's cost, ``results/benchmark/<data set>/<method>.units.csv``, so the
 table's statistics and its paired comparisons (:mod:`hallulab.benchmark.statistics`) are
 recomputed from committed files alone, with no data root and no run.
 """
