@@ -83,7 +83,7 @@ def cache_key(*parts: Any) -> str:
 class RequestCost:
     """What one kind of labelled request (``map(..., progress=label)``: an LLM role, NLI pairs,
     BERTScore pairs) asked of the cache in a stage: its distinct calls, how many were computed
-    in this run, and the model seconds of all of them as measured when each was computed (a hit
+    in this run, and the model seconds of all of them as timed when each was computed (a hit
     carries the seconds its computation took, so a warm run still reports the work's cost)."""
 
     calls: int = 0

@@ -3,7 +3,7 @@
 Every stage writes its run statistics to ``logs/<data set>/<stage>.json``
 (:func:`hallulab.pipeline.runner.write_run_log`): its seconds and, per labelled model request
 (an LLM role, NLI pairs, BERTScore pairs: :class:`hallulab.cache.RequestCost`), the distinct
-calls, those computed in that run and the model seconds of all of them as measured when each
+calls, those computed in that run and the model seconds of all of them as timed when each
 was computed. After a cell's run the runner keeps, beside its units
 (``results/benchmark/<data set>/<method>.cost.json``):
 
