@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hallulab.benchmark import table_file
-from hallulab.benchmark.applicability import applicability, benchmark_datasets
+from hallulab.benchmark.applicability import BenchmarkDataset, Cell, applicability, benchmark_datasets
 from hallulab.benchmark.runs import (
     BenchmarkSettings,
     CellRun,
@@ -53,10 +53,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _write_table(root: Path, runs: Sequence[CellRun]) -> Path:
+def _write_table(
+    root: Path, datasets: Sequence[BenchmarkDataset], cells: Sequence[Cell], runs: Sequence[CellRun]
+) -> Path:
     methods = registry.methods()
-    datasets = benchmark_datasets(methods)
-    cells = applicability(methods, datasets)
     rows = benchmark_rows(methods, datasets, cells, runs, root)
     cfg = ParamsView.load(str(root / "params.yaml"), ("evaluate",), "evaluate").typed(ProtocolConfig, "evaluate")
     return table_file.write(table_file.build(rows, [d.name for d in datasets], methods, cfg, root), root)
@@ -93,11 +93,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{run.units_file()}: {count} labelled units")
             return 0
         if args.command == "table":
-            print(f"{_write_table(args.root, runs)}: written")
+            print(f"{_write_table(args.root, datasets, cells, runs)}: written")
             return 0
         runs = with_arguments(runs, args.args)
         outcome = run_pending(runs, make_runner(args.root), args.root, only=args.cell)
-        print(f"{_write_table(args.root, runs)}: written")
+        print(f"{_write_table(args.root, datasets, cells, runs)}: written")
     except UserFacingError as error:
         print(f"hallulab benchmark: error: {error}", file=sys.stderr)
         return 2

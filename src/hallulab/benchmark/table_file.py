@@ -17,7 +17,6 @@ The file is re-derived by its command from committed files; a test recomputes it
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +26,9 @@ from hallulab.benchmark.cost import SHARED_STAGE, CellCost, read_cell_cost
 from hallulab.benchmark.statistics import METRICS, CellStatistics, Comparison, cell_statistics, paired
 from hallulab.benchmark.table import TableRow
 from hallulab.benchmark.units import CellUnits, read_units
+from hallulab.cache import RequestCost
 from hallulab.core.config import ConfigError
-from hallulab.core.io import write_json
+from hallulab.core.io import read_json, write_json
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.pipeline.spec import MethodSpec
 
@@ -137,13 +137,20 @@ def per_thousand_units(cost: CellCost | None, units: int) -> dict[str, Any] | No
     requests = cost.requests
     return {
         "complete": cost.complete,
-        "stage_seconds": round(scale * cost.stage_seconds, 2),
-        "model_calls": round(scale * sum(r.calls for r in requests.values()), 1),
-        "model_seconds": round(scale * sum(r.model_seconds for r in requests.values()), 2),
+        **_scaled(cost.stage_seconds, requests, scale),
         "requests": {
             label: {"calls": round(scale * r.calls, 1), "model_seconds": round(scale * r.model_seconds, 2)}
             for label, r in requests.items()
         },
+    }
+
+
+def _scaled(stage_seconds: float, requests: Mapping[str, RequestCost], scale: float) -> dict[str, float]:
+    """Stage seconds, model calls and model seconds, each times ``scale`` (per 1,000 units or records)."""
+    return {
+        "stage_seconds": round(scale * stage_seconds, 2),
+        "model_calls": round(scale * sum(r.calls for r in requests.values()), 1),
+        "model_seconds": round(scale * sum(r.model_seconds for r in requests.values()), 2),
     }
 
 
@@ -155,14 +162,7 @@ def shared_generation(costs: Mapping[str, CellCost], entries: Mapping[str, Entry
         records = entries[key].statistics.records if key in entries else 0
         if stage is None or not stage.ran or records == 0:
             continue
-        scale = 1000.0 / records
-        return {
-            "cell": key,
-            "records": records,
-            "stage_seconds": round(scale * stage.seconds, 2),
-            "model_calls": round(scale * sum(r.calls for r in stage.requests.values()), 1),
-            "model_seconds": round(scale * sum(r.model_seconds for r in stage.requests.values()), 2),
-        }
+        return {"cell": key, "records": records, **_scaled(stage.seconds, stage.requests, 1000.0 / records)}
     return None
 
 
@@ -237,5 +237,5 @@ def read(root: Path = Path(".")) -> dict[str, Any] | None:
     path = root / TABLE_FILE
     if not path.is_file():
         return None
-    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    loaded: dict[str, Any] = read_json(path)
     return loaded

@@ -98,10 +98,11 @@ def cell_units(
     truth = _truth(passages, level, cfg)
     order = {key: i for i, key in enumerate(truth)}
     found = {}
+    written = set(frame["variant"])
     for variant in variants:
-        rows = level_rows(frame, variant, level)
-        if variant not in set(frame["variant"]):
+        if variant not in written:
             raise ConfigError(f"benchmark variant {variant!r}: the method's scores have no such variant")
+        rows = level_rows(frame, variant, level)
         scored = [
             ((str(rid), int(unit)), float(score))
             for rid, unit, score in zip(rows["record_id"], rows["unit_index"], rows["score"], strict=True)
