@@ -13,8 +13,10 @@ import pandas as pd
 import pytest
 
 from hallulab.api import Detector, override_strings, with_headline
+from hallulab.cache import CallCache
 from hallulab.cli import build_parser, command_parsers
 from hallulab.core.config import ConfigError
+from hallulab.core.errors import UserFacingError
 from hallulab.pipeline import registry
 from tests.conftest import ToyRun
 from tests.workspace import HANG_GUARD_S, environment
@@ -34,17 +36,20 @@ for method in sys.argv[2:]:
 """
 
 
-def readme_block(opening: str) -> str:
-    """The README's fenced Python block that begins with ``opening`` (what a user copies)."""
+def readme_block(opening: str) -> tuple[str, str]:
+    """The README's fenced Python block that begins with ``opening`` (what a user copies) and
+    the ``text`` block right after it, when one follows (the output the README shows)."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    found = [block for block in blocks if block.startswith(opening)]
+    blocks = re.findall(r"```python\n(.*?)```(?:\n\n```text\n(.*?)```)?", text, flags=re.S)
+    found = [(block, shown) for block, shown in blocks if block.startswith(opening)]
     assert len(found) == 1, f"the README has {len(found)} Python blocks opening with {opening!r}"
     return found[0]
 
 
-#: the README's three plain-text records (no sentences given), scored from outside the checkout
-PLAIN_TEXT = readme_block("from hallulab.api import detect\n") + 'print(scores.to_json(orient="records"))\n'
+#: the README's three plain-text records (no sentences given), scored from outside the checkout,
+#: and the output the README shows for them
+README_BLOCK, README_OUTPUT = readme_block("from hallulab.api import detect\n")
+PLAIN_TEXT = README_BLOCK + 'print(scores.to_json(orient="records"))\n'
 
 
 @pytest.mark.slow
@@ -72,19 +77,25 @@ def _cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_api_scores_plain_text_records_from_any_folder(tmp_path: Path) -> None:
-    """No ``sentences`` given: the configured spaCy model splits each response; the result
-    holds each unit's text and marks the headline variants; run from a folder that is not the
-    checkout."""
+    """No ``sentences`` given: the configured spaCy model splits each response; the block prints
+    what the README shows, the planted false sentence first; only the headline variants come
+    back (n-gram's unigram average and maximum), each marked, with the columns the README
+    names; run from a folder that is not the checkout."""
     done = subprocess.run(
         [sys.executable, "-c", PLAIN_TEXT], cwd=tmp_path, env=environment(), capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    scores = pd.DataFrame(json.loads(done.stdout.strip().splitlines()[-1]))
+    *printed, as_json = done.stdout.strip("\n").splitlines()
+    assert "\n".join(printed) + "\n" == README_OUTPUT
+    assert printed[1].split() == ["everest", "Mount", "Everest", "is", "in", "Peru.", printed[1].split()[-1]]
+    scores = pd.DataFrame(json.loads(as_json))
     sentences = scores[scores["level"] == "sentence"]
     assert set(sentences["record_id"]) == {"curie", "everest", "water"}
     curie = sentences[(sentences["record_id"] == "curie") & (sentences["variant"] == "ngram_n1_max")]
     assert list(curie["text"]) == ["Marie Curie was born in Warsaw.", "She won two Nobel Prizes."]
-    assert scores["headline"].all()
+    assert set(scores["variant"]) == {"ngram_n1_avg", "ngram_n1_max"} and scores["headline"].all()
+    readme = (REPO / "README.md").read_text(encoding="utf-8").split("Reading the output", 1)[1].split("More:")[0]
+    assert set(scores.columns) <= set(re.findall(r"`(\w+)`", readme)), "the README names every column"
     responses = scores[scores["level"] == "response"]
     assert responses["text"].str.startswith(("Marie", "Mount", "Water")).all()
 
@@ -217,6 +228,8 @@ def test_the_command_parsers_are_every_subcommand_under_its_words() -> None:
         ("data", "list"),
         ("data", "fetch"),
         ("plan",),
+        ("nli",),
+        ("nli", "train"),
     ]
     for words, parser in parsers.items():
         assert parser.prog == " ".join(("hallulab", *words))
@@ -257,3 +270,21 @@ def test_a_langchain_chain_returns_its_output_with_the_scores_of_it() -> None:
     scores = result["scores"]
     assert set(scores["level"]) == {"sentence", "response"} and set(scores["record_id"]) == {"chain"}
     assert len(scores[(scores["level"] == "sentence") & (scores["variant"] == "ngram_n1_max")]) >= 1
+
+
+@pytest.mark.parametrize("method", ["semantic_entropy", "selfcheck_nli", "ensemble"])
+def test_a_missing_nli_model_stops_the_method_before_any_model_call(
+    method: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local folder found nowhere, or a hub model neither the hub (offline here) nor its cache
+    gives: one line naming what to run, raised before any step (the call cache saw no request);
+    the ensemble checks its members' models (its default members include NLI-reading ones)."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    records = [{"id": "a", "response": "Paris is in France.", "samples": ["Paris is in France.", "Paris is in Spain."]}]
+    for model, said in (("models/nowhere", "`hallulab nli train`"), ("no-such-org/no-such-nli", "minilm_offline")):
+        with CallCache(tmp_path / "calls.sqlite") as cache:
+            with pytest.raises(UserFacingError) as caught:
+                Detector(method, [f"nli.model={model}"]).score(records, cache)
+            assert cache.stats.hits + cache.stats.misses == 0
+        assert "\n" not in str(caught.value) and model in str(caught.value) and said in str(caught.value)

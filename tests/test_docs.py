@@ -105,6 +105,8 @@ COVERED_BY: dict[str, str] = {
     "dvc remote modify": "tests/test_dvc_remote.py::test_a_workspace_that_pulls_a_remote_reproduces_with_no_stage_run",
     "make report": "tests/test_report.py::test_make_report_rewrites_the_page_of_every_data_set_run",
     "make regen": "tests/test_regen.py::test_make_regen_leaves_the_checkout_as_committed",
+    "hallulab nli train": "tests/test_package.py::test_after_hallulab_nli_train_a_wheel_scores_with_nli",
+    "pip wheel": "tests/test_package.py::wheel_site",
     "make benchmark-list": (
         "tests/test_benchmark_runs.py::test_the_list_shows_every_cell_with_its_state_command_or_reason"
     ),
@@ -119,6 +121,10 @@ NOT_RUN: dict[str, str] = {
     "dvc exp run": "a DAG run on another data set or profile: hours on a CPU",
     "make install": "every `make test` (.ci/run) runs it first, as its prerequisite",
     "make llamacpp": "every `make test` (.ci/run) runs it first, as its prerequisite",
+    "pip install": (
+        "installs into the user's environment from PyPI; tests/test_package.py builds the wheel with pip wheel,"
+        " runs it from a folder outside the checkout and trains the NLI model with hallulab nli train"
+    ),
     "make lock": "resolves against PyPI and rewrites the lock files (tests/test_environment.py checks them)",
     "make bench": "benchmarks: timings on an idle machine, not tests",
     "make benchmark": (

@@ -235,7 +235,7 @@ def test_plan_of_some_methods_plans_only_their_stages(capsys: pytest.CaptureFixt
 
 def test_every_method_is_in_the_docs_home_the_citation_and_what_each_method_needs() -> None:
     """Semantic Entropy (and every other registered method) is where a stranger looks first:
-    the docs home's table of papers, README's citation block, and the tutorial's table of what
+    the docs home's table of papers, README's citation section and CITATION.bib, and the tutorial's table of what
     each method needs (one row naming each registered method)."""
     import re
 
@@ -244,8 +244,11 @@ def test_every_method_is_in_the_docs_home_the_citation_and_what_each_method_need
     repo = Path(__file__).resolve().parents[1]
     home = (repo / "docs" / "index.md").read_text(encoding="utf-8")
     assert "[Semantic Entropy](papers/semantic-entropy.md)" in home
-    citation = (repo / "README.md").read_text(encoding="utf-8").split("## Citation", 1)[1].split("```", 2)[1]
+    citation = (repo / "README.md").read_text(encoding="utf-8").split("## Citation", 1)[1].split("## ", 1)[0]
     assert "Semantic Entropy" in citation and "kuhn2023semantic" in citation and "farquhar2024semantic" in citation
+    # every key the README names is an entry of CITATION.bib, and CITATION.bib holds no other
+    bib_keys = set(re.findall(r"^@\w+\{(\w+),", (repo / "CITATION.bib").read_text(encoding="utf-8"), flags=re.M))
+    assert bib_keys == set(re.findall(r"`(\w+\d{4}\w+)`", citation)) | {"hallulab"}
     tutorial = (repo / "docs" / "tutorials" / "score-your-data.md").read_text(encoding="utf-8")
     table = tutorial.split("## What each method needs", 1)[1].split("\n\n## ", 1)[0]
     rows = [line.split("|")[1] for line in table.splitlines() if line.startswith("| `")]

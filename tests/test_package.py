@@ -1,5 +1,6 @@
-"""The package stands alone: a wheel of it ships the configs and scores records from a folder
-that is not this checkout (the API's smoke test, as a library user runs it)."""
+"""The package stands alone: a wheel of it ships the configs and the open NLI pairs, scores
+records from a folder that is not this checkout (the API's smoke test, as a library user runs
+it), and after one command (`hallulab nli train`) scores with the NLI methods too."""
 
 from __future__ import annotations
 
@@ -25,39 +26,80 @@ print(len(scores), sorted(set(scores["variant"])))
 """
 
 
-@pytest.mark.slow
-def test_a_wheel_ships_the_configs_and_scores_outside_the_checkout(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def wheel_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the built wheel's files under ``site/`` (put on PYTHONPATH ahead of the
+    checkout's editable install) and nothing of the checkout: where a library user stands."""
+    folder = tmp_path_factory.mktemp("wheel")
     built = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "-w",
-            str(tmp_path),
-            str(REPO),
-        ],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(folder), str(REPO)],
         capture_output=True,
         text=True,
         env=environment(),
     )
     assert built.returncode == 0, built.stderr
-    (wheel,) = tmp_path.glob("hallulab-*.whl")
+    (wheel,) = folder.glob("hallulab-*.whl")
     with zipfile.ZipFile(wheel) as archive:
-        shipped = {name for name in archive.namelist() if name.startswith("hallulab/conf/")}
-        archive.extractall(tmp_path / "site")
+        archive.extractall(folder / "site")
+    return folder
+
+
+def wheel_environment(folder: Path) -> dict[str, str]:
+    # one intra-op thread: the smoke checks the packaging, and spaCy's thinc imports torch, whose
+    # worker pool can abort the interpreter at exit ("terminate called without an active
+    # exception") when the machine is loaded by the other test process
+    return {**environment(), "PYTHONPATH": str(folder / "site"), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+@pytest.mark.slow
+def test_a_wheel_ships_the_configs_and_scores_outside_the_checkout(wheel_site: Path) -> None:
+    shipped = {
+        p.relative_to(wheel_site / "site").as_posix()
+        for p in (wheel_site / "site/hallulab/conf").rglob("*")
+        if p.is_file()
+    }
     expected = {
         f"hallulab/conf/{p.relative_to(REPO / 'conf').as_posix()}" for p in (REPO / "conf").rglob("*") if p.is_file()
     }
     assert shipped == expected
-    (tmp_path / "records.jsonl").write_text((REPO / "data" / "toy" / "passages.jsonl").read_text())
-    # one intra-op thread: the smoke checks the packaging, and spaCy's thinc imports torch, whose
-    # worker pool can abort the interpreter at exit ("terminate called without an active
-    # exception") when the machine is loaded by the other test process
-    env = {**environment(), "PYTHONPATH": str(tmp_path / "site"), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-c", SMOKE], cwd=tmp_path, env=env, capture_output=True, text=True)
+    (wheel_site / "records.jsonl").write_text((REPO / "data" / "toy" / "passages.jsonl").read_text())
+    done = subprocess.run(
+        [sys.executable, "-c", SMOKE], cwd=wheel_site, env=wheel_environment(wheel_site), capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split()[-2:] == ["['ngram_n1_avg',", "'ngram_n1_max']"]
+
+
+@pytest.mark.slow
+def test_after_hallulab_nli_train_a_wheel_scores_with_nli(wheel_site: Path) -> None:
+    """The wheel carries the open NLI pairs; without a model the NLI method stops in one line
+    naming `hallulab nli train` before any work; after it (a small recipe, to keep the test
+    short: the command is the user's), the same command scores."""
+    opened = {p.name: p.read_bytes() for p in (wheel_site / "site/hallulab/nli_open").iterdir()}
+    assert opened == {p.name: p.read_bytes() for p in (REPO / "data/nli_open").iterdir()}
+    folder = wheel_site / "user"
+    folder.mkdir()
+    (folder / "records.jsonl").write_text((REPO / "data" / "toy" / "passages.jsonl").read_text())
+    env = {**wheel_environment(wheel_site), "HALLULAB_MODEL_DIR": str(wheel_site / "model-home")}
+
+    def hallulab(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "hallulab.cli", *args], cwd=folder, env=env, capture_output=True, text=True
+        )
+
+    score = ("score", "records.jsonl", "--method", "selfcheck_nli", "-o", "nli.csv")
+    refused = hallulab(*score)
+    assert refused.returncode == 2, refused.stderr[-3000:]
+    assert refused.stderr.startswith("hallulab score: error: NLI model folder 'models/nli_minilm' not found")
+    assert "`hallulab nli train`" in refused.stderr.splitlines()[0]
+    small = ("nli_train.sources.open_snli_dev=96", "nli_train.sources.open_fever=32", "nli_train.heldout_max_pairs=16")
+    trained = hallulab("nli", "train", *(arg for setting in small for arg in ("-S", setting)))
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    assert f"{wheel_site / 'model-home' / 'nli_minilm'}" in trained.stdout
+    assert "held-out accuracy: open_snli_test" in trained.stdout
+    scored = hallulab(*score)
+    assert scored.returncode == 0, scored.stderr[-3000:]
+    rows = (folder / "nli.csv").read_text().splitlines()
+    assert (
+        rows[0].startswith("method,") and len(rows) > 10 and all(row.startswith("selfcheck_nli,") for row in rows[1:])
+    )

@@ -8,6 +8,7 @@ import pytest
 
 from hallulab.core.units import variants
 from hallulab.methods.sample_matrix import SampleSelection, selected_columns
+from hallulab.methods.selfcheck_ngram.aggregate import NgramKnobs, headline_variants
 from hallulab.methods.selfcheck_ngram.corpus import NgramCorpus
 from hallulab.methods.selfcheck_ngram.ngram import score_corpora, selfcheck_ngram, selfcheck_ngram_orders
 
@@ -149,3 +150,8 @@ def test_the_sample_choice_is_the_one_every_sample_method_reads() -> None:
     np.testing.assert_allclose(
         first[first["level"] == "sentence"]["score"].to_numpy(), selfcheck_ngram(corpus, 2, num_samples=2).sentence_avg
     )
+
+
+def test_the_headline_is_the_unigram_rows_or_the_lowest_order_asked_for() -> None:
+    assert headline_variants(NgramKnobs()) == ("ngram_n1_avg", "ngram_n1_max")
+    assert headline_variants(NgramKnobs(n=(3, 2), aggregations=("max",))) == ("ngram_n2_max",)

@@ -179,15 +179,59 @@ class Detector:
     def view(self, declared: Iterable[str], owner: str) -> ParamsView:
         return ParamsView(self.params, declared, owner)
 
-    def score(self, records: Records, cache: CallCache | None = None, variants: str = "headline") -> pd.DataFrame:
+    def score(
+        self,
+        records: Records,
+        cache: CallCache | None = None,
+        variants: str = "headline",
+        calibration: str | Path | None = None,
+    ) -> pd.DataFrame:
         """Unit-level scores of ``records``: the columns of ``hallulab.core.units.COLUMNS``,
         then ``text`` and ``headline`` (see the module docstring); ``variants``: "headline"
-        (the default) or "all". No records (an empty file or list) is an error."""
+        (the default) or "all". No records (an empty file or list) is an error.
+
+        ``calibration`` (a calibration file, or the name of a data set whose committed
+        calibration of this method to read, as ``hallulab score --calibration`` takes it) adds
+        ``probability``, ``flag`` and ``calibration`` on the rows of its variant and level."""
         check_variants(variants)  # before any model runs
+        stored = None
+        if calibration is not None:
+            from hallulab.calibration.stored import resolve_calibration
+
+            stored = resolve_calibration(calibration, self.method)
+        self.check_models()
         if cache is not None:
-            return self._score(records, cache, variants)
-        with CallCache() as opened:
-            return self._score(records, opened, variants)
+            scores = self._score(records, cache, variants)
+        else:
+            with CallCache() as opened:
+                scores = self._score(records, opened, variants)
+        if stored is None:
+            return scores
+        from hallulab.calibration.stored import calibrated
+
+        return calibrated(scores, stored)
+
+    def check_models(self) -> None:
+        """The NLI model every step of the method (of each member, for a combining method)
+        loads, checked before any step spends work: a missing local folder or a hub model the
+        hub and its cache cannot give is a one-line error now, not after the LLM calls."""
+        methods = [self.method]
+        if self.spec.combines is not None:
+            from hallulab.pipeline.members import parse_members
+
+            view = self.view(self.spec.aggregate.param_keys(), f"aggregate_{self.method}")
+            methods = [m.method for m in parse_members(view.get(self.spec.combines), self.spec.combines, self.method)]
+        reads_nli = any(
+            key == "nli" or key.startswith("nli.")
+            for method in methods
+            for node in pipeline_graph().steps_for(method)
+            for key in node.inputs.params
+        )
+        if reads_nli:
+            from hallulab.nli.scorer import NLIConfig, check_model_available
+
+            config = self.view(("nli",), "api").typed(NLIConfig, "nli")
+            check_model_available(config.model, config.revision)
 
     def _score(self, records: Records, cache: CallCache, variants: str) -> pd.DataFrame:
         spacy = Resources(self.view(("spacy",), "api"), cache).spacy
@@ -264,9 +308,16 @@ class Detector:
         return stored, [_as_stored(row) for row in mains]
 
 
-def detect(records: Records, method: str, settings: Settings = (), variants: str = "headline") -> pd.DataFrame:
-    """Unit-level scores of ``records`` by ``method`` (see ``Detector``)."""
-    return Detector(method, settings).score(records, variants=variants)
+def detect(
+    records: Records,
+    method: str,
+    settings: Settings = (),
+    variants: str = "headline",
+    calibration: str | Path | None = None,
+) -> pd.DataFrame:
+    """Unit-level scores of ``records`` by ``method`` (see ``Detector``); with ``calibration``,
+    each unit's probability of being hallucinated and its flag beside the score."""
+    return Detector(method, settings).score(records, variants=variants, calibration=calibration)
 
 
 def methods() -> list[MethodSpec]:

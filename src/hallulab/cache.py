@@ -64,6 +64,17 @@ class PartialResults(RuntimeError, UserFacingError):
         super().__init__(f"{message}; first error: {first}" if first is not None else message)
 
 
+#: where models made or converted on this machine are kept: converted copies of GGUF files, saved
+#: OpenVINO graphs, and the offline NLI model ``hallulab nli train`` writes (``nli_minilm``)
+MODEL_DIR_ENV = "HALLULAB_MODEL_DIR"
+
+
+def model_dir() -> Path:
+    """``$HALLULAB_MODEL_DIR``, else ``models/`` beside the call cache (``~/.cache/hallulab/models``)."""
+    root = os.environ.get(MODEL_DIR_ENV)
+    return Path(root) if root else default_cache_path().parent / "models"
+
+
 def default_cache_path() -> Path:
     root = os.environ.get(CACHE_DIR_ENV)
     if root:

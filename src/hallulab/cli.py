@@ -5,6 +5,7 @@
     hallulab data fetch sac3_qa_halu concept7 --root ~/hallulab-data
     hallulab score data.jsonl --method selfcheck_ngram -o scores.parquet
     hallulab score data.jsonl --method ccp -S ccp.aggregate.k=[5] -o scores.csv --variants all
+    hallulab nli train
 
 Records are JSONL in the canonical schema; a record with a response and no ``sentences`` is
 split into sentences by the configured spaCy model. The output holds one row per scored unit
@@ -78,10 +79,15 @@ def _score(args: argparse.Namespace) -> int:
     if out.suffix not in OUTPUT_SUFFIXES and str(out) != os.devnull:
         raise OutputSuffixError(f"-o {out}: unknown suffix {out.suffix!r}; write one of {list(OUTPUT_SUFFIXES)}")
     check_output_path(out, "-o")
-    scores = Detector(args.method, args.set).score(Path(args.records), variants=args.variants)
+    scores = Detector(args.method, args.set).score(
+        Path(args.records), variants=args.variants, calibration=args.calibration
+    )
     write_scores(scores, out)
     variants = ", ".join(dict.fromkeys(scores["variant"]))
     print(f"{len(scores)} unit scores ({variants}) -> {out}")
+    if args.calibration is not None:
+        used = next(name for name in scores["calibration"] if isinstance(name, str))
+        print(f"probability and flag by the calibration {used} (hallucinated: probability >= its threshold)")
     return 0
 
 
@@ -107,6 +113,25 @@ DATASET_SOURCES = {"nq_open": "sac3_qa_halu", "hotpotqa": "sac3_qa_halu"}
 class DataRootError(ValueError, UserFacingError):
     """``data fetch`` has no data root (neither ``--root`` nor the environment variable), or
     the one given is a file."""
+
+
+def _nli_train(args: argparse.Namespace) -> int:
+    import logging
+
+    from hallulab.nli.recipe import train_offline_model
+
+    # minutes of training: its progress lines (steps done, time left) go to stderr
+    progress = logging.StreamHandler()
+    progress.setFormatter(logging.Formatter("%(message)s"))
+    training = logging.getLogger("hallulab.nli")
+    training.addHandler(progress)
+    training.setLevel(logging.INFO)
+
+    where, trained = train_offline_model(args.recipe, tuple(args.set), Path(args.out) if args.out else None)
+    heldout = ", ".join(f"{name} {value:.2f}%" for name, value in trained.metrics["heldout_accuracy"].items())
+    print(f"NLI model (recipe {args.recipe}, {trained.metrics['train']['pairs']} pairs): {where}")
+    print(f"held-out accuracy: {heldout or 'no held-out set'}")
+    return 0
 
 
 def _data_root(arg: str | None) -> Path | None:
@@ -320,6 +345,13 @@ def command_parsers() -> Parsers:
         default="headline",
         help="the method's headline variants only, or every variant it computes (default: headline)",
     )
+    score.add_argument(
+        "--calibration",
+        default=None,
+        metavar="DATASET_OR_FILE",
+        help="add each unit's calibrated probability of being hallucinated and its flag: a calibration file, or a "
+        "data set whose committed calibration of the method to use (docs/calibration.md; default: none)",
+    )
     parsers[("score",)] = score
     report = commands.add_parser(
         "report",
@@ -349,6 +381,34 @@ def command_parsers() -> Parsers:
 
     add_plan_arguments(plan)
     parsers[("plan",)] = plan
+    nli = commands.add_parser(
+        "nli",
+        help="make the offline NLI model the NLI methods use",
+        description="Make the offline NLI model (an NLI cross-encoder fine-tuned from all-MiniLM-L6-v2) "
+        "that the NLI methods use by default.",
+    )
+    parsers[("nli",)] = nli
+    nli_actions = nli.add_subparsers(dest="nli_command", required=True)
+    train = nli_actions.add_parser(
+        "train",
+        help="train it from the NLI pairs shipped with hallulab (minutes on a CPU)",
+        description="Train the offline NLI model from a recipe (conf/nli_train/): quick, the default, "
+        "reads only the openly licensed SNLI + FEVER pairs shipped with hallulab, as `make run` does; "
+        "the others read the NLI corpora under $HALLULAB_DATA_ROOT. The model is written to "
+        "$HALLULAB_MODEL_DIR/nli_minilm (default ~/.cache/hallulab/models/nli_minilm), where the "
+        "NLI methods find it, and replaces the one there only when training completes.",
+    )
+    train.add_argument("--recipe", default="quick", help="a recipe in conf/nli_train/ (default: quick)")
+    train.add_argument(
+        "-S",
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a recipe setting, e.g. nli_train.epochs=2 (repeatable; default: none)",
+    )
+    train.add_argument("-o", "--out", default=None, help="another model folder (default: the one the methods read)")
+    parsers[("nli", "train")] = train
 
     def depth_first(path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
         yield path, parsers[path]
@@ -366,6 +426,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _data_list(args) if args.data_command == "list" else _data_fetch(args)
         if args.command == "report":
             return _report(args)
+        if args.command == "nli":
+            return _nli_train(args)
         if args.command == "plan":
             from hallulab.plan import run as run_plan
 

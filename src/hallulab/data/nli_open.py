@@ -1,5 +1,5 @@
-"""Where the openly licensed NLI pairs committed with the project lie (``data/nli_open/``), and
-which NLI source name reads which of its files.
+"""Where the openly licensed NLI pairs committed with the project lie (``data/nli_open/``, shipped
+in the package), and which NLI source name reads which of its files.
 
 The data layer's record of those files: the NLI readers (:mod:`hallulab.nli.data`) and the
 command that writes them (:mod:`hallulab.nli.open_subset`) sit above it, and the data-file
@@ -9,10 +9,12 @@ importing the NLI layer.
 
 from __future__ import annotations
 
-from hallulab.core.config import REPO_ROOT
+from pathlib import Path
 
-#: where the files live in the repository (the train_nli stage runs at the repository root)
-OPEN_DIR = REPO_ROOT / "data" / "nli_open"
+#: where the files live: the package's ``nli_open`` folder, in the checkout a link to the
+#: repository's ``data/nli_open`` (what the train_nli stage declares), in a wheel the files
+#: themselves, so that ``hallulab nli train`` trains the quick recipe from an installed package
+OPEN_DIR = Path(__file__).resolve().parents[1] / "nli_open"
 
 #: source name (as a recipe names it) -> file under :data:`OPEN_DIR`
 OPEN_FILES = {

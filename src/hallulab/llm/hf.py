@@ -38,7 +38,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from hallulab.cache import default_cache_path
+from hallulab.cache import model_dir
 from hallulab.core.io import file_sha256
 from hallulab.llm.base import (
     LLM,
@@ -56,10 +56,6 @@ from hallulab.llm.base import (
 from hallulab.packages import find_package_file
 
 log = logging.getLogger("hallulab.llm.hf")
-
-#: Where converted (de-quantised safetensors) copies of GGUF models are kept; derived data,
-#: keyed by the GGUF file's sha256, shared by every run and test session.
-MODEL_DIR_ENV = "HALLULAB_MODEL_DIR"
 
 
 @dataclass(frozen=True)
@@ -250,9 +246,7 @@ class HFLLM(LLM):
         )
 
     def _converted_dir(self) -> Path:
-        root = os.environ.get(MODEL_DIR_ENV)
-        base = Path(root) if root else default_cache_path().parent / "models"
-        return base / self.weights_hash[:24]
+        return model_dir() / self.weights_hash[:24]
 
     @cached_property
     def _loaded(self) -> tuple[Any, Any]:
@@ -267,7 +261,11 @@ class HFLLM(LLM):
                 tokenizer = auto_tokenizer.from_pretrained(converted)
                 model = auto_model.from_pretrained(converted, dtype=self.dtype)
             else:
-                log.info("loading GGUF %s (de-quantising; the converted copy is kept)", self.gguf_path)
+                log.info(
+                    "loading GGUF %s (de-quantising once: the float copy, larger than the GGUF, is kept in %s)",
+                    self.gguf_path,
+                    converted,
+                )
                 folder, name = str(self.gguf_path.parent), self.gguf_path.name
                 with gguf_parsed_once():
                     tokenizer = auto_tokenizer.from_pretrained(folder, gguf_file=name)

@@ -28,12 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hallulab.cache import default_cache_path
+from hallulab.cache import model_dir
 
 #: the calibration pairs: (open training source, how many of its first pairs)
 CALIBRATION: tuple[tuple[str, int], ...] = (("open_fever", 180), ("open_snli_dev", 180))
 CALIBRATION_BATCH = 8
-MODEL_DIR_ENV = "HALLULAB_MODEL_DIR"
 
 
 def calibration_tag() -> str:
@@ -64,8 +63,7 @@ class OpenVINOClassifier:
 
 
 def _saved_graph_dir(weights_key: str) -> Path:
-    root = os.environ.get(MODEL_DIR_ENV)
-    base = Path(root) if root else default_cache_path().parent / "models"
+    base = model_dir()
     digest = hashlib.sha256(json.dumps([weights_key, calibration_tag()]).encode()).hexdigest()[:24]
     return base / f"nli-openvino-int8-{digest}"
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from hallulab.cache import CallCache, cache_key
+from hallulab.cache import CallCache, cache_key, model_dir
 from hallulab.core.config import REPO_ROOT, setting
 from hallulab.core.errors import UserFacingError
 from hallulab.nli.inference import compiled_for_inference, pair_logits
@@ -96,20 +96,49 @@ class NLIModelNotFoundError(FileNotFoundError, UserFacingError):
 def model_source(model: str, root: Path = REPO_ROOT) -> str:
     """What ``from_pretrained`` loads for ``model``: a hub id as it is; a local folder
     (``models/nli_minilm``, ``./x``, an absolute path) where the DAG puts it, the current
-    folder first (a stage runs in its workspace), else the checkout the package runs from (the
-    API or the CLI called from any other folder). A folder found in neither is a one-line
-    error naming the command that makes the offline model."""
+    folder first (a stage runs in its workspace), then the checkout the package runs from (the
+    API or the CLI called from any other folder), then, for ``models/<name>``, the model folder
+    ``hallulab nli train`` writes (:func:`hallulab.cache.model_dir`). A folder found in none is
+    a one-line error naming the commands that make the offline model."""
     if not model.startswith(("models/", "./", "/")):
         return model
     candidates = [Path(model)] if Path(model).is_absolute() else [Path(model), root / model]
+    if model.startswith("models/"):
+        candidates.append(model_dir() / model.removeprefix("models/"))
     for candidate in candidates:
         if candidate.is_dir():
             return str(candidate)
-    looked = " or ".join(str(c.resolve()) for c in candidates)
+    looked = ", ".join(str(c.resolve()) for c in candidates)
     raise NLIModelNotFoundError(
-        f"NLI model folder {model!r} not found ({looked}); the offline model is made by `make run` "
-        "(or `dvc repro train_nli`) in the hallulab checkout; or pick a hub model: -S nli=deberta_v3_large_mnli"
+        f"NLI model folder {model!r} not found (looked in {looked}); make the offline model with "
+        "`hallulab nli train` (from the pairs shipped with hallulab, minutes on a CPU) or `make run` in the "
+        "hallulab checkout; or pick a hub model: -S nli=deberta_v3_large_mnli"
     )
+
+
+def hub_model_error(source: str, error: BaseException) -> NLIModelNotFoundError:
+    """A hub model that neither the hub nor its local cache gave: one line naming the model,
+    the first line of what transformers said, and the offline choice."""
+    said = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
+    return NLIModelNotFoundError(
+        f"NLI model {source!r} could not be loaded from the Hugging Face hub or its cache ({said}); "
+        "offline, use the offline model: -S nli=minilm_offline (`hallulab nli train` makes it)"
+    )
+
+
+def check_model_available(model: str, revision: str | None = None) -> None:
+    """Fail now, in one line, when the NLI model cannot be loaded: a local folder found nowhere
+    (:func:`model_source`), or a hub id whose config neither the hub nor its cache gives. What a
+    caller runs before work that a missing model would waste (the API, before any LLM call)."""
+    source = model_source(model)
+    if source != model or model.startswith(("models/", "./", "/")):
+        return  # a local folder, found
+    import transformers
+
+    try:
+        transformers.AutoConfig.from_pretrained(source, **({"revision": revision} if revision else {}))
+    except OSError as error:
+        raise hub_model_error(source, error) from error
 
 
 @dataclass(frozen=True)
@@ -219,8 +248,11 @@ class NLIScorer:
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         source = model_source(self.config.model)
-        tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
-        model = transformers.AutoModelForSequenceClassification.from_pretrained(source, **kwargs)
+        try:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(source, **kwargs)
+            model = transformers.AutoModelForSequenceClassification.from_pretrained(source, **kwargs)
+        except OSError as error:
+            raise hub_model_error(source, error) from error
         label_indices(model.config)  # fail early, naming the labels, when they are not usable
         dtype = getattr(torch, dtype_name)
         model = model.to(device=device, dtype=dtype).eval()

@@ -10,6 +10,7 @@ from hallulab.methods.selfcheck_ngram.corpus import corpora_from_dict
 from hallulab.methods.selfcheck_ngram.ngram import AGGREGATIONS, score_corpora
 from hallulab.methods.selfcheck_ngram.raw import NgramScores
 from hallulab.pipeline.context import AggregateContext, Aggregated
+from hallulab.pipeline.controls import AggregateControls
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,14 @@ class NgramKnobs:
 def knobs(ctx: AggregateContext[NgramScores]) -> NgramKnobs:
     values = {f.name: ctx.params.get(f"selfcheck_ngram.{f.name}") for f in fields(NgramKnobs)}
     return typed(NgramKnobs, values, "selfcheck_ngram")
+
+
+def headline_variants(cfg: NgramKnobs) -> tuple[str, ...]:
+    """The unigram rows, one per aggregation (SelfCheckGPT Table 7's n = 1; its max is Table 2's
+    n-gram row), or those of the lowest order asked for when 1 is not: what the summary and
+    the API show unless every variant is asked for."""
+    order = 1 if 1 in cfg.n else min(cfg.n)
+    return tuple(f"ngram_n{order}_{aggregation}" for aggregation in cfg.aggregations)
 
 
 def aggregate(ctx: AggregateContext[NgramScores]) -> Aggregated:
@@ -50,4 +59,4 @@ def aggregate(ctx: AggregateContext[NgramScores]) -> Aggregated:
         "skipped_records": ctx.raw.skipped_records,
         "skipped_record_ids": sorted(ctx.raw.skipped_record_ids),
     }
-    return Aggregated(frame, diagnostics)
+    return Aggregated(frame, diagnostics, AggregateControls(headline_variants=headline_variants(cfg)))

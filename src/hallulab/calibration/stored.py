@@ -1,0 +1,154 @@
+"""A calibration as a file, and applied to scores: ``probability`` and ``flag`` beside ``score``.
+
+The file is plain JSON (:meth:`hallulab.calibration.fit.Calibration.to_dict`) with a format
+number and the SHA-256 of its canonical content, so a file from another format, one edited by
+hand or a damaged one is refused in one line, as is a calibration made for another method,
+variant or level than the scores it is applied to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hallulab.calibration.fit import Calibration, CalibrationError
+from hallulab.calibration.maps import IsotonicMap, PlattMap, map_from_dict
+from hallulab.core.io import atomic_open
+
+#: the layout of a calibration file; a reader refuses any other
+FORMAT = 1
+#: where the committed calibrations lie, per data set (results/calibration/<data set>/<method>.json)
+CALIBRATIONS_DIR = Path("results/calibration")
+
+
+def _digest(content: dict[str, Any]) -> str:
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def write_calibration(path: Path, calibration: Calibration) -> None:
+    content = {"format": FORMAT, **calibration.to_dict()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(path) as handle:
+        handle.write(json.dumps({**content, "sha256": _digest(content)}, indent=2) + "\n")
+
+
+@dataclass(frozen=True)
+class StoredCalibration:
+    """What applying a calibration needs, read back from its file."""
+
+    path: Path
+    dataset: str
+    method: str
+    level: str
+    variant: str
+    kind: str
+    probability_map: IsotonicMap | PlattMap
+    threshold: float | None
+
+    @property
+    def name(self) -> str:
+        """How the output names it: ``<data set>/<method>/<variant>@<level> (<kind>)``."""
+        return f"{self.dataset}/{self.method}/{self.variant}@{self.level} ({self.kind})"
+
+
+def read_calibration(path: Path) -> StoredCalibration:
+    """The calibration in ``path``; another format, a changed byte or a missing field is a
+    one-line :class:`CalibrationError` naming the file."""
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise CalibrationError(f"{path}: not a calibration file ({error})") from error
+    if not isinstance(stored, dict):
+        raise CalibrationError(f"{path}: not a calibration file (no JSON object)")
+    if stored.get("format") != FORMAT:
+        raise CalibrationError(
+            f"{path}: calibration format {stored.get('format')!r}, this hallulab reads {FORMAT}: make it again "
+            "(python -m hallulab.calibration)"
+        )
+    content = {key: value for key, value in stored.items() if key != "sha256"}
+    if stored.get("sha256") != _digest(content):
+        raise CalibrationError(f"{path}: its content does not match its sha256 (edited by hand or damaged)")
+    try:
+        kind = str(stored["settings"]["kind"])
+        threshold = stored["threshold"]
+        return StoredCalibration(
+            path,
+            str(stored["dataset"]),
+            str(stored["method"]),
+            str(stored["level"]),
+            str(stored["variant"]),
+            kind,
+            map_from_dict(kind, stored["maps"][kind]),
+            None if threshold is None else float(threshold),
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise CalibrationError(f"{path}: a field is missing or malformed ({type(error).__name__} {error})") from error
+
+
+def resolve_calibration(choice: str | Path, method: str) -> StoredCalibration:
+    """The calibration ``choice`` names for ``method``: a calibration file's path, or a data
+    set's name, which reads the checkout's committed calibration of the method's headline
+    benchmark variant on that data set (``results/calibration/<data set>/<method>.<variant>.json``)."""
+    from hallulab.core.config import package_checkout
+    from hallulab.pipeline import registry
+
+    path = Path(choice)
+    if path.suffix == ".json" or path.is_file():
+        if not path.is_file():
+            raise CalibrationError(f"calibration {choice}: no such file")
+        stored = read_calibration(path)
+        if stored.method != method:
+            raise CalibrationError(f"{path}: a calibration of {stored.method}, not of {method}")
+        return stored
+    checkout = package_checkout()
+    if checkout is None:
+        raise CalibrationError(
+            f"calibration {choice!r}: a data set's calibration is read from a hallulab checkout's "
+            f"{CALIBRATIONS_DIR}; outside one, give the calibration file's path"
+        )
+    spec = registry.method(method)
+    variant = spec.benchmark_variants[0] if spec.benchmark_variants else None
+    found = checkout / CALIBRATIONS_DIR / str(choice) / f"{method}.{variant}.json"
+    if variant is None or not found.is_file():
+        made = sorted(p.parent.name for p in (checkout / CALIBRATIONS_DIR).glob(f"*/{method}.{variant}.json"))
+        raise CalibrationError(
+            f"calibration {choice!r}: no committed calibration of {method} ({variant}) on it; "
+            f"there is one on: {', '.join(made) or 'no data set'} (python -m hallulab.calibration makes them)"
+        )
+    return read_calibration(found)
+
+
+def calibrated(scores: pd.DataFrame, calibration: StoredCalibration) -> pd.DataFrame:
+    """``scores`` (the API's unit scores of one method) with ``probability`` (that the unit is
+    hallucinated, by the calibration's map), ``flag`` (probability at or above its threshold)
+    and ``calibration`` (its name) on the rows of its variant and level; the other rows get
+    none. Scores of another method, or holding no row of its variant at its level, are refused."""
+    methods = sorted(set(scores["method"])) if "method" in scores else []
+    if methods and methods != [calibration.method]:
+        raise CalibrationError(
+            f"{calibration.path}: a calibration of {calibration.method}, not of {', '.join(methods)}"
+        )
+    rows = (scores["variant"] == calibration.variant) & (scores["level"] == calibration.level)
+    if not rows.any():
+        held = sorted({f"{v}@{lv}" for v, lv in zip(scores["variant"], scores["level"], strict=True)})
+        raise CalibrationError(
+            f"{calibration.path}: made for {calibration.variant} at the {calibration.level} level; the scores hold "
+            f"{', '.join(held) or 'no unit'} (ask for every variant: --variants all)"
+        )
+    out = scores.copy()
+    probability = np.full(len(out), np.nan)
+    probability[rows.to_numpy()] = calibration.probability_map(out.loc[rows, "score"].to_numpy(dtype=np.float64))
+    out["probability"] = probability
+    flag = pd.array([pd.NA] * len(out), dtype="boolean")
+    if calibration.threshold is not None:
+        flag[rows.to_numpy()] = probability[rows.to_numpy()] >= calibration.threshold
+    out["flag"] = flag
+    out["calibration"] = pd.Series([calibration.name if row else None for row in rows], index=out.index, dtype=object)
+    return out

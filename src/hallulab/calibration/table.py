@@ -1,0 +1,209 @@
+"""Every committed benchmark cell calibrated, and every calibration carried to the other data
+sets of its level: the files ``python -m hallulab.calibration`` writes from committed files alone.
+
+* ``results/calibration/<data set>/<method>.<variant>.json``: one calibration per variant of each
+  cell's labelled units (``results/benchmark/<data set>/<method>.units.csv``), fitted and measured
+  as :mod:`hallulab.calibration.fit` says;
+* ``results/calibration.json``: each calibration's held-out figures, and the **transfer** of each
+  to every other data set whose cell holds the same method and variant at the same level (its
+  map and threshold applied, unchanged, to all of that data set's units: how far a threshold
+  travels);
+* ``docs/calibration.md``: the page rendered from ``results/calibration.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hallulab.benchmark.runs import CELLS_DIR
+from hallulab.benchmark.units import CellUnits, read_units
+from hallulab.calibration.fit import (
+    Calibration,
+    CalibrationError,
+    CalibrationSettings,
+    flag_figures,
+    probability_figures,
+)
+from hallulab.calibration.measure import ECE_BINS
+from hallulab.calibration.stored import CALIBRATIONS_DIR, write_calibration
+from hallulab.core.io import atomic_open
+
+SUMMARY = Path("results/calibration.json")
+PAGE = Path("docs/calibration.md")
+
+
+@dataclass(frozen=True)
+class CellKey:
+    dataset: str
+    method: str
+    variant: str
+
+
+def cell_units(root: Path) -> dict[CellKey, CellUnits]:
+    """Every variant's labelled units of every committed cell, by data set, method and variant."""
+    found = {}
+    for path in sorted((root / CELLS_DIR).glob("*/*.units.csv")):
+        method = path.name.removesuffix(".units.csv")
+        for variant, units in read_units(path).items():
+            found[CellKey(path.parent.name, method, variant)] = units
+    return found
+
+
+def calibration_path(root: Path, key: CellKey) -> Path:
+    return root / CALIBRATIONS_DIR / key.dataset / f"{key.method}.{key.variant}.json"
+
+
+def _figures(readings: dict[str, Any]) -> dict[str, Any]:
+    return {reading: {name: e.to_list() for name, e in figures.items()} for reading, figures in readings.items()}
+
+
+def transfer(calibration: Calibration, units: CellUnits) -> dict[str, Any]:
+    """``calibration`` applied unchanged to every unit of another data set's cell."""
+    settings = calibration.settings
+    probability = calibration.probability(units.scores)
+    readings = {settings.kind: probability_figures(probability, units, settings)}
+    if calibration.threshold is not None:
+        readings["flag"] = flag_figures(probability, units, calibration.threshold, settings)
+    return {"units": len(units.scores), "records": len(set(units.records)), **_figures(readings)}
+
+
+def calibrate_all(root: Path, settings: CalibrationSettings) -> dict[str, Any]:
+    """Fit every cell's calibrations, write their files and return the summary."""
+    from hallulab.calibration.fit import fit_calibration
+
+    units = cell_units(root)
+    fitted: dict[CellKey, Calibration] = {}
+    rows: list[dict[str, Any]] = []
+    for key, cell in units.items():
+        row: dict[str, Any] = {
+            "dataset": key.dataset,
+            "method": key.method,
+            "variant": key.variant,
+            "level": cell.level,
+        }
+        try:
+            calibration = fit_calibration(key.dataset, key.method, cell, settings)
+        except CalibrationError as error:
+            rows.append({**row, "not_calibrated": str(error)})
+            continue
+        fitted[key] = calibration
+        write_calibration(calibration_path(root, key), calibration)
+        stored = calibration.to_dict()
+        rows.append({**row, "split": stored["split"], "threshold": stored["threshold"], "heldout": stored["heldout"]})
+    transfers = []
+    for key, calibration in fitted.items():
+        for other, cell in units.items():
+            same = (other.method, other.variant) == (key.method, key.variant) and other.dataset != key.dataset
+            if same and cell.level == calibration.level:
+                transfers.append(
+                    {
+                        "method": key.method,
+                        "variant": key.variant,
+                        "level": calibration.level,
+                        "from": key.dataset,
+                        "to": other.dataset,
+                        **transfer(calibration, cell),
+                    }
+                )
+    return {
+        "settings": {**settings.__dict__, "ece_bins": ECE_BINS},
+        "calibrations": rows,
+        "transfers": transfers,
+        "command": "python -m hallulab.calibration",
+    }
+
+
+def _cell(estimate: list[float | None] | None, scale: float = 1.0, digits: int = 3) -> str:
+    if not estimate or estimate[0] is None:
+        return "–"
+    point, low, high = float(estimate[0]), estimate[1], estimate[2]
+    if low is None or high is None:
+        return f"{point * scale:.{digits}f}"
+    return f"{point * scale:.{digits}f} [{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
+
+
+def render_page(summary: dict[str, Any]) -> str:
+    """``docs/calibration.md`` from the summary (the page holds no number of its own)."""
+    settings = summary["settings"]
+    kind = settings["kind"]
+    lines = [
+        "# What a score means: calibrated probabilities and a threshold",
+        "",
+        "<!-- generated by python -m hallulab.calibration from results/calibration.json: do not edit -->",
+        "",
+        "A detector's score ranks units; it is no probability. For every cell of the",
+        "[detector table](benchmark.md) this page fits a map from score to the probability that the",
+        "unit is hallucinated, and chooses a threshold for a flag, on a development split of the",
+        "cell's records, then measures both on the records held out. Every number below comes from",
+        "`results/calibration.json`, which `python -m hallulab.calibration` writes from the committed",
+        "labelled units of the cells (`results/benchmark/`); the calibrations themselves are",
+        "`results/calibration/<data set>/<method>.<variant>.json`, which `hallulab score --calibration`",
+        "and `detect(..., calibration=...)` apply. The models are the table's: the embedded",
+        "SmolLM2-135M and the offline NLI model where a method calls one, so a calibration says how",
+        "these scores on these data sets map to probabilities, not how a larger model's would.",
+        "",
+        f"Settings: {settings['development_share']:.0%} of each cell's records (seed {settings['seed']}) for",
+        "development, the rest held out; isotonic regression and Platt scaling (scikit-learn) fitted on",
+        f"every development unit; the flag's threshold chosen on {settings['folds']}-fold cross-fitted",
+        f"development probabilities of the {kind} map by the rule `{settings['rule']}`"
+        + (f" (target precision {settings['target_precision']})" if settings["rule"] == "precision" else "")
+        + f"; Brier score and ECE ({settings['ece_bins']} equal-width bins) with 95% bootstrap",
+        f"intervals over held-out records ({settings['bootstrap_samples']} resamples). *Uncalibrated* reads",
+        "the raw score min-max scaled over the development units as a probability: what using the",
+        "score as one gives. Lower Brier and ECE are better.",
+        "",
+        "## On held-out records of the same data set",
+        "",
+        f"| Data set | Method | Variant | Level | Held-out units | Brier uncalibrated | Brier {kind} | Brier Platt |"
+        f" ECE uncalibrated | ECE {kind} | Threshold | Precision | Recall | F1 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in summary["calibrations"]:
+        if "not_calibrated" in row:
+            continue
+        held = row["heldout"]
+        flag = held.get("flag", {})
+        threshold = "–" if row["threshold"] is None else f"{row['threshold']:.3f}"
+        lines.append(
+            f"| {row['dataset']} | {row['method']} | `{row['variant']}` | {row['level']} | "
+            f"{row['split']['heldout_units']} | {_cell(held['uncalibrated']['brier'])} | "
+            f"{_cell(held[kind]['brier'])} | "
+            f"{_cell(held['platt']['brier'])} | {_cell(held['uncalibrated']['ece'])} | {_cell(held[kind]['ece'])} | "
+            f"{threshold} | {_cell(flag.get('precision'))} | {_cell(flag.get('recall'))} | {_cell(flag.get('f1'))} |"
+        )
+    skipped = [row for row in summary["calibrations"] if "not_calibrated" in row]
+    if skipped:
+        lines += ["", "Not calibrated:", ""]
+        lines += [f"- {r['dataset']} {r['method']} `{r['variant']}`: {r['not_calibrated']}" for r in skipped]
+    lines += [
+        "",
+        "## Carried to another data set",
+        "",
+        "A calibration fitted on one data set, applied unchanged to every unit of another data set",
+        "where the same method's variant scores the same level: how far a probability and a threshold",
+        "travel.",
+        "",
+        f"| Method | Variant | Level | Fitted on | Applied to | Units | Brier {kind} | ECE {kind} | Precision | Recall"
+        " | F1 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in summary["transfers"]:
+        flag = row.get("flag", {})
+        lines.append(
+            f"| {row['method']} | `{row['variant']}` | {row['level']} | {row['from']} | {row['to']} | {row['units']} | "
+            f"{_cell(row[kind]['brier'])} | {_cell(row[kind]['ece'])} | {_cell(flag.get('precision'))} | "
+            f"{_cell(flag.get('recall'))} | {_cell(flag.get('f1'))} |"
+        )
+    if not summary["transfers"]:
+        lines.append("| – | – | – | – | – | – | – | – | – | – | – |")
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(root: Path, summary: dict[str, Any]) -> None:
+    with atomic_open(root / SUMMARY) as handle:
+        handle.write(json.dumps(summary, indent=2) + "\n")
+    with atomic_open(root / PAGE) as handle:
+        handle.write(render_page(summary))

@@ -1,0 +1,115 @@
+"""A training recipe (``conf/nli_train/*.yaml``) run end to end: sample the pairs, fine-tune the
+cross-encoder, measure its held-out accuracy.
+
+One code path for the two ways the offline NLI model is made: the ``train_nli`` DVC stage (in
+the checkout, ``make run``) and ``hallulab nli train`` (an installed package, no checkout). The
+``quick`` recipe reads only the openly licensed SNLI + FEVER pairs shipped with the package
+(:mod:`hallulab.data.nli_open`), so both make the same model from the same settings; the other
+recipes read the NLI corpora under the data root.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hallulab.cache import model_dir
+from hallulab.core.config import ConfigError, compose
+from hallulab.data.loaders import DATA_ROOT_ENV
+from hallulab.data.nli_open import OPEN_HELDOUT
+from hallulab.nli.data import heldout_sources, training_sources
+from hallulab.nli.train import TrainConfig, accuracies, sample_pairs, train_cross_encoder
+
+#: the folder the offline NLI config names (``nli.model: models/nli_minilm``), under
+#: :func:`hallulab.cache.model_dir` when ``hallulab nli train`` made it outside a checkout
+OFFLINE_MODEL = "nli_minilm"
+#: the recipe that needs nothing but the package
+PACKAGED_RECIPE = "quick"
+
+
+@dataclass(frozen=True)
+class TrainedNLI:
+    """What one recipe run made: ``metrics`` say what the model is (profile, held-out accuracy
+    per set, training statistics: the train_nli stage's metrics file); ``timing`` says how long
+    this machine took (a run log's, never a metrics file's)."""
+
+    metrics: dict[str, Any]
+    timing: dict[str, Any]
+
+
+def train_recipe(recipe: Mapping[str, Any], out: Path, root: Path | None, log: logging.Logger) -> TrainedNLI:
+    """Train ``recipe`` (the composed ``nli_train`` section) into ``out`` and score it on the
+    held-out sets it names (``heldout_sets``; null: every set under the data ``root``)."""
+    raw = dict(recipe)
+    profile = str(raw.pop("profile"))
+    heldout_limit = raw.get("heldout_max_pairs")
+    cfg = TrainConfig(**raw)
+    pairs = sample_pairs(training_sources(root), dict(cfg.sources), cfg.seed)
+    counts: dict[str, int] = {}
+    for pair in pairs:
+        counts[pair.source] = counts.get(pair.source, 0) + 1
+    log.info("profile %s: training on %d pairs %s", profile, len(pairs), counts)
+    stats = train_cross_encoder(pairs, cfg, out)
+    log.info("trained: %s", stats)
+
+    started = time.perf_counter()
+    heldout_sets = heldout_sources(root)
+    every_root_set = [name for name in heldout_sets if name not in OPEN_HELDOUT]
+    names = list(cfg.heldout_sets) if cfg.heldout_sets is not None else every_root_set
+    unknown = [name for name in names if name not in heldout_sets]
+    if unknown:
+        raise ConfigError(f"nli_train.heldout_sets: unknown held-out set(s) {unknown}; known: {sorted(heldout_sets)}")
+    sets = {name: sample_pairs({name: heldout_sets[name]}, {name: heldout_limit}, cfg.seed) for name in names}
+    scored = accuracies(out, sets, max_length=cfg.max_length)
+    heldout = {name: round(100 * value, 2) for name, value in scored.items()}
+    for name, value in heldout.items():
+        log.info("held-out %s: %d pairs, accuracy %.2f%%", name, len(sets[name]), value)
+    anli = [heldout[f"anli_r{r}_test"] for r in (1, 2, 3) if f"anli_r{r}_test" in heldout]
+    summary = {"anli_mean_accuracy": round(sum(anli) / len(anli), 2)} if len(anli) == 3 else {}
+    timing = {key: stats.pop(key) for key in ("seconds", "pairs_per_second")}
+    metrics = {
+        "profile": profile,
+        "heldout_accuracy": heldout,
+        **summary,
+        "heldout_pairs_per_set": heldout_limit,
+        "train": {**stats, "by_source": counts},
+    }
+    return TrainedNLI(metrics, {"train": timing, "eval_seconds": round(time.perf_counter() - started, 1)})
+
+
+def offline_model_dir() -> Path:
+    """Where ``hallulab nli train`` puts the offline model by default, and where the NLI scorer
+    looks for ``models/nli_minilm`` outside a checkout."""
+    return model_dir() / OFFLINE_MODEL
+
+
+def train_offline_model(
+    recipe: str = PACKAGED_RECIPE, settings: tuple[str, ...] = (), out: Path | None = None
+) -> tuple[Path, TrainedNLI]:
+    """``hallulab nli train``: compose ``recipe`` with ``settings`` (``nli_train.<key>=<value>``,
+    as ``-S`` takes them), train it into a folder beside ``out`` and move it into place only when
+    it is complete (a killed run leaves the model that was there), and return where it is."""
+    target = out if out is not None else offline_model_dir()
+    foreign = [s for s in settings if not s.startswith("nli_train.")]
+    if foreign:
+        raise ConfigError(f"hallulab nli train: {foreign[0]!r} is not a training setting (nli_train.<key>=<value>)")
+    composed = compose([f"nli_train={recipe}", *settings])["nli_train"]
+    root_env = os.environ.get(DATA_ROOT_ENV)
+    log = logging.getLogger("hallulab.nli.recipe")
+    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        trained = train_recipe(composed, partial, Path(root_env) if root_env else None, log)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    if target.exists():
+        shutil.rmtree(target)
+    partial.rename(target)
+    return target, trained

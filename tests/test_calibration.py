@@ -1,0 +1,161 @@
+"""Calibrated probabilities and a flag: the maps equal scikit-learn's estimators, no unit is
+calibrated on itself, the threshold rules pick what they say, a calibration file refuses what
+it does not fit, and the committed calibrations are what their command writes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hallulab.benchmark.units import CellUnits
+from hallulab.calibration.fit import CalibrationError, CalibrationSettings, cross_fitted, fit_calibration
+from hallulab.calibration.maps import fit_isotonic, fit_platt
+from hallulab.calibration.measure import (
+    best_f1_threshold,
+    brier,
+    expected_calibration_error,
+    precision_target_threshold,
+)
+from hallulab.calibration.stored import calibrated, read_calibration, write_calibration
+from tests.workspace import environment
+
+REPO = Path(__file__).resolve().parents[1]
+SCORES = np.array([0.1, 0.35, 0.4, 0.8, 0.2, 0.9, 0.7, 0.05, 0.6, 0.3])
+LABELS = np.array([0, 0, 1, 1, 0, 1, 0, 0, 1, 1], dtype=bool)
+
+
+def _units(n_records: int = 40, per_record: int = 3, seed: int = 1) -> CellUnits:
+    rng = np.random.default_rng(seed)
+    records = tuple(f"r{i:02d}" for i in range(n_records) for _ in range(per_record))
+    positive = rng.random(len(records)) < 0.4
+    scores = positive * 1.0 + rng.normal(0.0, 0.8, len(records))
+    return CellUnits("sentence", "v", records, tuple(range(len(records))), positive, scores)
+
+
+def test_the_maps_predict_as_scikit_learns_estimators() -> None:
+    from sklearn.isotonic import IsotonicRegression
+    from sklearn.linear_model import LogisticRegression
+
+    new = np.array([-1.0, 0.0, 0.15, 0.37, 0.5, 0.75, 0.85, 2.0])
+    isotonic = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(SCORES, LABELS.astype(float))
+    np.testing.assert_allclose(fit_isotonic(SCORES, LABELS)(new), isotonic.predict(new), atol=1e-12)
+    logistic = LogisticRegression(C=np.inf, max_iter=1000).fit(SCORES.reshape(-1, 1), LABELS)
+    np.testing.assert_allclose(fit_platt(SCORES, LABELS)(new), logistic.predict_proba(new.reshape(-1, 1))[:, 1])
+    # the hand case: the pool-adjacent-violators means of the sorted labels
+    assert list(
+        fit_isotonic(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 1, 0, 1], dtype=bool))(np.array([1.0, 2.0, 3.0, 4.0]))
+    ) == [0.0, 0.5, 0.5, 1.0]
+
+
+def test_no_unit_is_calibrated_on_itself() -> None:
+    """Flipping one unit's label leaves its own cross-fitted probability as it was (its record's
+    group never fits the map it is given), and moves another group's."""
+    units = _units()
+    before = cross_fitted("isotonic", units, 5)
+    flipped = units.positive.copy()
+    flipped[7] = not flipped[7]
+    changed = CellUnits(units.level, units.variant, units.records, units.units, flipped, units.scores)
+    after = cross_fitted("isotonic", changed, 5)
+    same_record = [i for i, r in enumerate(units.records) if r == units.records[7]]
+    assert np.array_equal(before[same_record], after[same_record])
+    assert not np.array_equal(before, after)
+
+
+def test_the_threshold_rules_on_a_constructed_case() -> None:
+    p = np.array([0.1, 0.2, 0.3, 0.6, 0.7, 0.9])
+    y = np.array([0, 0, 1, 0, 1, 1], dtype=bool)
+    # t = 0.3 flags 4 with 3 positives: F1 = 6/7, the best (t = 0.7: 2 of 3, F1 = 0.8)
+    assert best_f1_threshold(p, y) == 0.3
+    assert precision_target_threshold(p, y, 0.9) == 0.7  # the lowest t whose flags are all positive
+    assert precision_target_threshold(p, y, 0.7) == 0.3  # 3 of 4 = 0.75
+    assert precision_target_threshold(np.array([0.5]), np.array([False]), 0.5) is None
+
+
+def test_brier_and_ece_by_hand() -> None:
+    p, y, ones = np.array([0.05, 0.15, 0.95]), np.array([0, 1, 1], dtype=bool), np.ones((1, 3))
+    assert brier(p, y, ones)[0] == pytest.approx((0.05**2 + 0.85**2 + 0.05**2) / 3)
+    # bins [0, 0.1): 0.05 vs 0; [0.1, 0.2): 0.15 vs 1; [0.9, 1]: 0.95 vs 1
+    assert expected_calibration_error(p, y, ones)[0] == pytest.approx((0.05 + 0.85 + 0.05) / 3)
+
+
+def test_a_calibration_file_refuses_what_it_does_not_fit(tmp_path: Path) -> None:
+    path = tmp_path / "cal.json"
+    write_calibration(path, fit_calibration("toyset", "selfcheck_ngram", _units(), CalibrationSettings()))
+    stored = read_calibration(path)
+    scores = pd.DataFrame(
+        {"method": "selfcheck_ngram", "variant": ["v", "v", "w"], "level": "sentence", "score": [-1.0, 2.0, 2.0]}
+    )
+    out = calibrated(scores, stored)
+    assert out["probability"].iloc[0] < out["probability"].iloc[1] and np.isnan(out["probability"].iloc[2])
+    assert out["flag"].iloc[1] and pd.isna(out["flag"].iloc[2])
+    assert out["calibration"].iloc[0] == "toyset/selfcheck_ngram/v@sentence (isotonic)"
+    with pytest.raises(CalibrationError, match="a calibration of selfcheck_ngram, not of ccp"):
+        calibrated(scores.assign(method="ccp"), stored)
+    with pytest.raises(CalibrationError, match="made for v at the sentence level; the scores hold w@response"):
+        calibrated(scores.assign(variant="w", level="response"), stored)
+    text = path.read_text()
+    edited = json.loads(text)
+    edited["threshold"] = 0.01
+    path.write_text(json.dumps(edited))
+    with pytest.raises(CalibrationError, match="does not match its sha256"):
+        read_calibration(path)
+    older = json.loads(text)
+    older["format"] = 0
+    path.write_text(json.dumps(older))
+    with pytest.raises(CalibrationError, match="calibration format 0"):
+        read_calibration(path)
+    one_class = _units()
+    with pytest.raises(CalibrationError, match="one class only"):
+        fit_calibration(
+            "toyset",
+            "m",
+            CellUnits(
+                "sentence", "v", one_class.records, one_class.units, one_class.positive & False, one_class.scores
+            ),
+            CalibrationSettings(),
+        )
+
+
+def test_the_committed_calibrations_are_what_their_command_writes() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "hallulab.calibration", "--check"],
+        cwd=REPO,
+        env=environment(),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_command_adds_the_calibrated_probability_and_flag(tmp_path: Path) -> None:
+    """`hallulab score --calibration wikibio` (the README's line): the committed WikiBio
+    calibration of n-gram's unigram max gives each of its sentence rows a probability that
+    rises with the score and a flag at its threshold; other rows get none. A data set without a
+    calibration of the method, or a file of another method, is one line before any scoring."""
+    records = REPO / "data" / "toy" / "passages.jsonl"
+
+    def score(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "hallulab.cli", "score", str(records), *args]
+        return subprocess.run(command, cwd=tmp_path, env=environment(), capture_output=True, text=True)
+
+    done = score("--method", "selfcheck_ngram", "--calibration", "wikibio", "-o", "out.csv")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "calibration wikibio/selfcheck_ngram/ngram_n1_max@sentence (isotonic)" in done.stdout
+    out = pd.read_csv(tmp_path / "out.csv")
+    mine = out[(out["variant"] == "ngram_n1_max") & (out["level"] == "sentence")].sort_values("score")
+    assert mine["probability"].between(0, 1).all() and mine["probability"].is_monotonic_increasing
+    stored = json.loads((REPO / "results/calibration/wikibio/selfcheck_ngram.ngram_n1_max.json").read_text())
+    assert list(mine["flag"]) == [p >= stored["threshold"] for p in mine["probability"]]
+    assert out.loc[~out.index.isin(mine.index), "probability"].isna().all()
+    missing = score("--method", "selfcheck_ngram", "--calibration", "concept7", "-o", "x.csv")
+    assert missing.returncode == 2 and "no committed calibration of selfcheck_ngram (ngram_n1_max)" in missing.stderr
+    other = REPO / "results/calibration/nq_open/length.length_tokens.json"
+    wrong = score("--method", "selfcheck_ngram", "--calibration", str(other), "-o", "y.csv")
+    assert wrong.returncode == 2 and "a calibration of length, not of selfcheck_ngram" in wrong.stderr
+    assert not (tmp_path / "x.csv").exists() and not (tmp_path / "y.csv").exists()
