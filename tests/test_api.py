@@ -230,10 +230,12 @@ def test_the_command_parsers_are_every_subcommand_under_its_words() -> None:
         ("plan",),
         ("nli",),
         ("nli", "train"),
+        ("calibrate",),
+        ("calibrations",),
     ]
     for words, parser in parsers.items():
         assert parser.prog == " ".join(("hallulab", *words))
-        listed = re.search(r"\{([\w,]+)\} \.\.\.", parser.format_usage())  # argparse's "{a,b} ..."
+        listed = re.search(r"\{([\w,]+)\}\s+\.\.\.", parser.format_usage())  # argparse's "{a,b} ..."
         assert [child[-1] for child in parsers if child and child[:-1] == words] == (
             listed.group(1).split(",") if listed else []
         ), words

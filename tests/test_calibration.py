@@ -159,3 +159,50 @@ def test_the_command_adds_the_calibrated_probability_and_flag(tmp_path: Path) ->
     wrong = score("--method", "selfcheck_ngram", "--calibration", str(other), "-o", "y.csv")
     assert wrong.returncode == 2 and "a calibration of length, not of selfcheck_ngram" in wrong.stderr
     assert not (tmp_path / "x.csv").exists() and not (tmp_path / "y.csv").exists()
+
+
+def test_a_calibration_fitted_on_ones_own_labelled_scores_is_taken_by_score(tmp_path: Path) -> None:
+    """docs/how-to/calibrate.md's steps: `hallulab calibrate` on scored, labelled records writes
+    a file whose held-out figures it prints; `hallulab score --calibration` takes that file;
+    `hallulab calibrations` lists the committed ones; a variant the scores lack is one line."""
+    records = str(REPO / "data" / "toy" / "passages.jsonl")
+
+    def hallulab(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "hallulab.cli", *args]
+        return subprocess.run(command, cwd=tmp_path, env=environment(), capture_output=True, text=True)
+
+    assert hallulab("score", records, "--method", "selfcheck_ngram", "-o", "s.csv").returncode == 0
+    fitted = hallulab("calibrate", "s.csv", "--records", records, "-o", "mine.json")
+    assert fitted.returncode == 0, fitted.stderr[-2000:]
+    assert "calibration of selfcheck_ngram ngram_n1_max at the sentence level -> mine.json" in fitted.stdout
+    stored = read_calibration(tmp_path / "mine.json")
+    assert (stored.dataset, stored.variant, stored.level) == ("passages", "ngram_n1_max", "sentence")
+    done = hallulab("score", records, "--method", "selfcheck_ngram", "--calibration", "mine.json", "-o", "c.csv")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert pd.read_csv(tmp_path / "c.csv")["calibration"].dropna().unique().tolist() == [stored.name]
+    listed = hallulab("calibrations")
+    assert "results/calibration/wikibio/selfcheck_ngram.ngram_n1_max.json" in listed.stdout
+    wrong = hallulab("calibrate", "s.csv", "--records", records, "--variant", "nope", "-o", "x.json")
+    assert wrong.returncode == 2 and "no variant 'nope'; it holds ngram_n1_avg, ngram_n1_max" in wrong.stderr
+
+
+def test_the_readme_calibrated_command_warns_that_its_scores_are_outside_the_fitted_range(tmp_path: Path) -> None:
+    """The README's claim about its own records: scored with the WikiBio calibration, every
+    sentence score lies below the scores it was fitted on, and the command says so."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    heredoc = readme.split("cat > records.jsonl <<'EOF'\n", 1)[1].split("\nEOF\n", 1)[0]
+    (tmp_path / "records.jsonl").write_text(heredoc + "\n", encoding="utf-8")
+    command = "hallulab score records.jsonl --method selfcheck_ngram --calibration wikibio -o calibrated.csv"
+    assert f"```bash\n{command}\n```" in readme
+    done = subprocess.run(
+        [sys.executable, "-m", "hallulab.cli", *command.split()[1:]],
+        cwd=tmp_path,
+        env=environment(),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "4 of 4 scores lie outside the scores it was fitted on" in done.stderr
+    out = pd.read_csv(tmp_path / "calibrated.csv")
+    low = read_calibration(REPO / "results/calibration/wikibio/selfcheck_ngram.ngram_n1_max.json").fitted_range[0]
+    assert (out.loc[out["calibration"].notna(), "score"] < low).all()

@@ -74,6 +74,8 @@ RUN_HERE = (
     # scoring with a cheap method (a heavy one gets a longer prefix in COVERED_BY)
     "hallulab score",
     "hallulab report",
+    "hallulab calibrate",
+    "hallulab calibrations",
     # read the committed metrics of the toy run
     "python -m hallulab.evaluation.summary",
     "python -m hallulab.evaluation.gate",

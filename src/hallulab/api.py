@@ -207,9 +207,23 @@ class Detector:
                 scores = self._score(records, opened, variants)
         if stored is None:
             return scores
-        from hallulab.calibration.stored import calibrated
+        from hallulab.calibration.stored import calibrated, outside_fitted_range
 
-        return calibrated(scores, stored)
+        out = calibrated(scores, stored)
+        outside = outside_fitted_range(out, stored)
+        if outside:
+            low, high = stored.fitted_range
+            self.log.warning(
+                "calibration %s: %d of %d scores lie outside the scores it was fitted on [%.4g, %.4g]; their "
+                "probability is the value at the nearest end (scores made otherwise than its data set's: "
+                "calibrate on labelled data like yours, hallulab calibrate)",
+                stored.name,
+                outside,
+                int(out["calibration"].notna().sum()),
+                low,
+                high,
+            )
+        return out
 
     def check_models(self) -> None:
         """The NLI model every step of the method (of each member, for a combining method)

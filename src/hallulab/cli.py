@@ -6,6 +6,7 @@
     hallulab score data.jsonl --method selfcheck_ngram -o scores.parquet
     hallulab score data.jsonl --method ccp -S ccp.aggregate.k=[5] -o scores.csv --variants all
     hallulab nli train
+    hallulab calibrate scores.csv --records labelled.jsonl -o mine.json
 
 Records are JSONL in the canonical schema; a record with a response and no ``sentences`` is
 split into sentences by the configured spaCy model. The output holds one row per scored unit
@@ -131,6 +132,39 @@ def _nli_train(args: argparse.Namespace) -> int:
     heldout = ", ".join(f"{name} {value:.2f}%" for name, value in trained.metrics["heldout_accuracy"].items())
     print(f"NLI model (recipe {args.recipe}, {trained.metrics['train']['pairs']} pairs): {where}")
     print(f"held-out accuracy: {heldout or 'no held-out set'}")
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from hallulab.calibration.fit import CalibrationSettings
+    from hallulab.calibration.own_data import calibrate_scored, summary_lines
+
+    out = Path(args.output)
+    check_output_path(out, "-o")
+    settings = CalibrationSettings(rule=args.rule, target_precision=args.target_precision)
+    calibration = calibrate_scored(Path(args.scores), Path(args.records), out, settings, args.variant, args.level)
+    print("\n".join(summary_lines(calibration, out)))
+    return 0
+
+
+def _calibrations() -> int:
+    from hallulab.calibration.own_data import committed
+    from hallulab.core.config import package_checkout
+
+    checkout = package_checkout()
+    found = list(committed(checkout)) if checkout is not None else []
+    if not found:
+        print("no committed calibration here (a hallulab checkout holds them); `hallulab calibrate` makes one")
+        return 0
+    print("data set\tmethod\tvariant\tlevel\theld-out units\tBrier uncalibrated -> isotonic\tfile")
+    for row in found:
+        held, split = row["heldout"], row["split"]
+        assert isinstance(held, dict) and isinstance(split, dict)
+        brier = f"{held['uncalibrated']['brier'][0]} -> {held['isotonic']['brier'][0]}"
+        print(
+            f"{row['dataset']}\t{row['method']}\t{row['variant']}\t{row['level']}\t{split['heldout_units']}\t"
+            f"{brier}\t{row['path']}"
+        )
     return 0
 
 
@@ -409,6 +443,33 @@ def command_parsers() -> Parsers:
     )
     train.add_argument("-o", "--out", default=None, help="another model folder (default: the one the methods read)")
     parsers[("nli", "train")] = train
+    calibrate = commands.add_parser(
+        "calibrate",
+        help="fit a calibration (score -> probability, and a flag) on your own labelled records",
+        description="Fit a calibration of one method's scores on labelled records: the file `hallulab score` wrote "
+        "and the records it scored, with their labels. A seeded half of the records fits isotonic regression and "
+        "Platt scaling and chooses the flag's threshold (cross-fitted); the other half measures them. The file it "
+        "writes is what `hallulab score --calibration FILE` takes (docs/calibration.md).",
+    )
+    calibrate.add_argument("scores", help="a file `hallulab score` wrote (.parquet, .csv or .jsonl), one method")
+    calibrate.add_argument("--records", required=True, help="the JSONL records that were scored, with their labels")
+    calibrate.add_argument(
+        "--variant", default=None, help="the variant to calibrate (default: the method's headline benchmark variant)"
+    )
+    calibrate.add_argument(
+        "--level", default=None, help="the unit level (default: the finest labelled level the variant scores)"
+    )
+    calibrate.add_argument(
+        "--rule", choices=("best_f1", "precision"), default="best_f1", help="the threshold rule (default: best_f1)"
+    )
+    calibrate.add_argument(
+        "--target-precision", type=float, default=0.8, help="the precision rule's target (default: 0.8)"
+    )
+    calibrate.add_argument("-o", "--output", default="calibration.json", help="default: calibration.json")
+    parsers[("calibrate",)] = calibrate
+    parsers[("calibrations",)] = commands.add_parser(
+        "calibrations", help="list the committed calibrations (data set, method, variant, level, held-out Brier)"
+    )
 
     def depth_first(path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
         yield path, parsers[path]
@@ -428,6 +489,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(args)
         if args.command == "nli":
             return _nli_train(args)
+        if args.command == "calibrate":
+            return _calibrate(args)
+        if args.command == "calibrations":
+            return _calibrations()
         if args.command == "plan":
             from hallulab.plan import run as run_plan
 

@@ -1,5 +1,5 @@
 """What a score means: a detector's scores made into calibrated probabilities and a flag,
-fitted on labelled data, measured on held-out records and across data sets.
+fitted on labelled data, evaluated on held-out records and across data sets.
 
 :mod:`~hallulab.calibration.maps` (isotonic and Platt maps as plain numbers),
 :mod:`~hallulab.calibration.measure` (Brier score, ECE, precision / recall / F1, threshold

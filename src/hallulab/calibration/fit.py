@@ -1,5 +1,5 @@
 """One calibration: a detector's scores on a labelled data set made into probabilities, a
-threshold chosen by a stated rule, both measured on units they were not fitted on.
+threshold chosen by a stated rule, both evaluated on units they were not fitted on.
 
 From one benchmark cell's labelled units (:class:`hallulab.benchmark.units.CellUnits`: one
 variant at one level, hallucinated class positive):
@@ -49,12 +49,12 @@ class CalibrationError(ValueError, UserFacingError):
 
 @dataclass(frozen=True)
 class CalibrationSettings:
-    """How a calibration is fitted and measured (stored inside every calibration file)."""
+    """How a calibration is fitted and evaluated (stored inside every calibration file)."""
 
     development_share: float = 0.5
     seed: int = 0
     folds: int = 5
-    kind: str = "isotonic"  #: the map that gives the probability and the flag (both are measured)
+    kind: str = "isotonic"  #: the map that gives the probability and the flag (both are evaluated)
     rule: str = "best_f1"
     target_precision: float = 0.8  #: the ``precision`` rule's target
     bootstrap_samples: int = 1000

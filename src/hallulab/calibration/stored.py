@@ -51,6 +51,8 @@ class StoredCalibration:
     kind: str
     probability_map: IsotonicMap | PlattMap
     threshold: float | None
+    #: the lowest and highest score it was fitted on: beyond them its probability is an end value
+    fitted_range: tuple[float, float]
 
     @property
     def name(self) -> str:
@@ -87,6 +89,7 @@ def read_calibration(path: Path) -> StoredCalibration:
             kind,
             map_from_dict(kind, stored["maps"][kind]),
             None if threshold is None else float(threshold),
+            (float(stored["scaling"][0]), float(stored["scaling"][1])),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise CalibrationError(f"{path}: a field is missing or malformed ({type(error).__name__} {error})") from error
@@ -152,3 +155,12 @@ def calibrated(scores: pd.DataFrame, calibration: StoredCalibration) -> pd.DataF
     out["flag"] = flag
     out["calibration"] = pd.Series([calibration.name if row else None for row in rows], index=out.index, dtype=object)
     return out
+
+
+def outside_fitted_range(scores: pd.DataFrame, calibration: StoredCalibration) -> int:
+    """How many of the calibrated rows' scores lie outside the scores the calibration was fitted
+    on: there its probability is the value at the nearest end, a reading it was never checked on
+    (scores made otherwise: another number of samples, other text, other settings)."""
+    low, high = calibration.fitted_range
+    mine = scores.loc[scores["calibration"].notna(), "score"].to_numpy(dtype=np.float64)
+    return int(((mine < low) | (mine > high)).sum())

@@ -2,7 +2,7 @@
 sets of its level: the files ``python -m hallulab.calibration`` writes from committed files alone.
 
 * ``results/calibration/<data set>/<method>.<variant>.json``: one calibration per variant of each
-  cell's labelled units (``results/benchmark/<data set>/<method>.units.csv``), fitted and measured
+  cell's labelled units (``results/benchmark/<data set>/<method>.units.csv``), fitted and evaluated
   as :mod:`hallulab.calibration.fit` says;
 * ``results/calibration.json``: each calibration's held-out figures, and the **transfer** of each
   to every other data set whose cell holds the same method and variant at the same level (its
@@ -144,6 +144,7 @@ def render_page(summary: dict[str, Any]) -> str:
         "and `detect(..., calibration=...)` apply. The models are the table's: the embedded",
         "SmolLM2-135M and the offline NLI model where a method calls one, so a calibration says how",
         "these scores on these data sets map to probabilities, not how a larger model's would.",
+        "To calibrate on labelled data of your own: [Calibrate on your own labelled data](how-to/calibrate.md).",
         "",
         f"Settings: {settings['development_share']:.0%} of each cell's records (seed {settings['seed']}) for",
         "development, the rest held out; isotonic regression and Platt scaling (scikit-learn) fitted on",
@@ -153,7 +154,9 @@ def render_page(summary: dict[str, Any]) -> str:
         + f"; Brier score and ECE ({settings['ece_bins']} equal-width bins) with 95% bootstrap",
         f"intervals over held-out records ({settings['bootstrap_samples']} resamples). *Uncalibrated* reads",
         "the raw score min-max scaled over the development units as a probability: what using the",
-        "score as one gives. Lower Brier and ECE are better.",
+        "score as one gives. Lower Brier and ECE are better. ECE grows on a resample (a bootstrap",
+        "resample repeats records, which leaves bins emptier and their gaps noisier), so its interval",
+        "can sit above its point.",
         "",
         "## On held-out records of the same data set",
         "",

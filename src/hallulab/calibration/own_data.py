@@ -1,0 +1,95 @@
+"""Calibrate on one's own labelled data: ``hallulab calibrate`` and ``hallulab calibrations``.
+
+``hallulab calibrate scores.csv --records labelled.jsonl -o mine.json`` joins a file
+``hallulab score`` wrote with the labels of the records it scored (the canonical schema's:
+sentence ``labels``, claim, response or prompt labels; hallucinated class positive, as the
+benchmark's units: :func:`hallulab.benchmark.units.cell_units`) at one variant and level, and
+fits and measures a calibration exactly as the committed ones are
+(:func:`hallulab.calibration.fit.fit_calibration`), into a file ``--calibration`` takes.
+``hallulab calibrations`` lists the committed ones.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from hallulab.benchmark.units import BINARY_LEVELS, cell_units
+from hallulab.calibration.fit import Calibration, CalibrationError, CalibrationSettings, fit_calibration
+from hallulab.calibration.stored import CALIBRATIONS_DIR, write_calibration
+from hallulab.data.records import load_jsonl_passages
+from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.pipeline import registry
+from hallulab.report.scored_file import read_scored
+
+
+def calibrate_scored(
+    scores_path: Path,
+    records_path: Path,
+    out: Path,
+    settings: CalibrationSettings,
+    variant: str | None = None,
+    level: str | None = None,
+) -> Calibration:
+    """Fit ``settings``' calibration of one variant at one level of a scored file on its
+    records' labels and write it to ``out``. The variant defaults to the method's headline
+    benchmark variant, the level to the finest labelled level the variant scores."""
+    scores = read_scored(scores_path)
+    methods = sorted(set(scores["method"]))
+    if len(methods) != 1:
+        raise CalibrationError(f"{scores_path}: scores of {len(methods)} methods ({methods}); calibrate one at a time")
+    method = methods[0]
+    written = list(dict.fromkeys(scores["variant"]))
+    if variant is None:
+        headline = registry.method(method).benchmark_variants
+        variant = next((v for v in headline if v in written), written[0])
+    if variant not in written:
+        raise CalibrationError(f"{scores_path}: no variant {variant!r}; it holds {', '.join(written)}")
+    passages = load_jsonl_passages(records_path)
+    scored_levels = set(scores.loc[scores["variant"] == variant, "level"])
+    levels = [level] if level is not None else [lv for lv in BINARY_LEVELS if lv in scored_levels]
+    config = ProtocolConfig()
+    for candidate in levels:
+        if candidate not in BINARY_LEVELS:
+            raise CalibrationError(f"--level {candidate}: a calibrated level is one of {BINARY_LEVELS}")
+        units = cell_units(passages, scores, candidate, [variant], config)[variant]
+        if len(units.scores):
+            calibration = fit_calibration(records_path.stem, method, units, settings)
+            write_calibration(out, calibration)
+            return calibration
+    raise CalibrationError(
+        f"{records_path}: no labelled unit of {variant} at {' or '.join(levels) or 'a binary level'} "
+        "(the records need labels at a level the variant scores)"
+    )
+
+
+def summary_lines(calibration: Calibration, out: Path) -> list[str]:
+    """What ``hallulab calibrate`` prints: where it went and how it fits the held-out records."""
+    kind = calibration.settings.kind
+    held = calibration.heldout
+    brier = held[kind]["brier"].point
+    before = held["uncalibrated"]["brier"].point
+    lines = [
+        f"calibration of {calibration.method} {calibration.variant} at the {calibration.level} level -> {out}",
+        f"fitted on {calibration.development_units} units of {calibration.development_records} records, "
+        f"checked on {calibration.heldout_units} units of {calibration.heldout_records} held-out records: "
+        f"Brier {before} uncalibrated, {brier} {kind}",
+    ]
+    if calibration.threshold is None:
+        lines.append(f"no threshold reaches precision {calibration.settings.target_precision}: no flag")
+    else:
+        flag = held["flag"]
+        lines.append(
+            f"flag at probability >= {calibration.threshold:.4f} ({calibration.settings.rule}): precision "
+            f"{flag['precision'].point}, recall {flag['recall'].point}, F1 {flag['f1'].point} on the held-out units"
+        )
+    return lines
+
+
+def committed(root: Path) -> Iterator[dict[str, object]]:
+    """The committed calibrations under ``root``, each as its file says (data set, method,
+    variant, level, held-out figures) with its path."""
+    for path in sorted((root / CALIBRATIONS_DIR).glob("*/*.json")):
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        yield {"path": path.relative_to(root).as_posix(), **stored}
