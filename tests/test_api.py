@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import huggingface_hub.constants
 import pandas as pd
 import pytest
 
@@ -281,7 +282,10 @@ def test_a_missing_nli_model_stops_the_method_before_any_model_call(
     """A local folder found nowhere, or a hub model neither the hub (offline here) nor its cache
     gives: one line naming what to run, raised before any step (the call cache saw no request);
     the ensemble checks its members' models (its default members include NLI-reading ones)."""
+    # offline as a machine without network is, without waiting for the hub's connection timeout:
+    # huggingface_hub reads HF_HUB_OFFLINE once, into this constant, when it is first imported
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
     records = [{"id": "a", "response": "Paris is in France.", "samples": ["Paris is in France.", "Paris is in Spain."]}]
     for model, said in (("models/nowhere", "`hallulab nli train`"), ("no-such-org/no-such-nli", "minilm_offline")):

@@ -21,8 +21,10 @@ from hallulab.calibration.measure import (
     brier,
     expected_calibration_error,
     precision_target_threshold,
+    reliability_bins,
 )
 from hallulab.calibration.stored import calibrated, read_calibration, write_calibration
+from hallulab.cli import main as cli_main
 from tests.workspace import environment
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,6 +84,11 @@ def test_brier_and_ece_by_hand() -> None:
     assert brier(p, y, ones)[0] == pytest.approx((0.05**2 + 0.85**2 + 0.05**2) / 3)
     # bins [0, 0.1): 0.05 vs 0; [0.1, 0.2): 0.15 vs 1; [0.9, 1]: 0.95 vs 1
     assert expected_calibration_error(p, y, ones)[0] == pytest.approx((0.05 + 0.85 + 0.05) / 3)
+    # the reliability diagram's points: (mean probability, share hallucinated, units) per bin
+    assert reliability_bins(np.array([0.05, 0.08, 0.95]), np.array([0, 1, 1], dtype=bool)) == [
+        [0.065, 0.5, 2],
+        [0.95, 1.0, 1],
+    ]
 
 
 def test_a_calibration_file_refuses_what_it_does_not_fit(tmp_path: Path) -> None:
@@ -161,29 +168,34 @@ def test_the_command_adds_the_calibrated_probability_and_flag(tmp_path: Path) ->
     assert not (tmp_path / "x.csv").exists() and not (tmp_path / "y.csv").exists()
 
 
-def test_a_calibration_fitted_on_ones_own_labelled_scores_is_taken_by_score(tmp_path: Path) -> None:
+def test_a_calibration_fitted_on_ones_own_labelled_scores_is_taken_by_score(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """docs/how-to/calibrate.md's steps: `hallulab calibrate` on scored, labelled records writes
     a file whose held-out figures it prints; `hallulab score --calibration` takes that file;
     `hallulab calibrations` lists the committed ones; a variant the scores lack is one line."""
     records = str(REPO / "data" / "toy" / "passages.jsonl")
+    monkeypatch.chdir(tmp_path)  # the commands run in-process (hallulab.cli.main), from a user's folder
 
-    def hallulab(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "hallulab.cli", *args]
-        return subprocess.run(command, cwd=tmp_path, env=environment(), capture_output=True, text=True)
+    def hallulab(*args: str) -> tuple[int, str, str]:
+        status = cli_main(list(args))
+        said = capsys.readouterr()
+        return status, said.out, said.err
 
-    assert hallulab("score", records, "--method", "selfcheck_ngram", "-o", "s.csv").returncode == 0
-    fitted = hallulab("calibrate", "s.csv", "--records", records, "-o", "mine.json")
-    assert fitted.returncode == 0, fitted.stderr[-2000:]
-    assert "calibration of selfcheck_ngram ngram_n1_max at the sentence level -> mine.json" in fitted.stdout
+    assert hallulab("score", records, "--method", "selfcheck_ngram", "-o", "s.csv")[0] == 0
+    status, out, err = hallulab("calibrate", "s.csv", "--records", records, "-o", "mine.json")
+    assert status == 0, err[-2000:]
+    assert "calibration of selfcheck_ngram ngram_n1_max at the sentence level -> mine.json" in out
     stored = read_calibration(tmp_path / "mine.json")
     assert (stored.dataset, stored.variant, stored.level) == ("passages", "ngram_n1_max", "sentence")
-    done = hallulab("score", records, "--method", "selfcheck_ngram", "--calibration", "mine.json", "-o", "c.csv")
-    assert done.returncode == 0, done.stderr[-2000:]
+    status, out, err = hallulab(
+        "score", records, "--method", "selfcheck_ngram", "--calibration", "mine.json", "-o", "c.csv"
+    )
+    assert status == 0, err[-2000:]
     assert pd.read_csv(tmp_path / "c.csv")["calibration"].dropna().unique().tolist() == [stored.name]
-    listed = hallulab("calibrations")
-    assert "results/calibration/wikibio/selfcheck_ngram.ngram_n1_max.json" in listed.stdout
-    wrong = hallulab("calibrate", "s.csv", "--records", records, "--variant", "nope", "-o", "x.json")
-    assert wrong.returncode == 2 and "no variant 'nope'; it holds ngram_n1_avg, ngram_n1_max" in wrong.stderr
+    assert "results/calibration/wikibio/selfcheck_ngram.ngram_n1_max.json" in hallulab("calibrations")[1]
+    status, _, err = hallulab("calibrate", "s.csv", "--records", records, "--variant", "nope", "-o", "x.json")
+    assert status == 2 and "no variant 'nope'; it holds ngram_n1_avg, ngram_n1_max" in err
 
 
 def test_the_readme_calibrated_command_warns_that_its_scores_are_outside_the_fitted_range(tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ from hallulab.calibration.measure import (
     decision_figures,
     expected_calibration_error,
     precision_target_threshold,
+    reliability_bins,
 )
 from hallulab.core.errors import UserFacingError
 from hallulab.evaluation import bootstrap
@@ -180,6 +181,9 @@ class Calibration:
     maps: dict[str, IsotonicMap | PlattMap]
     threshold: float | None  #: on the probability of ``settings.kind``; None: the rule found none
     heldout: dict[str, dict[str, Estimate]]  #: reading ("uncalibrated", a kind, "flag") -> figures
+    #: reading ("uncalibrated", ``settings.kind``) -> the held-out reliability diagram's points
+    #: (mean probability, share hallucinated, units) per non-empty bin
+    reliability: dict[str, list[list[float]]]
 
     def probability(self, scores: np.ndarray, kind: str | None = None) -> np.ndarray:
         """The probability of each score being a hallucination, by ``kind`` (default: the settings')."""
@@ -205,6 +209,7 @@ class Calibration:
             "heldout": {
                 reading: {name: e.to_list() for name, e in figures.items()} for reading, figures in self.heldout.items()
             },
+            "reliability": self.reliability,
         }
 
 
@@ -232,7 +237,12 @@ def fit_calibration(dataset: str, method: str, units: CellUnits, settings: Calib
         cross_fitted(settings.kind, development, settings.folds), development.positive, settings
     )
     scaling = (float(development.scores.min()), float(development.scores.max()))
-    readings = {"uncalibrated": probability_figures(scaled(heldout.scores, scaling), heldout, settings)}
+    uncalibrated = scaled(heldout.scores, scaling)
+    reliability = {
+        "uncalibrated": reliability_bins(uncalibrated, heldout.positive),
+        settings.kind: reliability_bins(maps[settings.kind](heldout.scores), heldout.positive),
+    }
+    readings = {"uncalibrated": probability_figures(uncalibrated, heldout, settings)}
     for kind, fitted in maps.items():
         readings[kind] = probability_figures(fitted(heldout.scores), heldout, settings)
     if threshold is not None:
@@ -251,4 +261,5 @@ def fit_calibration(dataset: str, method: str, units: CellUnits, settings: Calib
         maps,
         threshold,
         readings,
+        reliability,
     )

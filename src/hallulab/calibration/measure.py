@@ -81,3 +81,17 @@ def precision_target_threshold(probability: np.ndarray, positive: np.ndarray, ta
         if precision >= target:
             return float(t)
     return None
+
+
+def reliability_bins(probability: np.ndarray, positive: np.ndarray, bins: int = ECE_BINS) -> list[list[float]]:
+    """The reliability diagram's points: for each non-empty bin of the ECE's, the mean
+    probability, the share of hallucinated units and the number of units."""
+    p = np.asarray(probability, dtype=np.float64)
+    y = np.asarray(positive, dtype=np.float64)
+    index = np.minimum((p * bins).astype(int), bins - 1)
+    points = []
+    for b in range(bins):
+        inside = index == b
+        if inside.any():
+            points.append([round(float(p[inside].mean()), 4), round(float(y[inside].mean()), 4), int(inside.sum())])
+    return points

@@ -92,7 +92,15 @@ def calibrate_all(root: Path, settings: CalibrationSettings) -> dict[str, Any]:
         fitted[key] = calibration
         write_calibration(calibration_path(root, key), calibration)
         stored = calibration.to_dict()
-        rows.append({**row, "split": stored["split"], "threshold": stored["threshold"], "heldout": stored["heldout"]})
+        rows.append(
+            {
+                **row,
+                "split": stored["split"],
+                "threshold": stored["threshold"],
+                "heldout": stored["heldout"],
+                "reliability": stored["reliability"],
+            }
+        )
     transfers = []
     for key, calibration in fitted.items():
         for other, cell in units.items():
@@ -123,6 +131,39 @@ def _cell(estimate: list[float | None] | None, scale: float = 1.0, digits: int =
     if low is None or high is None:
         return f"{point * scale:.{digits}f}"
     return f"{point * scale:.{digits}f} [{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
+
+
+#: the reliability diagrams' colours: the uncalibrated reading, the calibrated one
+DIAGRAM_COLOURS = {"uncalibrated": "#9e9e9e", "calibrated": "#1565c0"}
+
+
+def reliability_svg(points: dict[str, list[list[float]]], kind: str, title: tuple[str, str], size: int = 170) -> str:
+    """One reliability diagram as inline SVG on one line: the diagonal (a calibrated reading's
+    points lie on it), each reading's bins as dots at (mean probability, share hallucinated),
+    the dot's area growing with its units."""
+    pad = 14
+    span = size - 2 * pad
+
+    def xy(p: float, rate: float) -> tuple[float, float]:
+        return pad + p * span, pad + (1 - rate) * span
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size + 26}" role="img" '
+        f'aria-label="reliability diagram: {" ".join(title)}">',
+        f'<rect x="{pad}" y="{pad}" width="{span}" height="{span}" fill="none" stroke="#ccc"/>',
+        f'<line x1="{pad}" y1="{pad + span}" x2="{pad + span}" y2="{pad}" stroke="#ccc" stroke-dasharray="3 3"/>',
+    ]
+    most = max((n for reading in points.values() for _, _, n in reading), default=1)
+    for reading, colour in (("uncalibrated", DIAGRAM_COLOURS["uncalibrated"]), (kind, DIAGRAM_COLOURS["calibrated"])):
+        for p, rate, n in points.get(reading, []):
+            x, y = xy(p, rate)
+            radius = 1.5 + 4.5 * (n / most) ** 0.5
+            parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{radius:.1f}" fill="{colour}" fill-opacity="0.75"/>')
+    for line, text in enumerate(title):
+        y = size + 8 + 11 * line
+        parts.append(f'<text x="{size / 2:.0f}" y="{y}" font-size="10" text-anchor="middle">{text}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
 
 
 def render_page(summary: dict[str, Any]) -> str:
@@ -177,6 +218,21 @@ def render_page(summary: dict[str, Any]) -> str:
             f"{_cell(held['platt']['brier'])} | {_cell(held['uncalibrated']['ece'])} | {_cell(held[kind]['ece'])} | "
             f"{threshold} | {_cell(flag.get('precision'))} | {_cell(flag.get('recall'))} | {_cell(flag.get('f1'))} |"
         )
+    lines += [
+        "",
+        "## Reliability on held-out records",
+        "",
+        "Each diagram puts every bin of held-out units at its mean probability (across) and its share",
+        f"of hallucinated units (up): grey the uncalibrated reading, blue the {kind} one; a calibrated",
+        "reading's dots lie on the dashed diagonal, and a dot's area grows with its units.",
+        "",
+        '<div class="reliability-diagrams">',
+    ]
+    for row in summary["calibrations"]:
+        if "not_calibrated" not in row:
+            title = (f"{row['dataset']}, {row['level']}", f"{row['method']} {row['variant']}")
+            lines.append(reliability_svg(row["reliability"], kind, title))
+    lines.append("</div>")
     skipped = [row for row in summary["calibrations"] if "not_calibrated" in row]
     if skipped:
         lines += ["", "Not calibrated:", ""]
