@@ -52,7 +52,8 @@ def _rounded(value: float) -> float | None:
 
 @dataclass(frozen=True)
 class Estimate:
-    """A value (percent) and its interval; None where undefined (one class only, one record)."""
+    """A value and its interval (the table's in percent, a calibration's as they are); None where
+    undefined (one class only, one record)."""
 
     point: float | None
     low: float | None

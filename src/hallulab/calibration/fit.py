@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from hallulab.benchmark.statistics import Estimate
 from hallulab.benchmark.units import CellUnits
 from hallulab.calibration.maps import KINDS, IsotonicMap, PlattMap, fit_map
 from hallulab.calibration.measure import (
@@ -114,18 +115,6 @@ def cross_fitted(kind: str, units: CellUnits, folds: int) -> np.ndarray:
         fitted = fit_map(kind, units.scores[train], units.positive[train])
         out[test] = fitted(units.scores[test])
     return out
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A figure and its percentile bootstrap interval (None: undefined on these units)."""
-
-    point: float | None
-    low: float | None
-    high: float | None
-
-    def to_list(self) -> list[float | None]:
-        return [self.point, self.low, self.high]
 
 
 def _estimate(values: np.ndarray, level: float) -> Estimate:
