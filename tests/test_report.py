@@ -336,3 +336,45 @@ def test_make_report_rewrites_the_page_of_every_data_set_run(toy_run: Any) -> No
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert page.is_file() and 'id="report-data"' in page.read_text(encoding="utf-8")
+
+
+def test_the_page_draws_each_committed_calibrations_held_out_reliability(tmp_path: Path) -> None:
+    """A run on a data set with committed calibrations shows, beside its curves, each
+    calibration of a method it ran: held-out bins before and after calibration, named with
+    their ECE and interval as the calibration file stores them (issue: what a score means)."""
+    from hallulab.pipeline import paths
+    from hallulab.report.inputs import load_inputs
+
+    committed = Path("results/calibration/nq_open")
+    ngram, greybox = committed / "selfcheck_ngram.ngram_n1_max.json", committed / "greybox.max_neglogp.json"
+    stored = json.loads(ngram.read_text(encoding="utf-8"))
+    (tmp_path / committed).mkdir(parents=True)
+    for path in (ngram, greybox):  # greybox did not run: its calibration is not drawn
+        shutil.copy(path, tmp_path / path)
+    records = tmp_path / paths.passages("nq_open")
+    records.parent.mkdir(parents=True)
+    record = {"id": "r1", "response": "Paris.", "sentences": ["Paris."], "prompt": "Capital?"}
+    records.write_text(json.dumps(record) + "\n")
+    scores = tmp_path / paths.unit_scores("selfcheck_ngram", "nq_open")
+    scores.parent.mkdir(parents=True)
+    _frame().to_parquet(scores)
+
+    inputs = load_inputs("nq_open", tmp_path)
+    payload = build_payload(inputs, UnitCatalogue.build(inputs.passages, {}, {}))
+    reliability = [c for c in payload["curves"] if c["title"].startswith("reliability:")]
+    assert [c["title"] for c in reliability] == [
+        f"reliability: selfcheck_ngram, ngram_n1_max (response), {stored['split']['heldout_units']} "
+        "held-out units of nq_open, 10 bins"
+    ]
+    diagonal, before, after = reliability[0]["series"]
+    assert diagonal["points"] == [(0.0, 0.0), (1.0, 1.0)]
+    ece = stored["heldout"]["isotonic"]["ece"]
+    assert after["name"] == f"isotonic, ECE {ece[0]:.3f} [{ece[1]:.3f}, {ece[2]:.3f}]"
+    assert after["points"] == [(p, rate) for p, rate, _ in stored["reliability"]["isotonic"]]
+    assert before["name"].startswith("uncalibrated (min-max scaled), ECE ")
+    assert before["points"] == [(p, rate) for p, rate, _ in stored["reliability"]["uncalibrated"]]
+
+    edited = tmp_path / ngram
+    edited.write_text(edited.read_text(encoding="utf-8").replace('"seed": 0', '"seed": 1'), encoding="utf-8")
+    with pytest.raises(ValueError, match="does not match its sha256"):
+        load_inputs("nq_open", tmp_path)

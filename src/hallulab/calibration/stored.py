@@ -60,9 +60,8 @@ class StoredCalibration:
         return f"{self.dataset}/{self.method}/{self.variant}@{self.level} ({self.kind})"
 
 
-def read_calibration(path: Path) -> StoredCalibration:
-    """The calibration in ``path``; another format, a changed byte or a missing field is a
-    one-line :class:`CalibrationError` naming the file."""
+def _verified(path: Path) -> dict[str, Any]:
+    """The content of the calibration file ``path``, its format and digest checked."""
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
@@ -77,6 +76,16 @@ def read_calibration(path: Path) -> StoredCalibration:
     content = {key: value for key, value in stored.items() if key != "sha256"}
     if stored.get("sha256") != _digest(content):
         raise CalibrationError(f"{path}: its content does not match its sha256 (edited by hand or damaged)")
+    return content
+
+
+def read_calibration(path: Path) -> StoredCalibration:
+    """The calibration in ``path``; another format, a changed byte or a missing field is a
+    one-line :class:`CalibrationError` naming the file."""
+    return _stored(path, _verified(path))
+
+
+def _stored(path: Path, stored: dict[str, Any]) -> StoredCalibration:
     try:
         kind = str(stored["settings"]["kind"])
         threshold = stored["threshold"]
@@ -93,6 +102,53 @@ def read_calibration(path: Path) -> StoredCalibration:
         )
     except (KeyError, TypeError, ValueError) as error:
         raise CalibrationError(f"{path}: a field is missing or malformed ({type(error).__name__} {error})") from error
+
+
+#: one reliability bin: the mean probability, the share of hallucinated units, the units in it
+ReliabilityBin = tuple[float, float, int]
+
+
+@dataclass(frozen=True)
+class HeldoutReliability:
+    """A calibration's check on its held-out records, as its file stores it: the reliability
+    bins and the ECE (point, then the interval's ends) of each reading (``uncalibrated``: the
+    score min-max scaled over the development units; the calibration's own kind)."""
+
+    calibration: StoredCalibration
+    heldout_units: int
+    ece_bins: int
+    bins: dict[str, tuple[ReliabilityBin, ...]]
+    ece: dict[str, tuple[float | None, float | None, float | None]]
+
+
+def _interval(stored: list[float | None]) -> tuple[float | None, float | None, float | None]:
+    point, low, high = (None if value is None else float(value) for value in stored)
+    return point, low, high
+
+
+def read_heldout_reliability(path: Path) -> HeldoutReliability:
+    """The held-out reliability of the calibration in ``path`` (checked as :func:`read_calibration` checks)."""
+    content = _verified(path)
+    calibration = _stored(path, content)
+    try:
+        readings = ("uncalibrated", calibration.kind)
+        return HeldoutReliability(
+            calibration,
+            int(content["split"]["heldout_units"]),
+            int(content["ece_bins"]),
+            {
+                reading: tuple((float(p), float(rate), int(n)) for p, rate, n in content["reliability"][reading])
+                for reading in readings
+            },
+            {reading: _interval(content["heldout"][reading]["ece"]) for reading in readings},
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise CalibrationError(f"{path}: a field is missing or malformed ({type(error).__name__} {error})") from error
+
+
+def committed_calibrations(root: Path, dataset: str) -> list[Path]:
+    """The calibration files committed for ``dataset`` under the checkout ``root``."""
+    return sorted((root / CALIBRATIONS_DIR / dataset).glob("*.json"))
 
 
 def resolve_calibration(choice: str | Path, method: str) -> StoredCalibration:

@@ -11,7 +11,10 @@ Everything here is an output the DAG already wrote; nothing is recomputed:
   files whose units carry a text of their own (HalluCheck's NER facts, Self-Familiarity's
   concepts);
 * the summary (``metrics/<dataset>/summary.csv`` and the notes of ``summary.md``), the curves
-  (``metrics/<dataset>/{pr,n_curve,knob_curve}/*.csv``) and the correction table.
+  (``metrics/<dataset>/{pr,n_curve,knob_curve}/*.csv``) and the correction table;
+* the committed calibrations of the run's methods on its data set
+  (``results/calibration/<dataset>/``, :mod:`hallulab.calibration`), whose held-out
+  reliability the page draws.
 
 A file a run did not write (a method not run, a data set without labels) is simply absent
 from the page; nothing is filled in.
@@ -26,6 +29,7 @@ from typing import Any
 
 import pandas as pd
 
+from hallulab.calibration.stored import HeldoutReliability, committed_calibrations, read_heldout_reliability
 from hallulab.core.io import read_json
 from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage
@@ -71,6 +75,8 @@ class ReportInputs:
     curves: list[CurveFile] = field(default_factory=list)
     correction: Mapping[str, Any] | None = None
     method_titles: dict[str, str] = field(default_factory=dict)
+    #: the committed calibrations of the run's methods on its data set, with their held-out checks
+    calibrations: list[HeldoutReliability] = field(default_factory=list)
     #: method -> the ``undefined`` section of its ``.info.json`` (why each null is null)
     undefined: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     #: what the page says where a part is empty ("summary", "curves", "correction"), in place of
@@ -175,4 +181,9 @@ def load_inputs(
         curves=curves,
         correction=_read_if(root / paths.correction_metrics(dataset)),
         method_titles=dict(method_titles or {}),
+        calibrations=[
+            held
+            for path in committed_calibrations(root, dataset)
+            if (held := read_heldout_reliability(path)).calibration.method in scores
+        ],
     )

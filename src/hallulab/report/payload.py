@@ -12,7 +12,9 @@ Shape (every list in the order the page shows it)::
     scores   {method: {variant: {level: {record: [[index, score, rank], ...]}}}}
     units    {catalogue key: {level: {record: [{i, si, t, l, d}]}}}   (claim/fact/prompt only:
                                         sentences and responses are read off the records)
-    curves   [{title, x, y, series: [{name, points}]}]
+    curves   [{title, x, y, series: [{name, points}]}]   the run's curves, then the held-out
+                                        reliability diagram of each committed calibration of
+                                        the run's methods on its data set
     correction  FactSelfCheck's Table 3 as the correct stage computed it, or null
     absent   {summary, curves, correction}  what the page says where that part is empty
 
@@ -31,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hallulab.calibration.stored import HeldoutReliability
 from hallulab.evaluation.summary import HEADLINES
 from hallulab.evaluation.undefined import REASON_TEXT
 from hallulab.report.inputs import ABSENT_IN_A_RUN, CURVE_FAMILIES, CurveFile, ReportInputs
@@ -191,6 +194,34 @@ def method_curve_groups(curves: Sequence[CurveFile]) -> list[tuple[str, CurveGro
     return groups
 
 
+def _ece_text(ece: tuple[float | None, float | None, float | None]) -> str:
+    point, low, high = ece
+    if point is None:
+        return "ECE undefined"
+    interval = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
+    return f"ECE {point:.3f}{interval}"
+
+
+def reliability_groups(calibrations: Sequence[HeldoutReliability]) -> list[CurveGroup]:
+    """One reliability diagram per committed calibration, on its held-out records: the share of
+    hallucinated units (y) against the mean probability (x) of each ECE bin, for the score read
+    uncalibrated (min-max scaled over the development units) and calibrated, each series named
+    with its ECE and 95% bootstrap interval; the diagonal is where a calibrated reading lies."""
+    groups = []
+    for found in calibrations:
+        stored = found.calibration
+        series = [CurveSeries("calibrated: the diagonal", [(0.0, 0.0), (1.0, 1.0)])]
+        for reading, label in (("uncalibrated", "uncalibrated (min-max scaled)"), (stored.kind, stored.kind)):
+            points = [(p, rate) for p, rate, _ in found.bins[reading]]
+            series.append(CurveSeries(f"{label}, {_ece_text(found.ece[reading])}", points))
+        title = (
+            f"reliability: {stored.method}, {stored.variant} ({stored.level}), "
+            f"{found.heldout_units} held-out units of {stored.dataset}, {found.ece_bins} bins"
+        )
+        groups.append(CurveGroup(title, "mean probability in the bin", "share hallucinated", series))
+    return groups
+
+
 def _summary(frame: pd.DataFrame | None, undefined: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """summary.csv's rows, and per row why each empty value or interval is empty (the reasons
     the evaluate stage wrote into ``.info.json``, in words)."""
@@ -265,7 +296,7 @@ def build_payload(inputs: ReportInputs, catalogue: UnitCatalogue) -> dict[str, A
         "records": _records(inputs),
         "scores": {method: score_tree(frame) for method, frame in inputs.scores.items() if not frame.empty},
         "units": units,
-        "curves": [asdict(group) for group in curve_groups(inputs.curves)],
+        "curves": [asdict(group) for group in [*curve_groups(inputs.curves), *reliability_groups(inputs.calibrations)]],
         "correction": dict(inputs.correction) if isinstance(inputs.correction, Mapping) else None,
         "absent": {**ABSENT_IN_A_RUN, **inputs.absent},
     }
