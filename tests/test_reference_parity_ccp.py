@@ -26,8 +26,6 @@ multi-byte characters (ids that decode to one text).
 from __future__ import annotations
 
 import importlib
-import re
-from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -45,6 +43,7 @@ from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.nli.train import TrainConfig, train_cross_encoder
 from hallulab.text.stopwords import NLTK_ENGLISH_STOPWORDS
 from hallulab.tokens import TokenStats
+from hallulab.tooling.polygraph import greedy_continuation, polygraph_nli, polygraph_options, sentences_after
 from tests.test_nli_train import PAIRS
 
 pytestmark = [pytest.mark.reference, pytest.mark.model]
@@ -61,68 +60,6 @@ def nli_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@dataclass(frozen=True)
-class GreedyText:
-    """A greedy continuation: hallulab's token statistics, lm-polygraph's alternatives per K."""
-
-    text: str
-    claims_from: int  # claims start after the teacher-forced prefix
-    ours: list[TokenStats]
-    theirs: dict[int, list[list[tuple[int, float]]]]
-    ids: list[int]
-
-
-def _greedy(llm: Any, prefix: str, new_tokens: int = 40) -> GreedyText:
-    """Greedy continuation of ``prefix``, then one forward pass over it for both inputs."""
-    torch = importlib.import_module("torch")
-    tokenizer, model = llm.tokenizer, llm.model
-    start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
-    prompt = [start, *tokenizer(prefix, add_special_tokens=False)["input_ids"]]
-    with torch.inference_mode():
-        generated = list(prompt)
-        for _ in range(new_tokens):  # plain argmax decoding (no repetition penalty from a generation config)
-            following = int(model(input_ids=torch.tensor([generated])).logits[0, -1].argmax())
-            if following == tokenizer.eos_token_id:
-                break
-            generated.append(following)
-        ids = generated[1:]
-        logits = model(input_ids=torch.tensor([[start, *ids]])).logits[0, :-1].float()
-    logprobs = torch.log_softmax(logits, dim=-1)
-    ours: list[TokenStats] = []
-    theirs: dict[int, list[list[tuple[int, float]]]] = {k: [] for k in KS}
-    for position, token_id in enumerate(ids):
-        row = logprobs[position].numpy()
-        values, top_ids = logprobs[position].topk(STORED_TOP)
-        offset = len(tokenizer.decode(ids[:position]))
-        ours.append(
-            TokenStats(
-                token=tokenizer.decode([token_id]),
-                logprob=float(row[token_id]),
-                token_id=token_id,
-                top=tuple((tokenizer.decode([int(i)]), float(v)) for i, v in zip(top_ids, values, strict=True)),
-                offset=offset,
-                top_ids=tuple(int(i) for i in top_ids),
-            )
-        )
-        for k in KS:  # lm-polygraph's rule: the K highest logits, the generated token sorted first
-            best = np.argpartition(row, -k)[-k:]
-            options = [(int(t), float(row[t])) for t in best]
-            options.sort(key=lambda option, written=token_id: option[0] == written, reverse=True)
-            theirs[k].append(options)
-    return GreedyText(tokenizer.decode(ids), len(prefix), ours, theirs, ids)
-
-
-def _sentences(text: str, start: int) -> list[tuple[str, tuple[int, int]]]:
-    """Sentences of the greedy part (at least three words each) with their character spans."""
-    found = []
-    for match in re.finditer(r"[^.!?\n]+[.!?]?", text[start:]):
-        piece = match.group().strip()
-        if len(piece.split()) >= 3:
-            begin = start + match.start() + match.group().index(piece)
-            found.append((piece, (begin, begin + len(piece))))
-    return found
-
-
 def test_claim_ccp_equals_lm_polygraph_at_five_k_on_greedy_tokens(toy_passages, nli_dir: Path) -> None:
     claim_module = importlib.import_module("lm_polygraph.stat_calculators.extract_claims")
     nli_module = importlib.import_module("lm_polygraph.stat_calculators.greedy_alternatives_nli")
@@ -134,8 +71,8 @@ def test_claim_ccp_equals_lm_polygraph_at_five_k_on_greedy_tokens(toy_passages, 
     passages, greedy, claims, spans = [], {}, {}, {}
     for source in toy_passages[:2]:
         prefix = " ".join(str(source.response).split()[:4])
-        text = _greedy(llm, prefix)
-        found = _sentences(text.text, text.claims_from)
+        text = greedy_continuation(llm, prefix, KS, STORED_TOP)
+        found = sentences_after(text.text, text.claims_from)
         passage = Passage(id=source.id, response=text.text, sentences=tuple(piece for piece, _ in found))
         passages.append(passage)
         greedy[passage.id] = text
@@ -160,17 +97,7 @@ def test_claim_ccp_equals_lm_polygraph_at_five_k_on_greedy_tokens(toy_passages, 
     ]
 
     # ---- lm-polygraph 0.7.0 on its own alternatives, the same claims and NLI model
-    transformers = importlib.import_module("transformers")
-    model = transformers.AutoModelForSequenceClassification.from_pretrained(nli_dir).eval()
-    model.config.label2id = {k.upper(): v for k, v in model.config.label2id.items()}  # its upper-case keys
-    # in place of lm_polygraph.utils.deberta.Deberta (which loads a DeBERTa from the hub): the
-    # offline model under the public attributes its NLI calculators read
-    deberta = SimpleNamespace(
-        deberta=model,
-        deberta_tokenizer=transformers.AutoTokenizer.from_pretrained(nli_dir),
-        device="cpu",
-        batch_size=16,
-    )
+    deberta = polygraph_nli(str(nli_dir), batch_size=16)
     fake_model = SimpleNamespace(tokenizer=llm.tokenizer)
     their_claims = []
     for passage in passages:
@@ -244,15 +171,6 @@ def forced() -> tuple[Any, list[TokenStats], np.ndarray, list[int]]:
     return llm, stats, torch.log_softmax(logits, dim=-1).numpy(), ids
 
 
-def _lm_polygraph_options(row: np.ndarray, written: int, k: int) -> list[tuple[int, float]]:
-    """lm-polygraph's rule (``GreedyProbsCalculator``): the K highest log-probabilities, the
-    written token sorted first, its alternatives matched by token id."""
-    best = np.argpartition(row, -k)[-k:]
-    options = [(int(t), float(row[t])) for t in best]
-    options.sort(key=lambda option: option[0] == written, reverse=True)
-    return options
-
-
 def test_alternatives_are_matched_by_token_id_as_lm_polygraph_matches_them(forced: Any) -> None:
     """Fragments of multi-byte characters: SmolLM2 decodes many ids to one text ("\\ufffd"), so a
     position whose written token is a fragment holds other fragments in its top-K. hallulab
@@ -267,7 +185,7 @@ def test_alternatives_are_matched_by_token_id_as_lm_polygraph_matches_them(force
         assert head.ids_known and [llm.tokenizer.decode([i]) for i in head.top_ids] == [t for t, _ in head.top]
         if outside_top_k(head, K):
             continue
-        theirs = _lm_polygraph_options(logprobs[position], head.token_id, K)
+        theirs = polygraph_options(logprobs[position], head.token_id, K)
         ours = alternatives(head, K)
         assert len(ours) == K and ours[0] == (head.token, head.logprob)
         assert sorted(lp for _, lp in ours) == pytest.approx(sorted(lp for _, lp in theirs), abs=1e-4)
@@ -291,7 +209,7 @@ def test_a_teacher_forced_token_outside_its_top_k_comes_first_with_its_own_proba
         head = stats[position]
         assert head.token_id not in head.top_ids[:K]
         assert alternatives(head, K) == [(head.token, head.logprob), *head.top[: K - 1]]
-        theirs = _lm_polygraph_options(logprobs[position], head.token_id, K)
+        theirs = polygraph_options(logprobs[position], head.token_id, K)
         assert all(token_id != head.token_id for token_id, _ in theirs)
     hidden = [p for p in outside if any(text == stats[p].token for text, _ in stats[p].top[:K])]
     assert hidden, "a fragment outside its top-K whose text is inside it"

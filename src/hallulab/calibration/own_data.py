@@ -18,10 +18,10 @@ from pathlib import Path
 from hallulab.benchmark.units import BINARY_LEVELS, cell_units
 from hallulab.calibration.fit import Calibration, CalibrationError, CalibrationSettings, fit_calibration
 from hallulab.calibration.stored import CALIBRATIONS_DIR, write_calibration
+from hallulab.core.scored_file import read_scored
 from hallulab.data.records import load_jsonl_passages
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.pipeline import registry
-from hallulab.report.scored_file import read_scored
 
 
 def calibrate_scored(

@@ -71,7 +71,7 @@ def nli_grids(passages: Sequence[Passage], nli_input: str, *, farquhar: bool) ->
     return {name: pair_grid(passages, name) for name in inputs}
 
 
-def _matrices(passages: Sequence[Passage], classes: Sequence[int]) -> list[list[list[int]]]:
+def class_matrices(passages: Sequence[Passage], classes: Sequence[int]) -> list[list[list[int]]]:
     """Each record's N x N class matrix from the flat classes of :func:`pair_grid`'s order."""
     out = []
     at = 0
@@ -105,7 +105,7 @@ def score(ctx: BuildContext) -> SemanticEntropyScores:
     matrices = {}
     for name, (premises, hypotheses) in grids.items():
         classes = scorer.class_probs(premises, hypotheses, progress=True).argmax(axis=1) if premises else []
-        matrices[name] = _matrices(passages, classes)
+        matrices[name] = class_matrices(passages, classes)
     counts: Counter[str] = Counter()
     records: dict[str, RecordSamples] = {}
     token_at = 0
