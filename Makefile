@@ -299,6 +299,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_references.py
 	$(BIN)/python benchmarks/check_nli_runtime.py
 	$(BIN)/python benchmarks/bench_llm.py
+	$(BIN)/python benchmarks/bench_llm_floor.py
 	$(BIN)/python benchmarks/bench_ccp.py
 	$(BIN)/python benchmarks/bench_stage_start.py
 	$(BIN)/python -m hallulab.results_render README.md docs
