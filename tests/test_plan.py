@@ -113,3 +113,42 @@ def test_the_published_plan_is_what_its_command_writes(tmp_path: Path) -> None:
     for suffix in (".json", ".md"):
         published = Path("benchmarks/plans/wikibio_100000").with_suffix(suffix)
         assert out.with_suffix(suffix).read_text() == published.read_text(), suffix
+
+
+def test_the_plan_shows_each_methods_cost_as_the_detector_table_measured_it() -> None:
+    """The chained methods cannot be counted before a run; their measured cost per 1,000 units
+    is read from the committed table and scaled to the planned responses by the cell's units
+    per record (a method without a cell, or another data set's, is left out)."""
+    from hallulab.benchmark.measured import measured_costs, measured_table
+
+    cost = {
+        "complete": False,
+        "stage_seconds": 200.0,
+        "model_calls": 3000.0,
+        "requests": {"NLI pairs": {"calls": 3000.0}},
+    }
+    table = {
+        "columns": {
+            "wikibio": {
+                "rows": {
+                    "ccp/ccp_a": {"level": "claim", "units": 400, "records": 100, "cost": cost},
+                    "ccp/ccp_b": {
+                        "level": "claim",
+                        "units": 1,
+                        "records": 1,
+                        "cost": cost,
+                    },  # the method's first row counts
+                    "length/length_tokens": {"level": "claim", "units": 400, "records": 100, "cost": None},
+                }
+            }
+        }
+    }
+    (ccp,) = measured_costs(table, "wikibio", responses=1000)
+    assert (ccp.cell, ccp.level, ccp.units, ccp.complete) == ("ccp/ccp_a", "claim", 400, False)
+    assert ccp.seconds == 200.0 * 4 * 1000 / 1000  # 4 units per record, 1,000 responses
+    assert ccp.requests == {"NLI pairs": 3000.0}
+    assert measured_costs(table, "wikibio", 1000, methods=["selfcheck_nli"]) == []
+    assert measured_costs(table, "nq_open", 1000) == []
+    lines = measured_table([ccp], "wikibio")
+    assert lines[-1] == "| ccp | ccp/ccp_a | claim | 200.0 (partial: a lower bound) | NLI pairs 3,000 | 0.22 |"
+    assert "results/benchmark/wikibio/<method>.cost.json" in lines[1]

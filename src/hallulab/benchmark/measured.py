@@ -1,0 +1,88 @@
+"""What a method cost where the detector table measured it: a cell's cost per 1,000 labelled
+units (``results/benchmark.json``, written from each cell's own run), read back for a plan.
+
+``hallulab plan`` counts the calls it can count before a run (generation, SelfCheck-NLI's pairs,
+SelfCheck-Prompt's verdicts); the chained methods' calls depend on earlier replies. For each
+method with a committed cell on the planned data set, the plan also shows that cell's measured
+stage seconds and model calls per 1,000 units, and the stage time scaled to the planned
+responses: per-1,000-unit seconds x (the cell's units per record) x responses / 1,000. The
+scaling carries the cell's own machine and models (the table names them), not the plan's rates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class MeasuredCost:
+    """One method's cost on a data set, as its detector-table cell measured it."""
+
+    method: str
+    cell: str  #: "<method>/<variant>", the row the cost is read from
+    level: str
+    records: int
+    units: int
+    complete: bool  #: every stage the cell needs ran in its own run (else a lower bound)
+    stage_seconds_per_1000_units: float
+    model_calls_per_1000_units: float
+    #: request label ("NLI pairs", "proxy LLM (smollm2)", ...) -> calls per 1,000 units
+    requests: dict[str, float]
+    #: the stage seconds scaled to the planned responses
+    seconds: float
+
+
+def measured_costs(
+    table: Mapping[str, Any], dataset: str, responses: int, methods: Sequence[str] = ()
+) -> list[MeasuredCost]:
+    """The measured cost of each method with a cell on ``dataset`` in the table file's content
+    ``table`` (only ``methods``, when given), its first row per method, scaled to ``responses``."""
+    column = table.get("columns", {}).get(dataset)
+    if not column:
+        return []
+    found: dict[str, MeasuredCost] = {}
+    for cell, row in column.get("rows", {}).items():
+        method = cell.split("/", 1)[0]
+        cost = row.get("cost")
+        if method in found or (methods and method not in methods) or not cost or not row.get("records"):
+            continue
+        units_per_record = row["units"] / row["records"]
+        per_thousand = float(cost["stage_seconds"])
+        found[method] = MeasuredCost(
+            method=method,
+            cell=cell,
+            level=str(row["level"]),
+            records=int(row["records"]),
+            units=int(row["units"]),
+            complete=bool(cost["complete"]),
+            stage_seconds_per_1000_units=per_thousand,
+            model_calls_per_1000_units=float(cost["model_calls"]),
+            requests={label: float(r["calls"]) for label, r in cost.get("requests", {}).items()},
+            seconds=round(per_thousand * units_per_record * responses / 1000.0, 1),
+        )
+    return list(found.values())
+
+
+def measured_table(costs: Sequence[MeasuredCost], dataset: str) -> list[str]:
+    """The plan's lines for ``costs``: one table row per method, then what the figures are."""
+    if not costs:
+        return []
+    lines = [
+        "",
+        "Measured in the detector table (results/benchmark.json), each cell's own run on the machine "
+        f"and with the models its cost file names (results/benchmark/{dataset}/<method>.cost.json):",
+        "",
+        "| method | cell | level | stage seconds / 1,000 units | model calls / 1,000 units "
+        "| hours for these responses |",
+        "|---|---|---|---|---|---|",
+    ]
+    for c in costs:
+        partial = "" if c.complete else " (partial: a lower bound)"
+        calls = ", ".join(f"{label} {value:,.0f}" for label, value in c.requests.items()) or "none"
+        lines.append(
+            f"| {c.method} | {c.cell} | {c.level} | {c.stage_seconds_per_1000_units:,.1f}{partial} | {calls} | "
+            f"{c.seconds / 3600:.2f} |"
+        )
+    return lines
