@@ -154,6 +154,7 @@ CELL ?=
 benchmark: $(STAMP) .git/HEAD
 	$(BIN)/python -m hallulab.benchmark run $(if $(CELL),--cell $(CELL)) --args '$(ARGS)'
 	$(BIN)/python -m hallulab.calibration
+	$(BIN)/python -m hallulab.report.benchmark_view
 	$(BIN)/hallulab plan --dataset wikibio --responses 100000 --out benchmarks/plans/wikibio_100000 > /dev/null
 
 ## What a score means: every committed cell of the table calibrated (isotonic and Platt on a
@@ -180,9 +181,11 @@ nli-result: $(STAMP) .git/HEAD
 	  --args '$(NLI_ARGS)' --command "make nli-result $(NLI_CHOICE)"
 
 ## The report page of every data set the pipeline ran on: reports/<dataset>/index.html, one
-## self-contained file (summary, records with each method's scored units, curves, correction).
+## self-contained file (summary, records with each method's scored units, curves, correction);
+## and the detector table's page, reports/benchmark/index.html (sortable, intervals drawn).
 report: $(STAMP)
 	$(BIN)/python -m hallulab.report
+	$(BIN)/python -m hallulab.report.benchmark_view
 
 ## Rewrite the result tables, excerpts and benchmark tables of the README and of every page
 ## under docs/ from results/, metrics/ and benchmarks/ (tests/test_results.py checks them).

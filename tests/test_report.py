@@ -378,3 +378,32 @@ def test_the_page_draws_each_committed_calibrations_held_out_reliability(tmp_pat
     edited.write_text(edited.read_text(encoding="utf-8").replace('"seed": 0', '"seed": 1'), encoding="utf-8")
     with pytest.raises(ValueError, match="does not match its sha256"):
         load_inputs("nq_open", tmp_path)
+
+
+def test_the_detector_table_page_holds_every_cell_of_the_table_file(tmp_path: Path) -> None:
+    """reports/benchmark/index.html: one row per cell of results/benchmark.json with its three
+    metrics (point and interval), its ROC-AUC comparisons, its cost, the length rows marked
+    as the baseline; the page embeds that data and draws it with no network."""
+    from hallulab.core.io import read_json
+    from hallulab.report.benchmark_view import benchmark_payload, write_benchmark_view
+
+    table = read_json(Path("results/benchmark.json"))
+    payload = benchmark_payload(table, {"length": "Unit length"})
+    cells = {(d, cell) for d, column in table["columns"].items() for cell in column["rows"]}
+    assert {(r["dataset"], f"{r['method']}/{r['variant']}") for r in payload["rows"]} == cells
+    for row in payload["rows"]:
+        source = table["columns"][row["dataset"]]["rows"][f"{row['method']}/{row['variant']}"]
+        assert row["metrics"] == source["metrics"] and len(row["metrics"]["roc_auc"]) == 3
+        assert row["vs_best"] == (source.get("vs_best") or {}).get("roc_auc")
+        assert row["baseline"] == (row["method"] == "length")
+        assert row["cost"] == source.get("cost")
+    assert {r["title"] for r in payload["rows"] if r["method"] == "length"} == {"Unit length"}
+    (tmp_path / "results").mkdir()
+    shutil.copy("results/benchmark.json", tmp_path / "results" / "benchmark.json")
+    page = write_benchmark_view(tmp_path).read_text(encoding="utf-8")
+    data = re.search(r'<script type="application/json" id="benchmark-data">(.*?)</script>', page, re.S)
+    assert data is not None
+    embedded = json.loads(data.group(1))["rows"]
+    untitled = [{k: v for k, v in row.items() if k != "title"} for row in payload["rows"]]
+    assert [{k: v for k, v in row.items() if k != "title"} for row in embedded] == json.loads(json.dumps(untitled))
+    assert not re.search(r"<script[^>]+src=", page) and "__STYLE__" not in page
