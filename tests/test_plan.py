@@ -119,7 +119,7 @@ def test_the_plan_shows_each_methods_cost_as_the_detector_table_measured_it() ->
     """The chained methods cannot be counted before a run; their measured cost per 1,000 units
     is read from the committed table and scaled to the planned responses by the cell's units
     per record (a method without a cell, or another data set's, is left out)."""
-    from hallulab.benchmark.measured import measured_costs, measured_table
+    from hallulab.benchmark.table_costs import cell_costs, cost_lines
 
     cost = {
         "complete": False,
@@ -143,12 +143,12 @@ def test_the_plan_shows_each_methods_cost_as_the_detector_table_measured_it() ->
             }
         }
     }
-    (ccp,) = measured_costs(table, "wikibio", responses=1000)
+    (ccp,) = cell_costs(table, "wikibio", responses=1000)
     assert (ccp.cell, ccp.level, ccp.units, ccp.complete) == ("ccp/ccp_a", "claim", 400, False)
     assert ccp.seconds == 200.0 * 4 * 1000 / 1000  # 4 units per record, 1,000 responses
     assert ccp.requests == {"NLI pairs": 3000.0}
-    assert measured_costs(table, "wikibio", 1000, methods=["selfcheck_nli"]) == []
-    assert measured_costs(table, "nq_open", 1000) == []
-    lines = measured_table([ccp], "wikibio")
+    assert cell_costs(table, "wikibio", 1000, methods=["selfcheck_nli"]) == []
+    assert cell_costs(table, "nq_open", 1000) == []
+    lines = cost_lines([ccp], "wikibio")
     assert lines[-1] == "| ccp | ccp/ccp_a | claim | 200.0 (partial: a lower bound) | NLI pairs 3,000 | 0.22 |"
     assert "results/benchmark/wikibio/<method>.cost.json" in lines[1]

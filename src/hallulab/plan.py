@@ -56,7 +56,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hallulab.benchmark.measured import MeasuredCost, measured_costs, measured_table
+from hallulab.benchmark.table_costs import TableCost, cell_costs, cost_lines
 from hallulab.core.config import compose, package_checkout, typed
 from hallulab.core.errors import UserFacingError
 from hallulab.core.io import check_output_path
@@ -135,8 +135,8 @@ class Plan:
     not_planned: dict[str, str]  #: stage -> why its calls cannot be counted before the run
     no_model_calls: tuple[str, ...] = ()  #: stages that call no LLM and no NLI model
     methods: tuple[str, ...] = ()  #: the methods whose stages are planned (none: every stage)
-    #: each planned method's cost as its detector-table cell on this data set measured it
-    measured: tuple[MeasuredCost, ...] = ()
+    #: each planned method's cost as its detector-table cell on this data set recorded it
+    table_costs: tuple[TableCost, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         plan = asdict(self)
@@ -169,7 +169,7 @@ class Plan:
         lines += [f"- {stage}: not planned: {why}" for stage, why in self.not_planned.items()]
         if self.no_model_calls:
             lines.append(f"- no LLM or NLI call: {', '.join(self.no_model_calls)}")
-        lines += measured_table(self.measured, self.dataset)
+        lines += cost_lines(self.table_costs, self.dataset)
         return "\n".join(lines) + "\n"
 
 
@@ -219,14 +219,14 @@ def bench_rates(path: Path = BENCH_RESULTS, endpoints: int = 1, nli_runtime: str
     )
 
 
-def table_costs(dataset: str, responses: int, methods: Sequence[str]) -> tuple[MeasuredCost, ...]:
-    """The detector table's measured costs on ``dataset`` (:mod:`hallulab.benchmark.measured`),
+def costs_in_table(dataset: str, responses: int, methods: Sequence[str]) -> tuple[TableCost, ...]:
+    """The detector table's recorded costs on ``dataset`` (:mod:`hallulab.benchmark.table_costs`),
     read from the working folder or the checkout; none where no table file is found."""
     try:
         path = _bench_file(TABLE_RESULTS)
     except PlanError:
         return ()
-    return tuple(measured_costs(json.loads(path.read_text(encoding="utf-8")), dataset, responses, methods))
+    return tuple(cell_costs(json.loads(path.read_text(encoding="utf-8")), dataset, responses, methods))
 
 
 def _cached_count(cache: Any, keys: Sequence[str]) -> int:
@@ -424,7 +424,7 @@ def make_plan(
         not_planned=not_planned,
         no_model_calls=tuple(no_model_calls),
         methods=methods,
-        measured=table_costs(dataset, responses if responses is not None else len(passages), methods),
+        table_costs=costs_in_table(dataset, responses if responses is not None else len(passages), methods),
     )
 
 

@@ -1,9 +1,9 @@
-"""What a method cost where the detector table measured it: a cell's cost per 1,000 labelled
+"""What a method cost in its detector-table cell: a cell's cost per 1,000 labelled
 units (``results/benchmark.json``, written from each cell's own run), read back for a plan.
 
 ``hallulab plan`` counts the calls it can count before a run (generation, SelfCheck-NLI's pairs,
 SelfCheck-Prompt's verdicts); the chained methods' calls depend on earlier replies. For each
-method with a committed cell on the planned data set, the plan also shows that cell's measured
+method with a committed cell on the planned data set, the plan also shows that cell's recorded
 stage seconds and model calls per 1,000 units, and the stage time scaled to the planned
 responses: per-1,000-unit seconds x (the cell's units per record) x responses / 1,000. The
 scaling carries the cell's own machine and models (the table names them), not the plan's rates.
@@ -17,8 +17,8 @@ from typing import Any
 
 
 @dataclass(frozen=True)
-class MeasuredCost:
-    """One method's cost on a data set, as its detector-table cell measured it."""
+class TableCost:
+    """One method's cost on a data set, as its detector-table cell recorded it."""
 
     method: str
     cell: str  #: "<method>/<variant>", the row the cost is read from
@@ -34,15 +34,13 @@ class MeasuredCost:
     seconds: float
 
 
-def measured_costs(
-    table: Mapping[str, Any], dataset: str, responses: int, methods: Sequence[str] = ()
-) -> list[MeasuredCost]:
-    """The measured cost of each method with a cell on ``dataset`` in the table file's content
+def cell_costs(table: Mapping[str, Any], dataset: str, responses: int, methods: Sequence[str] = ()) -> list[TableCost]:
+    """The recorded cost of each method with a cell on ``dataset`` in the table file's content
     ``table`` (only ``methods``, when given), its first row per method, scaled to ``responses``."""
     column = table.get("columns", {}).get(dataset)
     if not column:
         return []
-    found: dict[str, MeasuredCost] = {}
+    found: dict[str, TableCost] = {}
     for cell, row in column.get("rows", {}).items():
         method = cell.split("/", 1)[0]
         cost = row.get("cost")
@@ -50,7 +48,7 @@ def measured_costs(
             continue
         units_per_record = row["units"] / row["records"]
         per_thousand = float(cost["stage_seconds"])
-        found[method] = MeasuredCost(
+        found[method] = TableCost(
             method=method,
             cell=cell,
             level=str(row["level"]),
@@ -65,13 +63,13 @@ def measured_costs(
     return list(found.values())
 
 
-def measured_table(costs: Sequence[MeasuredCost], dataset: str) -> list[str]:
+def cost_lines(costs: Sequence[TableCost], dataset: str) -> list[str]:
     """The plan's lines for ``costs``: one table row per method, then what the figures are."""
     if not costs:
         return []
     lines = [
         "",
-        "Measured in the detector table (results/benchmark.json), each cell's own run on the machine "
+        "Recorded in the detector table (results/benchmark.json), each cell's own run on the machine "
         f"and with the models its cost file names (results/benchmark/{dataset}/<method>.cost.json):",
         "",
         "| method | cell | level | stage seconds / 1,000 units | model calls / 1,000 units "
