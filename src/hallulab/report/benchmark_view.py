@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hallulab.core.io import atomic_open, read_json
-from hallulab.report.page import REPORT_CONF, embedded_json
+from hallulab.report.page import fill_template
 
 TABLE_FILE = Path("results/benchmark.json")
 #: the metric whose paired comparisons the page shows ("vs best", "vs length")
@@ -59,9 +59,7 @@ def benchmark_payload(table: Mapping[str, Any], titles: Mapping[str, str]) -> di
 
 
 def render_benchmark(payload: Mapping[str, Any]) -> str:
-    template = (REPORT_CONF / "benchmark.html").read_text(encoding="utf-8")
-    style = (REPORT_CONF / "report.css").read_text(encoding="utf-8")
-    return template.replace("__STYLE__", style).replace("__DATA__", embedded_json(payload))  # data last
+    return fill_template("benchmark.html", payload, {})
 
 
 def write_benchmark_view(root: Path = Path(), out: Path | None = None) -> Path:

@@ -34,18 +34,20 @@ def embedded_json(payload: Any) -> str:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
 
 
+def fill_template(name: str, payload: Any, pieces: dict[str, str]) -> str:
+    """The template ``conf/report/<name>`` with the report's style, each marker of ``pieces``
+    and, last (the data may hold any marker), ``payload`` as embedded JSON."""
+    template = (REPORT_CONF / name).read_text(encoding="utf-8")
+    pieces = {"__STYLE__": (REPORT_CONF / "report.css").read_text(encoding="utf-8"), **pieces}
+    for marker, piece in pieces.items():
+        template = template.replace(marker, piece)
+    return template.replace("__DATA__", embedded_json(payload))
+
+
 def render(payload: dict[str, Any]) -> str:
     """The page's HTML for ``payload``."""
-    template = (REPORT_CONF / "page.html").read_text(encoding="utf-8")
-    pieces = {
-        "__STYLE__": (REPORT_CONF / "report.css").read_text(encoding="utf-8"),
-        "__SCRIPT__": (REPORT_CONF / "report.js").read_text(encoding="utf-8"),
-        "__DATASET__": str(payload["dataset"]),
-        "__DATA__": embedded_json(payload),
-    }
-    for marker in ("__STYLE__", "__SCRIPT__", "__DATASET__"):
-        template = template.replace(marker, pieces[marker])
-    return template.replace("__DATA__", pieces["__DATA__"])  # last: the data may hold any marker
+    script = (REPORT_CONF / "report.js").read_text(encoding="utf-8")
+    return fill_template("page.html", payload, {"__SCRIPT__": script, "__DATASET__": str(payload["dataset"])})
 
 
 def registered_unit_sources() -> UnitSources:
