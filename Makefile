@@ -131,7 +131,7 @@ experiment: $(STAMP) .git/HEAD
 
 ## One method on one data set, published with its provenance as results/<DATASET>/<NAME>.json
 ## (what the README's and the docs' result tables are rendered from: `make readme`), e.g.
-##   make result DATASET=wikibio METHOD=factselfcheck NAME=factselfcheck_llm3 ARGS="-S profile.factselfcheck_llm_records=3"
+##   make result DATASET=wikibio METHOD=factselfcheck NAME=factselfcheck_llm3 ARGS="-S factselfcheck.score.llm_records=3"
 METHOD ?=
 NAME ?= $(METHOD)
 RESULT_TARGET = $(if $(filter correction,$(METHOD)),correct,evaluate@$(METHOD))
@@ -190,7 +190,7 @@ report: $(STAMP)
 ## Rewrite the result tables, excerpts and benchmark tables of the README and of every page
 ## under docs/ from results/, metrics/ and benchmarks/ (tests/test_results.py checks them).
 readme: $(STAMP)
-	$(BIN)/python -m hallulab.results_render README.md docs
+	$(BIN)/python -m hallulab.report.result_tables README.md docs
 
 ## The documentation site (mkdocs.yml: MkDocs with the Material theme) built into site/. Strict:
 ## any warning fails the build: a broken link or anchor, a page under docs/ missing from the
@@ -257,7 +257,7 @@ regen: $(STAMP)
 	$(BIN)/python -m hallulab.dag.dvcgen
 	$(BIN)/python -m hallulab.dag.code_manifests
 	$(BIN)/python -m hallulab.dag.toy_baselines
-	$(BIN)/python -m hallulab.results_render README.md docs
+	$(BIN)/python -m hallulab.report.result_tables README.md docs
 
 ## Recompose params.yaml from conf/ (what `dvc exp run` does); commit both together.
 params: $(STAMP)
@@ -306,7 +306,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_llm_floor.py
 	$(BIN)/python benchmarks/bench_ccp.py
 	$(BIN)/python benchmarks/bench_stage_start.py
-	$(BIN)/python -m hallulab.results_render README.md docs
+	$(BIN)/python -m hallulab.report.result_tables README.md docs
 
 clean-venv:
 	rm -rf $(VENV)

@@ -33,7 +33,7 @@ import torch
 from ccp_inputs import CCPInputs
 
 from hallulab.artifacts.response_tokens.build import prefix_for
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.core.config import compose, typed
 from hallulab.llm import build_llm
 from hallulab.llm.cached import CachedLLM

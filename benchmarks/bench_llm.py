@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import math
 import tempfile
-import time
+from functools import partial
 from pathlib import Path
 
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.core.config import compose
 from hallulab.data.loaders import load_jsonl_passages
 from hallulab.llm import build_llm, hf
@@ -26,15 +26,9 @@ from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.hf import HFLLM
 from hallulab.methods.selfcheck_prompt.prompting import PAPER_TEMPLATE, build_prompt
-from hallulab.tooling.bench_record import BenchRow, record
+from hallulab.tooling.bench_record import BenchRow, record, timed
 
 TOY = Path(__file__).resolve().parents[1] / "data" / "toy" / "passages.jsonl"
-
-
-def timed(function, *args):  # type: ignore[no-untyped-def]
-    started = time.perf_counter()
-    result = function(*args)
-    return time.perf_counter() - started, result
 
 
 def main() -> None:
@@ -51,8 +45,8 @@ def main() -> None:
     batched = build_llm(cfg)
     single = build_llm({**cfg, "batch_size": 1})
     assert isinstance(batched, HFLLM) and isinstance(single, HFLLM)
-    load, _ = timed(lambda: batched.model)
-    single._loaded = batched._loaded  # type: ignore[misc]  # share the weights
+    _, load = timed(lambda: batched.model)
+    single._loaded = batched._loaded  # share the weights
     print(f"device {batched.device}, dtype {batched.dtype}, threads {args.threads}, load {load:.1f}s")
 
     passages = load_jsonl_passages(TOY)
@@ -62,14 +56,14 @@ def main() -> None:
     seeds = list(range(len(prompts)))
     rates: dict[str, float] = {}
     for name, llm in (("batched", batched), ("one at a time", single)):
-        seconds, outputs = timed(llm.generate, prompts, params, seeds)
+        outputs, seconds = timed(partial(llm.generate, prompts, params, seeds))
         tokens = sum(len(o.tokens) for o in outputs)
         rates[f"generate {name}"] = tokens / seconds
         print(f"generation  {name:>14}: {tokens / seconds:8.1f} tokens/s ({tokens} tokens, {seconds:.1f}s)")
 
     texts = [s for p in passages for s in p.samples][: args.prompts]
     for name, llm in (("batched", batched), ("one at a time", single)):
-        seconds, scored = timed(llm.score, [""] * len(texts), texts)
+        scored, seconds = timed(partial(llm.score, [""] * len(texts), texts))
         tokens = sum(len(s) for s in scored)
         rates[f"score {name}"] = tokens / seconds
         print(f"scoring     {name:>14}: {tokens / seconds:8.1f} tokens/s ({tokens} tokens, {seconds:.2f}s)")
@@ -81,17 +75,17 @@ def main() -> None:
         for sentence in p.sentences
     ]
     verdict = DecodingParams(max_new_tokens=5, top_k_alternatives=20)
-    shared, _ = timed(batched.generate, verdict_prompts, verdict, [None] * len(verdict_prompts))
+    _, shared = timed(lambda: batched.generate(verdict_prompts, verdict, [None] * len(verdict_prompts)))
     share = hf.SHARED_OPENING_SHARE
     hf.SHARED_OPENING_SHARE = math.inf  # no neighbours agree enough: every prompt is a group of one
-    whole, _ = timed(batched.generate, verdict_prompts, verdict, [None] * len(verdict_prompts))
+    _, whole = timed(lambda: batched.generate(verdict_prompts, verdict, [None] * len(verdict_prompts)))
     hf.SHARED_OPENING_SHARE = share
     print(f"prompt verdicts ({len(verdict_prompts)}): opening shared {shared:.1f}s, every prompt whole {whole:.1f}s")
 
     with tempfile.TemporaryDirectory() as tmp, CallCache(Path(tmp) / "c.sqlite") as cache:
         cached = CachedLLM(batched, cache)
-        miss, _ = timed(cached.generate, prompts, params, seeds)
-        hit, _ = timed(cached.generate, prompts, params, seeds)
+        _, miss = timed(lambda: cached.generate(prompts, params, seeds))
+        _, hit = timed(lambda: cached.generate(prompts, params, seeds))
     print(f"call cache: miss {miss:.2f}s, hit {hit * 1000:.1f}ms, speed-up {miss / hit:.0f}x")
     gen, score = rates["generate one at a time"], rates["score one at a time"]
     rows = [

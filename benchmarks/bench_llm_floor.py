@@ -25,19 +25,18 @@ rounding. Usage:
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from hallulab.core.config import compose
+from hallulab.core.package_files import find_package_file
 from hallulab.data.loaders import load_jsonl_passages
 from hallulab.llm import build_llm
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.hf import HFLLM
-from hallulab.packages import find_package_file
-from hallulab.tooling.bench_record import BenchRow, record
+from hallulab.tooling.bench_record import BenchRow, record, timed
 
 TOY = Path(__file__).resolve().parents[1] / "data" / "toy" / "passages.jsonl"
 
@@ -88,26 +87,20 @@ def main() -> None:
     # generation keeps the last position's logits only; teacher-forcing keeps every position's
     cpp = Llama(model_path=str(gguf), n_ctx=2048, n_threads=args.threads, verbose=False)
     cpp_all = Llama(model_path=str(gguf), n_ctx=2048, n_threads=args.threads, logits_all=True, verbose=False)
-    stops = {int(t) for t in (cpp.token_eos(), *hf_stop_ids(hf)) if t is not None}
+    stops = {int(t) for t in (cpp.token_eos(), *hf.stop_ids()) if t is not None}
     llamacpp_greedy(cpp, ids[0], 2, stops)  # warm-up, not timed
     llamacpp_logprobs(cpp_all, ids[0], ids[0][:2])
 
-    started = time.perf_counter()
-    ours = hf.generate(prompts, greedy, [None] * len(prompts))
-    t_hf_generate = time.perf_counter() - started
+    ours, t_hf_generate = timed(lambda: hf.generate(prompts, greedy, [None] * len(prompts)))
     hf_texts = [[int(i) for i in hf.tokenizer(o.text, add_special_tokens=False)["input_ids"]] for o in ours]
-    started = time.perf_counter()
-    theirs = [llamacpp_greedy(cpp, prompt, args.new_tokens, stops) for prompt in ids]
-    t_cpp_generate = time.perf_counter() - started
+    theirs, t_cpp_generate = timed(lambda: [llamacpp_greedy(cpp, prompt, args.new_tokens, stops) for prompt in ids])
     same = sum(hf.tokenizer.decode(t) == o.text for t, o in zip(theirs, ours, strict=True))
 
     texts = [o.text for o in ours]
-    started = time.perf_counter()
-    scored = hf.score(prompts, texts)
-    t_hf_score = time.perf_counter() - started
-    started = time.perf_counter()
-    forced = [llamacpp_logprobs(cpp_all, prompt, text) for prompt, text in zip(ids, hf_texts, strict=True)]
-    t_cpp_score = time.perf_counter() - started
+    scored, t_hf_score = timed(lambda: hf.score(prompts, texts))
+    forced, t_cpp_score = timed(
+        lambda: [llamacpp_logprobs(cpp_all, prompt, text) for prompt, text in zip(ids, hf_texts, strict=True)]
+    )
     comparable = [(s, f) for s, f in zip(scored, forced, strict=True) if len(s) == len(f)]
     moved = max(float(np.abs(np.array([t.logprob for t in s]) - f).max()) for s, f in comparable if len(s))
 
@@ -139,17 +132,6 @@ def main() -> None:
         "max_abs_logprob_difference": float(f"{moved:.3g}"),
     }
     record("llm_floor", rows, setup, threads=args.threads)
-
-
-def hf_stop_ids(hf: HFLLM) -> list[int]:
-    """The token ids the hf backend stops at (its end-of-turn tokens), so both sides stop alike."""
-    tokenizer = hf.tokenizer
-    found = [tokenizer.eos_token_id]
-    for name in ("<|im_end|>", "<|endoftext|>"):
-        token_id = tokenizer.convert_tokens_to_ids(name)
-        if isinstance(token_id, int) and token_id != tokenizer.unk_token_id:
-            found.append(token_id)
-    return [int(t) for t in found if t is not None]
 
 
 if __name__ == "__main__":

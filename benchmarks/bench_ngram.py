@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.core.config import dataset_config
 from hallulab.data.loaders import load_dataset
 from hallulab.evaluation.levels import evaluate_levels

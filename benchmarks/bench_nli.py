@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from nli_cpu_paths import bench_rows, measure
 
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.core.config import dataset_config
 from hallulab.data.loaders import load_dataset
 from hallulab.methods.selfcheck_nli.score import passage_matrices

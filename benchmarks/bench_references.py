@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -44,7 +42,7 @@ import torch
 
 from hallulab.artifacts.claims import Claim
 from hallulab.artifacts.response_tokens.build import prefix_for
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.core.config import compose, dataset_config, typed
 from hallulab.data.loaders import load_dataset
 from hallulab.data.records import load_jsonl_passages
@@ -64,15 +62,9 @@ from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
 from hallulab.text.spacy_tokens import SpacyTokenizer
-from hallulab.tooling.bench_record import BenchRow, record
+from hallulab.tooling.bench_record import BenchRow, record, timed
 from hallulab.tooling.polygraph import GreedyText, greedy_continuation, polygraph_nli, sentences_after
 from hallulab.tooling.reference import bertscore_english_model, reference_bertscore, spacy_name_alias
-
-
-def timed(work: Callable[[], Any]) -> tuple[Any, float]:
-    started = time.perf_counter()
-    result = work()
-    return result, time.perf_counter() - started
 
 
 def side_by_side(

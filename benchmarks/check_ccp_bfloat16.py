@@ -41,7 +41,7 @@ import numpy as np
 from check_nli_bfloat16 import cold_temporary_root, timed_in_empty_inductor_cache
 
 from hallulab.nli.scorer import NLIConfig, NLIScorer
-from hallulab.results import RESULTS_DIR, PublishedResult, load_result
+from hallulab.results.published import RESULTS_DIR, PublishedResult, load_result
 from hallulab.tooling.bench_record import BenchRow, record
 
 DATASET = "factualbio"

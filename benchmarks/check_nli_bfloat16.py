@@ -46,12 +46,12 @@ from typing import TypeVar
 import numpy as np
 
 from hallulab.core.config import dataset_config
+from hallulab.core.package_files import local_weights_digest
 from hallulab.data.loaders import load_dataset
 from hallulab.data.schema import Passage
 from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
 from hallulab.methods.selfcheck_nli.score import passage_matrices
 from hallulab.nli.scorer import NLIConfig, NLIScorer
-from hallulab.packages import local_weights_digest
 from hallulab.tooling.bench_record import BenchRow, record
 
 T = TypeVar("T")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hallulab.results import PublishedResult, load_result
+from hallulab.results.published import PublishedResult, load_result
 from hallulab.tooling.bench_record import BenchRow, record
 
 BUDGET_POINTS = 0.5

@@ -14,7 +14,7 @@ import dataclasses
 import pandas as pd
 
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.core.config import typed
 from hallulab.core.io import write_json
 from hallulab.correction.run import CorrectionConfig, correct, table3, table3_p_no
@@ -33,7 +33,7 @@ def main() -> None:
     args = parser.parse_args()
     log = stage_logger("correct")
     view = ParamsView.load(args.params, CORRECTION_INPUTS.param_keys(), "correct")
-    raw = {k: v for k, v in view.get("correction").items() if k != "prompts"}
+    raw = {k: v for k, v in view.get("correction").items() if k not in ("prompts", "by_profile")}
     cfg = typed(CorrectionConfig, raw, "correction")
     registry.check_method_name(cfg.sentence_method, "correction.sentence_method")
     registry.check_method_name(cfg.fact_method, "correction.fact_method")

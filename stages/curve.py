@@ -50,7 +50,7 @@ def main() -> None:
         stored = dataclasses.replace(stored, matrices=chosen)
         n_max = min(m.shape[1] for m in chosen.values())
         for n in range(1, n_max + 1):
-            frame, _ = aggregate(stored, SampleSelection(num_samples=n))
+            frame, _ = aggregate(stored, SampleSelection(used=n))
             data = align(labelled, sentence_scores(frame, stored.variant), record_scores(frame, stored.variant))
             metrics = compute_metrics(data, cfg)
             rows.extend((stored.variant, n, key, metrics[key]) for key in CURVE_METRICS)

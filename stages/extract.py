@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.data.records import load_jsonl_passages
 from hallulab.pipeline import paths, registry, sharding
 from hallulab.pipeline.executor import build_artifact

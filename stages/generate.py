@@ -12,7 +12,7 @@ import argparse
 import dataclasses
 import time
 
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.core.io import write_json, write_jsonl
 from hallulab.data.records import load_jsonl_passages
 from hallulab.generation import GenerateConfig, generate_passages

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from hallulab.cache import default_cache_path
+from hallulab.core.call_cache import default_cache_path
 from hallulab.core.config import dataset_config
+from hallulab.core.package_files import find_package_file
 from hallulab.data.loaders import DATA_ROOT_ENV, load_dataset, load_jsonl_passages
 from hallulab.data.schema import Passage
-from hallulab.packages import find_package_file
 from hallulab.pipeline.runner import IMPORT_TRACE_ENV
 from tests import scheduling
 from tests.workspace import (

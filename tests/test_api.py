@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from hallulab.api import Detector, override_strings, with_headline
-from hallulab.cache import CallCache
 from hallulab.cli import build_parser, command_parsers
+from hallulab.core.call_cache import CallCache
 from hallulab.core.config import ConfigError
 from hallulab.core.errors import UserFacingError
 from hallulab.pipeline import registry
@@ -107,9 +107,9 @@ def test_settings_as_a_mapping_are_the_override_strings() -> None:
         "spacy.model=en_core_web_sm",
         'x.y="a b"',
     ]
-    assert override_strings(["selfcheck.num_samples=5"]) == ["selfcheck.num_samples=5"]
+    assert override_strings(["samples.used=5"]) == ["samples.used=5"]
     with pytest.raises(TypeError, match="not the string"):
-        override_strings("selfcheck.num_samples=5")
+        override_strings("samples.used=5")
 
 
 def test_the_headline_is_the_default_and_every_variant_on_request() -> None:
@@ -145,12 +145,12 @@ def test_the_command_scores_a_file_and_lists_methods(tmp_path: Path) -> None:
     ("args", "fragment"),
     [
         (["--method", "nope"], "unknown method 'nope'; registered:"),
-        (["--method", "selfcheck_ngram", "-S", "selfcheck.temprature=1"], "selfcheck.temprature: no such setting"),
+        (["--method", "selfcheck_ngram", "-S", "samples.temprature=1"], "samples.temprature: no such setting"),
         (
-            ["--method", "selfcheck_ngram", "-S", "+selfcheck.temprature=1"],
+            ["--method", "selfcheck_ngram", "-S", "+samples.temprature=1"],
             "no config under conf/ defines this setting",
         ),
-        (["--method", "selfcheck_ngram", "-S", "selfcheck.num_samples=-1"], "selfcheck.num_samples: must be >= 1"),
+        (["--method", "selfcheck_ngram", "-S", "samples.used=-1"], "samples.used: must be >= 1"),
     ],
 )
 def test_bad_input_through_the_command_is_the_stages_one_line_error(args: list[str], fragment: str) -> None:
@@ -267,7 +267,7 @@ def test_a_langchain_chain_returns_its_output_with_the_scores_of_it() -> None:
     def answer(question: str) -> str:
         return llm.generate([[{"role": "user", "content": question}]], params, [None])[0].text
 
-    checked = with_hallucination_scores(RunnableLambda(answer), "selfcheck_ngram", num_samples=3)
+    checked = with_hallucination_scores(RunnableLambda(answer), "selfcheck_ngram", samples_to_draw=3)
     result = checked.invoke("Who was Marie Curie?")
     assert result["output"] and len(result["samples"]) == 3
     scores = result["scores"]

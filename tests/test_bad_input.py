@@ -118,12 +118,12 @@ def test_a_stage_on_bad_input_prints_one_line_and_exits_2(workspace: Path) -> No
 @pytest.mark.parametrize(
     ("override", "fragment"),
     [
-        ("selfcheck.num_samples=-1", "selfcheck.num_samples: must be >= 1, got -1"),
-        ("selfcheck.num_samples=abc", "selfcheck.num_samples: expected an integer, got 'abc'"),
+        ("samples.used=-1", "samples.used: must be >= 1, got -1"),
+        ("samples.used=abc", "samples.used: expected an integer, got 'abc'"),
         ("selfcheck_ngram.n=2.7", "selfcheck_ngram.n[0]: expected an integer, got 2.7"),
         ("selfcheck_ngram.smoothing_k=-1", "selfcheck_ngram.smoothing_k: must be >= 0.0, got -1"),
         # a key no file under conf/ defines: Hydra's `+` adds it, nothing would read it
-        ("+selfcheck.temperature=0.5", "selfcheck.temperature: no config under conf/ defines this setting"),
+        ("+samples.temperature=0.5", "samples.temperature: no config under conf/ defines this setting"),
         ("+selfcheck_ngram.orders=[1]", "selfcheck_ngram.orders: no config under conf/ defines this setting"),
         ("+temperature=0.5", "temperature: no config under conf/ defines this setting"),
     ],
@@ -172,8 +172,8 @@ def _corpus(samples: int) -> NgramCorpus:
         (lambda: registry.method("nope"), "unknown method 'nope'; registered:"),
         (lambda: registry.artifact("nope"), "unknown artifact 'nope'; registered:"),
         (
-            lambda: score_corpora({"p1": _corpus(5)}, [1], ["max"], selection=SampleSelection(num_samples=50)),
-            "selfcheck.num_samples: N=50 asked for, record 'p1' stores 5 samples",
+            lambda: score_corpora({"p1": _corpus(5)}, [1], ["max"], selection=SampleSelection(used=50)),
+            "samples.used: N=50 asked for, record 'p1' stores 5 samples",
         ),
         (lambda: score_corpora({"p1": _corpus(2)}, [0], ["max"]), "selfcheck_ngram.n: n-gram orders must be >= 1"),
         (lambda: score_corpora({"p1": _corpus(2)}, [1], ["median"]), "selfcheck_ngram.aggregations: unknown"),
@@ -295,7 +295,7 @@ def test_auto_generation_says_what_it_did(workspace: Path) -> None:
     target = workspace / "data/prepared/mixed/passages.jsonl"
     target.parent.mkdir(parents=True)
     target.write_text(prepared.read_text())
-    _params(workspace, "generate.num_samples=2")
+    _params(workspace, "generate.samples_to_draw=2")
     done = _stage(workspace, "generate.py", "--dataset", "mixed")
     assert done.returncode == 0, done.stderr
     assert "0 record(s) got N_max=2 new samples, 2 kept their own" in done.stderr
@@ -370,7 +370,7 @@ def test_unlabelled_and_partly_labelled_data_run_through_the_dag(tmp_path: Path)
 def test_a_k_max_beyond_what_the_generator_stored_names_both_knobs(tmp_path: Path) -> None:
     from hallulab.artifacts.response_tokens import SPEC
     from hallulab.artifacts.response_tokens.build import build
-    from hallulab.cache import CallCache
+    from hallulab.core.call_cache import CallCache
     from hallulab.core.config import ConfigError, compose
     from hallulab.data.schema import Passage
     from hallulab.pipeline.context import BuildContext

@@ -25,7 +25,7 @@ from hallulab.benchmark.runs import (
 )
 from hallulab.core.config import ConfigError
 from hallulab.pipeline import registry
-from hallulab.results_render import render_benchmark
+from hallulab.report.result_tables import render_benchmark
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = benchmark_datasets()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hallulab.cache import CacheFileError, CallCache, cache_key
+from hallulab.core.call_cache import CacheFileError, CallCache, cache_key
 from tests.workspace import HANG_GUARD_S
 
 
@@ -63,7 +63,7 @@ def test_key_is_independent_of_dict_order() -> None:
 _WORKER = textwrap.dedent(
     """
     import sys, time
-    from hallulab.cache import CallCache, cache_key
+    from hallulab.core.call_cache import CallCache, cache_key
     path, start, count, delay = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
     items = [str(i) for i in range(start, start + count)]
     def compute(batch):
@@ -124,7 +124,7 @@ _OPENER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from hallulab.cache import CallCache
+    from hallulab.core.call_cache import CallCache
     folder, start_at, count = Path(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
     failures = 0
     for i in range(count):
@@ -168,7 +168,7 @@ def test_a_corrupt_cache_file_is_named_with_the_way_out(tmp_path: Path) -> None:
 
 
 def test_partial_results_of_a_failed_batch_are_kept(tmp_path: Path) -> None:
-    from hallulab.cache import PartialResults
+    from hallulab.core.call_cache import PartialResults
 
     calls: list[list[str]] = []
 

@@ -52,8 +52,8 @@ def _stages_calling_an_llm() -> set[str]:
 
 #: methods that aggregate over the chosen samples, and those that only choose them
 CMD = f"{CMD_ENV} "
-SELECTION_AGGREGATES = _aggregates_reading("selfcheck.sample_aggregation")
-SAMPLE_CHOICE_AGGREGATES = _aggregates_reading("selfcheck.num_samples") - SELECTION_AGGREGATES
+SELECTION_AGGREGATES = _aggregates_reading("samples.aggregation")
+SAMPLE_CHOICE_AGGREGATES = _aggregates_reading("samples.used") - SELECTION_AGGREGATES
 
 
 @pytest.fixture(scope="module")
@@ -235,12 +235,12 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
     [
         ("selfcheck_ngram", "n", [2], {"aggregate_selfcheck_ngram"}),
         (
-            "selfcheck",
-            "num_samples",
+            "samples",
+            "used",
             3,
             {*SAMPLE_CHOICE_AGGREGATES, *SELECTION_AGGREGATES},
         ),
-        ("selfcheck", "sample_selection", "random", {*SAMPLE_CHOICE_AGGREGATES, *SELECTION_AGGREGATES}),
+        ("samples", "selection", "random", {*SAMPLE_CHOICE_AGGREGATES, *SELECTION_AGGREGATES}),
         (
             "selfcheck_mqag",
             "score",
@@ -276,7 +276,7 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
         ),
         ("selfcheck_prompt", "max_new_tokens", 3, {"score_selfcheck_prompt"}),
         ("response_tokens", "prefix", "Biography:", {"extract_response_tokens"}),
-        ("generate", "num_samples", 3, {"generate"}),
+        ("generate", "samples_to_draw", 3, {"generate"}),
         ("selfcheck_ngram", "response_split", "spacy", {"score_selfcheck_ngram"}),
         ("dataset", "limit", 3, {"source", "prepare"}),
         # the QA role: MQAG's answerer and HalluCheck's answer-span reader
@@ -421,7 +421,7 @@ def test_queued_sweep_over_n_runs_offline_without_rescoring(workspace: Path) -> 
     targets = [f"evaluate@{method}" for method in QUEUED_METHODS]
     # one queued point: every queued experiment runs the same way (in its own temporary copy),
     # so a second point would repeat the first one's checks at the price of a whole copy and run
-    dvc(workspace, "exp", "run", "--queue", "-S", "selfcheck.num_samples=2", *targets)
+    dvc(workspace, "exp", "run", "--queue", "-S", "samples.used=2", *targets)
     try:
         status = _run_queue_to_the_end(workspace, restarts=3)
         assert status.count("Success") == 1, status
@@ -434,7 +434,7 @@ def test_queued_sweep_over_n_runs_offline_without_rescoring(workspace: Path) -> 
             for stage in [f"aggregate_{method}" for method in QUEUED_METHODS]:
                 assert re.search(rf"(Running stage|Stage) '{re.escape(stage)}'( is cached)?", log), stage
         table = dvc(workspace, "exp", "show", "--json")
-        assert re.search(r'"num_samples": *2\b', table), table
+        assert re.search(r'"used": *2\b', table), table
     finally:
         dvc(workspace, "queue", "stop")
 

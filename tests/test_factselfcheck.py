@@ -106,7 +106,7 @@ def test_aggregate_reads_the_stored_no_probabilities_as_the_format_free_variant(
     )
     params = {
         "factselfcheck": {"aggregate": {"aggregations": ["max"], "random_seed": 0}},
-        "selfcheck": {"num_samples": None, "sample_selection": "first", "seed": 0},
+        "samples": {"used": None, "selection": "first", "seed": 0},
     }
     view = ParamsView(params, SPEC.aggregate.param_keys(), "aggregate_factselfcheck")
     done = aggregate(AggregateContext("t", [passage], {"knowledge_graphs": graphs}, raw, view))
@@ -142,7 +142,7 @@ def test_a_given_claim_scores_through_its_triples_and_a_claim_without_triples_sc
     raw = FactSelfCheckScores(llm_variants=[], llm_records=[], evaluator=None, answers={})
     params = {
         "factselfcheck": {"aggregate": {"aggregations": ["max", "mean"], "random_seed": 0}},
-        "selfcheck": {"num_samples": None, "sample_selection": "first", "seed": 0},
+        "samples": {"used": None, "selection": "first", "seed": 0},
     }
     view = ParamsView(params, SPEC.aggregate.param_keys(), "aggregate_factselfcheck")
     done = aggregate(AggregateContext("t", [passage], {"knowledge_graphs": graphs}, raw, view))
@@ -164,7 +164,7 @@ def test_the_spacy_extractor_breaks_given_claims_into_triples(tmp_path: Path) ->
     sets, so a sample stating the claim's fact keeps it."""
     from hallulab.artifacts.knowledge_graphs import SPEC, graphs_by_record
     from hallulab.artifacts.knowledge_graphs.build import build
-    from hallulab.cache import CallCache
+    from hallulab.core.call_cache import CallCache
     from hallulab.core.config import compose
     from hallulab.data.schema import GivenClaim, Passage
     from hallulab.pipeline.context import BuildContext

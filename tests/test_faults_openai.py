@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hallulab.cache import CallCache, PartialResults
+from hallulab.core.call_cache import CallCache, PartialResults
 from hallulab.core.errors import UserFacingError
 from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.llm.cached import CachedLLM

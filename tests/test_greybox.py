@@ -9,10 +9,10 @@ import pytest
 
 from hallulab.artifacts.sentences import locate
 from hallulab.core.errors import RecordError
+from hallulab.core.token_stats import TokenStats
 from hallulab.core.units import record_scores, sentence_scores, variants
 from hallulab.data.schema import Passage
 from hallulab.methods.greybox.baselines import SentenceSpans, assign_tokens, passage_scores, score_passages
-from hallulab.tokens import TokenStats
 
 RESPONSE = "Ada wrote notes.  She died young."
 PASSAGE = Passage(id="p", response=RESPONSE, sentences=("Ada wrote notes.", "She died young."), labels=(0.0, 1.0))

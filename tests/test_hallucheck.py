@@ -316,7 +316,7 @@ def test_the_fact_nll_reading_takes_the_least_probable_fact_with_stated_fallback
 
 def test_the_embedded_llm_teacher_forces_each_fact_after_its_question(tmp_path) -> None:
     """The _factnll reading on the real model: one log-probability per fact token."""
-    from hallulab.cache import CallCache
+    from hallulab.core.call_cache import CallCache
     from hallulab.llm import build_llm
     from hallulab.llm.cached import CachedLLM
     from hallulab.llm.prompts import load_prompt

@@ -82,9 +82,9 @@ class Section:
 #: The knob sections: one composition gives every value (or a selection decides it).
 KNOB_SECTIONS: dict[str, Section] = {
     "generate": Section(GenerateConfig),
-    "selfcheck": Section(SampleSelection),
+    "samples": Section(SampleSelection),
     "evaluate": Section(ProtocolConfig),
-    "correction": Section(CorrectionConfig, elsewhere=("prompts",)),
+    "correction": Section(CorrectionConfig, elsewhere=("prompts", "by_profile")),
     "atomic_facts": Section(AtomicFactsConfig),
     "response_tokens": Section(ResponseTokensConfig),
     "concepts": Section(ConceptsConfig),

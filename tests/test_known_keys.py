@@ -25,10 +25,10 @@ def test_a_user_named_catalogue_entry_is_known_and_its_keys_are_checked() -> Non
 
 
 def test_an_added_key_is_refused_naming_it_and_its_neighbours() -> None:
-    params = compose(["+selfcheck.temperature=0.5", "+ccp.aggregate.kk=3"])
+    params = compose(["+samples.temperature=0.5", "+ccp.aggregate.kk=3"])
     problems = dict(unknown_keys(params, list(params), known_tree()))
-    assert set(problems) == {"selfcheck.temperature", "ccp.aggregate.kk"}
-    assert "num_samples" in problems["selfcheck.temperature"]
+    assert set(problems) == {"samples.temperature", "ccp.aggregate.kk"}
+    assert "used" in problems["samples.temperature"]
     with pytest.raises(ConfigError, match=r"ccp\.aggregate\.kk: no config .* \(and 1 more\)"):
         check_known(params, list(params))
 

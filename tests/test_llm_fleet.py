@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.data.schema import Passage
 from hallulab.generation import GenerateConfig, generate_passages
 from hallulab.llm.base import DecodingParams
@@ -153,8 +153,8 @@ def test_a_generate_stage_survives_losing_a_replica_and_matches_a_one_server_run
     the first, each reply is cached once, and the samples equal a one-server run's (seeded)."""
     require_llamacpp()
     passages = [p for p in toy_passages if p.prompt][:4]
-    cfg = GenerateConfig(mode="samples", num_samples=3, max_new_tokens=16, seed=11)
-    total = len(passages) * cfg.num_samples
+    cfg = GenerateConfig(mode="samples", samples_to_draw=3, max_new_tokens=16, seed=11)
+    total = len(passages) * cfg.samples_to_draw
 
     def one_sentence_each(texts: list[str]) -> list[list[str]]:
         return [[t] for t in texts]
@@ -192,4 +192,4 @@ def test_a_generate_stage_survives_losing_a_replica_and_matches_a_one_server_run
         with CallCache(tmp_path / "one.sqlite") as cache:
             single_run, _, _ = generate_passages(passages, CachedLLM(alone, cache), cfg, one_sentence_each)
     assert [p.samples for p in fleet_run] == [p.samples for p in single_run]
-    assert all(len(p.samples) == cfg.num_samples for p in fleet_run)
+    assert all(len(p.samples) == cfg.samples_to_draw for p in fleet_run)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.core.config import compose
 from hallulab.llm import build_llm
 from hallulab.llm.base import DecodingParams

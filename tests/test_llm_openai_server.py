@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.openai_backend import OpenAIConfig, OpenAILLM

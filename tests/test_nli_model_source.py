@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hallulab.cache import MODEL_DIR_ENV
+from hallulab.core.call_cache import MODEL_DIR_ENV
 from hallulab.core.errors import UserFacingError
 from hallulab.nli.scorer import model_source
 

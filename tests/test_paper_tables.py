@@ -15,8 +15,8 @@ import pytest
 from hallulab.evaluation import paper_tables
 from hallulab.evaluation.paper_tables import PAPER_REFERENCE
 from hallulab.pipeline.registry import methods
-from hallulab.results import RESULTS_DIR, load_result
-from hallulab.results_render import MARKER, NO_PAPER_ROW, documents, render
+from hallulab.report.result_tables import MARKER, NO_PAPER_ROW, documents, render
+from hallulab.results.published import RESULTS_DIR, load_result
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = documents([ROOT / "README.md", ROOT / "docs"])

@@ -43,7 +43,7 @@ def test_the_toy_set_selects_the_quick_profile_and_other_sets_the_papers() -> No
     wikibio = compose(["dataset=wikibio"])
     assert wikibio["profile"]["name"] == "paper" and wikibio["nli_train"]["profile"] == "full"
     assert wikibio["selfcheck_mqag"]["generate"]["num_questions_per_sentence"] == 5
-    assert wikibio["generate"]["num_samples"] == 20  # N_max of the data set
+    assert wikibio["generate"]["samples_to_draw"] == 20  # N_max of the data set
     assert compose(["profile=paper"])["profile"]["name"] == "paper"
 
 
@@ -57,11 +57,26 @@ def test_a_methods_profile_values_live_with_the_method() -> None:
     """The profiles select; the values are the method's (conf/method/<m>.yaml ``by_profile``),
     set on the command line by the method's own key."""
     profiles = sorted(p.stem for p in (CONF_DIR / "profile").glob("*.yaml"))
+    #: each table of profile values and the section its values feed
+    tables = {
+        "hallucheck": "score",
+        "ccp": "score",
+        "factselfcheck": "score",
+        "selfcheck_mqag": "generate",
+        "self_familiarity": "score",
+        "correction": None,
+    }
     for name in profiles:
-        assert "hallucheck" not in (CONF_DIR / "profile" / f"{name}.yaml").read_text(encoding="utf-8")
         composed = compose([f"profile={name}"])
-        table = composed["hallucheck"]["by_profile"]
-        assert sorted(table) == profiles
-        assert all(composed["hallucheck"]["score"][k] == v for k, v in table[name].items())
+        assert set(composed["profile"]) == {"name", "description"}, "a method's values belong to the method"
+        for owner, section in tables.items():
+            table = composed[owner]["by_profile"]
+            assert sorted(table) == profiles
+            fed = composed[owner] if section is None else composed[owner][section]
+            assert all(fed[k] == v for k, v in table[name].items() if k in fed), owner
+        assert composed["concepts"]["word_list"] == composed["self_familiarity"]["by_profile"][name]["word_list"]
+    assert compose(["profile=quick"])["self_familiarity"]["score"]["beam_size"] == 6
+    narrower = compose(["profile=quick", "self_familiarity.score.beam_size=9"])
+    assert narrower["self_familiarity"]["score"]["beam_size"] == 9
     assert compose(["dataset=nq_open"])["hallucheck"]["score"]["taggings"] == ["ner", "pos", "random"]
     assert compose(["dataset=nq_open", "hallucheck.score.taggings=[ner]"])["hallucheck"]["score"]["taggings"] == ["ner"]

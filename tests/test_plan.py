@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.core.config import compose, typed
 from hallulab.data.loaders import load_jsonl_passages
 from hallulab.generation import GenerateConfig, generate_passages
@@ -40,7 +40,7 @@ def test_the_toy_plan_counts_every_sentence_sample_pair_and_no_generation() -> N
 
 
 def test_regenerating_counts_n_max_requests_per_record_and_bounds_their_tokens() -> None:
-    plan = make_plan("toy", ["generate.mode=samples", "generate.num_samples=3"], rates=RATES, use_cache=False)
+    plan = make_plan("toy", ["generate.mode=samples", "generate.samples_to_draw=3"], rates=RATES, use_cache=False)
     generate = next(s for s in plan.stages if s.stage == "generate")
     records = len(load_jsonl_passages(TOY))
     assert generate.count == records * 3 and generate.max_tokens == records * 3 * 256
@@ -50,7 +50,7 @@ def test_regenerating_counts_n_max_requests_per_record_and_bounds_their_tokens()
 def test_a_planned_run_of_new_responses_scales_the_data_sets_means() -> None:
     passages = load_jsonl_passages(TOY)
     mean_sentences = sum(len(p.sentences) for p in passages) / len(passages)
-    plan = make_plan("toy", ["generate.num_samples=4"], responses=1000, rates=RATES)
+    plan = make_plan("toy", ["generate.samples_to_draw=4"], responses=1000, rates=RATES)
     stages = {s.stage: s for s in plan.stages}
     assert stages["generate"].count == 4000 and stages["generate"].cached is None
     assert stages["score_selfcheck_nli"].count == round(1000 * mean_sentences * 4)
@@ -60,7 +60,7 @@ def test_the_plan_finds_the_generate_stages_replies_under_their_own_keys(tmp_pat
     """The generate stage's work against a real local server, then the plan of the same run:
     every request is found in the cache; one more sample per record is not."""
     passages = load_jsonl_passages(TOY)[:3]
-    overrides = ["generate.mode=samples", "generate.num_samples=2", "llms.generator=llamacpp_server"]
+    overrides = ["generate.mode=samples", "generate.samples_to_draw=2", "llms.generator=llamacpp_server"]
     with ScriptedServer(lambda body, i: chat_ok(f"sample {i}")) as server, CallCache(tmp_path / "c.sqlite") as cache:
         overrides.append(f"llm_catalogue.llamacpp_server.base_url='{server.url}'")
         params = compose(["dataset=toy", *overrides])
@@ -68,7 +68,7 @@ def test_the_plan_finds_the_generate_stages_replies_under_their_own_keys(tmp_pat
         llm = CachedLLM(build_llm(params["llm_catalogue"]["llamacpp_server"]), cache)
         generate_passages(passages, llm, cfg, lambda texts: [[t] for t in texts])
         assert plan_generate(passages, params, cache, None, RATES).cached == 6
-        more = compose(["dataset=toy", *overrides[:1], "generate.num_samples=3", *overrides[2:]])
+        more = compose(["dataset=toy", *overrides[:1], "generate.samples_to_draw=3", *overrides[2:]])
         planned = plan_generate(passages, more, cache, None, RATES)
         assert (planned.count, planned.cached) == (9, 6)
 

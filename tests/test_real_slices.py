@@ -61,7 +61,7 @@ SLICES = {
             "dataset.basic_concepts=2",
             "generate.mode=keep",
             "profile=quick",
-            "profile.sf_baselines=[forward_inference]",
+            "self_familiarity.score.baselines=[forward_inference]",
         ),
         ("self_familiarity",),
     ),

@@ -34,6 +34,7 @@ import numpy as np
 import pytest
 
 from hallulab.artifacts.claims import Claim
+from hallulab.core.token_stats import TokenStats
 from hallulab.data.schema import Passage
 from hallulab.llm import build_llm
 from hallulab.methods.ccp.aggregate import claim_scores
@@ -42,7 +43,6 @@ from hallulab.methods.ccp.units import alternatives, outside_top_k
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.nli.train import TrainConfig, train_cross_encoder
 from hallulab.text.stopwords import NLTK_ENGLISH_STOPWORDS
-from hallulab.tokens import TokenStats
 from hallulab.tooling.polygraph import greedy_continuation, polygraph_nli, polygraph_options, sentences_after
 from tests.test_nli_train import PAIRS
 

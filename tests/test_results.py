@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hallulab.results import RESULTS_DIR, import_kept, load_result
-from hallulab.results_pending import load_pending
-from hallulab.results_render import (
+from hallulab.report.result_tables import (
     EXCERPT,
     MARKER,
     TableSpec,
@@ -24,6 +22,8 @@ from hallulab.results_render import (
     render_paired,
     render_table,
 )
+from hallulab.results.pending import load_pending
+from hallulab.results.published import RESULTS_DIR, import_kept, load_result
 from hallulab.tooling.environment import EnvironmentRef
 from tests.helpers.results_files import write_result
 
@@ -40,7 +40,9 @@ def test_the_readme_renders_at_least_one_table_from_results() -> None:
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
 def test_every_results_table_of_a_page_equals_its_committed_file(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
-    assert render(text, ROOT) == text, "run `make readme` (python -m hallulab.results_render README.md docs) and commit"
+    assert render(text, ROOT) == text, (
+        "run `make readme` (python -m hallulab.report.result_tables README.md docs) and commit"
+    )
 
 
 def test_the_render_command_rewrites_and_checks_every_page_of_a_folder(tmp_path: Path) -> None:
@@ -257,7 +259,7 @@ def test_a_correction_table_publishes_in_percent_with_its_detectors_and_models(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from hallulab.core.config import load_params
-    from hallulab.results import CORRECTION, collect_correction
+    from hallulab.results.published import CORRECTION, collect_correction
 
     params = load_params(ROOT / "params.yaml")
     from hallulab.correction.run import ROWS
@@ -294,7 +296,7 @@ def test_the_offline_nli_model_publishes_its_heldout_accuracy_and_its_encoder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from hallulab.core.config import load_params
-    from hallulab.results import NLI_MODEL, collect_nli_model
+    from hallulab.results.published import NLI_MODEL, collect_nli_model
 
     params = load_params(ROOT / "params.yaml")
     written = json.loads((ROOT / "metrics" / "nli_model" / "heldout.json").read_text())
@@ -320,7 +322,7 @@ def test_the_offline_nli_model_publishes_its_heldout_accuracy_and_its_encoder(
 def test_publishing_the_nli_model_names_the_file_after_its_recipe(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from hallulab.results import main
+    from hallulab.results.published import main
 
     written = json.loads((ROOT / "metrics" / "nli_model" / "heldout.json").read_text())
     (tmp_path / "metrics" / "nli_model").mkdir(parents=True)
@@ -334,7 +336,7 @@ def test_publishing_the_nli_model_names_the_file_after_its_recipe(
 
 
 def test_a_model_card_title_skips_the_front_matter(tmp_path: Path) -> None:
-    from hallulab.results import _model_card_title
+    from hallulab.results.published import _model_card_title
 
     (tmp_path / "README.md").write_text("---\nlicense: mit\n# a YAML comment\n---\n\n# the-model\n\n# usage\n")
     assert _model_card_title(tmp_path, "fallback") == "the-model"

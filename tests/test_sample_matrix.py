@@ -24,7 +24,7 @@ def _stored() -> SampleMatrices:
 
 
 def test_mean_over_the_first_n_samples_and_passage_mean() -> None:
-    frame, diagnostics = aggregate(_stored(), SampleSelection(num_samples=2))
+    frame, diagnostics = aggregate(_stored(), SampleSelection(used=2))
     by_record = sentence_scores(frame, "nli")
     assert by_record["b"] == [0.5]
     np.testing.assert_allclose(by_record["a"], [0.5 / 12, 4.5 / 12, 8.5 / 12])
@@ -33,29 +33,29 @@ def test_mean_over_the_first_n_samples_and_passage_mean() -> None:
 
 
 def test_random_selection_is_seeded_per_passage_and_n_is_checked() -> None:
-    pick = SampleSelection(num_samples=2, sample_selection="random", seed=7)
+    pick = SampleSelection(used=2, selection="random", seed=7)
     first = selected_columns("a", 4, pick)
     assert len(first) == 2 and np.array_equal(first, selected_columns("a", 4, pick))
-    with pytest.raises(ValueError, match=r"selfcheck\.num_samples: N=5 asked for, record 'a' stores 4 samples"):
-        selected_columns("a", 4, SampleSelection(num_samples=5))
-    with pytest.raises(ValueError, match="sample_aggregation"):
-        SampleSelection(sample_aggregation="mode")
-    frame, _ = aggregate(_stored(), SampleSelection(sample_aggregation="max"))
+    with pytest.raises(ValueError, match=r"samples\.used: N=5 asked for, record 'a' stores 4 samples"):
+        selected_columns("a", 4, SampleSelection(used=5))
+    with pytest.raises(ValueError, match=r"samples\.aggregation"):
+        SampleSelection(aggregation="mode")
+    frame, _ = aggregate(_stored(), SampleSelection(aggregation="max"))
     assert sentence_scores(frame, "nli")["b"] == [1.0]
 
 
 @pytest.mark.parametrize(
     ("raw", "fragment"),
     [
-        ({"num_samples": -1}, "selfcheck.num_samples: must be >= 1, got -1"),
-        ({"num_samples": "abc"}, "selfcheck.num_samples: expected an integer, got 'abc'"),
-        ({"num_samples": 2.5}, "selfcheck.num_samples: expected an integer, got 2.5"),
-        ({"sample_selection": "last"}, "selfcheck.sample_selection: 'last' is not one of"),
+        ({"used": -1}, "samples.used: must be >= 1, got -1"),
+        ({"used": "abc"}, "samples.used: expected an integer, got 'abc'"),
+        ({"used": 2.5}, "samples.used: expected an integer, got 2.5"),
+        ({"selection": "last"}, "samples.selection: 'last' is not one of"),
     ],
 )
 def test_bad_sweep_knobs_name_the_setting(raw: dict[str, object], fragment: str) -> None:
     with pytest.raises(ConfigError, match=fragment.replace("[", r"\[")):
-        typed(SampleSelection, raw, "selfcheck")
+        typed(SampleSelection, raw, "samples")
 
 
 def test_round_trip_and_grid(toy_passages) -> None:

@@ -254,7 +254,7 @@ def test_self_detection_on_smollm2_answers_each_rephrasing_and_clusters_the_answ
     from collections import Counter
     from types import SimpleNamespace
 
-    from hallulab.cache import CallCache
+    from hallulab.core.call_cache import CallCache
     from hallulab.data.schema import passage_from_dict
     from hallulab.llm import build_llm
     from hallulab.llm.cached import CachedLLM

@@ -7,6 +7,7 @@ import importlib
 import numpy as np
 import pytest
 
+from hallulab.core.token_stats import TokenStats
 from hallulab.core.units import sentence_scores
 from hallulab.methods.selfcheck_mqag.roles import (
     first_token_distribution,
@@ -15,7 +16,6 @@ from hallulab.methods.selfcheck_mqag.roles import (
     shuffled_options,
 )
 from hallulab.methods.selfcheck_mqag.scoring import MQAGQuestion, MQAGScoring, StoredMQAG, aggregate, question_score
-from hallulab.tokens import TokenStats
 
 
 def _random_question(rng: np.random.Generator, samples: int) -> MQAGQuestion:

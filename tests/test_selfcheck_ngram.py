@@ -130,8 +130,8 @@ def test_score_corpora_names_variants_by_hyperparameters() -> None:
     assert variants(frame) == ["ngram_n1_max", "ngram_n3_max"]
     assert set(frame["level"]) == {"sentence", "response"}
     assert unseen == {"ngram_n1_max": 0, "ngram_n3_max": 0}
-    with pytest.raises(ValueError, match=r"selfcheck\.num_samples: N=99 asked for, record 'p' stores"):
-        score_corpora(corpora, [1], selection=SampleSelection(num_samples=99))
+    with pytest.raises(ValueError, match=r"samples\.used: N=99 asked for, record 'p' stores"):
+        score_corpora(corpora, [1], selection=SampleSelection(used=99))
 
 
 def test_the_sample_choice_is_the_one_every_sample_method_reads() -> None:
@@ -139,14 +139,14 @@ def test_the_sample_choice_is_the_one_every_sample_method_reads() -> None:
     while len(corpus.samples) < 4:
         corpus = NgramCorpus(corpus.sentences, corpus.response, [*corpus.samples, *corpus.samples])
     corpora = {"p": corpus}
-    pick = SampleSelection(num_samples=2, sample_selection="random", seed=7)
+    pick = SampleSelection(used=2, selection="random", seed=7)
     columns = selected_columns("p", len(corpus.samples), pick)
     chosen = NgramCorpus(corpus.sentences, corpus.response, [corpus.samples[i] for i in columns])
     frame, _ = score_corpora(corpora, [2], ["avg"], selection=pick)
     expected = selfcheck_ngram(chosen, 2).sentence_avg
     got = frame[frame["level"] == "sentence"]["score"].to_numpy()
     np.testing.assert_allclose(got, expected)
-    first, _ = score_corpora(corpora, [2], ["avg"], selection=SampleSelection(num_samples=2))
+    first, _ = score_corpora(corpora, [2], ["avg"], selection=SampleSelection(used=2))
     np.testing.assert_allclose(
         first[first["level"] == "sentence"]["score"].to_numpy(), selfcheck_ngram(corpus, 2, num_samples=2).sentence_avg
     )

@@ -11,7 +11,7 @@ import pytest
 import torch
 import transformers
 
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.core.config import ConfigError, typed
 from hallulab.methods.sample_matrix import SampleMatrices, SampleSelection, aggregate
 from hallulab.nli.inference import compiled_for_inference, inductor_cpp_compiler
@@ -85,7 +85,7 @@ def test_sentence_score_is_the_mean_over_the_first_n_samples(model_dir: Path) ->
     assert np.all((matrix >= 0) & (matrix <= 1))
     stored = SampleMatrices("selfcheck_nli", "nli", {}, {"p": matrix})
     all_samples, _ = aggregate(stored, SampleSelection())
-    first, _ = aggregate(stored, SampleSelection(num_samples=1))
+    first, _ = aggregate(stored, SampleSelection(used=1))
     rows = all_samples[all_samples["level"] == "sentence"]
     np.testing.assert_allclose(rows["score"], matrix.mean(axis=1))
     np.testing.assert_allclose(first[first["level"] == "sentence"]["score"], matrix[:, 0])

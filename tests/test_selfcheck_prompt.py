@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
+from hallulab.core.token_stats import TokenStats, yes_no_probability
 from hallulab.llm import build_llm
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import load_prompt
@@ -15,7 +16,6 @@ from hallulab.methods.selfcheck_prompt.prompting import (
     parse_verdict,
     passage_matrices,
 )
-from hallulab.tokens import TokenStats, yes_no_probability
 
 
 @pytest.mark.parametrize(

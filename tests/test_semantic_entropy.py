@@ -54,7 +54,7 @@ def _ours(records: dict[str, RecordSamples], reading: str, estimation: str, n: i
     overrides = [
         f"semantic_entropy.aggregate.class_probability=[{reading}]",
         f"semantic_entropy.aggregate.entropy_estimation={estimation}",
-        f"selfcheck.num_samples={'null' if n is None else n}",
+        f"samples.used={'null' if n is None else n}",
     ]
     view = ParamsView(compose(overrides), SPEC.aggregate.param_keys(), "aggregate_semantic_entropy")
     frame = aggregate(AggregateContext("t", passages, {}, raw, view)).scores

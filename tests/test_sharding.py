@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hallulab.cache import CallCache, PartialResults, Shard, ShardRoundDone
+from hallulab.core.call_cache import CallCache, PartialResults, Shard, ShardRoundDone
 from hallulab.dag import dvcgen
 from hallulab.pipeline.sharding import merge_slices
 from tests.conftest import ToyRun

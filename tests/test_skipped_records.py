@@ -25,7 +25,7 @@ SCORED = Passage(
 NO_SAMPLES = Passage(id="empty", response="Ada wrote.", sentences=("Ada wrote.",), samples=())
 PROMPT_ONLY = Passage(id="asked", response=None, sentences=(), prompt="Who was Ada?")
 RECORDS = [SCORED, NO_SAMPLES, PROMPT_ONLY]
-SELECTION = {"num_samples": None, "sample_selection": "first", "seed": 0}
+SELECTION = {"used": None, "selection": "first", "seed": 0}
 
 
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -97,7 +97,7 @@ def _fsc_params(step: str) -> ParamsView:
             "score": {"llm_variants": [], "llm_records": None, "max_new_tokens": 4, "top_k": 0},
             "aggregate": {"aggregations": ["max"], "random_seed": 0},
         },
-        "selfcheck": SELECTION,
+        "samples": SELECTION,
     }
     # the score step's view without its LLM role: no variant asks the evaluator
     declared = SPEC.aggregate.param_keys() if step == "aggregate" else ("factselfcheck.score",)
@@ -152,7 +152,7 @@ def test_ngram_names_the_records_it_skips_in_its_raw_scores_and_diagnostics(
     params = {
         "spacy": {"model": "whitespace"},
         "selfcheck_ngram": {"response_split": "given", "n": [1], "aggregations": ["avg"], "lowercase": True},
-        "selfcheck": SELECTION,
+        "samples": SELECTION,
     }
     params["selfcheck_ngram"]["smoothing_k"] = 0.0
     view = ParamsView(params, SPEC.score.param_keys(), "score_selfcheck_ngram")
@@ -180,8 +180,8 @@ def test_ngram_scores_stored_before_the_ids_still_read() -> None:
 
 # ---------------------------------------------------------------- grey-box, lexical similarity, SAC3
 def test_greybox_names_a_record_without_token_statistics() -> None:
+    from hallulab.core.token_stats import TokenStats
     from hallulab.methods.greybox.aggregate import aggregate
-    from hallulab.tokens import TokenStats
 
     pieces = ["Ada", " wrote", ".", " She", " died", "."]
     tokens, offset = [], 0
@@ -210,7 +210,7 @@ def test_lexical_similarity_keeps_its_counts_and_names_the_skipped_records() -> 
     from hallulab.methods.lexical_similarity import SPEC
     from hallulab.methods.lexical_similarity.aggregate import aggregate
 
-    params = {"lexical_similarity": {"metrics": ["rougeL"], "use_stemmer": False}, "selfcheck": SELECTION}
+    params = {"lexical_similarity": {"metrics": ["rougeL"], "use_stemmer": False}, "samples": SELECTION}
     one_sample = Passage(id="one", response="Ada.", sentences=("Ada.",), samples=("Ada.",))
     done = aggregate(
         AggregateContext(

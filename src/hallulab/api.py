@@ -43,7 +43,7 @@ from typing import Any
 
 import pandas as pd
 
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.core.config import CONF_DIR, ConfigError, compose
 from hallulab.core.errors import UserFacingError
 from hallulab.core.units import score_frame
@@ -160,7 +160,7 @@ def unit_texts(frame: pd.DataFrame, passages: Sequence[Passage]) -> list[str | N
 @dataclass
 class Detector:
     """One method with its settings (``settings`` as ``-S`` takes them, e.g.
-    ``["selfcheck.num_samples=5"]``, or as a mapping, ``{"selfcheck.num_samples": 5}``);
+    ``["samples.used=5"]``, or as a mapping, ``{"samples.used": 5}``);
     ``score`` runs it on records."""
 
     method: str
@@ -340,11 +340,11 @@ def methods() -> list[MethodSpec]:
 
 
 def with_hallucination_scores(
-    chain: Any, method: str = "selfcheck_ngram", num_samples: int = 5, overrides: Sequence[str] = ()
+    chain: Any, method: str = "selfcheck_ngram", samples_to_draw: int = 5, overrides: Sequence[str] = ()
 ) -> Any:
     """A LangChain ``Runnable``: ``chain``'s output with the method's scores of it.
 
-    The wrapped runnable invokes ``chain`` once for the response and ``num_samples`` more times
+    The wrapped runnable invokes ``chain`` once for the response and ``samples_to_draw`` more times
     (``chain.batch``) for the samples a sampling-consistency method compares it with, so the
     samples come from the same chain (give its model a temperature above 0), splits the
     response into sentences with the configured spaCy model, and scores the record with
@@ -363,7 +363,7 @@ def with_hallucination_scores(
 
     def run(question: Any) -> dict[str, Any]:
         output = text_of(chain.invoke(question))
-        samples = [text_of(s) for s in chain.batch([question] * num_samples)] if num_samples else []
+        samples = [text_of(s) for s in chain.batch([question] * samples_to_draw)] if samples_to_draw else []
         sentences = spacy.sentences([output])[0] or [output]
         record = {
             "id": "chain",

@@ -2,7 +2,7 @@
 
 Modes (``generate.mode``):
   * ``keep``: records pass through unchanged (WikiBio keeps its GPT-3 samples);
-  * ``auto``: records without samples get ``num_samples`` (N_max) of them; the others pass
+  * ``auto``: records without samples get ``samples_to_draw`` (N_max) of them; the others pass
     through with their own samples (the report counts both and the sample counts found);
   * ``samples``: every record's samples are regenerated from its prompt;
   * ``all``: the main response is regenerated greedily (with per-token log-probabilities,
@@ -42,7 +42,7 @@ class GenerateConfig:
     """params ``generate``."""
 
     mode: str = setting("auto", choices=MODES)
-    num_samples: int = setting(20, minimum=0, doc="N_max: samples drawn for a record that has none")
+    samples_to_draw: int = setting(20, minimum=0, doc="N_max: samples drawn for a record that has none")
     temperature: float = setting(1.0, minimum=0.0)
     top_p: float = setting(1.0, above=0.0, maximum=1.0)
     max_new_tokens: int = setting(256, minimum=1)
@@ -92,7 +92,7 @@ class GenerationReport:
     def summary(self, cfg: GenerateConfig) -> str:
         counts = ", ".join(f"{n} samples: {k} records" for n, k in sorted(self.sample_counts.items()))
         return (
-            f"mode {cfg.mode}: {self.records_given_samples} record(s) got N_max={cfg.num_samples} new samples, "
+            f"mode {cfg.mode}: {self.records_given_samples} record(s) got N_max={cfg.samples_to_draw} new samples, "
             f"{self.records_kept} kept their own; {self.main_generated} main responses regenerated; "
             f"{self.prompt_only_records} prompt-only record(s) left as they are{self._empty_note()}; "
             f"now {counts or 'no samples'}"
@@ -152,19 +152,19 @@ def generate_passages(
     report.prompt_only_records = sum(p.response is None for p in passages)
     targets = [p for p in passages if needs_samples(p, cfg)]
     report.records_kept = len(passages) - len(targets) - report.prompt_only_records
-    report.records_given_samples = len(targets) if cfg.num_samples > 0 else 0
-    if targets and cfg.num_samples > 0:
+    report.records_given_samples = len(targets) if cfg.samples_to_draw > 0 else 0
+    if targets and cfg.samples_to_draw > 0:
         sampling = DecodingParams(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p)
         prompts, seeds = [], []
         for passage in targets:
             prompt = _require_prompt(passage)
-            for k in range(cfg.num_samples):
+            for k in range(cfg.samples_to_draw):
                 prompts.append(prompt)
                 seeds.append(sample_seed(cfg.seed, passage.id, k))
         outputs: list[Generation] = llm.generate(prompts, sampling, seeds)
         by_id: dict[str, tuple[str, ...]] = {}
         for i, passage in enumerate(targets):
-            texts = tuple(g.text.strip() for g in outputs[i * cfg.num_samples : (i + 1) * cfg.num_samples])
+            texts = tuple(g.text.strip() for g in outputs[i * cfg.samples_to_draw : (i + 1) * cfg.samples_to_draw])
             report.empty_samples += sum(not t for t in texts)
             by_id[passage.id] = texts
         passages = [dataclasses.replace(p, samples=by_id[p.id]) if p.id in by_id else p for p in passages]

@@ -238,18 +238,18 @@ def plan_generate(
 ) -> StagePlan:
     cfg = typed(GenerateConfig, params["generate"], "generate")
     if responses is not None:
-        requests = responses * cfg.num_samples + (responses if cfg.mode == "all" else 0)
-        max_tokens = responses * cfg.num_samples * cfg.max_new_tokens
+        requests = responses * cfg.samples_to_draw + (responses if cfg.mode == "all" else 0)
+        max_tokens = responses * cfg.samples_to_draw * cfg.max_new_tokens
         max_tokens += responses * cfg.main_max_new_tokens if cfg.mode == "all" else 0
-        basis = f"{cfg.num_samples} samples per new response (generate.num_samples)"
+        basis = f"{cfg.samples_to_draw} samples per new response (generate.samples_to_draw)"
         cached = None
     else:
         mains = len(passages) if cfg.mode == "all" else 0
-        targets = [p for p in passages if needs_samples(p, cfg)] if cfg.num_samples > 0 else []
-        requests = mains + len(targets) * cfg.num_samples
-        max_tokens = mains * cfg.main_max_new_tokens + len(targets) * cfg.num_samples * cfg.max_new_tokens
+        targets = [p for p in passages if needs_samples(p, cfg)] if cfg.samples_to_draw > 0 else []
+        requests = mains + len(targets) * cfg.samples_to_draw
+        max_tokens = mains * cfg.main_max_new_tokens + len(targets) * cfg.samples_to_draw * cfg.max_new_tokens
         basis = (
-            f"{len(targets)} records without samples x {cfg.num_samples} (generate.mode={cfg.mode}); "
+            f"{len(targets)} records without samples x {cfg.samples_to_draw} (generate.mode={cfg.mode}); "
             f"{mains} main responses; cache hits counted for the samples"
         )
         cached = _generate_cached(targets, params, cfg, cache) if targets and cache is not None else 0
@@ -264,7 +264,7 @@ def plan_generate(
 def _generate_cached(targets: Sequence[Passage], params: dict[str, Any], cfg: GenerateConfig, cache: Any) -> int:
     """How many of the samples the stage will ask for the call cache holds (the keys of
     :class:`hallulab.llm.cached.CachedLLM`)."""
-    from hallulab.cache import cache_key
+    from hallulab.core.call_cache import cache_key
     from hallulab.llm import build_llm
     from hallulab.llm.base import DecodingParams
 
@@ -274,7 +274,7 @@ def _generate_cached(targets: Sequence[Passage], params: dict[str, Any], cfg: Ge
     keys = [
         cache_key("llm.generate", identity, sampling.as_key(), sample_seed(cfg.seed, p.id, k), p.prompt)
         for p in targets
-        for k in range(cfg.num_samples)
+        for k in range(cfg.samples_to_draw)
     ]
     return _cached_count(cache, keys)
 
@@ -287,7 +287,7 @@ def _sentence_sample_counts(
     scored = [p for p in passages if p.response is not None and p.sentences]
     mean_sentences = sum(len(p.sentences) for p in scored) / max(len(scored), 1)
     if responses is not None:
-        n = int(params["selfcheck"]["num_samples"] or params["generate"]["num_samples"])
+        n = int(params["samples"]["used"] or params["generate"]["samples_to_draw"])
         return round(responses * mean_sentences * n), responses, mean_sentences
     return sum(len(p.sentences) * len(p.samples) for p in scored), len(scored), mean_sentences
 
@@ -384,7 +384,7 @@ def make_plan(
     """The plan of ``dataset`` with the settings ``-S dataset=<dataset> <overrides>`` compose
     (``params``: :func:`plan_params` of them, where the caller has it); ``methods``: only the
     stages their scores need (none: every stage)."""
-    from hallulab.cache import CallCache
+    from hallulab.core.call_cache import CallCache
     from hallulab.data.loaders import load_dataset
 
     if responses is not None:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hallulab.results import RESULTS_DIR
+from hallulab.results.published import RESULTS_DIR
 
 
 def write_result(root: Path, dataset: str, name: str, method: str, **fields: Any) -> None:

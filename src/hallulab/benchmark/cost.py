@@ -2,7 +2,7 @@
 
 Every stage writes its run statistics to ``logs/<data set>/<stage>.json``
 (:func:`hallulab.pipeline.runner.write_run_log`): its seconds and, per labelled model request
-(an LLM role, NLI pairs, BERTScore pairs: :class:`hallulab.cache.RequestCost`), the distinct
+(an LLM role, NLI pairs, BERTScore pairs: :class:`hallulab.core.call_cache.RequestCost`), the distinct
 calls, those computed in that run and the model seconds of all of them as timed when each
 was computed. After a cell's run the runner keeps, beside its units
 (``results/benchmark/<data set>/<method>.cost.json``):
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hallulab.cache import RequestCost
+from hallulab.core.call_cache import RequestCost
 from hallulab.core.config import ConfigError
 from hallulab.core.io import read_json, write_json
 from hallulab.pipeline import paths

@@ -46,7 +46,7 @@ from hallulab.core.io import read_json
 from hallulab.core.needs import SAMPLES
 from hallulab.pipeline import registry
 from hallulab.pipeline.spec import ArtifactSpec, MethodSpec
-from hallulab.results import overrides_of, result_path
+from hallulab.results.published import overrides_of, result_path
 
 #: the benchmark's settings (the subsets of the cells that call an LLM)
 SETTINGS_FILE = CONF_DIR / "benchmark.yaml"

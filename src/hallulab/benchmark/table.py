@@ -24,7 +24,7 @@ from hallulab.benchmark.applicability import BenchmarkDataset, Cell
 from hallulab.benchmark.runs import CellRun
 from hallulab.benchmark.units import binary_level
 from hallulab.pipeline.spec import MethodSpec
-from hallulab.results import PublishedResult, load_result
+from hallulab.results.published import PublishedResult, load_result
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from hallulab.benchmark.cost import SHARED_STAGE, CellCost, read_cell_cost
 from hallulab.benchmark.statistics import METRICS, CellStatistics, Comparison, cell_statistics, paired
 from hallulab.benchmark.table import TableRow
 from hallulab.benchmark.units import CellUnits, read_units
-from hallulab.cache import RequestCost
+from hallulab.core.call_cache import RequestCost
 from hallulab.core.config import ConfigError
 from hallulab.core.io import read_json, write_json
 from hallulab.evaluation.protocol import ProtocolConfig

@@ -11,7 +11,7 @@ the Appendix C way, on the development passages only: the ``judge`` role reads t
 fact) and carries its FactSelfCheck score, which is one value per triple.
 
 Where the reply is not yes / no (a small judge may ignore the format), the label is read from
-the first reply token instead (P(No) > P(Yes), :func:`hallulab.tokens.yes_no_probability`)
+the first reply token instead (P(No) > P(Yes), :func:`hallulab.core.token_stats.yes_no_probability`)
 when the judge is white-box; a fact with neither reading is left out. Each source is counted.
 """
 

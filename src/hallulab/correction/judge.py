@@ -4,7 +4,7 @@ it is asked (a corrected sentence against the reference, a development fact agai
 The judge answers greedily in at most four tokens; its verdict is the reply read as yes / no
 (:func:`hallulab.correction.parsing.parse_verdict`). A white-box judge (one that returns the top-K
 alternatives, asked with ``top_k`` > 0) also gives its first reply token's P(No) against P(Yes)
-(:func:`hallulab.tokens.yes_no_probability`), the reading that needs no reply format.
+(:func:`hallulab.core.token_stats.yes_no_probability`), the reading that needs no reply format.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hallulab.core.token_stats import yes_no_probability
 from hallulab.correction.parsing import parse_verdict
 from hallulab.llm.base import DecodingParams, Prompt
 from hallulab.llm.cached import CachedLLM
-from hallulab.tokens import yes_no_probability
 
 JUDGE_MAX_NEW_TOKENS = 4
 

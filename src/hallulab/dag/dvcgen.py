@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from hallulab.cache import ShardSettingError
+from hallulab.core.call_cache import ShardSettingError
 from hallulab.core.config import REPO_ROOT
 from hallulab.dag import stage_code
 from hallulab.dag.stage_code import CodeSets

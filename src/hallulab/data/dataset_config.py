@@ -55,7 +55,11 @@ class DatasetConfig:
     test_concepts: int | None = setting(None, minimum=1)
     basic_concepts: int | None = setting(None, minimum=1)
     # what the pipeline does with the records
-    num_samples: int = setting(20, minimum=0, doc="N_max: samples generated for records that have none")
+    samples_held: int = setting(
+        20,
+        minimum=0,
+        doc="N_max: the samples each record holds (given, or drawn by generate for records that have none)",
+    )
     response_prefix: str = ""
     generate_mode: str | None = setting(None, choices=("keep", "auto", "samples", "all", None))
     max_new_tokens: int | None = setting(None, minimum=1)

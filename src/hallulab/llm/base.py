@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from hallulab.cache import PartialResults
+from hallulab.core.call_cache import PartialResults
 from hallulab.core.errors import UserFacingError
-from hallulab.tokens import TokenStats
+from hallulab.core.token_stats import TokenStats
 
 
 class PartialBatchError(PartialResults):

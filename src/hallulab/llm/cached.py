@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hallulab.cache import CallCache, PartialResults, cache_key
+from hallulab.core.call_cache import CallCache, PartialResults, cache_key
 from hallulab.llm.base import LLM, ConstrainedParams, ConstrainedResult, DecodingParams, Generation, Prompt, TokenStats
 
 

@@ -38,8 +38,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from hallulab.cache import model_dir
+from hallulab.core.call_cache import model_dir
 from hallulab.core.io import file_sha256
+from hallulab.core.package_files import find_package_file
 from hallulab.llm.base import (
     LLM,
     Capabilities,
@@ -53,7 +54,6 @@ from hallulab.llm.base import (
     TokenStats,
     prompt_text,
 )
-from hallulab.packages import find_package_file
 
 log = logging.getLogger("hallulab.llm.hf")
 
@@ -321,7 +321,9 @@ class HFLLM(LLM):
         messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
         return str(self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
 
-    def _stop_ids(self) -> set[int]:
+    def stop_ids(self) -> set[int]:
+        """The token ids generation stops at: the tokenizer's end-of-sequence token and the
+        end-of-turn tokens of the chat formats it knows (ChatML's, Llama 3's, GPT-2's)."""
         ids = {self.tokenizer.eos_token_id}
         for name in ("<|im_end|>", "<|eot_id|>", "<|endoftext|>"):
             token_id = self.tokenizer.convert_tokens_to_ids(name)
@@ -422,7 +424,7 @@ class HFLLM(LLM):
         logits, past, attention, positions = self._prefill(batch, token_rows)
         rows = len(seeds)
         generators = [None if s is None else torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds]
-        stop_ids = self._stop_ids()
+        stop_ids = self.stop_ids()
         done = [False] * rows
         chosen: list[list[int]] = [[] for _ in range(rows)]
         stats: list[list[tuple[float, float, tuple[tuple[int, float], ...]]]] = [[] for _ in range(rows)]
@@ -493,13 +495,13 @@ class HFLLM(LLM):
                     max_new_tokens=params.max_new_tokens,
                     output_scores=True,
                     return_dict_in_generate=True,
-                    eos_token_id=sorted(self._stop_ids()),
+                    eos_token_id=sorted(self.stop_ids()),
                     pad_token_id=tokenizer.pad_token_id,
                 )
         prompt_width = encoded.shape[1]
         sequences = out.sequences[:, prompt_width:]
         beam_indices = out.beam_indices
-        stop_ids = self._stop_ids()
+        stop_ids = self.stop_ids()
         generations = []
         for row in range(len(texts)):
             ids: list[int] = []
@@ -683,7 +685,7 @@ class HFLLM(LLM):
                 sequences,
                 beam_size=params.beam_size,
                 max_new_tokens=search_budget(params, strings),
-                eos_ids=sorted(self._stop_ids()),
+                eos_ids=sorted(self.stop_ids()),
                 prompt_length=p if params.normalise == "total" else 0,
             )
             hypotheses = tuple(

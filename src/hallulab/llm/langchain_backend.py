@@ -26,6 +26,7 @@ from functools import cached_property
 from typing import Any
 
 from hallulab.core.config import ConfigError, setting
+from hallulab.core.token_stats import TokenStats
 from hallulab.llm.base import (
     LLM,
     Capabilities,
@@ -35,7 +36,6 @@ from hallulab.llm.base import (
     PartialBatchError,
     Prompt,
 )
-from hallulab.tokens import TokenStats
 
 _ROLES = {"system": "system", "user": "human", "assistant": "ai"}
 _SECRET_WORDS = ("key", "token", "secret", "password")

@@ -5,7 +5,7 @@ sample S_n, giving an I x N_max matrix per passage; the paper's sentence score i
 over N samples of that row (§5.1 Eq. 2, §5.4 Eq. 10, §5.5), and the passage score is the
 mean of the sentence scores (§7.2). The score stages store the whole matrix once; the
 aggregate stage reads the sweep knobs (how many samples N, which ones, how to aggregate)
-and is pure arithmetic, so `-S selfcheck.num_samples=...` re-runs no model call.
+and is pure arithmetic, so `-S samples.used=...` re-runs no model call.
 """
 
 from __future__ import annotations
@@ -61,43 +61,31 @@ class SampleMatrices:
 
 @dataclass(frozen=True)
 class SampleSelection:
-    """``selfcheck`` knobs read by the cheap aggregate stages."""
+    """``samples`` knobs read by the cheap aggregate stages: N, which N, and how their scores combine."""
 
-    num_samples: int | None = setting(None, minimum=1, doc="N; null = every stored sample")
-    sample_selection: str = setting("first", choices=SELECTIONS, doc="the first N samples, or a seeded random N")
-    sample_aggregation: str = setting("mean", choices=AGGREGATIONS, doc="over the N samples; the paper: mean")
+    used: int | None = setting(None, minimum=1, doc="N; null = every stored sample")
+    selection: str = setting("first", choices=SELECTIONS, doc="the first N samples, or a seeded random N")
+    aggregation: str = setting("mean", choices=AGGREGATIONS, doc="over the N samples; SelfCheckGPT: mean")
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.sample_selection not in SELECTIONS:
-            raise ConfigError(f"selfcheck.sample_selection: {self.sample_selection!r} is not one of {list(SELECTIONS)}")
-        if self.sample_aggregation not in AGGREGATIONS:
-            raise ValueError(
-                f"selfcheck.sample_aggregation: {self.sample_aggregation!r} is not one of {list(AGGREGATIONS)}"
-            )
-        if self.num_samples is not None and self.num_samples < 1:
-            raise ConfigError(f"selfcheck.num_samples: must be >= 1, got {self.num_samples}")
-
-    @property
-    def selection(self) -> str:
-        return self.sample_selection
-
-    @property
-    def aggregation(self) -> str:
-        return self.sample_aggregation
+        if self.selection not in SELECTIONS:
+            raise ConfigError(f"samples.selection: {self.selection!r} is not one of {list(SELECTIONS)}")
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"samples.aggregation: {self.aggregation!r} is not one of {list(AGGREGATIONS)}")
+        if self.used is not None and self.used < 1:
+            raise ConfigError(f"samples.used: must be >= 1, got {self.used}")
 
 
 #: The params keys of :class:`SampleSelection` (what an aggregate step over samples declares).
-SELECTION_PARAMS = tuple(f"selfcheck.{f.name}" for f in fields(SampleSelection))
+SELECTION_PARAMS = tuple(f"samples.{f.name}" for f in fields(SampleSelection))
 
 
 def selected_columns(passage_id: str, available: int, selection: SampleSelection) -> np.ndarray:
     """Indices of the samples used for one passage."""
-    wanted = available if selection.num_samples is None else selection.num_samples
+    wanted = available if selection.used is None else selection.used
     if wanted > available:
-        raise ConfigError(
-            f"selfcheck.num_samples: N={wanted} asked for, record {passage_id!r} stores {available} samples"
-        )
+        raise ConfigError(f"samples.used: N={wanted} asked for, record {passage_id!r} stores {available} samples")
     if selection.selection == "first":
         return np.arange(wanted)
     seed = np.random.SeedSequence([selection.seed, *passage_id.encode("utf-8")])
@@ -130,7 +118,7 @@ def aggregate(stored: SampleMatrices, selection: SampleSelection) -> tuple[pd.Da
         **stored.diagnostics,
         "identity": dict(stored.identity),
         "selection": {
-            "num_samples": selection.num_samples,
+            "num_samples": selection.used,
             "selection": selection.selection,
             "aggregation": selection.aggregation,
             "seed": selection.seed,
@@ -168,20 +156,20 @@ def unflatten(passages: Sequence[Passage], flat: np.ndarray) -> dict[str, np.nda
 
 #: The keys that choose which stored samples a method uses (no aggregation over them): what the
 #: methods that pool the chosen samples declare (n-gram's model, FactSelfCheck's frequencies).
-SAMPLE_CHOICE_PARAMS = ("selfcheck.num_samples", "selfcheck.sample_selection", "selfcheck.seed")
+SAMPLE_CHOICE_PARAMS = ("samples.used", "samples.selection", "samples.seed")
 
 
 def sample_choice_from(params: ParamsView) -> SampleSelection:
     """N, first or random, and the seed (:data:`SAMPLE_CHOICE_PARAMS` must be declared): the one
     reading of N for every method over samples; :func:`selected_columns` applies it."""
     values = {key.split(".", 1)[1]: params.get(key) for key in SAMPLE_CHOICE_PARAMS}
-    return typed(SampleSelection, values, "selfcheck")
+    return typed(SampleSelection, values, "samples")
 
 
 def selection_from(params: ParamsView) -> SampleSelection:
-    """The ``selfcheck`` sweep knobs, checked (:data:`SELECTION_PARAMS` must be declared)."""
+    """The ``samples`` sweep knobs, checked (:data:`SELECTION_PARAMS` must be declared)."""
     values = {key.split(".", 1)[1]: params.get(key) for key in SELECTION_PARAMS}
-    return typed(SampleSelection, values, "selfcheck")
+    return typed(SampleSelection, values, "samples")
 
 
 def scorable(passages: Sequence[Passage]) -> Partition:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hallulab.cache import model_dir
+from hallulab.core.call_cache import model_dir
 
 #: the calibration pairs: (open training source, how many of its first pairs)
 CALIBRATION: tuple[tuple[str, int], ...] = (("open_fever", 180), ("open_snli_dev", 180))

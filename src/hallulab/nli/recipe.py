@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hallulab.cache import model_dir
+from hallulab.core.call_cache import model_dir
 from hallulab.core.config import ConfigError, compose
 from hallulab.data.loaders import DATA_ROOT_ENV
 from hallulab.data.nli_open import OPEN_HELDOUT
@@ -27,7 +27,7 @@ from hallulab.nli.data import heldout_sources, training_sources
 from hallulab.nli.train import TrainConfig, accuracies, sample_pairs, train_cross_encoder
 
 #: the folder the offline NLI config names (``nli.model: models/nli_minilm``), under
-#: :func:`hallulab.cache.model_dir` when ``hallulab nli train`` made it outside a checkout
+#: :func:`hallulab.core.call_cache.model_dir` when ``hallulab nli train`` made it outside a checkout
 OFFLINE_MODEL = "nli_minilm"
 #: the recipe that needs nothing but the package
 PACKAGED_RECIPE = "quick"

@@ -33,12 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from hallulab.cache import CallCache, cache_key, model_dir
+from hallulab.core.call_cache import CallCache, cache_key, model_dir
 from hallulab.core.config import REPO_ROOT, setting
 from hallulab.core.errors import UserFacingError
+from hallulab.core.package_files import local_weights_digest
 from hallulab.nli.inference import compiled_for_inference, pair_logits
 from hallulab.nli.runtimes import RUNTIMES, NLIRuntime, runtime_named
-from hallulab.packages import local_weights_digest
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 
@@ -98,7 +98,7 @@ def model_source(model: str, root: Path = REPO_ROOT) -> str:
     (``models/nli_minilm``, ``./x``, an absolute path) where the DAG puts it, the current
     folder first (a stage runs in its workspace), then the checkout the package runs from (the
     API or the CLI called from any other folder), then, for ``models/<name>``, the model folder
-    ``hallulab nli train`` writes (:func:`hallulab.cache.model_dir`). A folder found in none is
+    ``hallulab nli train`` writes (:func:`hallulab.core.call_cache.model_dir`). A folder found in none is
     a one-line error naming the commands that make the offline model."""
     if not model.startswith(("models/", "./", "/")):
         return model
@@ -388,7 +388,7 @@ class NLIScorer:
                 identity = {key: value for key, value in identity.items() if key != "runtime"}
             keys = self._keys(kind, identity, unique)
             # a chunk is whole model batches of consecutive length-sorted pairs, so the chunk size
-            # changes no float sum; it is the unit a sharded run splits (hallulab.cache)
+            # changes no float sum; it is the unit a sharded run splits (hallulab.core.call_cache)
             computed = self.cache.map(
                 keys, unique, compute, batch_size=8 * self.config.batch_size, progress=progress, spread=True
             )

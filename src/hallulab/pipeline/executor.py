@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.data.schema import Passage
 from hallulab.pipeline import registry
 from hallulab.pipeline.aggregate_step import aggregate_method

@@ -1,6 +1,6 @@
 """Which settings exist: the key tree that ``conf/`` defines, and the check that refuses others.
 
-Hydra accepts ``-S '+selfcheck.temperature=0.5'``: the ``+`` adds a key that no config file
+Hydra accepts ``-S '+samples.temperature=0.5'``: the ``+`` adds a key that no config file
 defines, DVC composes it into ``params.yaml``, and no step reads it, so the run succeeds and
 the setting does nothing. Every stage therefore checks the sections it reads against the keys
 that some file under ``conf/`` defines (:func:`check_known`), and refuses the rest in one line

@@ -61,7 +61,7 @@ class ParamsView:
     def load(cls, path: str, declared: Iterable[str], owner: str) -> ParamsView:
         """A stage's view of ``params.yaml``; every setting in it must be one that ``conf/``
         defines (:mod:`hallulab.pipeline.known_keys`:
-        ``-S '+selfcheck.temperature=0.5'`` is refused, not silently ignored)."""
+        ``-S '+samples.temperature=0.5'`` is refused, not silently ignored)."""
         from hallulab.core.config import CONF_DIR
         from hallulab.pipeline.known_keys import check_known
 

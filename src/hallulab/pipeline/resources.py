@@ -1,6 +1,6 @@
 """Models and caches for the expensive steps, built lazily from the declared params.
 
-Every model call goes through one call cache (:class:`hallulab.cache.CallCache`); a role's
+Every model call goes through one call cache (:class:`hallulab.core.call_cache.CallCache`); a role's
 LLM is the config at params ``llms.<role>`` (one catalogue, ``conf/llm/``), so
 ``-S llms.evaluator=openai_gpt35`` (a catalogue entry's name) swaps the evaluator of every method that uses it.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from hallulab.cache import CallCache
+from hallulab.core.call_cache import CallCache
 from hallulab.core.config import ConfigError
 from hallulab.pipeline.params import ParamsView
 

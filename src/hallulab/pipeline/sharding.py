@@ -6,7 +6,7 @@ into a ``foreach`` over shard indices (``dvc repro score_selfcheck_nli@2`` runs 
 machine) and adds a ``merge_<stage>`` stage that writes the stage's usual outputs.
 
 - **Shard ``i`` of ``S``** (``--shard i --shards S``) runs the stage's step with the call cache
-  in shard mode (:class:`hallulab.cache.Shard`). The first request the step spreads (its batched
+  in shard mode (:class:`hallulab.core.call_cache.Shard`). The first request the step spreads (its batched
   LLM or NLI calls) is cut into the batches a cold, unsharded run would make, and the shard
   computes the i-th contiguous block of them. It writes every key of its block with its value
   to ``data/shards/<dataset>/<stage>/<i>-of-<S>.jsonl`` (its only output, cached by DVC and
@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hallulab.cache import CallCache, Shard, ShardRoundDone, ShardSettingError
+from hallulab.core.call_cache import CallCache, Shard, ShardRoundDone, ShardSettingError
 from hallulab.core.errors import UserFacingError
 from hallulab.core.io import atomic_open
 
@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def shard_of(args: argparse.Namespace) -> Shard | None:
     """The shard the arguments name (None: not a shard run), checked before the stage reads
     anything: ``--shard`` without ``--shards``, an index outside ``0 .. S-1`` or a count or merge
-    below 1 is a one-line :class:`hallulab.cache.ShardSettingError`."""
+    below 1 is a one-line :class:`hallulab.core.call_cache.ShardSettingError`."""
     if args.merge_shards is not None and args.merge_shards < 1:
         raise ShardSettingError(f"--merge-shards {args.merge_shards}: a merge reads at least 1 shard")
     if args.merge_shards is not None and (args.shard is not None or args.shards is not None):

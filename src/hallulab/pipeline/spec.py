@@ -60,7 +60,7 @@ class StoredRaw(Protocol):
 class StepInputs:
     """What one step reads besides the passages."""
 
-    params: tuple[str, ...] = ()  # params keys, e.g. "nli" or "selfcheck.num_samples"
+    params: tuple[str, ...] = ()  # params keys, e.g. "nli" or "samples.used"
     llm_roles: tuple[str, ...] = ()  # roles whose config is params llms.<role>
     prompts: tuple[str, ...] = ()  # params keys whose value names a prompt file conf/prompts/<value>.yaml
     files: tuple[str, ...] = ()  # further file deps; may use ${...} params templates (DVC resolves them)

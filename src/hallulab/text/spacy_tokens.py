@@ -12,7 +12,7 @@ are kept. This module reproduces both, with two speed-ups that do not change the
 * re-tokenising a stripped sentence uses ``nlp.tokenizer`` alone, which yields exactly
   the tokens of ``nlp(sentence)``.
 
-Results go through :class:`hallulab.cache.CallCache`, keyed on the spaCy version, the
+Results go through :class:`hallulab.core.call_cache.CallCache`, keyed on the spaCy version, the
 pipeline name and version and the text, so a killed run resumes and every n, N and
 experiment reuses them.
 """
@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from typing import Any
 
-from hallulab.cache import CallCache, cache_key
+from hallulab.core.call_cache import CallCache, cache_key
 from hallulab.core.errors import RecordError, UserFacingError
 
 #: Components that never influence ``Doc.sents`` in the en_core_web_* pipelines.

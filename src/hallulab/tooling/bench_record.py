@@ -7,7 +7,7 @@
 
 A row is one measurement: a value in its unit (seconds, or a rate such as pairs/s), and its
 speed-up over the section's baseline row where the benchmark compares. The README's performance tables are rendered from
-this file (``<!-- bench: SECTION -->``, :mod:`hallulab.results_render`), so no timing there
+this file (``<!-- bench: SECTION -->``, :mod:`hallulab.report.result_tables`), so no timing there
 is typed by hand. Timings depend on the machine: ``machine`` names its CPU count and the
 torch threads the benchmark used; ratios taken side by side in one run are what carries.
 """
@@ -18,13 +18,24 @@ import os
 import platform
 import shlex
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hallulab.core.io import read_json, write_json
 
 RESULTS = Path("benchmarks") / "results.json"
+
+T = TypeVar("T")
+
+
+def timed(work: Callable[[], T]) -> tuple[T, float]:
+    """What ``work()`` returns, and the wall-clock seconds it took (``time.perf_counter``)."""
+    started = time.perf_counter()
+    result = work()
+    return result, time.perf_counter() - started
 
 
 @dataclass(frozen=True)

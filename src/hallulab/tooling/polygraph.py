@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from hallulab.tokens import TokenStats
+from hallulab.core.token_stats import TokenStats
 
 
 def polygraph_nli(model_path: str, batch_size: int) -> Any:

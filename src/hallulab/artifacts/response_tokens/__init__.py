@@ -14,7 +14,7 @@ K is a cheap downstream knob: the artifact stores K_max = ``response_tokens.top_
 alternatives and consumers use any K <= K_max without another model call.
 
 Stored JSON: ``{"top_k", "prefix", "llm", "sources": {record: "generator" | "proxy"},
-"tokens": {record: [TokenStats dict, ...]}}`` (:class:`hallulab.tokens.TokenStats`); a token's
+"tokens": {record: [TokenStats dict, ...]}}`` (:class:`hallulab.core.token_stats.TokenStats`); a token's
 ``top_ids`` are its alternatives' vocabulary ids where the backend gives them (the ``hf`` and
 ``vllm`` backends do), which CCP matches the written token by.
 """
@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from hallulab.core.token_stats import TokenStats
 from hallulab.pipeline.spec import ArtifactSpec, StepInputs, unplanned
-from hallulab.tokens import TokenStats
 
 SPEC = ArtifactSpec(
     name="response_tokens",

@@ -16,6 +16,7 @@ import numpy as np
 from hallulab.artifacts.claims import claims_by_record
 from hallulab.artifacts.response_tokens import token_stats
 from hallulab.core.config import ConfigError, setting
+from hallulab.core.token_stats import TokenStats
 from hallulab.core.units import DetailTable, ScoreTable
 from hallulab.data.schema import Passage
 from hallulab.methods.ccp.formula import (
@@ -30,7 +31,6 @@ from hallulab.methods.token_statistics import max_entropy, max_probability, perp
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls, KnobPoint
 from hallulab.text.stopwords import is_stopword
-from hallulab.tokens import TokenStats
 
 STOPWORD_RULES = ("paper", "reference", "none")
 #: what an alternative that is only spaces or punctuation counts as in the paper's word mode:

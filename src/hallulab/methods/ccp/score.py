@@ -16,6 +16,7 @@ from hallulab.artifacts.claims import Claim, claims_by_record
 from hallulab.artifacts.response_tokens import token_stats
 from hallulab.artifacts.sentences import spans_by_record
 from hallulab.core.config import setting
+from hallulab.core.token_stats import TokenStats
 from hallulab.data.schema import Passage
 from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.methods.ccp.formula import CONTRA, ENTAIL, NEUTRAL
@@ -24,7 +25,6 @@ from hallulab.methods.ccp.units import CONTEXTS, alternatives, claim_words, nli_
 from hallulab.methods.skipped import HAS_RESPONSE, partition, present_in
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.pipeline.context import BuildContext
-from hallulab.tokens import TokenStats
 
 
 @dataclass(frozen=True)

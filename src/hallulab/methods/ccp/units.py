@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from hallulab.artifacts.claims.alignment import Span, tokens_in_spans
 from hallulab.core.config import ConfigError
-from hallulab.tokens import TokenStats, same_token
+from hallulab.core.token_stats import TokenStats, same_token
 
 CONTEXTS = ("no_context", "claim_prefix", "sentence_prefix")
 CONTEXT_NAMES = {"no_context": "nocontext", "claim_prefix": "claimpref", "sentence_prefix": "sentpref"}
@@ -99,7 +99,7 @@ def alternatives(token: TokenStats, k: int) -> list[tuple[str, float]]:
     lm-polygraph has no teacher-forced path to compare with.
 
     The written token is found in its top list by vocabulary id, as lm-polygraph compares ids
-    (:func:`hallulab.tokens.same_token`); only where the backend gives no ids, by its text. A
+    (:func:`hallulab.core.token_stats.same_token`); only where the backend gives no ids, by its text. A
     text match would drop every alternative that decodes like the written token: two
     fragments of multi-byte characters, different ids with one replacement-character text,
     are different tokens."""

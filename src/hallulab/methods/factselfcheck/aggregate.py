@@ -30,7 +30,7 @@ AGGREGATIONS = ("max", "mean")
 
 @dataclass(frozen=True)
 class FactSelfCheckKnobs:
-    """params ``factselfcheck.aggregate`` (N and the choice of samples come from ``selfcheck``:
+    """params ``factselfcheck.aggregate`` (N and the choice of samples come from ``samples``:
     :func:`sample_choice_from`)."""
 
     aggregations: tuple[str, ...] = setting(AGGREGATIONS, choices=AGGREGATIONS, scalar_ok=True)

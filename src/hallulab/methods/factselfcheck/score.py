@@ -2,7 +2,7 @@
 every stored sample, against the sample's knowledge graph (KG-LLM) and its text (Text-LLM).
 
 With a white-box evaluator the same call also stores P(No) / (P(Yes) + P(No)) of the first
-reply token (:func:`hallulab.tokens.yes_no_probability`): the format-free reading, for an
+reply token (:func:`hallulab.core.token_stats.yes_no_probability`): the format-free reading, for an
 evaluator too small to follow the reply format (this project's addition, labelled ``_pno``)."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
 from hallulab.core.config import setting
+from hallulab.core.token_stats import yes_no_probability
 from hallulab.llm.base import DecodingParams
 from hallulab.methods.factselfcheck.raw import FactSelfCheckScores
 from hallulab.methods.factselfcheck.scoring import graph_text, psi
 from hallulab.methods.skipped import HAS_RESPONSE, HAS_SAMPLES, partition, present_in
 from hallulab.pipeline.context import BuildContext
-from hallulab.tokens import yes_no_probability
 
 LLM_VARIANTS = ("kg", "text")
 

@@ -29,10 +29,10 @@ import numpy as np
 import pandas as pd
 
 from hallulab.core.errors import RecordError
+from hallulab.core.token_stats import TokenStats
 from hallulab.core.units import ScoreTable
 from hallulab.data.schema import Passage
 from hallulab.methods.token_statistics import max_entropy, max_neglogp, mean_entropy, mean_neglogp
-from hallulab.tokens import TokenStats
 
 VARIANTS = ("avg_neglogp", "max_neglogp", "avg_entropy", "max_entropy")
 

@@ -6,7 +6,7 @@ model's samples disagree in wording.
 
 over the N samples, sim being ROUGE-1, ROUGE-2 or ROUGE-L F-measure (lm-polygraph's default:
 ROUGE-L, with rouge-score's tokenizer and Porter stemmer). Black-box and cheap: no score
-step, no model; it reads the stored samples (N and the choice of samples from ``selfcheck``,
+step, no model; it reads the stored samples (N and the choice of samples from ``samples``,
 as every method over samples) and scores responses. A record with fewer than two samples is
 not scored (counted).
 """

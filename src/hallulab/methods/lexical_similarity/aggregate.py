@@ -58,7 +58,7 @@ def aggregate(ctx: AggregateContext[None]) -> Aggregated:
         counts["records_scored"] += 1
     diagnostics = {
         **dict(counts),
-        "num_samples": selection.num_samples,
+        "num_samples": selection.used,
         "use_stemmer": knobs.use_stemmer,
         **scorable.diagnostics(),
     }

@@ -16,12 +16,12 @@ from typing import cast
 
 import numpy as np
 
-from hallulab.cache import cache_key
+from hallulab.core.call_cache import cache_key
+from hallulab.core.package_files import find_package_file
 from hallulab.data.schema import Passage
 from hallulab.methods.bertscore import BERTScoreConfig, BERTScoreSupport
 from hallulab.methods.self_familiarity.knobs import SelfFamiliarityScoreKnobs
 from hallulab.methods.self_familiarity.raw import SampleSimilarities
-from hallulab.packages import find_package_file
 from hallulab.pipeline.context import BuildContext
 
 

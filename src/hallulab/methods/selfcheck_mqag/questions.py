@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from hallulab.cache import CallCache, cache_key
+from hallulab.core.call_cache import CallCache, cache_key
 from hallulab.core.errors import RecordError
 from hallulab.data.schema import Passage
 from hallulab.methods.selfcheck_mqag.protocol import GeneratedQuestion, MQAGRoles

@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 
 from hallulab.core.config import ConfigError
+from hallulab.core.token_stats import TokenStats
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import PromptTemplate
 from hallulab.methods.selfcheck_mqag.protocol import GeneratedQuestion, RoleCounts
-from hallulab.tokens import TokenStats
 
 LETTERS = ("A", "B", "C", "D")
 

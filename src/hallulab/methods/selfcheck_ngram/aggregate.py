@@ -51,8 +51,8 @@ def aggregate(ctx: AggregateContext[NgramScores]) -> Aggregated:
     )
     diagnostics = {
         "unseen_tokens": unseen,
-        "num_samples": selection.num_samples,
-        "sample_selection": selection.sample_selection,
+        "num_samples": selection.used,
+        "sample_selection": selection.selection,
         "passages": len(corpora),
         "skipped_records_without_samples": ctx.raw.skipped_records,
         # the count the score step stored (a file stored before the ids were kept names none)

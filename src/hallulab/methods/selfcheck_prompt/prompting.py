@@ -38,12 +38,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hallulab.core.config import setting
+from hallulab.core.token_stats import yes_no_probability
 from hallulab.data.schema import Passage
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import PromptTemplate
 from hallulab.methods.sample_matrix import sentence_sample_grid, unflatten
-from hallulab.tokens import yes_no_probability
 
 PAPER_TEMPLATE = (
     "Context: {context}\n\nSentence: {sentence}\n\n"

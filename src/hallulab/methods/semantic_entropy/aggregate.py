@@ -138,7 +138,7 @@ def aggregate(ctx: AggregateContext[SemanticEntropyScores]) -> Aggregated:
     diagnostics = {
         **stored.diagnostics,
         **dict(counts),
-        "num_samples": selection.num_samples,
+        "num_samples": selection.used,
         "entropy_estimation": knobs.entropy_estimation,
         "farquhar_equivalence": knobs.farquhar_equivalence,
         "nli_input": stored.nli_input,

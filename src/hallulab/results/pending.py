@@ -10,7 +10,7 @@ new reading's name without saying so:
         "since": "what changed since that revision, in one sentence",
         "command": "make result ... (the command that re-publishes it today)"}}
 
-Every table of a pending file (:mod:`hallulab.results_render`) opens with a line saying that its
+Every table of a pending file (:mod:`hallulab.report.result_tables`) opens with a line saying that its
 numbers are the earlier reading, what changed and which command remakes them, and a row the new
 reading adds, missing from the file, reads ``pending``. An entry must name the revision its file
 names: once the file is re-published, rendering fails until its entry is removed, so the note can
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from hallulab.core.io import read_json
-from hallulab.results import RESULTS_DIR, PublishedResult
+from hallulab.results.published import RESULTS_DIR, PublishedResult
 
 PENDING_FILE = "pending.json"
 

@@ -43,7 +43,7 @@ first cell is one of the names, in a ``text`` code block (output, not a command 
 
 Every path in a marker is relative to the checkout's root (``--root``, by default the current
 folder), whichever page the marker sits in. Nothing in a table or an excerpt is typed by hand:
-``python -m hallulab.results_render README.md docs`` rewrites every table of the README and of
+``python -m hallulab.report.result_tables README.md docs`` rewrites every table of the README and of
 every page under ``docs/``, and ``--check`` fails when one differs from its file (the test
 suite checks every page).
 """
@@ -66,8 +66,8 @@ from hallulab.benchmark.table_file import read as read_benchmark_table
 from hallulab.core.io import read_json
 from hallulab.evaluation.paper_tables import PAPER_REFERENCE
 from hallulab.pipeline import registry
-from hallulab.results import RESULTS_DIR, PublishedResult, load_result
-from hallulab.results_pending import load_pending
+from hallulab.results.pending import load_pending
+from hallulab.results.published import RESULTS_DIR, PublishedResult, load_result
 from hallulab.tooling.bench_record import RESULTS as BENCH_RESULTS
 from hallulab.tooling.bench_record import render_section
 
@@ -199,7 +199,7 @@ def _awaited_paper_cell(paper_value: float | None) -> str:
 
 
 def render_table(spec: TableSpec, root: Path) -> str:
-    """The table of ``spec``; a file awaiting re-publication (:mod:`hallulab.results_pending`)
+    """The table of ``spec``; a file awaiting re-publication (:mod:`hallulab.results.pending`)
     gets its note above the table and ``*pending*`` in the rows it does not have yet."""
     result = load_result(root / RESULTS_DIR / f"{spec.file}.json")
     pending = load_pending(root).get(spec.file)
@@ -380,7 +380,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             path.write_text(rendered, encoding="utf-8")
     for path in stale:
-        print(f"{path}: a results table differs from its file; run python -m hallulab.results_render", file=sys.stderr)
+        print(
+            f"{path}: a results table differs from its file; run python -m hallulab.report.result_tables",
+            file=sys.stderr,
+        )
     return 1 if stale else 0
 
 

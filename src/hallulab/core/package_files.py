@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from hallulab.cache import cache_key
+from hallulab.core.call_cache import cache_key
 from hallulab.core.io import file_sha256
 
 

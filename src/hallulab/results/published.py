@@ -56,7 +56,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from hallulab.core.config import load_params
 from hallulab.core.io import file_sha256, read_json, write_json
-from hallulab.packages import find_package_file
+from hallulab.core.package_files import find_package_file
 from hallulab.pipeline import paths
 from hallulab.pipeline.graph import pipeline_graph
 from hallulab.pipeline.spec import StepInputs

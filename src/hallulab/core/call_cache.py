@@ -37,7 +37,7 @@ from typing import Any
 from hallulab.core.errors import UserFacingError
 
 CACHE_DIR_ENV = "HALLULAB_CACHE_DIR"
-log = logging.getLogger("hallulab.cache")
+log = logging.getLogger("hallulab.core.call_cache")
 
 
 def _progress_bar(label: str | None, *, hits: int, misses: int) -> Any:
