@@ -80,3 +80,24 @@ def test_a_methods_profile_values_live_with_the_method() -> None:
     assert narrower["self_familiarity"]["score"]["beam_size"] == 9
     assert compose(["dataset=nq_open"])["hallucheck"]["score"]["taggings"] == ["ner", "pos", "random"]
     assert compose(["dataset=nq_open", "hallucheck.score.taggings=[ner]"])["hallucheck"]["score"]["taggings"] == ["ner"]
+
+
+def test_n_has_one_setting_per_meaning() -> None:
+    """How many samples a data set holds, how many generate draws, how many a method uses: three
+    names, and no config key is called ``num_samples`` any more."""
+
+    def keys(node: object, prefix: str = "") -> set[str]:
+        if not isinstance(node, dict):
+            return set()
+        found: set[str] = set()
+        for key, value in node.items():
+            found |= {f"{prefix}{key}"} | keys(value, f"{prefix}{key}.")
+        return found
+
+    for dataset in ("wikibio", "factualbio", "nq_open", "toy"):
+        composed = compose([f"dataset={dataset}"])
+        assert not [k for k in keys(composed) if k.split(".")[-1] == "num_samples"]
+        held = composed["dataset"]["samples_held"]
+        assert composed["generate"]["samples_to_draw"] == held  # by default generate tops a record up to N_max
+        assert composed["samples"]["used"] is None  # every held sample
+    assert compose(["dataset=wikibio", "samples.used=5"])["generate"]["samples_to_draw"] == 20
