@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
+import shlex
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -405,3 +407,29 @@ def test_every_committed_pending_entry_names_the_revision_of_its_file() -> None:
     for file, entry in load_pending(ROOT).items():
         entry.check(load_result(ROOT / RESULTS_DIR / f"{file}.json"))
         assert entry.command.startswith("make result ") and "profile.hallucheck_" not in entry.command
+
+
+def _settings_of(command: str) -> list[str]:
+    """The settings a ``make result`` command composes: its data set and each ``-S`` of its ARGS."""
+    words = dict(word.split("=", 1) for word in shlex.split(command)[2:] if "=" in word)
+    args = shlex.split(words.get("ARGS", ""))
+    return [f"dataset={words['DATASET']}"] + [value for flag, value in itertools.pairwise(args) if flag == "-S"]
+
+
+def test_every_published_command_composes_with_todays_settings() -> None:
+    """A results file's command is how a reader remakes it: each setting it names must still exist
+    (a renamed key is caught here; a file whose command changed waits in pending.json with the new one)."""
+    from hallulab.core.config import compose
+
+    pending = load_pending(ROOT)
+    problems = []
+    for path in RESULT_FILES:
+        key = f"{path.parent.name}/{path.stem}"
+        command = pending[key].command if key in pending else load_result(path).command
+        if not command.startswith("make result "):
+            continue
+        try:
+            compose(_settings_of(command))
+        except Exception as error:  # every failure is reported with its file
+            problems.append(f"{key}: {error}")
+    assert not problems, problems
