@@ -307,6 +307,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ccp.py
 	$(BIN)/python benchmarks/bench_greybox.py
 	$(BIN)/python benchmarks/bench_selfcheck_prompt.py
+	$(BIN)/python benchmarks/bench_ptrue.py
 	$(BIN)/python benchmarks/bench_stage_start.py
 	$(BIN)/python -m hallulab.report.result_tables README.md docs
 
