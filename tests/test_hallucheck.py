@@ -20,6 +20,7 @@ from hallulab.methods.hallucheck.aggregate import (
 )
 from hallulab.methods.hallucheck.checks import (
     KS_MINMAX,
+    KS_RELEASED,
     alignment_f1,
     answer_span,
     contained,
@@ -33,11 +34,13 @@ from hallulab.methods.hallucheck.checks import (
     token_f1,
 )
 from hallulab.methods.hallucheck.raw import HalluCheckScores
-from hallulab.methods.hallucheck.score import parse_question
+from hallulab.methods.hallucheck.score import parse_question, stored_logprob
 from hallulab.methods.sac3.aggregate import inconsistency
 from hallulab.text.answers import contains_gold_answer, normalize_answer
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from hallulab.methods.hallucheck.spans import ReadSpan
 
 
@@ -433,3 +436,20 @@ def test_the_page_names_each_decoding_for_what_it_is() -> None:
     introduction = page[: page.rfind("<!--", 0, greedy.start())].rstrip().rsplit("\n\n", 1)[-1]
     assert "no released code path" in introduction and "released call" in introduction
     assert re.search(r"hallucheck_ner_sampled=-", page)  # the sampled reading, labelled under the paper's rows
+
+
+def test_a_top_k_token_outside_the_sampled_distribution_is_stored_and_read_as_probability_0(tmp_path: Path) -> None:
+    """The sampled call's scores are top-p truncated: a step's top-5 may hold log-probabilities of
+    -inf, which JSON cannot hold (writing the scores file failed). They are stored as None and the
+    KS check reads them as probability 0, as it reads -inf."""
+    from hallulab.core.io import read_json, write_json
+
+    step = [-0.2, -1.9, -math.inf, -math.inf, -math.inf]
+    stored = [stored_logprob(v) for v in step]
+    assert stored == [-0.2, -1.9, None, None, None]
+    write_json(tmp_path / "scores.json", {"top": [stored]}, indent=None)
+    read_back = read_json(tmp_path / "scores.json")["top"][0]
+    assert renormalised_top(read_back).tolist() == renormalised_top(step).tolist()
+    assert renormalised_top(read_back)[2:].tolist() == [0.0, 0.0, 0.0]
+    for reference in (KS_RELEASED, KS_MINMAX):
+        assert step_is_uniform(read_back, reference=reference) == step_is_uniform(step, reference=reference)

@@ -103,14 +103,15 @@ def contained(fact: str, answer: str) -> bool:
     return bool(tokens) and tokens <= set(normalize_answer(answer).split())
 
 
-def renormalised_top(logprobs: Sequence[float]) -> np.ndarray:
-    """p_k = e^{s_k} / sum_m e^{s_m} over the step's top-5 log-probabilities."""
-    values = np.asarray(logprobs, dtype=np.float64)
+def renormalised_top(logprobs: Sequence[float | None]) -> np.ndarray:
+    """p_k = e^{s_k} / sum_m e^{s_m} over the step's top-5 log-probabilities (``None``: a token
+    outside the sampled distribution, s_k = -inf, p_k = 0)."""
+    values = np.array([-np.inf if v is None else v for v in logprobs], dtype=np.float64)
     weights = np.exp(values - values.max())
     return weights / weights.sum()
 
 
-def step_is_uniform(logprobs: Sequence[float], alpha: float = 0.05, reference: str = KS_RELEASED) -> bool:
+def step_is_uniform(logprobs: Sequence[float | None], alpha: float = 0.05, reference: str = KS_RELEASED) -> bool:
     """KS test of the renormalised top-k against a uniform distribution: p-value > alpha.
 
     ``released``: U[min p, min p + max p], scipy's (loc, scale) reading of the released
@@ -128,7 +129,7 @@ def step_is_uniform(logprobs: Sequence[float], alpha: float = 0.05, reference: s
 
 
 def guessed(
-    steps: Sequence[Sequence[float]], alpha: float = 0.05, max_steps: int = 50, reference: str = KS_RELEASED
+    steps: Sequence[Sequence[float | None]], alpha: float = 0.05, max_steps: int = 50, reference: str = KS_RELEASED
 ) -> bool:
     """Whether any of the first ``max_steps`` steps is uniform."""
     return any(step_is_uniform(step, alpha, reference) for step in steps[:max_steps])

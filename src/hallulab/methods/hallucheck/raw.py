@@ -27,7 +27,7 @@ class RegeneratedAnswer(TypedDict):
 
     text: str
     steps: NotRequired[list[str]]
-    top: list[list[float]]
+    top: list[list[float | None]]  # None: a token outside the sampled distribution (probability 0)
     span: NotRequired[ReadSpan | None]
 
 

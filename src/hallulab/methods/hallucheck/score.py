@@ -19,6 +19,7 @@ alignment threshold (this project's addition, variant ``_factnll``)."""
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -151,9 +152,17 @@ def _regenerate(
                 regenerated[(role, decoding, asked_question)] = {
                     "text": reply.text,
                     "steps": [t.token for t in reply.tokens],  # locates the answer span's steps
-                    "top": [[lp for _, lp in t.top] for t in reply.tokens],
+                    "top": [[stored_logprob(lp) for _, lp in t.top] for t in reply.tokens],
                 }
     return regenerated
+
+
+def stored_logprob(value: float) -> float | None:
+    """A step's top-k log-probability as the scores file holds it: a token outside the
+    distribution the sampled call draws from (top-p truncation gives it probability 0, log -inf,
+    as the released ``output_scores`` does) is ``None``, which JSON can hold and the KS check
+    reads back as probability 0."""
+    return None if value == -math.inf else value
 
 
 def _fact_logprobs(
