@@ -27,7 +27,6 @@ safetensors copy under the cache folder, which later loads in seconds.
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import logging
 import os
@@ -322,17 +321,6 @@ class HFLLM(LLM):
         messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
         return str(self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
 
-    @cached_property
-    def prefill_keeps(self) -> dict[str, int]:
-        """The argument that makes a prefill's LM head run over the last position only
-        (``logits_to_keep=1``, which transformers' own ``generate`` passes to the causal LMs
-        whose ``forward`` takes it): a prefill reads no other position's logits, and the head
-        over a 49k-token vocabulary is a large share of a small model's work. Empty for a
-        model whose ``forward`` does not take it. The kept position's logits come from the
-        same head over the same hidden state."""
-        parameters = inspect.signature(self.model.forward).parameters
-        return {"logits_to_keep": 1} if "logits_to_keep" in parameters else {}
-
     def stop_ids(self) -> set[int]:
         """The token ids generation stops at: the tokenizer's end-of-sequence token and the
         end-of-turn tokens of the chat formats it knows (ChatML's, Llama 3's, GPT-2's)."""
@@ -406,7 +394,6 @@ class HFLLM(LLM):
                     attention_mask=mask.to(self.device),
                     position_ids=(mask.cumsum(-1) - 1).clamp(min=0).to(self.device),
                     use_cache=True,
-                    **self.prefill_keeps,
                 )
                 past = first.past_key_values
                 past.reorder_cache(torch.tensor(owner, device=self.device))
@@ -421,7 +408,6 @@ class HFLLM(LLM):
                 position_ids=positions.to(self.device),
                 past_key_values=past,
                 use_cache=True,
-                **self.prefill_keeps,
             )
         return out.logits[:, -1, :].float(), out.past_key_values, attention, positions[:, -1:].to(self.device)
 
