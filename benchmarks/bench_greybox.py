@@ -46,7 +46,7 @@ from hallulab.llm.base import DecodingParams, Generation
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.hf import HFLLM
 from hallulab.methods.token_statistics import max_entropy, max_probability, mean_entropy, perplexity
-from hallulab.tooling.bench_record import BenchRow, record, timed
+from hallulab.tooling.bench_record import print_rows, rate_rows, record, timed
 
 Scores = dict[str, list[float]]
 
@@ -166,26 +166,25 @@ def main() -> None:
     agreeing, differences = largest_differences(theirs, ours_cold, int(tokenizer.eos_token_id))
 
     units = len(questions)
-    reference_rate = units / reference_seconds
-    named = {
-        "reference": (
-            "lm-polygraph 0.7.0 WhiteboxModel + GreedyProbsCalculator + EntropyCalculator + MaximumSequence"
-            "Probability / Perplexity / MeanTokenEntropy",
-            units / reference_seconds,
-        ),
-        "cold": ("hallulab default path (hf backend, top-K statistics), empty call cache", units / cold_seconds),
-        "warm": ("hallulab, a sweep point (the same answers from the call cache)", units / warm_seconds),
-        "floor": (
-            "the floor: transformers' generate alone over the same batches (the LLM's forward passes, no scores)",
-            units / floor_seconds,
-        ),
-    }
-    rows = [
-        BenchRow(f"greybox_{key}", label, round(rate, 2), "answers/s", round(rate / reference_rate, 2))
-        for key, (label, rate) in named.items()
-    ]
-    for row in rows:
-        print(f"{row.key:20s} {row.value:>10,.2f} {row.unit:10s} {row.ratio}x  {row.label}")
+    rows = rate_rows(
+        "greybox",
+        "answers/s",
+        units,
+        {
+            "reference": (
+                "lm-polygraph 0.7.0 WhiteboxModel + GreedyProbsCalculator + EntropyCalculator + MaximumSequence"
+                "Probability / Perplexity / MeanTokenEntropy",
+                reference_seconds,
+            ),
+            "cold": ("hallulab default path (hf backend, top-K statistics), empty call cache", cold_seconds),
+            "warm": ("hallulab, a sweep point (the same answers from the call cache)", warm_seconds),
+            "floor": (
+                "the floor: transformers' generate alone over the same batches (the LLM's forward passes, no scores)",
+                floor_seconds,
+            ),
+        },
+    )
+    print_rows(rows)
     print(f"{agreeing} of {units} greedy answers token for token the same; largest |differences| {differences}")
     setup = {
         "dataset": "nq_open",

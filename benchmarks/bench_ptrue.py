@@ -44,7 +44,7 @@ from hallulab.llm.cached import CachedLLM
 from hallulab.llm.hf import HFLLM
 from hallulab.llm.prompts import load_prompt
 from hallulab.methods.ccp.score import p_true
-from hallulab.tooling.bench_record import BenchRow, record, timed
+from hallulab.tooling.bench_record import print_rows, rate_rows, record, timed
 
 
 def reference_p_true(model: Any, questions: list[str], claims: list[str], batch_size: int) -> list[float]:
@@ -104,18 +104,17 @@ def main() -> None:
     agreeing = int((difference < 1e-4).sum())
 
     units = len(claims)
-    reference_rate = units / reference_seconds
-    named = {
-        "reference": ("lm-polygraph 0.7.0 ClaimPromptCalculator + PTrueClaim", reference_rate),
-        "cold": ("hallulab default path (CCP's P(True) request, top-K), empty call cache", units / cold_seconds),
-        "warm": ("hallulab, a sweep point (the same replies from the call cache)", units / warm_seconds),
-    }
-    rows = [
-        BenchRow(f"ptrue_{key}", label, round(rate, 2), "claims/s", round(rate / reference_rate, 2))
-        for key, (label, rate) in named.items()
-    ]
-    for row in rows:
-        print(f"{row.key:16s} {row.value:>10,.2f} {row.unit:9s} {row.ratio}x  {row.label}")
+    rows = rate_rows(
+        "ptrue",
+        "claims/s",
+        units,
+        {
+            "reference": ("lm-polygraph 0.7.0 ClaimPromptCalculator + PTrueClaim", reference_seconds),
+            "cold": ("hallulab default path (CCP's P(True) request, top-K), empty call cache", cold_seconds),
+            "warm": ("hallulab, a sweep point (the same replies from the call cache)", warm_seconds),
+        },
+    )
+    print_rows(rows)
     print(f"{agreeing} of {units} claims agree within 1e-4; largest |difference| {difference.max():.3g}")
     setup = {
         "dataset": "nq_open",

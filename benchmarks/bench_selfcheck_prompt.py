@@ -41,7 +41,7 @@ from hallulab.llm.cached import CachedLLM
 from hallulab.llm.hf import HFLLM
 from hallulab.llm.prompts import load_prompt
 from hallulab.methods.selfcheck_prompt.prompting import PromptConfig, PromptMatrices, passage_matrices
-from hallulab.tooling.bench_record import BenchRow, record, timed
+from hallulab.tooling.bench_record import print_rows, rate_rows, record, timed
 
 
 def reference_scores(checker: object, passages: list[Passage]) -> list[np.ndarray]:
@@ -88,21 +88,24 @@ def main() -> None:
     ours = sentence_means(found, passages)
     difference = max(float(np.abs(a - b).max()) for a, b in zip(theirs, ours, strict=True))
 
-    reference_rate = sentences / reference_seconds
-    named = {
-        "reference": ("selfcheckgpt 0.1.7 SelfCheckLLMPrompt (one generate per sentence-sample pair)", reference_rate),
-        "cold": (
-            "hallulab default path (one batched request, shared openings encoded once), empty call cache",
-            sentences / cold_seconds,
-        ),
-        "warm": ("hallulab, a sweep point (the same verdicts from the call cache)", sentences / warm_seconds),
-    }
-    rows = [
-        BenchRow(f"prompt_{key}", label, round(rate, 3), "sentences/s", round(rate / reference_rate, 2))
-        for key, (label, rate) in named.items()
-    ]
-    for row in rows:
-        print(f"{row.key:18s} {row.value:>10,.3f} {row.unit:12s} {row.ratio}x  {row.label}")
+    rows = rate_rows(
+        "prompt",
+        "sentences/s",
+        sentences,
+        {
+            "reference": (
+                "selfcheckgpt 0.1.7 SelfCheckLLMPrompt (one generate per sentence-sample pair)",
+                reference_seconds,
+            ),
+            "cold": (
+                "hallulab default path (one batched request, shared openings encoded once), empty call cache",
+                cold_seconds,
+            ),
+            "warm": ("hallulab, a sweep point (the same verdicts from the call cache)", warm_seconds),
+        },
+        digits=3,
+    )
+    print_rows(rows)
     print(f"largest |difference| of sentence scores: {difference:.3g}; verdicts {found.counts.as_dict()}")
     setup = {
         "dataset": "wikibio",

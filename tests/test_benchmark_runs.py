@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from hallulab.benchmark.runs import (
     CellRun,
     calls_an_llm,
     cell_runs,
+    missing_variants,
     pending,
     run_pending,
     with_arguments,
@@ -112,7 +114,8 @@ class _PublishingRunner:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps({"command": run.command, "overrides": list(run.settings)}))
         run.units_file(self.root).parent.mkdir(parents=True, exist_ok=True)
-        run.units_file(self.root).write_text("# level: response\n")
+        rows = "".join(f"{variant},r-0,0,1,0.5\n" for variant in run.variants)
+        run.units_file(self.root).write_text(f"# level: response\nvariant,record,unit,positive,score\n{rows}")
         return 0
 
 
@@ -135,6 +138,18 @@ def test_an_interrupted_table_resumes_at_the_first_cell_not_done(tmp_path: Path)
     assert alone.ran == [runs[0].key]
     with pytest.raises(ConfigError, match="not an applicable cell"):
         run_pending(runs, alone, tmp_path, only="wikibio/sac3")
+
+
+def test_a_variant_added_to_the_table_after_a_cell_ran_runs_the_cell_again(tmp_path: Path) -> None:
+    run = BY_KEY["nq_open/selfcheck_prompt"]
+    assert len(run.variants) >= 2
+    earlier = replace(run, variants=run.variants[:1])
+    run_pending([earlier], _PublishingRunner(tmp_path), tmp_path)
+    assert pending([earlier], tmp_path) == [] and missing_variants(run, tmp_path) == run.variants[1:]
+    assert pending([run], tmp_path) == [run]
+    again = _PublishingRunner(tmp_path)
+    run_pending([run], again, tmp_path)
+    assert again.ran == [run.key] and pending([run], tmp_path) == []
 
 
 def test_a_table_refilled_with_other_settings_runs_every_cell_again(tmp_path: Path) -> None:

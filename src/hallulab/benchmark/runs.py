@@ -40,7 +40,7 @@ import yaml
 
 from hallulab.benchmark.applicability import BenchmarkDataset, Cell
 from hallulab.benchmark.cost import CellTimer, cell_cost, write_cell_cost
-from hallulab.benchmark.units import export_cell_units
+from hallulab.benchmark.units import export_cell_units, read_units
 from hallulab.core.config import CONF_DIR, ConfigError
 from hallulab.core.io import read_json
 from hallulab.core.needs import SAMPLES
@@ -190,13 +190,22 @@ def with_arguments(runs: Sequence[CellRun], arguments: str) -> tuple[CellRun, ..
 
 
 def is_done(run: CellRun, root: Path = Path(".")) -> bool:
-    """Its results file and its units file are there, and the results were made with its
-    settings (a table re-filled with other settings runs the cell again)."""
+    """Its results file and its units file are there, the results were made with its settings
+    (a table re-filled with other settings runs the cell again), and the units file holds every
+    variant the table shows (a variant added to the table after the cell ran runs it again)."""
     path = run.results_file(root)
     if not path.is_file() or not run.units_file(root).is_file():
         return False
     made_with = read_json(path).get("overrides", [])
-    return list(made_with) == list(run.settings)
+    return list(made_with) == list(run.settings) and not missing_variants(run, root)
+
+
+def missing_variants(run: CellRun, root: Path = Path(".")) -> tuple[str, ...]:
+    """The variants the table shows for the cell that its units file does not hold."""
+    if not run.variants:
+        return ()
+    kept = read_units(run.units_file(root))
+    return tuple(variant for variant in run.variants if variant not in kept)
 
 
 def pending(runs: Sequence[CellRun], root: Path = Path(".")) -> list[CellRun]:

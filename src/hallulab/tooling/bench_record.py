@@ -49,6 +49,32 @@ class BenchRow:
     ratio: float | None = None  # speed-up over the section's baseline (baseline = 1.0)
 
 
+def rate_rows(
+    prefix: str, unit: str, units: int, seconds: dict[str, tuple[str, float]], digits: int = 2
+) -> list[BenchRow]:
+    """One row per named measurement of a side-by-side bench: ``units / seconds`` in ``unit``,
+    its ratio to the first entry (the reference, ratio 1.0), keys ``<prefix>_<name>``.
+
+    ``seconds`` maps a name to (label, seconds spent on the ``units``), reference first."""
+    if not seconds:
+        raise ValueError(f"{prefix}: no measurement to record")
+    reference_rate = units / next(iter(seconds.values()))[1]
+    rows = []
+    for name, (label, spent) in seconds.items():
+        rate = units / spent
+        rows.append(BenchRow(f"{prefix}_{name}", label, round(rate, digits), unit, round(rate / reference_rate, 2)))
+    return rows
+
+
+def print_rows(rows: list[BenchRow]) -> None:
+    """Each row on one line: key, value, unit, ratio and label (what ``make bench`` shows)."""
+    key_width = max((len(row.key) for row in rows), default=0) + 2
+    unit_width = max((len(row.unit) for row in rows), default=0) + 1
+    for row in rows:
+        ratio = "" if row.ratio is None else f"{row.ratio}x"
+        print(f"{row.key:{key_width}s} {row.value:>12,} {row.unit:{unit_width}s} {ratio:>8s}  {row.label}")
+
+
 #: The CPU flags that decide which reduced-precision path pays: bfloat16 matrix products run
 #: in hardware with AMX (``amx_bf16``); with only ``avx512_bf16`` they are converted, and slower
 #: than float32; int8 uses VNNI or AMX-INT8.
