@@ -36,7 +36,7 @@ from hallulab.data.loaders import load_jsonl_passages
 from hallulab.llm import build_llm
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.hf import HFLLM
-from hallulab.tooling.bench_record import BenchRow, record, timed
+from hallulab.tooling.bench_record import BenchRow, print_rows, record, timed
 
 TOY = Path(__file__).resolve().parents[1] / "data" / "toy" / "passages.jsonl"
 
@@ -120,8 +120,7 @@ def main() -> None:
                  round(forced_tokens / t_cpp_score, 1), "tokens/s",
                  round(forced_tokens / t_cpp_score / hf_score_rate, 2)),
     ]  # fmt: skip
-    for row in rows:
-        print(f"{row.key:20s} {row.value:10.1f} {row.unit}  {row.ratio}x  {row.label}")
+    print_rows(rows)
     print(f"greedy texts identical: {same} of {len(prompts)}; largest log-probability difference {moved:.3g}")
     setup = {
         "model": str(configured["name"]),

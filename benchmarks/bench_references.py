@@ -62,7 +62,7 @@ from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
 from hallulab.text.spacy_tokens import SpacyTokenizer
-from hallulab.tooling.bench_record import BenchRow, record, timed
+from hallulab.tooling.bench_record import BenchRow, print_rows, record, timed
 from hallulab.tooling.polygraph import GreedyText, greedy_continuation, polygraph_nli, sentences_after
 from hallulab.tooling.reference import bertscore_english_model, reference_bertscore, spacy_name_alias
 
@@ -409,8 +409,7 @@ def main() -> None:
         toy = load_jsonl_passages(Path("data/toy/passages.jsonl"))
         sections["ccp"] = bench_ccp(toy, args.threads, args.k, Path(folder))
     rows = [row for found, _ in sections.values() for row in found]
-    for row in rows:
-        print(f"{row.key:32s} {row.value:>12,.1f} {row.unit:12s} {row.ratio}x  {row.label}")
+    print_rows(rows)
     for name, (_, setup) in sections.items():
         print(f"{name}: largest |difference| of scores against the reference {setup['max_abs_difference']}")
     record("references", rows, {name: setup for name, (_, setup) in sections.items()}, threads=args.threads)

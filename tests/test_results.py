@@ -242,6 +242,7 @@ def test_a_benchmark_table_renders_from_the_results_file(tmp_path: Path) -> None
     with pytest.raises(KeyError, match="no section 'nli'"):
         render_section("nli", results)
 
+
 def test_a_side_by_side_bench_rates_every_path_against_its_reference(capsys: pytest.CaptureFixture[str]) -> None:
     from hallulab.tooling.bench_record import print_rows, rate_rows
 
@@ -251,7 +252,6 @@ def test_a_side_by_side_bench_rates_every_path_against_its_reference(capsys: pyt
     assert "1.5x  ours" in capsys.readouterr().out
     with pytest.raises(ValueError, match="greybox: no measurement"):
         rate_rows("greybox", "answers/s", 24, {})
-
 
 
 def test_a_benchmark_names_the_cpu_features_its_ratios_depend_on(tmp_path: Path) -> None:
