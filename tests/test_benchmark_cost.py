@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from hallulab.benchmark.cost import cell_cost, read_cell_cost, write_cell_cost
-from hallulab.benchmark.render import cost_text
-from hallulab.benchmark.table_file import per_thousand_units
+from hallulab.benchmark.cost import CellCost, StageCost, cell_cost, read_cell_cost, write_cell_cost
+from hallulab.benchmark.render import cost_text, shared_generation_text
+from hallulab.benchmark.statistics import CellStatistics
+from hallulab.benchmark.table_file import Entry, per_thousand_units, shared_generation
+from hallulab.core.call_cache import RequestCost
 from hallulab.core.config import ConfigError
 
 STARTED = 1_000_000.0
@@ -62,3 +64,27 @@ def test_a_cell_whose_stages_all_ran_is_complete(tmp_path: Path) -> None:
     # generate's samples are drawn for every method of the data set: not the length baseline's cost
     assert cost.complete is True and cost.requests == {} and cost.stage_seconds == 1.0
     assert cost.stages["generate"].seconds == 100.0
+
+
+def _generated(seconds: float, computed: int) -> CellCost:
+    calls = {"generator LLM (smollm2)": RequestCost(105, computed, 300.0)}
+    return CellCost({}, seconds, {"generate": StageCost(True, seconds, calls)})
+
+
+def test_the_shared_generation_cost_is_the_run_that_drew_the_samples_not_a_cache_hit() -> None:
+    entry = Entry(CellStatistics("sentence", 80, 20, 30, {}))
+    costs = {
+        "greybox/max_neglogp": _generated(2.0, 0),
+        "ccp/ccp": _generated(320.0, 105),
+        "later/tie": _generated(330.0, 105),
+    }
+    found = shared_generation(costs, dict.fromkeys(costs, entry))
+    # the first cell's run found all 105 calls in the call cache: the second cell's drew them
+    assert found is not None and found["cell"] == "ccp/ccp"
+    assert found["stage_seconds"] == pytest.approx(16000.0) and found["model_calls"] == pytest.approx(5250.0)
+    assert shared_generation_text(found) == "16,000.0 s, 5,250 calls"
+    partly_cached = {"only/run": _generated(10.0, 21)}  # 84 of its 105 calls were cache hits
+    found = shared_generation(partly_cached, dict.fromkeys(partly_cached, entry))
+    assert found is not None and found["cached_percent"] == 80.0
+    assert shared_generation_text(found) == "500.0 s, 5,250 calls (80% of them from the call cache)"
+    assert shared_generation({"greybox/max_neglogp": CellCost({}, 1.0, {})}, {"greybox/max_neglogp": entry}) is None

@@ -31,7 +31,8 @@ COST_LEGEND = (
     "Seconds: the stage seconds of the method's own stages in the cell's run (their logs); calls: the "
     "model calls those stages made (LLM, NLI and BERTScore requests, cached or not), each per 1,000 "
     "labelled units. The responses and samples every method of a data set reads are drawn once, by "
-    "`generate`: its cost is the last row, per 1,000 records. *partial*: an own stage did not run in "
+    "`generate`: its cost is the last row, per 1,000 records, from the cell whose run computed most "
+    "of its calls, with the share the call cache served. *partial*: an own stage did not run in "
     "the cell's run (DVC found its outputs current), so its cost is not counted. Each cell's cost file "
     "names the machine."
 )
@@ -105,6 +106,16 @@ def cost_text(cost: Mapping[str, Any] | None) -> str:
     return text if cost["complete"] else text + " (partial)"
 
 
+def shared_generation_text(found: Mapping[str, Any] | None) -> str:
+    """The shared ``generate`` cost, saying what share of its calls the call cache served (their
+    seconds are not in the figure)."""
+    if found is None:
+        return "–"
+    text = f"{found['stage_seconds']:,.1f} s, {found['model_calls']:,.0f} calls"
+    cached = found.get("cached_percent") or 0.0
+    return text if cached == 0 else text + f" ({cached:g}% of them from the call cache)"
+
+
 def cost_table(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> str:
     columns = table.get("columns", {})
     lines = ["| Method | Variant | " + " | ".join(datasets) + " |", "|---|---|" + "---|" * len(datasets)]
@@ -123,7 +134,7 @@ def cost_table(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping
     shared = []
     for dataset in datasets:
         found = columns.get(dataset, {}).get("generate")
-        shared.append("–" if found is None else f"{found['stage_seconds']:,.1f} s, {found['model_calls']:,.0f} calls")
+        shared.append(shared_generation_text(found))
     lines.append("| Responses and samples (`generate`, per 1,000 records, shared) | – | " + " | ".join(shared) + " |")
     return "\n".join(lines) + "\n"
 
