@@ -102,8 +102,12 @@ def cost_text(cost: Mapping[str, Any] | None) -> str:
     stage it needs did not run in its own run (its cost was paid earlier and is not counted)."""
     if cost is None:
         return "–"
-    text = f"{cost['stage_seconds']:,.1f} s, {cost['model_calls']:,.0f} calls"
+    text = _seconds_and_calls(cost)
     return text if cost["complete"] else text + " (partial)"
+
+
+def _seconds_and_calls(cost: Mapping[str, Any]) -> str:
+    return f"{cost['stage_seconds']:,.1f} s, {cost['model_calls']:,.0f} calls"
 
 
 def shared_generation_text(found: Mapping[str, Any] | None) -> str:
@@ -111,7 +115,7 @@ def shared_generation_text(found: Mapping[str, Any] | None) -> str:
     seconds are not in the figure)."""
     if found is None:
         return "–"
-    text = f"{found['stage_seconds']:,.1f} s, {found['model_calls']:,.0f} calls"
+    text = _seconds_and_calls(found)
     cached = found.get("cached_percent") or 0.0
     return text if cached == 0 else text + f" ({cached:g}% of them from the call cache)"
 
