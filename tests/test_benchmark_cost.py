@@ -11,7 +11,7 @@ import pytest
 from hallulab.benchmark.cost import CellCost, StageCost, cell_cost, read_cell_cost, write_cell_cost
 from hallulab.benchmark.render import cost_text, shared_generation_text
 from hallulab.benchmark.statistics import CellStatistics
-from hallulab.benchmark.table_file import Entry, per_thousand_units, shared_generation
+from hallulab.benchmark.table_file import Entry, member_methods, per_thousand_units, shared_generation, with_members
 from hallulab.core.call_cache import RequestCost
 from hallulab.core.config import ConfigError
 
@@ -88,3 +88,39 @@ def test_the_shared_generation_cost_is_the_run_that_drew_the_samples_not_a_cache
     assert found is not None and found["cached_percent"] == 80.0
     assert shared_generation_text(found) == "500.0 s, 5,250 calls (80% of them from the call cache)"
     assert shared_generation({"greybox/max_neglogp": CellCost({}, 1.0, {})}, {"greybox/max_neglogp": entry}) is None
+
+
+def _per_thousand(seconds: float, calls: int, complete: bool = True) -> dict[str, object]:
+    return {"complete": complete, "stage_seconds": seconds, "model_calls": calls, "model_seconds": seconds / 2}
+
+
+def test_a_combining_cell_adds_its_members_cells_to_its_own_cost() -> None:
+    params = {
+        "ensemble": {
+            "members": [
+                {"method": "selfcheck_ngram", "variant": "ngram_n1_max"},
+                {"method": "ccp", "variant": "maxprob"},
+                {"method": "ccp", "variant": "ptrue"},
+            ]
+        }
+    }
+    members = member_methods("ensemble.members", params)
+    assert members == ("selfcheck_ngram", "ccp")
+    own = _per_thousand(20.0, 0, complete=False)  # its copy stage was current: a lower bound
+    costs = {"selfcheck_ngram": _per_thousand(300.0, 0), "ccp": _per_thousand(9000.0, 40000)}
+    found = with_members(own, members, costs)
+    assert found is not None
+    assert found["stage_seconds"] == 20.0  # its own figures stay as they are
+    added = found["members"]
+    assert added["stage_seconds"] == pytest.approx(9320.0) and added["model_calls"] == pytest.approx(40000.0)
+    assert added["missing"] == [] and added["complete"] is True
+    assert cost_text(found) == "20.0 s, 0 calls (partial); with its members' cells 9,320.0 s, 40,000 calls"
+    partial_member = with_members(own, members, {**costs, "ccp": _per_thousand(9000.0, 40000, complete=False)})
+    assert partial_member is not None and partial_member["members"]["complete"] is False
+    without_ccp = with_members(_per_thousand(20.0, 0), members, {"selfcheck_ngram": costs["selfcheck_ngram"]})
+    assert without_ccp is not None and without_ccp["members"]["missing"] == ["ccp"]
+    assert cost_text(without_ccp) == "20.0 s, 0 calls; with its members' cells 320.0 s, 0 calls (partial)"
+    whole = with_members(_per_thousand(20.0, 0), ("selfcheck_ngram",), costs)
+    assert whole is not None and cost_text(whole) == "20.0 s, 0 calls; with its members' cells 320.0 s, 0 calls"
+    with pytest.raises(ConfigError, match=r"ensemble\.members"):
+        member_methods("ensemble.members", {"ensemble": {}})

@@ -19,7 +19,8 @@ was computed. After a cell's run the runner keeps, beside its units
   whether every own stage ran in this run.
 
 A combining method's members are other methods' steps, chosen by its settings: their cost is in
-their own cells.
+their own cells, which the table adds to the combining cell's
+(:func:`hallulab.benchmark.table_file.with_members`).
 """
 
 from __future__ import annotations

@@ -33,8 +33,9 @@ COST_LEGEND = (
     "labelled units. The responses and samples every method of a data set reads are drawn once, by "
     "`generate`: its cost is the last row, per 1,000 records, from the cell whose run computed most "
     "of its calls, with the share the call cache served. *partial*: an own stage did not run in "
-    "the cell's run (DVC found its outputs current), so its cost is not counted. Each cell's cost file "
-    "names the machine."
+    "the cell's run (DVC found its outputs current), so its cost is not counted. A combining method "
+    "(the ensemble) runs its members: its cell adds their cells' costs (each per 1,000 of its own "
+    "units), *partial* where a member's cell is partial or not run yet. Each cell's cost file names the machine."
 )
 
 
@@ -103,7 +104,12 @@ def cost_text(cost: Mapping[str, Any] | None) -> str:
     if cost is None:
         return "–"
     text = _seconds_and_calls(cost)
-    return text if cost["complete"] else text + " (partial)"
+    text = text if cost["complete"] else text + " (partial)"
+    members = cost.get("members")
+    if members is None:
+        return text
+    partial = "" if members["complete"] else " (partial)"
+    return f"{text}; with its members' cells {_seconds_and_calls(members)}{partial}"
 
 
 def _seconds_and_calls(cost: Mapping[str, Any]) -> str:

@@ -145,6 +145,38 @@ def per_thousand_units(cost: CellCost | None, units: int) -> dict[str, Any] | No
     }
 
 
+def member_methods(combines: str, params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The methods a combining row's run combined: the ``{method, variant}`` list at the dotted
+    params key ``combines`` (its :attr:`~hallulab.pipeline.spec.MethodSpec.combines`) of its
+    results file, each method once, in order."""
+    found: Any = params
+    for part in combines.split("."):
+        found = found.get(part) if isinstance(found, Mapping) else None
+    if not isinstance(found, list):
+        raise ConfigError(f"params {combines}: expected the list of members the run combined, got {found!r}")
+    return tuple(dict.fromkeys(str(member["method"]) for member in found))
+
+
+def with_members(
+    own: dict[str, Any] | None, members: Sequence[str], method_costs: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """A combining cell's cost with what running it costs: its members' cells' costs per 1,000
+    units (each per 1,000 of that cell's own units at the same level) added to its own, under
+    ``members``. ``complete`` there says whether every member has a cell cost and each is
+    complete (the combining cell's own flag stays on its own figures); ``missing`` names those
+    with none."""
+    if own is None:
+        return None
+    found = [method_costs[method] for method in members if method in method_costs]
+    missing = [method for method in members if method not in method_costs]
+    total = {
+        name: round(float(own[name]) + sum(float(cost[name]) for cost in found), 2)
+        for name in ("stage_seconds", "model_calls", "model_seconds")
+    }
+    complete = not missing and all(bool(cost["complete"]) for cost in found)
+    return {**own, "members": {"methods": list(members), "missing": missing, "complete": complete, **total}}
+
+
 def _scaled(stage_seconds: float, requests: Mapping[str, RequestCost], scale: float) -> dict[str, float]:
     """Stage seconds, model calls and model seconds, each times ``scale`` (per 1,000 units or records)."""
     return {
@@ -190,6 +222,22 @@ def random_scorer(entries: Iterable[Entry], level: str) -> dict[str, float | Non
     return {"roc_auc": 50.0, "pr_auc": rate, "prr": 0.0}
 
 
+def _add_member_costs(
+    row_costs: dict[str, dict[str, Any] | None], rows: Sequence[TableRow], index: int, methods: Mapping[str, MethodSpec]
+) -> None:
+    """In one column (``index``), each combining row's cost :func:`with_members` of that
+    column: its members are read from its results file, their costs from their rows."""
+    method_costs: dict[str, dict[str, Any]] = {}
+    for key, found in row_costs.items():
+        if found is not None:
+            method_costs.setdefault(key.split("/", 1)[0], found)
+    for row in rows:
+        combines, result = methods[row.method].combines, row.cells[index].result
+        if combines is not None and result is not None and row_key(row) in row_costs:
+            members = member_methods(combines, result.params)
+            row_costs[row_key(row)] = with_members(row_costs[row_key(row)], members, method_costs)
+
+
 def build(
     rows: Sequence[TableRow],
     datasets: Sequence[str],
@@ -218,15 +266,16 @@ def build(
                 if cell.cost_file is not None and (root / cell.cost_file).is_file():
                     costs[row_key(row)] = read_cell_cost(root / cell.cost_file)
         column = column_entries(units, baselines, cfg)
+        row_costs = {
+            key: per_thousand_units(costs.get(key), entry.statistics.units) for key, entry in column.entries.items()
+        }
+        _add_member_costs(row_costs, rows, index, methods)
         columns[dataset] = {
             "best": column.best,
             "baseline": column.baseline,
             "random": {level: random_scorer(column.entries.values(), level) for level in column.best},
             "generate": shared_generation(costs, column.entries),
-            "rows": {
-                key: {**entry.to_dict(), "cost": per_thousand_units(costs.get(key), entry.statistics.units)}
-                for key, entry in column.entries.items()
-            },
+            "rows": {key: {**entry.to_dict(), "cost": row_costs[key]} for key, entry in column.entries.items()},
         }
     return {
         "protocol": {
