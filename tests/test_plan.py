@@ -152,3 +152,19 @@ def test_the_plan_shows_each_methods_cost_as_the_detector_table_measured_it() ->
     lines = cost_lines([ccp], "wikibio")
     assert lines[-1] == "| ccp | ccp/ccp_a | claim | 200.0 (partial: a lower bound) | NLI pairs 3,000 | 0.22 |"
     assert "results/benchmark/wikibio/<method>.cost.json" in lines[1]
+
+
+def test_the_plan_shows_an_ensembles_cost_with_its_members_cells() -> None:
+    from hallulab.benchmark.table_costs import cell_costs
+    from hallulab.benchmark.table_file import with_members
+
+    member = {"complete": True, "stage_seconds": 300.0, "model_calls": 1000.0, "model_seconds": 250.0}
+    member["requests"] = {"proxy LLM (smollm2)": {"calls": 1000.0, "model_seconds": 250.0}}
+    own = {"complete": True, "stage_seconds": 20.0, "model_calls": 0.0, "model_seconds": 0.0, "requests": {}}
+    cost = with_members(own, ("greybox",), {"greybox": member})
+    row = {"level": "response", "units": 100, "records": 100, "cost": cost}
+    table = {"columns": {"nq_open": {"rows": {"ensemble/rank_mean": row}}}}
+    (found,) = cell_costs(table, "nq_open", responses=1000)
+    assert found.cell == "ensemble/rank_mean with its members' cells" and found.complete
+    assert found.stage_seconds_per_1000_units == 320.0 and found.seconds == 320.0
+    assert found.requests == {"proxy LLM (smollm2)": 1000.0}

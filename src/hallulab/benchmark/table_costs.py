@@ -5,7 +5,8 @@ units (``results/benchmark.json``, written from each cell's own run), read back 
 SelfCheck-Prompt's verdicts); the chained methods' calls depend on earlier replies. For each
 method with a committed cell on the planned data set, the plan also shows that cell's recorded
 stage seconds and model calls per 1,000 units, and the stage time scaled to the planned
-responses: per-1,000-unit seconds x (the cell's units per record) x responses / 1,000. The
+responses: per-1,000-unit seconds x (the cell's units per record) x responses / 1,000 (for a
+combining method, the ensemble, with its members' cells, which running it runs). The
 scaling carries the cell's own machine and models (the table names them), not the plan's rates.
 """
 
@@ -47,17 +48,18 @@ def cell_costs(table: Mapping[str, Any], dataset: str, responses: int, methods: 
         if method in found or (methods and method not in methods) or not cost or not row.get("records"):
             continue
         units_per_record = row["units"] / row["records"]
-        per_thousand = float(cost["stage_seconds"])
+        spent = cost.get("members") or cost  # a combining method runs its members' cells too
+        per_thousand = float(spent["stage_seconds"])
         found[method] = TableCost(
             method=method,
-            cell=cell,
+            cell=f"{cell} with its members' cells" if "members" in cost else cell,
             level=str(row["level"]),
             records=int(row["records"]),
             units=int(row["units"]),
-            complete=bool(cost["complete"]),
+            complete=bool(spent["complete"]),
             stage_seconds_per_1000_units=per_thousand,
-            model_calls_per_1000_units=float(cost["model_calls"]),
-            requests={label: float(r["calls"]) for label, r in cost.get("requests", {}).items()},
+            model_calls_per_1000_units=float(spent["model_calls"]),
+            requests={label: float(r["calls"]) for label, r in spent.get("requests", {}).items()},
             seconds=round(per_thousand * units_per_record * responses / 1000.0, 1),
         )
     return list(found.values())

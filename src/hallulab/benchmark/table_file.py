@@ -161,8 +161,8 @@ def with_members(
     own: dict[str, Any] | None, members: Sequence[str], method_costs: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, Any] | None:
     """A combining cell's cost with what running it costs: its members' cells' costs per 1,000
-    units (each per 1,000 of that cell's own units at the same level) added to its own, under
-    ``members``. ``complete`` there says whether every member has a cell cost and each is
+    units (each per 1,000 of that cell's own units at the same level) added to its own, in total
+    and per request label, under ``members``. ``complete`` there says whether every member has a cell cost and each is
     complete (the combining cell's own flag stays on its own figures); ``missing`` names those
     with none."""
     if own is None:
@@ -173,8 +173,15 @@ def with_members(
         name: round(float(own[name]) + sum(float(cost[name]) for cost in found), 2)
         for name in ("stage_seconds", "model_calls", "model_seconds")
     }
+    requests: dict[str, dict[str, float]] = {}
+    for cost in (own, *found):
+        for label, request in cost.get("requests", {}).items():
+            summed = requests.setdefault(label, {"calls": 0.0, "model_seconds": 0.0})
+            for name in summed:
+                summed[name] = round(summed[name] + float(request[name]), 2)
     complete = not missing and all(bool(cost["complete"]) for cost in found)
-    return {**own, "members": {"methods": list(members), "missing": missing, "complete": complete, **total}}
+    members_cost = {"methods": list(members), "missing": missing, "complete": complete, **total, "requests": requests}
+    return {**own, "members": members_cost}
 
 
 def _scaled(stage_seconds: float, requests: Mapping[str, RequestCost], scale: float) -> dict[str, float]:
