@@ -162,9 +162,9 @@ def with_members(
 ) -> dict[str, Any] | None:
     """A combining cell's cost with what running it costs: its members' cells' costs per 1,000
     units (each per 1,000 of that cell's own units at the same level) added to its own, in total
-    and per request label, under ``members``. ``complete`` there says whether every member has a cell cost and each is
-    complete (the combining cell's own flag stays on its own figures); ``missing`` names those
-    with none."""
+    and per request label, under ``members``. ``complete`` there says whether every member has
+    a cell cost and each is complete (the combining cell's own flag stays on its own figures);
+    ``missing`` names those with none."""
     if own is None:
         return None
     found = [method_costs[method] for method in members if method in method_costs]
