@@ -14,6 +14,7 @@ from hallulab.benchmark.statistics import CellStatistics
 from hallulab.benchmark.table_file import Entry, member_methods, per_thousand_units, shared_generation, with_members
 from hallulab.core.call_cache import RequestCost
 from hallulab.core.config import ConfigError
+from hallulab.pipeline import registry
 
 STARTED = 1_000_000.0
 
@@ -104,7 +105,8 @@ def test_a_combining_cell_adds_its_members_cells_to_its_own_cost() -> None:
             ]
         }
     }
-    members = member_methods("ensemble.members", params)
+    ensemble = registry.methods()["ensemble"]
+    members = member_methods(ensemble, params, "results/x/benchmark_ensemble.json")
     assert members == ("selfcheck_ngram", "ccp")
     own = _per_thousand(20.0, 0, complete=False)  # its copy stage was current: a lower bound
     costs = {"selfcheck_ngram": _per_thousand(300.0, 0), "ccp": _per_thousand(9000.0, 40000)}
@@ -123,4 +125,4 @@ def test_a_combining_cell_adds_its_members_cells_to_its_own_cost() -> None:
     whole = with_members(_per_thousand(20.0, 0), ("selfcheck_ngram",), costs)
     assert whole is not None and cost_text(whole) == "20.0 s, 0 calls; with its members' cells 320.0 s, 0 calls"
     with pytest.raises(ConfigError, match=r"ensemble\.members"):
-        member_methods("ensemble.members", {"ensemble": {}})
+        member_methods(ensemble, {"ensemble": {}}, "results/x/benchmark_ensemble.json")

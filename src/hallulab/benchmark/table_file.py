@@ -30,6 +30,8 @@ from hallulab.core.call_cache import RequestCost
 from hallulab.core.config import ConfigError
 from hallulab.core.io import read_json, write_json
 from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.pipeline.members import parse_members
+from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.spec import MethodSpec
 
 TABLE_FILE = Path("results/benchmark.json")
@@ -145,16 +147,15 @@ def per_thousand_units(cost: CellCost | None, units: int) -> dict[str, Any] | No
     }
 
 
-def member_methods(combines: str, params: Mapping[str, Any]) -> tuple[str, ...]:
-    """The methods a combining row's run combined: the ``{method, variant}`` list at the dotted
-    params key ``combines`` (its :attr:`~hallulab.pipeline.spec.MethodSpec.combines`) of its
-    results file, each method once, in order."""
-    found: Any = params
-    for part in combines.split("."):
-        found = found.get(part) if isinstance(found, Mapping) else None
-    if not isinstance(found, list):
-        raise ConfigError(f"params {combines}: expected the list of members the run combined, got {found!r}")
-    return tuple(dict.fromkeys(str(member["method"]) for member in found))
+def member_methods(spec: MethodSpec, params: Mapping[str, Any], where: str) -> tuple[str, ...]:
+    """The methods a combining method's run combined: its member list at the params key
+    ``spec.combines`` of its results file (``where`` names it), read and checked as the
+    pipeline reads it (:class:`~hallulab.pipeline.params.ParamsView`,
+    :func:`~hallulab.pipeline.members.parse_members`), each method once, in order."""
+    assert spec.combines is not None
+    value = ParamsView(params, (spec.combines,), where).get(spec.combines)
+    members = parse_members(value, f"{where}: {spec.combines}", spec.name)
+    return tuple(dict.fromkeys(member.method for member in members))
 
 
 def with_members(
@@ -239,9 +240,9 @@ def _add_member_costs(
         if found is not None:
             method_costs.setdefault(key.split("/", 1)[0], found)
     for row in rows:
-        combines, result = methods[row.method].combines, row.cells[index].result
-        if combines is not None and result is not None and row_key(row) in row_costs:
-            members = member_methods(combines, result.params)
+        spec, result = methods[row.method], row.cells[index].result
+        if spec.combines is not None and result is not None and row_key(row) in row_costs:
+            members = member_methods(spec, result.params, f"results/{result.dataset}/{result.name}.json")
             row_costs[row_key(row)] = with_members(row_costs[row_key(row)], members, method_costs)
 
 
