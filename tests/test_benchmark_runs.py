@@ -78,14 +78,39 @@ def test_the_ensemble_calls_an_llm_when_a_member_does() -> None:
 
 def test_a_cell_that_calls_an_llm_runs_on_its_data_sets_subset_the_rest_on_the_whole_set() -> None:
     for run in RUNS:
-        expected = SETTINGS.llm_subsets.get(run.dataset, ()) if run.calls_llm else ()
-        assert run.settings == expected, run.key
+        subset = SETTINGS.llm_subsets.get(run.dataset, ()) if run.calls_llm else ()
+        assert run.settings[: len(subset)] == subset, run.key
+        assert not set(run.settings[len(subset) :]) & {s for s in run.settings if s.startswith("dataset.")}, run.key
     assert BY_KEY["wikibio/selfcheck_ngram"].command == (
         'make result DATASET=wikibio METHOD=selfcheck_ngram NAME=benchmark_selfcheck_ngram ARGS=""'
     )
-    limited = BY_KEY["nq_open/hallucheck"]
+    limited = BY_KEY["nq_open/semantic_entropy"]
     assert limited.command.endswith(f'ARGS="{" ".join(f"-S {s}" for s in SETTINGS.llm_subsets["nq_open"])}"')
     assert limited.make_arguments[-1] == "ARGS=" + " ".join(f"-S {s}" for s in SETTINGS.llm_subsets["nq_open"])
+
+
+def test_a_methods_settings_follow_its_subset_in_each_of_its_cells_and_in_an_ensembles_with_it() -> None:
+    settings = BenchmarkSettings({"nq_open": ("dataset.limit=7",)}, {"hallucheck": ("hallucheck.score.seed=3",)})
+    runs = {run.key: run for run in cell_runs(CELLS, DATASETS, settings)}
+    assert runs["nq_open/hallucheck"].settings == ("dataset.limit=7", "hallucheck.score.seed=3")
+    assert runs["hotpotqa/hallucheck"].settings == ("hallucheck.score.seed=3",)  # a data set without a subset
+    assert runs["nq_open/selfcheck_ngram"].settings == ()  # calls no LLM, no entry of its own
+    assert runs["nq_open/hallucheck"].command.endswith('ARGS="-S dataset.limit=7 -S hallucheck.score.seed=3"')
+    # an ensemble's cell takes its own settings, then its members' (each once), so it reads their cells' outputs
+    dataset = next(d for d in DATASETS if d.name == "nq_open")
+    first, second = (m.method for m in dataset.combinations["ensemble"].members[:2])
+    combined = BenchmarkSettings(
+        {}, {"ensemble": ("ensemble.seed=1",), second: ("b=2", "c=3"), first: ("a=1", "c=3"), "hallucheck": ("h=1",)}
+    )
+    ensemble = {run.key: run for run in cell_runs(CELLS, DATASETS, combined)}["nq_open/ensemble"]
+    assert ensemble.settings == ("ensemble.seed=1", "a=1", "c=3", "b=2")
+
+
+def test_the_committed_method_settings_keep_a_cell_to_the_variants_the_table_shows() -> None:
+    assert set(SETTINGS.method_settings) <= set(registry.methods())
+    assert "hallucheck.score.decodings=[greedy]" in BY_KEY["nq_open/hallucheck"].settings
+    assert BY_KEY["nq_open/hallucheck"].variants == ("hallucheck_ner_greedy",)
+    assert BY_KEY["wikibio/ensemble"].settings[-1] == "factselfcheck.score.llm_variants=[kg]"
 
 
 def test_the_settings_file_refuses_a_malformed_entry_and_an_unknown_data_set(tmp_path: Path) -> None:
@@ -95,6 +120,12 @@ def test_the_settings_file_refuses_a_malformed_entry_and_an_unknown_data_set(tmp
         BenchmarkSettings.load(path)
     path.write_text("llm_subsets:\n  wikibio_v2: [dataset.limit=3]\n")
     with pytest.raises(ConfigError, match=r"not benchmark columns: \['wikibio_v2'\]"):
+        cell_runs(CELLS, DATASETS, BenchmarkSettings.load(path))
+    path.write_text("method_settings:\n  hallucheck: hallucheck.score.seed=3\n")
+    with pytest.raises(ConfigError, match=r"method_settings\.hallucheck: expected a list of key=value settings"):
+        BenchmarkSettings.load(path)
+    path.write_text("method_settings:\n  halucheck: [hallucheck.score.seed=3]\n")
+    with pytest.raises(ConfigError, match=r"not registered: \['halucheck'\]"):
         cell_runs(CELLS, DATASETS, BenchmarkSettings.load(path))
 
 
@@ -208,3 +239,37 @@ def test_the_rendered_table_shows_a_published_cell_not_run_cells_and_reasons(tmp
     assert by_column["wikibio"] == "n/a: needs the data set's SAC3 verifier outputs"
     rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| Method")]
     assert len(rows) == 1 + sum(len(s.benchmark_variants) for s in registry.methods().values())  # + random
+
+
+def test_the_caption_says_what_each_column_scored_and_a_methods_own_settings() -> None:
+    from hallulab.benchmark.render import runs_caption
+    from hallulab.benchmark.table import TableCell, TableRow
+    from hallulab.results.published import load_result
+
+    made = load_result(REPO / "results/nq_open/benchmark_length.json")
+    whole = TableCell(result=replace(made, overrides=[]))
+    subset = TableCell(result=replace(made, overrides=["dataset.limit=100"]))
+    own = TableCell(result=replace(made, overrides=["dataset.limit=100", "hallucheck.score.decodings=[greedy]"]))
+    rows = [
+        TableRow("length", "Unit length", "length_tokens", (whole, TableCell(reason="needs prompts"))),
+        TableRow("hallucheck", "HalluCheck", "hallucheck_ner_greedy", (own, TableCell())),
+        TableRow("greybox", "Grey-box", "max_entropy", (subset, TableCell())),
+    ]
+    table = {
+        "columns": {
+            "a": {
+                "rows": {
+                    "length/length_tokens": {"records": 250},
+                    "hallucheck/hallucheck_ner_greedy": {"records": 100},
+                    "greybox/max_entropy": {"records": 98},
+                }
+            }
+        }
+    }
+    assert runs_caption(rows, ["a", "b"], table) == (
+        "**Records per cell** (those with a labelled unit at its level): a: 250 records (the whole set),"
+        " 98 or 100 records (`-S dataset.limit=100`). **Settings of their own** (`conf/benchmark.yaml`'s"
+        " `method_settings`: the run keeps to the variants shown):"
+        " HalluCheck: `-S hallucheck.score.decodings=[greedy]`."
+    )
+    assert runs_caption(rows[:1], ["b"], {"columns": {}}) == ""

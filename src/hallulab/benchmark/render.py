@@ -149,10 +149,58 @@ def cost_table(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping
     return "\n".join(lines) + "\n"
 
 
+#: the settings that select a data set's subset start with this (``dataset.limit=100``)
+SUBSET_PREFIX = "dataset."
+
+
+def _settings_text(settings: Sequence[str]) -> str:
+    return "`" + " ".join(f"-S {setting}" for setting in settings) + "`"
+
+
+def runs_caption(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> str:
+    """What each column's cells scored and with which settings, read from the filled cells'
+    results files (their ``-S`` settings) and the table file (their records): per column, the
+    records of the cells run on the whole data set and of those run on a subset (with the
+    settings that select it); then each method whose cells ran with settings of their own."""
+    columns = table.get("columns", {})
+    parts = []
+    for index, dataset in enumerate(datasets):
+        by_subset: dict[tuple[str, ...], set[int]] = {}
+        for row in rows:
+            cell = row.cells[index]
+            entry = columns.get(dataset, {}).get("rows", {}).get(f"{row.method}/{row.variant}")
+            if cell.result is None or entry is None:
+                continue
+            subset = tuple(s for s in cell.result.overrides if s.startswith(SUBSET_PREFIX))
+            by_subset.setdefault(subset, set()).add(int(entry["records"]))
+        texts = []
+        for subset, records in sorted(by_subset.items(), key=lambda item: (len(item[0]), item[0])):
+            counts = " or ".join(f"{count:,}" for count in sorted(records))
+            texts.append(f"{counts} records" + (f" ({_settings_text(subset)})" if subset else " (the whole set)"))
+        if texts:
+            parts.append(f"{dataset}: " + ", ".join(texts))
+    text = "**Records per cell** (those with a labelled unit at its level): " + "; ".join(parts) + "." if parts else ""
+    own: dict[str, tuple[str, ...]] = {}
+    for row in rows:
+        for cell in row.cells:
+            if cell.result is not None:
+                settings = tuple(s for s in cell.result.overrides if not s.startswith(SUBSET_PREFIX))
+                if settings:
+                    own.setdefault(row.title, settings)
+    if own:
+        listed = "; ".join(f"{title}: {_settings_text(settings)}" for title, settings in own.items())
+        text += (
+            " **Settings of their own** (`conf/benchmark.yaml`'s `method_settings`: the run keeps to the"
+            f" variants shown): {listed}."
+        )
+    return text.strip()
+
+
 def render(
     rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any], metrics: Sequence[str] = ()
 ) -> str:
-    """Every metric's table (or those named), each under its title, then the legend."""
+    """Every metric's table (or those named), each under its title, then the legend; the full
+    table (no metric named) also says what each column's cells scored, then their cost."""
     chosen = tuple(metrics) or tuple(METRICS)
     parts = []
     for metric in chosen:
@@ -160,6 +208,9 @@ def render(
             raise ValueError(f"benchmark marker: metric {metric!r}; expected one of {tuple(METRICS)}")
         parts.append(f"**{METRIC_TITLES[metric]}** (%)\n\n" + metric_table(rows, datasets, table, metric))
     text = "\n".join(parts) + "\n" + LEGEND + "\n"
+    caption = runs_caption(rows, datasets, table) if not metrics else ""
+    if caption:
+        text += "\n" + caption + "\n"
     if not metrics:
         text += (
             "\n**Cost** per 1,000 labelled units\n\n" + cost_table(rows, datasets, table) + "\n" + COST_LEGEND + "\n"

@@ -11,6 +11,12 @@ command (``--cell DATASET/METHOD``, or the ``make result`` line in its file). ``
 adds the user's settings to every cell (other models: the table says which made each cell), and
 a cell made with other settings counts as not done.
 
+**Method settings.** A method's entry of ``conf/benchmark.yaml``'s ``method_settings`` holds the
+``-S`` settings that keep its cells to the variants the table shows (HalluCheck's NER facts with
+greedy regeneration and no cross-evaluation, FactSelfCheck's KG-LLM without its Text-LLM
+reading): a cell then runs, and its cost column counts, what its headline reading needs. A
+combining method's cell takes its members' settings too, so it reads their cells' outputs.
+
 **Subsets.** A cell that calls an LLM runs on the subset its data set's entry of
 ``conf/benchmark.yaml`` selects (settings, so a bigger machine runs the whole set; the table's
 caption prints them); a cell that calls none (black-box methods over the samples a data set
@@ -32,7 +38,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,24 +65,30 @@ CELLS_DIR = Path("results/benchmark")
 @dataclass(frozen=True)
 class BenchmarkSettings:
     """``conf/benchmark.yaml``: data set -> the ``-S`` settings that select the subset a cell
-    that calls an LLM runs on (a data set without an entry runs whole)."""
+    that calls an LLM runs on (a data set without an entry runs whole), and method -> the
+    settings that keep its cells to the variants the table shows (a method without an entry
+    runs at its defaults)."""
 
     llm_subsets: Mapping[str, tuple[str, ...]]
+    method_settings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path = SETTINGS_FILE) -> BenchmarkSettings:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        subsets = raw.get("llm_subsets") or {}
-        if not isinstance(subsets, dict):
-            raise ConfigError(f"{path}: llm_subsets: expected a mapping of data set -> settings")
-        found: dict[str, tuple[str, ...]] = {}
-        for dataset, settings in subsets.items():
-            if not isinstance(settings, list) or not all(isinstance(s, str) and "=" in s for s in settings):
-                raise ConfigError(
-                    f"{path}: llm_subsets.{dataset}: expected a list of key=value settings, got {settings!r}"
-                )
-            found[str(dataset)] = tuple(settings)
-        return cls(found)
+        return cls(_settings_by_name(raw, "llm_subsets", path), _settings_by_name(raw, "method_settings", path))
+
+
+def _settings_by_name(raw: Mapping[str, Any], section: str, path: Path) -> dict[str, tuple[str, ...]]:
+    """One section of the settings file: a name -> its list of ``key=value`` settings."""
+    entries = raw.get(section) or {}
+    if not isinstance(entries, dict):
+        raise ConfigError(f"{path}: {section}: expected a mapping of name -> settings")
+    found: dict[str, tuple[str, ...]] = {}
+    for name, settings in entries.items():
+        if not isinstance(settings, list) or not all(isinstance(s, str) and "=" in s for s in settings):
+            raise ConfigError(f"{path}: {section}.{name}: expected a list of key=value settings, got {settings!r}")
+        found[str(name)] = tuple(settings)
+    return found
 
 
 def _roles_of(spec: MethodSpec, artifacts: Mapping[str, ArtifactSpec]) -> tuple[str, ...]:
@@ -112,7 +124,8 @@ class CellRun:
 
     dataset: str
     method: str
-    #: the ``-S`` settings of its subset; empty: the whole data set
+    #: the ``-S`` settings of its subset, then its method's (and a combining method's members');
+    #: empty: the whole data set at the method's defaults
     settings: tuple[str, ...]
     calls_llm: bool
     #: the levels it is evaluated at (finest first), and the variants the table shows
@@ -167,16 +180,32 @@ def cell_runs(
         raise ConfigError(
             f"{SETTINGS_FILE.name}: llm_subsets names data sets that are not benchmark columns: {unknown}"
         )
+    unknown = sorted(set(settings.method_settings) - set(methods))
+    if unknown:
+        raise ConfigError(f"{SETTINGS_FILE.name}: method_settings names methods that are not registered: {unknown}")
     runs = []
     for cell in cells:
         if not cell.applies:
             continue
         dataset = by_name[cell.dataset]
-        llm = calls_an_llm(methods[cell.method], dataset, methods, artifacts)
+        spec = methods[cell.method]
+        llm = calls_an_llm(spec, dataset, methods, artifacts)
         subset = settings.llm_subsets.get(cell.dataset, ()) if llm else ()
-        variants = methods[cell.method].benchmark_variants
-        runs.append(CellRun(cell.dataset, cell.method, subset, llm, cell.levels, variants))
+        own = _method_settings(spec, dataset, settings)
+        runs.append(CellRun(cell.dataset, cell.method, subset + own, llm, cell.levels, spec.benchmark_variants))
     return tuple(runs)
+
+
+def _method_settings(spec: MethodSpec, dataset: BenchmarkDataset, settings: BenchmarkSettings) -> tuple[str, ...]:
+    """The method's own settings; a combining method's members' settings too (each once, in
+    the members' order), so its run reads the outputs their cells wrote."""
+    names = [spec.name]
+    if spec.combines is not None:
+        names += [member.method for member in dataset.combinations[spec.name].members]
+    found: list[str] = []
+    for name in dict.fromkeys(names):
+        found += [setting for setting in settings.method_settings.get(name, ()) if setting not in found]
+    return tuple(found)
 
 
 def with_arguments(runs: Sequence[CellRun], arguments: str) -> tuple[CellRun, ...]:
