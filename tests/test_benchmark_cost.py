@@ -53,7 +53,9 @@ def test_a_cells_cost_counts_the_stages_of_its_own_run_and_names_the_others(tmp_
     assert scaled is not None
     assert scaled["stage_seconds"] == pytest.approx(117.5) and scaled["model_calls"] == pytest.approx(1700.0)
     assert scaled["requests"]["NLI pairs"] == {"calls": 1500.0, "model_seconds": 17.5}
-    assert cost_text(scaled) == "117.5 s, 1,700 calls (partial)"
+    assert scaled["cached_percent"] == pytest.approx(8.8)  # 30 of the own stages' 340 calls were cached
+    assert cost_text(scaled) == "117.5 s, 1,700 calls (partial; 8.8% of the calls from the call cache)"
+    assert cost_text({**scaled, "cached_percent": 0.0}) == "117.5 s, 1,700 calls (partial)"
     assert per_thousand_units(None, 200) is None and cost_text(None) == "–"
 
 

@@ -33,7 +33,9 @@ COST_LEGEND = (
     "labelled units. The responses and samples every method of a data set reads are drawn once, by "
     "`generate`: its cost is the last row, per 1,000 records, from the cell whose run computed most "
     "of its calls, with the share the call cache served. *partial*: an own stage did not run in "
-    "the cell's run (DVC found its outputs current), so its cost is not counted. A combining method "
+    "the cell's run (DVC found its outputs current), so its cost is not counted; where an earlier run "
+    "had computed some of a cell's calls, the cell says what share the call cache served, whose seconds "
+    "are not in the figure either. A combining method "
     "(the ensemble) runs its members: its cell adds their cells' costs (each per 1,000 of its own "
     "units), *partial* where a member's cell is partial or not run yet. Each cell's cost file names the machine."
 )
@@ -100,11 +102,16 @@ def metric_table(rows: Sequence[TableRow], datasets: Sequence[str], table: Mappi
 
 def cost_text(cost: Mapping[str, Any] | None) -> str:
     """A cell's cost per 1,000 units: stage seconds and model calls, ``partial`` where some
-    stage it needs did not run in its own run (its cost was paid earlier and is not counted)."""
+    stage it needs did not run in its own run (its cost was paid earlier and is not counted),
+    and the share of its calls the call cache served where there is one (their seconds are
+    not in the figure either)."""
     if cost is None:
         return "–"
-    text = _seconds_and_calls(cost)
-    text = text if cost["complete"] else text + " (partial)"
+    notes = [] if cost["complete"] else ["partial"]
+    cached = cost.get("cached_percent") or 0.0
+    if cached > 0:
+        notes.append(f"{cached:g}% of the calls from the call cache")
+    text = _seconds_and_calls(cost) + (f" ({'; '.join(notes)})" if notes else "")
     members = cost.get("members")
     if members is None:
         return text

@@ -131,14 +131,18 @@ def column_entries(units: Mapping[str, CellUnits], baselines: Sequence[str], cfg
 
 def per_thousand_units(cost: CellCost | None, units: int) -> dict[str, Any] | None:
     """A cell's cost (:mod:`hallulab.benchmark.cost`) per 1,000 of its labelled units: stage
-    seconds, model calls and model seconds (per request label too), and whether every stage it
-    needs ran in the cell's own run."""
+    seconds, model calls and model seconds (per request label too), whether every stage it
+    needs ran in the cell's own run, and ``cached_percent``: the share of its own stages' calls
+    the call cache served (computed by an earlier run: their seconds are not in the figure)."""
     if cost is None or units == 0:
         return None
     scale = 1000.0 / units
     requests = cost.requests
+    calls = sum(request.calls for request in requests.values())
+    computed = sum(request.computed for request in requests.values())
     return {
         "complete": cost.complete,
+        "cached_percent": 0.0 if calls == 0 else round(100.0 * (calls - computed) / calls, 1),
         **_scaled(cost.stage_seconds, requests, scale),
         "requests": {
             label: {"calls": round(scale * r.calls, 1), "model_seconds": round(scale * r.model_seconds, 2)}
