@@ -126,5 +126,9 @@ def test_a_combining_cell_adds_its_members_cells_to_its_own_cost() -> None:
     assert cost_text(without_ccp) == "20.0 s, 0 calls; with its members' cells 320.0 s, 0 calls (partial)"
     whole = with_members(_per_thousand(20.0, 0), ("selfcheck_ngram",), costs)
     assert whole is not None and cost_text(whole) == "20.0 s, 0 calls; with its members' cells 320.0 s, 0 calls"
+    # a member whose run found 10% of its 40,000 calls in the call cache: 4,000 of the 40,000 summed
+    resumed = with_members(_per_thousand(20.0, 0), members, {**costs, "ccp": {**costs["ccp"], "cached_percent": 10.0}})
+    assert resumed is not None and resumed["members"]["cached_percent"] == pytest.approx(10.0)
+    assert cost_text(resumed).endswith("9,320.0 s, 40,000 calls (10% of the calls from the call cache)")
     with pytest.raises(ConfigError, match=r"ensemble\.members"):
         member_methods(ensemble, {"ensemble": {}}, "results/x/benchmark_ensemble.json")

@@ -268,8 +268,8 @@ def test_the_caption_says_what_each_column_scored_and_a_methods_own_settings() -
     }
     assert runs_caption(rows, ["a", "b"], table) == (
         "**Records per cell** (those with a labelled unit at its level): a: 250 records (the whole set),"
-        " 98 or 100 records (`-S dataset.limit=100`). **Settings of their own** (`conf/benchmark.yaml`'s"
-        " `method_settings`: the run keeps to the variants shown):"
-        " HalluCheck: `-S hallucheck.score.decodings=[greedy]`."
+        " 98 or 100 records (`-S dataset.limit=100`). **Other settings** (a method's entry of"
+        " `conf/benchmark.yaml`'s `method_settings`, which keeps its cells to the variants shown, then the"
+        " `ARGS` the table was filled with): HalluCheck: `-S hallucheck.score.decodings=[greedy]`."
     )
     assert runs_caption(rows[:1], ["b"], {"columns": {}}) == ""

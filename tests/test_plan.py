@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,8 @@ def test_the_plan_shows_each_methods_cost_as_the_detector_table_measured_it() ->
     assert cell_costs(table, "nq_open", 1000) == []
     lines = cost_lines([ccp], "wikibio")
     assert lines[-1] == "| ccp | ccp/ccp_a | claim | 200.0 (partial: a lower bound) | NLI pairs 3,000 | 0.22 |"
+    cached = replace(ccp, complete=True, cached_percent=2.8)  # an earlier run had computed some of its calls
+    assert cost_lines([cached], "wikibio")[-1].split(" | ")[3] == "200.0 (2.8% of its calls cached: a lower bound)"
     assert "results/benchmark/wikibio/<method>.cost.json" in lines[1]
 
 

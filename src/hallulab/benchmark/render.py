@@ -107,16 +107,20 @@ def cost_text(cost: Mapping[str, Any] | None) -> str:
     not in the figure either)."""
     if cost is None:
         return "–"
+    text = _seconds_and_calls(cost) + _notes(cost)
+    members = cost.get("members")
+    if members is None:
+        return text
+    return f"{text}; with its members' cells {_seconds_and_calls(members)}{_notes(members)}"
+
+
+def _notes(cost: Mapping[str, Any]) -> str:
+    """`` (partial; 2.8% of the calls from the call cache)``, or the part that applies, or nothing."""
     notes = [] if cost["complete"] else ["partial"]
     cached = cost.get("cached_percent") or 0.0
     if cached > 0:
         notes.append(f"{cached:g}% of the calls from the call cache")
-    text = _seconds_and_calls(cost) + (f" ({'; '.join(notes)})" if notes else "")
-    members = cost.get("members")
-    if members is None:
-        return text
-    partial = "" if members["complete"] else " (partial)"
-    return f"{text}; with its members' cells {_seconds_and_calls(members)}{partial}"
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def _seconds_and_calls(cost: Mapping[str, Any]) -> str:
@@ -167,8 +171,9 @@ def _settings_text(settings: Sequence[str]) -> str:
 def runs_caption(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> str:
     """What each column's cells scored and with which settings, read from the filled cells'
     results files (their ``-S`` settings) and the table file (their records): per column, the
-    records of the cells run on the whole data set and of those run on a subset (with the
-    settings that select it); then each method whose cells ran with settings of their own."""
+    records of the cells run on the whole data set and of those run with ``dataset.*``
+    settings (the subset they select); then each method whose cells ran with other settings
+    (its ``method_settings`` and the table's ``ARGS``), each distinct list once."""
     columns = table.get("columns", {})
     parts = []
     for index, dataset in enumerate(datasets):
@@ -187,18 +192,23 @@ def runs_caption(rows: Sequence[TableRow], datasets: Sequence[str], table: Mappi
         if texts:
             parts.append(f"{dataset}: " + ", ".join(texts))
     text = "**Records per cell** (those with a labelled unit at its level): " + "; ".join(parts) + "." if parts else ""
-    own: dict[str, tuple[str, ...]] = {}
+    own: dict[str, list[tuple[str, ...]]] = {}
     for row in rows:
         for cell in row.cells:
             if cell.result is not None:
                 settings = tuple(s for s in cell.result.overrides if not s.startswith(SUBSET_PREFIX))
-                if settings:
-                    own.setdefault(row.title, settings)
-    if own:
-        listed = "; ".join(f"{title}: {_settings_text(settings)}" for title, settings in own.items())
+                found = own.setdefault(row.title, [])
+                if settings and settings not in found:
+                    found.append(settings)
+    listed = "; ".join(
+        f"{title}: " + " or ".join(_settings_text(settings) for settings in found)
+        for title, found in own.items()
+        if found
+    )
+    if listed:
         text += (
-            " **Settings of their own** (`conf/benchmark.yaml`'s `method_settings`: the run keeps to the"
-            f" variants shown): {listed}."
+            " **Other settings** (a method's entry of `conf/benchmark.yaml`'s `method_settings`, which keeps"
+            f" its cells to the variants shown, then the `ARGS` the table was filled with): {listed}."
         )
     return text.strip()
 

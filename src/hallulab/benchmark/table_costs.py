@@ -27,6 +27,9 @@ class TableCost:
     records: int
     units: int
     complete: bool  #: every stage the cell needs ran in its own run (else a lower bound)
+    #: the share of its calls the call cache served in its run (their seconds are not in the
+    #: figure: above 0, a lower bound too)
+    cached_percent: float
     stage_seconds_per_1000_units: float
     model_calls_per_1000_units: float
     #: request label ("NLI pairs", "proxy LLM (smollm2)", ...) -> calls per 1,000 units
@@ -57,6 +60,7 @@ def cell_costs(table: Mapping[str, Any], dataset: str, responses: int, methods: 
             records=int(row["records"]),
             units=int(row["units"]),
             complete=bool(spent["complete"]),
+            cached_percent=float(spent.get("cached_percent") or 0.0),
             stage_seconds_per_1000_units=per_thousand,
             model_calls_per_1000_units=float(spent["model_calls"]),
             requests={label: float(r["calls"]) for label, r in spent.get("requests", {}).items()},
@@ -79,7 +83,10 @@ def cost_lines(costs: Sequence[TableCost], dataset: str) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     for c in costs:
-        partial = "" if c.complete else " (partial: a lower bound)"
+        notes = ([] if c.complete else ["partial"]) + (
+            [f"{c.cached_percent:g}% of its calls cached"] if c.cached_percent > 0 else []
+        )
+        partial = f" ({'; '.join(notes)}: a lower bound)" if notes else ""
         calls = ", ".join(f"{label} {value:,.0f}" for label, value in c.requests.items()) or "none"
         lines.append(
             f"| {c.method} | {c.cell} | {c.level} | {c.stage_seconds_per_1000_units:,.1f}{partial} | {calls} | "

@@ -169,7 +169,8 @@ def with_members(
     units (each per 1,000 of that cell's own units at the same level) added to its own, in total
     and per request label, under ``members``. ``complete`` there says whether every member has
     a cell cost and each is complete (the combining cell's own flag stays on its own figures);
-    ``missing`` names those with none."""
+    ``missing`` names those with none; ``cached_percent`` is the share of all those calls the
+    call cache served in their cells' runs."""
     if own is None:
         return None
     found = [method_costs[method] for method in members if method in method_costs]
@@ -185,7 +186,16 @@ def with_members(
             for name in summed:
                 summed[name] = round(summed[name] + float(request[name]), 2)
     complete = not missing and all(bool(cost["complete"]) for cost in found)
-    members_cost = {"methods": list(members), "missing": missing, "complete": complete, **total, "requests": requests}
+    cached = sum(float(cost.get("cached_percent") or 0.0) * float(cost["model_calls"]) for cost in (own, *found))
+    cached_percent = 0.0 if total["model_calls"] == 0 else round(cached / total["model_calls"], 1)
+    members_cost = {
+        "methods": list(members),
+        "missing": missing,
+        "complete": complete,
+        "cached_percent": cached_percent,
+        **total,
+        "requests": requests,
+    }
     return {**own, "members": members_cost}
 
 
