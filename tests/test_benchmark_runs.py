@@ -113,20 +113,28 @@ def test_the_committed_method_settings_keep_a_cell_to_the_variants_the_table_sho
     assert BY_KEY["wikibio/ensemble"].settings[-1] == "factselfcheck.score.llm_variants=[kg]"
 
 
-def test_the_settings_file_refuses_a_malformed_entry_and_an_unknown_data_set(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("text", "when", "message"),
+    [
+        ("llm_subsets:\n  wikibio: 40\n", "load", r"llm_subsets\.wikibio: expected a list of key=value settings"),
+        ("llm_subsets:\n  wikibio_v2: [dataset.limit=3]\n", "runs", r"not benchmark columns: \['wikibio_v2'\]"),
+        (
+            "method_settings:\n  hallucheck: hallucheck.score.seed=3\n",
+            "load",
+            r"method_settings\.hallucheck: expected a list of key=value settings",
+        ),
+        ("method_settings:\n  halucheck: [hallucheck.score.seed=3]\n", "runs", r"not registered: \['halucheck'\]"),
+    ],
+)
+def test_the_settings_file_refuses_a_malformed_entry_and_an_unknown_name(
+    tmp_path: Path, text: str, when: str, message: str
+) -> None:
     path = tmp_path / "benchmark.yaml"
-    path.write_text("llm_subsets:\n  wikibio: 40\n")
-    with pytest.raises(ConfigError, match=r"llm_subsets\.wikibio: expected a list of key=value settings"):
-        BenchmarkSettings.load(path)
-    path.write_text("llm_subsets:\n  wikibio_v2: [dataset.limit=3]\n")
-    with pytest.raises(ConfigError, match=r"not benchmark columns: \['wikibio_v2'\]"):
-        cell_runs(CELLS, DATASETS, BenchmarkSettings.load(path))
-    path.write_text("method_settings:\n  hallucheck: hallucheck.score.seed=3\n")
-    with pytest.raises(ConfigError, match=r"method_settings\.hallucheck: expected a list of key=value settings"):
-        BenchmarkSettings.load(path)
-    path.write_text("method_settings:\n  halucheck: [hallucheck.score.seed=3]\n")
-    with pytest.raises(ConfigError, match=r"not registered: \['halucheck'\]"):
-        cell_runs(CELLS, DATASETS, BenchmarkSettings.load(path))
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        settings = BenchmarkSettings.load(path)
+        assert when == "runs", "the file loaded; its error was expected on reading it"
+        cell_runs(CELLS, DATASETS, settings)
 
 
 class _PublishingRunner:

@@ -138,11 +138,9 @@ def per_thousand_units(cost: CellCost | None, units: int) -> dict[str, Any] | No
         return None
     scale = 1000.0 / units
     requests = cost.requests
-    calls = sum(request.calls for request in requests.values())
-    computed = sum(request.computed for request in requests.values())
     return {
         "complete": cost.complete,
-        "cached_percent": 0.0 if calls == 0 else round(100.0 * (calls - computed) / calls, 1),
+        "cached_percent": _cached_percent(requests),
         **_scaled(cost.stage_seconds, requests, scale),
         "requests": {
             label: {"calls": round(scale * r.calls, 1), "model_seconds": round(scale * r.model_seconds, 2)}
@@ -225,14 +223,19 @@ def shared_generation(costs: Mapping[str, CellCost], entries: Mapping[str, Entry
     if chosen is None:
         return None
     key, stage, records = chosen
-    calls = sum(request.calls for request in stage.requests.values())
-    cached = 0.0 if calls == 0 else round(100.0 * (calls - _computed(stage)) / calls, 1)
     scaled = _scaled(stage.seconds, stage.requests, 1000.0 / records)
-    return {"cell": key, "records": records, **scaled, "cached_percent": cached}
+    return {"cell": key, "records": records, **scaled, "cached_percent": _cached_percent(stage.requests)}
 
 
 def _computed(stage: StageCost) -> int:
     return sum(request.computed for request in stage.requests.values())
+
+
+def _cached_percent(requests: Mapping[str, RequestCost]) -> float:
+    """The share of these requests' calls the call cache served (not computed in the run), in %."""
+    calls = sum(request.calls for request in requests.values())
+    computed = sum(request.computed for request in requests.values())
+    return 0.0 if calls == 0 else round(100.0 * (calls - computed) / calls, 1)
 
 
 def random_scorer(entries: Iterable[Entry], level: str) -> dict[str, float | None]:
