@@ -17,6 +17,7 @@ from hallulab.core.config import ConfigError
 from hallulab.pipeline import registry
 
 STARTED = 1_000_000.0
+CACHED = "of the calls from the call cache, at their recorded seconds"
 
 
 def _log(root: Path, stage: str, finished: float, seconds: float, requests: dict[str, dict[str, float]]) -> None:
@@ -54,8 +55,10 @@ def test_a_cells_cost_counts_the_stages_of_its_own_run_and_names_the_others(tmp_
     assert scaled["stage_seconds"] == pytest.approx(117.5) and scaled["model_calls"] == pytest.approx(1700.0)
     assert scaled["requests"]["NLI pairs"] == {"calls": 1500.0, "model_seconds": 17.5}
     assert scaled["cached_percent"] == pytest.approx(8.8)  # 30 of the own stages' 340 calls were cached
-    assert cost_text(scaled) == "117.5 s, 1,700 calls (partial; 8.8% of the calls from the call cache)"
-    assert cost_text({**scaled, "cached_percent": 0.0}) == "117.5 s, 1,700 calls (partial)"
+    # the 30 cached of extract_claims' 40 calls took 30/40 of its 8.0 recorded model seconds
+    assert scaled["cached_seconds"] == pytest.approx(5 * 6.0) and scaled["seconds"] == pytest.approx(117.5 + 30.0)
+    assert cost_text(scaled) == f"147.5 s, 1,700 calls (partial; 8.8% {CACHED})"
+    assert cost_text({**scaled, "cached_percent": 0.0}) == "147.5 s, 1,700 calls (partial)"
     assert per_thousand_units(None, 200) is None and cost_text(None) == "–"
 
 
@@ -89,12 +92,15 @@ def test_the_shared_generation_cost_is_the_run_that_drew_the_samples_not_a_cache
     partly_cached = {"only/run": _generated(10.0, 21)}  # 84 of its 105 calls were cache hits
     found = shared_generation(partly_cached, dict.fromkeys(partly_cached, entry))
     assert found is not None and found["cached_percent"] == 80.0
-    assert shared_generation_text(found) == "500.0 s, 5,250 calls (80% of them from the call cache)"
+    # its 10 s plus the 84 cached calls' share of the 300 recorded model seconds, per 1,000 records
+    assert found["stage_seconds"] == pytest.approx(500.0) and found["seconds"] == pytest.approx(50 * (10.0 + 240.0))
+    assert shared_generation_text(found) == f"12,500.0 s, 5,250 calls (80% {CACHED})"
     assert shared_generation({"greybox/max_neglogp": CellCost({}, 1.0, {})}, {"greybox/max_neglogp": entry}) is None
 
 
 def _per_thousand(seconds: float, calls: int, complete: bool = True) -> dict[str, object]:
-    return {"complete": complete, "stage_seconds": seconds, "model_calls": calls, "model_seconds": seconds / 2}
+    figures = {"seconds": seconds, "stage_seconds": seconds, "cached_seconds": 0.0}
+    return {"complete": complete, **figures, "model_calls": calls, "model_seconds": seconds / 2}
 
 
 def test_a_combining_cell_adds_its_members_cells_to_its_own_cost() -> None:
@@ -129,6 +135,6 @@ def test_a_combining_cell_adds_its_members_cells_to_its_own_cost() -> None:
     # a member whose run found 10% of its 40,000 calls in the call cache: 4,000 of the 40,000 summed
     resumed = with_members(_per_thousand(20.0, 0), members, {**costs, "ccp": {**costs["ccp"], "cached_percent": 10.0}})
     assert resumed is not None and resumed["members"]["cached_percent"] == pytest.approx(10.0)
-    assert cost_text(resumed).endswith("9,320.0 s, 40,000 calls (10% of the calls from the call cache)")
+    assert cost_text(resumed).endswith(f"9,320.0 s, 40,000 calls (10% {CACHED})")
     with pytest.raises(ConfigError, match=r"ensemble\.members"):
         member_methods(ensemble, {"ensemble": {}}, "results/x/benchmark_ensemble.json")

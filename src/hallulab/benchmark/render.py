@@ -28,14 +28,15 @@ LEGEND = (
 )
 
 COST_LEGEND = (
-    "Seconds: the stage seconds of the method's own stages in the cell's run (their logs); calls: the "
+    "Seconds: the stage seconds of the method's own stages in the cell's run (their logs), plus, for "
+    "calls the call cache served, the model seconds they took when an earlier run computed them (each "
+    "request's recorded seconds in proportion to its cached calls); calls: the "
     "model calls those stages made (LLM, NLI and BERTScore requests, cached or not), each per 1,000 "
     "labelled units. The responses and samples every method of a data set reads are drawn once, by "
     "`generate`: its cost is the last row, per 1,000 records, from the cell whose run computed most "
     "of its calls, with the share the call cache served. *partial*: an own stage did not run in "
     "the cell's run (DVC found its outputs current), so its cost is not counted; where an earlier run "
-    "had computed some of a cell's calls, the cell says what share the call cache served, whose seconds "
-    "are not in the figure either. A combining method "
+    "had computed some of a cell's calls, the cell says what share the call cache served. A combining method "
     "(the ensemble) runs its members: its cell adds their cells' costs (each per 1,000 of its own "
     "units), *partial* where a member's cell is partial or not run yet. Each cell's cost file names the machine."
 )
@@ -101,10 +102,10 @@ def metric_table(rows: Sequence[TableRow], datasets: Sequence[str], table: Mappi
 
 
 def cost_text(cost: Mapping[str, Any] | None) -> str:
-    """A cell's cost per 1,000 units: stage seconds and model calls, ``partial`` where some
-    stage it needs did not run in its own run (its cost was paid earlier and is not counted),
-    and the share of its calls the call cache served where there is one (their seconds are
-    not in the figure either)."""
+    """A cell's cost per 1,000 units: seconds (its stages', and its cached calls' at their
+    recorded seconds) and model calls, ``partial`` where some stage it needs did not run in its
+    own run (its cost was paid earlier and is not counted), and the share of its calls the call
+    cache served where there is one."""
     if cost is None:
         return "–"
     text = _seconds_and_calls(cost) + _notes(cost)
@@ -114,27 +115,33 @@ def cost_text(cost: Mapping[str, Any] | None) -> str:
     return f"{text}; with its members' cells {_seconds_and_calls(members)}{_notes(members)}"
 
 
+def cost_notes(complete: bool, cached_percent: float) -> list[str]:
+    """What to know of a cost figure, worded alike wherever one is shown (the table, its shared
+    ``generate`` row, ``hallulab plan``): ``partial`` for a cell whose run skipped a stage it
+    needs (its cost was paid by an earlier run and is not in the figure), and the share of its
+    calls the call cache served, which the figure counts at the seconds they took when computed."""
+    notes = [] if complete else ["partial"]
+    if cached_percent > 0:
+        notes.append(f"{cached_percent:g}% of the calls from the call cache, at their recorded seconds")
+    return notes
+
+
 def _notes(cost: Mapping[str, Any]) -> str:
-    """`` (partial; 2.8% of the calls from the call cache)``, or the part that applies, or nothing."""
-    notes = [] if cost["complete"] else ["partial"]
-    cached = cost.get("cached_percent") or 0.0
-    if cached > 0:
-        notes.append(f"{cached:g}% of the calls from the call cache")
+    """`` (partial; 2.8% of the calls from the call cache, at their recorded seconds)``, the part
+    that applies, or nothing."""
+    notes = cost_notes(bool(cost["complete"]), cost.get("cached_percent") or 0.0)
     return f" ({'; '.join(notes)})" if notes else ""
 
 
 def _seconds_and_calls(cost: Mapping[str, Any]) -> str:
-    return f"{cost['stage_seconds']:,.1f} s, {cost['model_calls']:,.0f} calls"
+    return f"{cost['seconds']:,.1f} s, {cost['model_calls']:,.0f} calls"
 
 
 def shared_generation_text(found: Mapping[str, Any] | None) -> str:
-    """The shared ``generate`` cost, saying what share of its calls the call cache served (their
-    seconds are not in the figure)."""
+    """The shared ``generate`` cost, saying what share of its calls the call cache served."""
     if found is None:
         return "–"
-    text = _seconds_and_calls(found)
-    cached = found.get("cached_percent") or 0.0
-    return text if cached == 0 else text + f" ({cached:g}% of them from the call cache)"
+    return _seconds_and_calls(found) + _notes({"complete": True, **found})
 
 
 def cost_table(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> str:

@@ -4,8 +4,9 @@ units (``results/benchmark.json``, written from each cell's own run), read back 
 ``hallulab plan`` counts the calls it can count before a run (generation, SelfCheck-NLI's pairs,
 SelfCheck-Prompt's verdicts); the chained methods' calls depend on earlier replies. For each
 method with a committed cell on the planned data set, the plan also shows that cell's recorded
-stage seconds and model calls per 1,000 units, and the stage time scaled to the planned
-responses: per-1,000-unit seconds x (the cell's units per record) x responses / 1,000 (for a
+seconds (its stages', with the calls its call cache served at their recorded model seconds) and
+model calls per 1,000 units, and those seconds scaled to the planned responses:
+per-1,000-unit seconds x (the cell's units per record) x responses / 1,000 (for a
 combining method, the ensemble, with its members' cells, which running it runs). The
 scaling carries the cell's own machine and models (the table names them), not the plan's rates.
 """
@@ -15,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from hallulab.benchmark.render import cost_notes
 
 
 @dataclass(frozen=True)
@@ -27,14 +30,15 @@ class TableCost:
     records: int
     units: int
     complete: bool  #: every stage the cell needs ran in its own run (else a lower bound)
-    #: the share of its calls the call cache served in its run (their seconds are not in the
-    #: figure: above 0, a lower bound too)
+    #: the share of its calls the call cache served in its run (the figure counts them at the
+    #: model seconds recorded when they were computed)
     cached_percent: float
-    stage_seconds_per_1000_units: float
+    #: the cell's stage seconds plus its cached calls' recorded seconds, per 1,000 units
+    seconds_per_1000_units: float
     model_calls_per_1000_units: float
     #: request label ("NLI pairs", "proxy LLM (smollm2)", ...) -> calls per 1,000 units
     requests: dict[str, float]
-    #: the stage seconds scaled to the planned responses
+    #: the seconds scaled to the planned responses
     seconds: float
 
 
@@ -52,7 +56,7 @@ def cell_costs(table: Mapping[str, Any], dataset: str, responses: int, methods: 
             continue
         units_per_record = row["units"] / row["records"]
         spent = cost.get("members") or cost  # a combining method runs its members' cells too
-        per_thousand = float(spent["stage_seconds"])
+        per_thousand = float(spent["seconds"])
         found[method] = TableCost(
             method=method,
             cell=f"{cell} with its members' cells" if "members" in cost else cell,
@@ -61,7 +65,7 @@ def cell_costs(table: Mapping[str, Any], dataset: str, responses: int, methods: 
             units=int(row["units"]),
             complete=bool(spent["complete"]),
             cached_percent=float(spent.get("cached_percent") or 0.0),
-            stage_seconds_per_1000_units=per_thousand,
+            seconds_per_1000_units=per_thousand,
             model_calls_per_1000_units=float(spent["model_calls"]),
             requests={label: float(r["calls"]) for label, r in spent.get("requests", {}).items()},
             seconds=round(per_thousand * units_per_record * responses / 1000.0, 1),
@@ -78,18 +82,17 @@ def cost_lines(costs: Sequence[TableCost], dataset: str) -> list[str]:
         "Recorded in the detector table (results/benchmark.json), each cell's own run on the machine "
         f"and with the models its cost file names (results/benchmark/{dataset}/<method>.cost.json):",
         "",
-        "| method | cell | level | stage seconds / 1,000 units | model calls / 1,000 units "
-        "| hours for these responses |",
+        "| method | cell | level | seconds / 1,000 units | model calls / 1,000 units | hours for these responses |",
         "|---|---|---|---|---|---|",
     ]
     for c in costs:
-        notes = ([] if c.complete else ["partial"]) + (
-            [f"{c.cached_percent:g}% of its calls cached"] if c.cached_percent > 0 else []
-        )
-        partial = f" ({'; '.join(notes)}: a lower bound)" if notes else ""
+        notes = cost_notes(c.complete, c.cached_percent)
+        if not c.complete:
+            notes[0] = "partial: a lower bound"
+        partial = f" ({'; '.join(notes)})" if notes else ""
         calls = ", ".join(f"{label} {value:,.0f}" for label, value in c.requests.items()) or "none"
         lines.append(
-            f"| {c.method} | {c.cell} | {c.level} | {c.stage_seconds_per_1000_units:,.1f}{partial} | {calls} | "
+            f"| {c.method} | {c.cell} | {c.level} | {c.seconds_per_1000_units:,.1f}{partial} | {calls} | "
             f"{c.seconds / 3600:.2f} |"
         )
     return lines

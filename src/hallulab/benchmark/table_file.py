@@ -130,10 +130,11 @@ def column_entries(units: Mapping[str, CellUnits], baselines: Sequence[str], cfg
 
 
 def per_thousand_units(cost: CellCost | None, units: int) -> dict[str, Any] | None:
-    """A cell's cost (:mod:`hallulab.benchmark.cost`) per 1,000 of its labelled units: stage
-    seconds, model calls and model seconds (per request label too), whether every stage it
-    needs ran in the cell's own run, and ``cached_percent``: the share of its own stages' calls
-    the call cache served (computed by an earlier run: their seconds are not in the figure)."""
+    """A cell's cost (:mod:`hallulab.benchmark.cost`) per 1,000 of its labelled units (the
+    figures of :func:`_scaled`; per request label too), whether every stage it needs ran in the
+    cell's own run, and ``cached_percent``: the share of its own stages' calls the call cache
+    served (computed by an earlier run, so not in the run's stage seconds; ``seconds`` adds
+    them back at their recorded model seconds)."""
     if cost is None or units == 0:
         return None
     scale = 1000.0 / units
@@ -175,7 +176,7 @@ def with_members(
     missing = [method for method in members if method not in method_costs]
     total = {
         name: round(float(own[name]) + sum(float(cost[name]) for cost in found), 2)
-        for name in ("stage_seconds", "model_calls", "model_seconds")
+        for name in ("seconds", "stage_seconds", "cached_seconds", "model_calls", "model_seconds")
     }
     requests: dict[str, dict[str, float]] = {}
     for cost in (own, *found):
@@ -198,9 +199,19 @@ def with_members(
 
 
 def _scaled(stage_seconds: float, requests: Mapping[str, RequestCost], scale: float) -> dict[str, float]:
-    """Stage seconds, model calls and model seconds, each times ``scale`` (per 1,000 units or records)."""
+    """A cost's figures, each times ``scale`` (per 1,000 units or records).
+
+    ``stage_seconds``: what the run's stages took. ``cached_seconds``: what the calls the call
+    cache served took when an earlier run computed them, each request's recorded model seconds
+    in proportion to its calls served from the cache, c_cached / c x s_model (exact when a
+    request is all served or all computed). ``seconds``: their sum, the cost of the same work
+    with an empty call cache, which the table shows. ``model_calls``, ``model_seconds``: every
+    call, at its recorded seconds."""
+    cached = sum(r.model_seconds * (r.calls - r.computed) / r.calls for r in requests.values() if r.calls)
     return {
+        "seconds": round(scale * (stage_seconds + cached), 2),
         "stage_seconds": round(scale * stage_seconds, 2),
+        "cached_seconds": round(scale * cached, 2),
         "model_calls": round(scale * sum(r.calls for r in requests.values()), 1),
         "model_seconds": round(scale * sum(r.model_seconds for r in requests.values()), 2),
     }
@@ -211,7 +222,7 @@ def shared_generation(costs: Mapping[str, CellCost], entries: Mapping[str, Entry
     cell of the data set reads), from the cell whose run computed the most of its model calls:
     a later run that found them in the call cache took seconds, not what drawing them costs.
     Ties go to the first such cell in table order. ``cached_percent``: the share of that run's
-    calls read from the call cache, whose seconds the figure leaves out."""
+    calls read from the call cache (``seconds`` counts them at their recorded model seconds)."""
     chosen: tuple[str, StageCost, int] | None = None
     for key, cost in costs.items():
         stage = cost.stages.get(SHARED_STAGE)
