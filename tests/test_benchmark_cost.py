@@ -9,9 +9,16 @@ from pathlib import Path
 import pytest
 
 from hallulab.benchmark.cost import CellCost, StageCost, cell_cost, read_cell_cost, write_cell_cost
-from hallulab.benchmark.render import cost_text, shared_generation_text
+from hallulab.benchmark.render import cost_text, shared_generation_text, whole_table_text
 from hallulab.benchmark.statistics import CellStatistics
-from hallulab.benchmark.table_file import Entry, member_methods, per_thousand_units, shared_generation, with_members
+from hallulab.benchmark.table_file import (
+    Entry,
+    member_methods,
+    per_thousand_units,
+    shared_generation,
+    whole_table,
+    with_members,
+)
 from hallulab.core.call_cache import RequestCost
 from hallulab.core.config import ConfigError
 from hallulab.pipeline import registry
@@ -70,6 +77,63 @@ def test_a_cell_whose_stages_all_ran_is_complete(tmp_path: Path) -> None:
     # generate's samples are drawn for every method of the data set: not the length baseline's cost
     assert cost.complete is True and cost.requests == {} and cost.stage_seconds == 1.0
     assert cost.stages["generate"].seconds == 100.0
+
+
+def test_an_ensembles_cost_leaves_out_its_members_copy_step(tmp_path: Path) -> None:
+    # the members step copies the member cells' scores and writes no run log: it is not a stage
+    # the ensemble's cell could have skipped
+    _log(tmp_path, "aggregate_ensemble", STARTED + 1, 1.5, {})
+    cost = cell_cost("ensemble", "nq_open", STARTED, 3.0, tmp_path)
+    assert "members_ensemble" not in cost.stages and cost.complete is True and cost.stage_seconds == 1.5
+    listed = {**cost.to_dict()["stages"], "members_ensemble": {"ran": False}}  # as an older file lists it
+    assert CellCost.from_dict({**cost.to_dict(), "stages": listed}).complete is True
+    assert (
+        CellCost.from_dict({**cost.to_dict(), "stages": {**listed, "aggregate_ensemble": {"ran": False}}}).complete
+        is False
+    )
+
+
+def _cell(wall: float, stages: dict[str, StageCost]) -> CellCost:
+    return CellCost({"cpus": 2}, wall, stages)
+
+
+def test_the_whole_table_sums_each_cell_once_and_names_the_stages_no_cell_ran() -> None:
+    llm = {"generator LLM (smollm2)": RequestCost(40, 10, 8.0)}  # 30 cached calls: 6.0 recorded s
+    cells = {
+        "nq_open": [
+            _cell(
+                20.0,
+                {
+                    "generate": StageCost(True, 5.0),
+                    "extract_sentences": StageCost(True, 2.0),
+                    "score_ccp": StageCost(True, 10.0, llm),
+                },
+            ),
+            _cell(4.0, {"extract_sentences": StageCost(False), "aggregate_length": StageCost(True, 1.0)}),
+        ],
+        "hotpotqa": [_cell(7.0, {"extract_atomic_facts": StageCost(False), "score_hallucheck": StageCost(True, 3.0)})],
+    }
+    drawn = StageCost(True, 10.0, {"generator LLM (smollm2)": RequestCost(105, 21, 300.0)})  # 84 cached: 240 s
+    total = whole_table(cells, [drawn])
+    assert total["stage_seconds"] == pytest.approx(16.0) and total["cached_seconds"] == pytest.approx(6.0)
+    assert total["generate_seconds"] == pytest.approx(250.0) and total["seconds"] == pytest.approx(272.0)
+    assert total["wall_seconds"] == pytest.approx(31.0) and total["cells"] == 3 and total["cpus"] == [2]
+    # nq_open's second cell skipped the sentences the first one's run made; nobody ran hotpotqa's facts
+    assert total["partial"] == 2 and total["uncounted"] == ["hotpotqa/extract_atomic_facts"]
+    text = whole_table_text(total)
+    assert (
+        text.startswith("**The whole table**: its 3 filled cells")
+        and "come to 0.1 h with an empty call cache on 2" in text
+    )
+    assert "2 of them skipped a stage another cell's run had made" in text
+    assert text.endswith(
+        "A lower bound: no cell's run made `hotpotqa/extract_atomic_facts` (an earlier run outside the table did)."
+    )
+    complete = whole_table({"nq_open": cells["nq_open"][:1]}, [])
+    assert (
+        complete["partial"] == 0 and "lower bound" not in whole_table_text(complete) and complete["seconds"] == 18.0
+    )  # generate is not a cell's own
+    assert whole_table_text(None) == "" and whole_table_text(whole_table({}, [])) == ""
 
 
 def _generated(seconds: float, computed: int) -> CellCost:

@@ -218,6 +218,33 @@ def _screenshot(browser: Any, folder: Path, name: str) -> None:
         browser.save_screenshot(str(target / name))
 
 
+@pytest.mark.browser
+def test_the_detector_table_page_draws_and_sorts_in_chromium(browser: Any, tmp_path: Path) -> None:
+    """reports/benchmark/index.html on the committed table file: a row per cell of the chosen
+    column and level, sorted by ROC-AUC and re-sorted by a click, and the whole table's cost."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from hallulab.core.io import read_json
+    from hallulab.report.benchmark_view import write_benchmark_view
+
+    (tmp_path / "results").mkdir()
+    shutil.copy("results/benchmark.json", tmp_path / "results" / "benchmark.json")
+    browser.get(write_benchmark_view(tmp_path).as_uri())
+    assert not [entry for entry in browser.get_log("browser") if entry.get("level") == "SEVERE"]
+    Select(browser.find_element(By.ID, "dataset")).select_by_value("nq_open")
+    column = read_json(Path("results/benchmark.json"))["columns"]["nq_open"]["rows"]
+    rows = browser.find_elements(By.CSS_SELECTOR, "#benchmark-table tr")[1:]
+    assert len(rows) == len(column)  # nq_open labels one level, the response
+    roc = [float(row.find_elements(By.TAG_NAME, "td")[1].text.split(" ")[0]) for row in rows]
+    assert roc == sorted(roc, reverse=True)  # ROC-AUC, best first
+    browser.find_element(By.XPATH, '//th[text()="ROC-AUC"]').click()  # the same column again: worst first
+    rows = browser.find_elements(By.CSS_SELECTOR, "#benchmark-table tr")[1:]
+    assert [float(row.find_elements(By.TAG_NAME, "td")[1].text.split(" ")[0]) for row in rows] == sorted(roc)
+    assert browser.find_element(By.ID, "whole-table").text.startswith("The whole table: its ")
+    _screenshot(browser, tmp_path, "benchmark-nq_open.png")
+
+
 @pytest.mark.slow
 @pytest.mark.browser
 def test_make_run_names_the_report_page_and_the_page_works_in_chromium(
@@ -398,6 +425,9 @@ def test_the_detector_table_page_holds_every_cell_of_the_table_file(tmp_path: Pa
         assert row["baseline"] == (row["method"] == "length")
         assert row["cost"] == source.get("cost")
     assert {r["title"] for r in payload["rows"] if r["method"] == "length"} == {"Unit length"}
+    # what the whole table costs, the docs' sentence as plain text
+    assert payload["total"].startswith(f"The whole table: its {table['total']['cells']} filled cells")
+    assert "**" not in payload["total"] and "`" not in payload["total"]
     (tmp_path / "results").mkdir()
     shutil.copy("results/benchmark.json", tmp_path / "results" / "benchmark.json")
     page = write_benchmark_view(tmp_path).read_text(encoding="utf-8")
@@ -406,4 +436,5 @@ def test_the_detector_table_page_holds_every_cell_of_the_table_file(tmp_path: Pa
     embedded = json.loads(data.group(1))["rows"]
     untitled = [{k: v for k, v in row.items() if k != "title"} for row in payload["rows"]]
     assert [{k: v for k, v in row.items() if k != "title"} for row in embedded] == json.loads(json.dumps(untitled))
+    assert json.loads(data.group(1))["total"] == payload["total"] and 'id="whole-table"' in page
     assert not re.search(r"<script[^>]+src=", page) and "__STYLE__" not in page

@@ -9,7 +9,8 @@ was computed. After a cell's run the runner keeps, beside its units
 
 * the machine (its CPU count and features) and the wall seconds of the whole cell run;
 * for each stage the method's scores need (:meth:`hallulab.pipeline.graph.PipelineGraph.steps_for`:
-  generate, the artifacts it reads, its score and aggregate steps), what that stage's log says
+  generate, the artifacts it reads, its score and aggregate steps; a combining method's members
+  step, a copy of its members' scores that writes no log, aside), what that stage's log says
   if the stage ran in this cell's run, else that it did not run here (DVC found its outputs
   current, or restored them from its run-cache: their cost was paid by an earlier run and is
   not counted);
@@ -40,6 +41,14 @@ from hallulab.tooling.bench_record import machine
 
 #: the stage a data set's cells share: it draws the responses and samples every method reads
 SHARED_STAGE = "generate"
+
+
+def _counted(stage: str) -> bool:
+    """Whether a cell's cost lists this stage: not a combining method's members step, which
+    copies its members' unit scores (their cost is in the members' own cells) and writes no run
+    log, so it would always read as not run. Cost files that list one are read without it."""
+    node = pipeline_graph().nodes.get(stage)
+    return node is None or node.kind != "members"
 
 
 def _requests(raw: Mapping[str, Mapping[str, Any]]) -> dict[str, RequestCost]:
@@ -121,7 +130,7 @@ class CellCost:
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> CellCost:
-        stages = {name: StageCost.from_dict(stage) for name, stage in raw["stages"].items()}
+        stages = {name: StageCost.from_dict(stage) for name, stage in raw["stages"].items() if _counted(name)}
         return cls(dict(raw["machine"]), float(raw["wall_seconds"]), stages)
 
 
@@ -129,6 +138,8 @@ def cell_cost(method: str, dataset: str, started: float, wall_seconds: float, ro
     """The cost record of a cell whose run started at ``started`` (epoch seconds) in ``root``."""
     stages: dict[str, StageCost] = {}
     for node in pipeline_graph().steps_for(method):
+        if not _counted(node.stage):
+            continue
         path = root / paths.run_log(node.stage, dataset)
         log = read_json(path) if path.is_file() else None
         ran = log is not None and float(log.get("finished", 0.0)) >= started

@@ -137,6 +137,33 @@ def _seconds_and_calls(cost: Mapping[str, Any]) -> str:
     return f"{cost['seconds']:,.1f} s, {cost['model_calls']:,.0f} calls"
 
 
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:,.1f} h"
+
+
+def whole_table_text(total: Mapping[str, Any] | None) -> str:
+    """The table file's ``total`` (:func:`hallulab.benchmark.table_file.whole_table`) as one
+    paragraph: what the filled cells cost with an empty call cache, in hours, its parts, and what
+    their runs took as they were made; a lower bound where a cell is partial."""
+    if not total or not total["cells"]:
+        return ""
+    cpus = " or ".join(str(count) for count in total["cpus"]) or "?"
+    partial = ""
+    if total["partial"]:
+        partial = f"; {total['partial']} of them skipped a stage another cell's run had made, counted there"
+    if total["uncounted"]:
+        stages = ", ".join(f"`{name}`" for name in total["uncounted"])
+        partial += f". A lower bound: no cell's run made {stages} (an earlier run outside the table did)"
+    return (
+        f"**The whole table**: its {total['cells']} filled cells (a method on a data set, however many"
+        f" variants it shows) come to {_hours(total['seconds'])} with an empty call cache on"
+        f" {cpus} CPUs: {_hours(total['stage_seconds'])} of the cells' own stages,"
+        f" {_hours(total['cached_seconds'])} of calls the call cache served, at their recorded seconds,"
+        f" and {_hours(total['generate_seconds'])} drawing each data set's responses and samples"
+        f" (`generate`); their runs, as made, took {_hours(total['wall_seconds'])} of wall time{partial}."
+    )
+
+
 def shared_generation_text(found: Mapping[str, Any] | None) -> str:
     """The shared ``generate`` cost, saying what share of its calls the call cache served."""
     if found is None:
@@ -239,6 +266,9 @@ def render(
         text += (
             "\n**Cost** per 1,000 labelled units\n\n" + cost_table(rows, datasets, table) + "\n" + COST_LEGEND + "\n"
         )
+        whole = whole_table_text(table.get("total"))
+        if whole:
+            text += "\n" + whole + "\n"
     return text
 
 

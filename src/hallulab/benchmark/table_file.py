@@ -10,7 +10,8 @@ compared: for each metric the row of the highest value is the column's best, and
 row gets its paired difference against it (``vs_best``) and against the trivial baseline's row
 (``vs_baseline``: the method whose spec says ``trivial_baseline``, unit length), each with its
 verdict: ``better``, ``worse`` or ``tied`` (the interval holds 0). The random scorer's expected
-values are there too: ROC-AUC 50, PRR 0 and PR-AUC the positive rate.
+values are there too: ROC-AUC 50, PRR 0 and PR-AUC the positive rate. Beside the columns,
+``total`` says what the whole table costs (:func:`whole_table`).
 
 The file is re-derived by its command from committed files; a test recomputes it.
 """
@@ -223,6 +224,16 @@ def shared_generation(costs: Mapping[str, CellCost], entries: Mapping[str, Entry
     a later run that found them in the call cache took seconds, not what drawing them costs.
     Ties go to the first such cell in table order. ``cached_percent``: the share of that run's
     calls read from the call cache (``seconds`` counts them at their recorded model seconds)."""
+    chosen = _generating_run(costs, entries)
+    if chosen is None:
+        return None
+    key, stage, records = chosen
+    scaled = _scaled(stage.seconds, stage.requests, 1000.0 / records)
+    return {"cell": key, "records": records, **scaled, "cached_percent": _cached_percent(stage.requests)}
+
+
+def _generating_run(costs: Mapping[str, CellCost], entries: Mapping[str, Entry]) -> tuple[str, StageCost, int] | None:
+    """The cell (its row key), ``generate`` stage and records of :func:`shared_generation`."""
     chosen: tuple[str, StageCost, int] | None = None
     for key, cost in costs.items():
         stage = cost.stages.get(SHARED_STAGE)
@@ -231,11 +242,46 @@ def shared_generation(costs: Mapping[str, CellCost], entries: Mapping[str, Entry
             continue
         if chosen is None or _computed(stage) > _computed(chosen[1]):
             chosen = (key, stage, records)
-    if chosen is None:
-        return None
-    key, stage, records = chosen
-    scaled = _scaled(stage.seconds, stage.requests, 1000.0 / records)
-    return {"cell": key, "records": records, **scaled, "cached_percent": _cached_percent(stage.requests)}
+    return chosen
+
+
+def whole_table(cells: Mapping[str, Sequence[CellCost]], generations: Sequence[StageCost]) -> dict[str, Any]:
+    """What the whole table costs, summed over its cells (per data set, each method once, however
+    many variants it shows) and each data set's ``generate`` run (:func:`shared_generation`'s),
+    in seconds, not per 1,000 units:
+
+    * ``seconds``: with an empty call cache, the cells' own stages (each stage counted in the cell
+      whose run ran it: a stage a later cell found current is not counted twice) with their cached
+      calls at their recorded seconds (:func:`_scaled`), plus the ``generate`` runs likewise;
+      ``stage_seconds``, ``cached_seconds`` and ``generate_seconds`` are its parts;
+    * ``wall_seconds``: what the cells' runs took from start to end as they were made (DVC's own
+      work included, the call cache as each run found it);
+    * ``cells``; ``partial``, the cells whose run skipped an own stage; ``uncounted``, those
+      stages (``<data set>/<stage>``) that no cell of the data set ran (an earlier run outside the
+      table made them), so that ``seconds`` is a lower bound; ``cpus``, the CPU counts of the
+      machines that ran the cells."""
+    every = [cell for found in cells.values() for cell in found]
+    own = [_scaled(cell.stage_seconds, cell.requests, 1.0) for cell in every]
+    generated = [_scaled(stage.seconds, stage.requests, 1.0) for stage in generations]
+    stage_seconds = sum(found["stage_seconds"] for found in own)
+    cached_seconds = sum(found["cached_seconds"] for found in own)
+    generate_seconds = sum(found["seconds"] for found in generated)
+    uncounted = []
+    for dataset, found in cells.items():
+        ran = {name for cell in found for name, stage in cell.own().items() if stage.ran}
+        skipped = {name for cell in found for name, stage in cell.own().items() if not stage.ran}
+        uncounted += [f"{dataset}/{name}" for name in sorted(skipped - ran)]
+    return {
+        "cells": len(every),
+        "partial": sum(not cell.complete for cell in every),
+        "uncounted": uncounted,
+        "seconds": round(stage_seconds + cached_seconds + generate_seconds, 1),
+        "stage_seconds": round(stage_seconds, 1),
+        "cached_seconds": round(cached_seconds, 1),
+        "generate_seconds": round(generate_seconds, 1),
+        "wall_seconds": round(sum(cell.wall_seconds for cell in every), 1),
+        "cpus": sorted({int(cell.machine["cpus"]) for cell in every if "cpus" in cell.machine}),
+    }
 
 
 def _computed(stage: StageCost) -> int:
@@ -284,6 +330,8 @@ def build(
     """The table file's content from the rows' units files under ``root``."""
     baselines = [row_key(row) for row in rows if methods[row.method].trivial_baseline]
     columns: dict[str, Any] = {}
+    cells: dict[str, dict[Path, CellCost]] = {}
+    generations: list[StageCost] = []
     for index, dataset in enumerate(datasets):
         units: dict[str, CellUnits] = {}
         costs: dict[str, CellCost] = {}
@@ -300,8 +348,14 @@ def build(
             if row.variant in found:
                 units[row_key(row)] = found[row.variant]
                 if cell.cost_file is not None and (root / cell.cost_file).is_file():
-                    costs[row_key(row)] = read_cell_cost(root / cell.cost_file)
+                    in_column = cells.setdefault(dataset, {})
+                    if cell.cost_file not in in_column:
+                        in_column[cell.cost_file] = read_cell_cost(root / cell.cost_file)
+                    costs[row_key(row)] = in_column[cell.cost_file]
         column = column_entries(units, baselines, cfg)
+        generating = _generating_run(costs, column.entries)
+        if generating is not None:
+            generations.append(generating[1])
         row_costs = {
             key: per_thousand_units(costs.get(key), entry.statistics.units) for key, entry in column.entries.items()
         }
@@ -323,6 +377,7 @@ def build(
             "resampled": "records",
         },
         "columns": columns,
+        "total": whole_table({dataset: list(found.values()) for dataset, found in cells.items()}, generations),
     }
 
 

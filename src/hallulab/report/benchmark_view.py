@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hallulab.benchmark.render import whole_table_text
 from hallulab.core.io import atomic_open, read_json
 from hallulab.report.page import fill_template
 
@@ -51,10 +52,14 @@ def benchmark_rows(table: Mapping[str, Any], titles: Mapping[str, str]) -> list[
 
 
 def benchmark_payload(table: Mapping[str, Any], titles: Mapping[str, str]) -> dict[str, Any]:
-    """The page's data: the rows and each column's random scorer per level."""
+    """The page's data: the rows, each column's random scorer per level, and what the whole
+    table costs (the docs' sentence, :func:`~hallulab.benchmark.render.whole_table_text`, as
+    plain text: the page sets it as text, not Markdown)."""
+    whole = whole_table_text(table.get("total"))
     return {
         "rows": benchmark_rows(table, titles),
         "random": {dataset: column.get("random", {}) for dataset, column in table.get("columns", {}).items()},
+        "total": whole.replace("**", "").replace("`", ""),
     }
 
 
