@@ -144,23 +144,23 @@ def _hours(seconds: float) -> str:
 def whole_table_text(total: Mapping[str, Any] | None) -> str:
     """The table file's ``total`` (:func:`hallulab.benchmark.table_file.whole_table`) as one
     paragraph: what the filled cells cost with an empty call cache, in hours, its parts, and what
-    their runs took as they were made; a lower bound where a cell is partial."""
+    their runs took as they were made; a lower bound where a stage no cell's run made is named."""
     if not total or not total["cells"]:
         return ""
     cpus = " or ".join(str(count) for count in total["cpus"]) or "?"
-    partial = ""
+    notes = ""
     if total["partial"]:
-        partial = f"; {total['partial']} of them skipped a stage another cell's run had made, counted there"
+        notes = f"; {total['partial']} of them skipped a stage another cell's run had made, counted there"
     if total["uncounted"]:
         stages = ", ".join(f"`{name}`" for name in total["uncounted"])
-        partial += f". A lower bound: no cell's run made {stages} (an earlier run outside the table did)"
+        notes += f". A lower bound: no cell's run made {stages} (an earlier run outside the table did)"
     return (
         f"**The whole table**: its {total['cells']} filled cells (a method on a data set, however many"
         f" variants it shows) come to {_hours(total['seconds'])} with an empty call cache on"
         f" {cpus} CPUs: {_hours(total['stage_seconds'])} of the cells' own stages,"
         f" {_hours(total['cached_seconds'])} of calls the call cache served, at their recorded seconds,"
         f" and {_hours(total['generate_seconds'])} drawing each data set's responses and samples"
-        f" (`generate`); their runs, as made, took {_hours(total['wall_seconds'])} of wall time{partial}."
+        f" (`generate`); their runs, as made, took {_hours(total['wall_seconds'])} of wall time{notes}."
     )
 
 

@@ -224,7 +224,11 @@ def shared_generation(costs: Mapping[str, CellCost], entries: Mapping[str, Entry
     a later run that found them in the call cache took seconds, not what drawing them costs.
     Ties go to the first such cell in table order. ``cached_percent``: the share of that run's
     calls read from the call cache (``seconds`` counts them at their recorded model seconds)."""
-    chosen = _generating_run(costs, entries)
+    return _generation_row(_generating_run(costs, entries))
+
+
+def _generation_row(chosen: tuple[str, StageCost, int] | None) -> dict[str, Any] | None:
+    """:func:`shared_generation`'s figures of the run :func:`_generating_run` chose."""
     if chosen is None:
         return None
     key, stage, records = chosen
@@ -268,8 +272,11 @@ def whole_table(cells: Mapping[str, Sequence[CellCost]], generations: Sequence[S
     generate_seconds = sum(found["seconds"] for found in generated)
     uncounted = []
     for dataset, found in cells.items():
-        ran = {name for cell in found for name, stage in cell.own().items() if stage.ran}
-        skipped = {name for cell in found for name, stage in cell.own().items() if not stage.ran}
+        ran: set[str] = set()
+        skipped: set[str] = set()
+        for cell in found:
+            for name, stage in cell.own().items():
+                (ran if stage.ran else skipped).add(name)
         uncounted += [f"{dataset}/{name}" for name in sorted(skipped - ran)]
     return {
         "cells": len(every),
@@ -364,7 +371,7 @@ def build(
             "best": column.best,
             "baseline": column.baseline,
             "random": {level: random_scorer(column.entries.values(), level) for level in column.best},
-            "generate": shared_generation(costs, column.entries),
+            "generate": _generation_row(generating),
             "rows": {key: {**entry.to_dict(), "cost": row_costs[key]} for key, entry in column.entries.items()},
         }
     return {
