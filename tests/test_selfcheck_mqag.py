@@ -71,3 +71,44 @@ def test_parsers() -> None:
     assert distribution is not None and distribution.argmax() == 1 and distribution[2] == 0.0
     assert distribution.sum() == pytest.approx(1.0)
     assert first_token_distribution([TokenStats("Hi", -0.1, top=(("Hi", -0.1),))], ("yes", "no")) is None
+
+
+@pytest.mark.model
+def test_a_resumed_run_counts_every_llm_call_of_the_substitute_once(tmp_path) -> None:
+    """The substitute's A and U prompts are LLM calls the call cache keeps and counts: a second
+    run served from the cache still counts each of them (at its recorded seconds), so a resumed
+    benchmark cell's cost is its whole cost; no second cache over A and U hides them."""
+    from hallulab.core.call_cache import CallCache
+    from hallulab.core.config import compose
+    from hallulab.data.schema import Passage
+    from hallulab.llm import build_llm
+    from hallulab.llm.cached import CachedLLM
+    from hallulab.llm.prompts import load_prompt
+    from hallulab.methods.selfcheck_mqag.questions import build_questions
+    from hallulab.methods.selfcheck_mqag.roles import ROLE_PROMPTS, LLMRoles
+
+    backend = build_llm({**compose()["llm_catalogue"]["smollm2"], "num_threads": 1})
+    prompts = {role: load_prompt(f"mqag_{role}") for role in ROLE_PROMPTS}
+    sentence = "Marie Curie was born in Warsaw in 1867."
+    passage = Passage(
+        id="curie",
+        response=sentence,
+        sentences=(sentence,),
+        samples=("Marie Curie was born in Paris.", "Curie was born in Warsaw, Poland."),
+    )
+    label = "qa LLM (smollm2)"
+
+    def run() -> tuple[int, dict[str, float | int]]:
+        with CallCache(tmp_path / "calls.sqlite") as cache:
+            roles = LLMRoles(CachedLLM(backend, cache, progress=label), prompts)
+            stored = build_questions([passage], roles, num_questions=3, seed=0, cache=cache)
+            return int(stored.diagnostics["questions_valid"]), cache.stats.requests[label].as_dict()
+
+    valid, first = run()
+    assert valid >= 1  # the seeded questions parse, so A and U were asked
+    asked = 3 + valid + 2 * valid * (1 + len(passage.samples))  # G1, G2, then A and U on R and each sample
+    assert first["calls"] == first["computed"] == asked
+    again_valid, second = run()
+    assert again_valid == valid
+    assert second["calls"] == asked and second["computed"] == 0
+    assert second["model_seconds"] == pytest.approx(first["model_seconds"], rel=1e-6)

@@ -30,6 +30,11 @@ class RoleCounts:
 
 class MQAGRoles(Protocol):
     counts: RoleCounts
+    #: the label under which the A and U calls are cached and counted as a model request
+    #: (:meth:`hallulab.core.call_cache.CallCache.map`'s ``progress``), or None when every call
+    #: the roles make already goes through the call cache and is counted there (the LLM
+    #: substitute: each prompt is an LLM call of its ``qa`` role)
+    answer_call_label: str | None
 
     @property
     def identity(self) -> dict[str, Any]: ...

@@ -30,8 +30,10 @@ def build_questions(
     cache: CallCache | None = None,
 ) -> StoredMQAG:
     """G1/G2 for every sentence (``num_questions`` each), then A and U for every valid
-    question against R and every stored sample, each role in one batched request; A and U
-    results go through the call cache keyed on the roles' identity."""
+    question against R and every stored sample, each role in one batched request. Roles whose
+    calls the call cache does not already see (``answer_call_label``: the hub's models) have their
+    A and U results cached here, keyed on the roles' identity and counted under that label; the
+    LLM substitute's calls are cached and counted by its LLM, once."""
     slots: list[tuple[str, int]] = []
     sentences: list[str] = []
     contexts: list[str] = []
@@ -88,7 +90,8 @@ def _cached_role(
     def run(batch: list[tuple[GeneratedQuestion, str]]) -> list[Any]:
         return compute([q for q, _ in batch], [c for _, c in batch]).tolist()
 
-    if cache is None:
+    label = roles.answer_call_label
+    if cache is None or label is None:
         return run(requests) if requests else []
     keys = [cache_key(kind, roles.identity, q.question, list(q.options), c) for q, c in requests]
-    return cache.map(keys, requests, run, batch_size=256)
+    return cache.map(keys, requests, run, batch_size=256, progress=f"{label}: {kind}")

@@ -96,7 +96,10 @@ ROLE_PROMPTS = ("g1", "g2", "answer", "answerability")
 
 
 class LLMRoles:
-    """All four roles as prompts to one LLM (the offline substitute)."""
+    """All four roles as prompts to one LLM (the offline substitute). Every prompt is a call of
+    the cached LLM, so the call cache keeps and counts each one: no second cache over A and U."""
+
+    answer_call_label: str | None = None
 
     def __init__(
         self,
@@ -188,7 +191,10 @@ class LLMRoles:
 
 
 class HubRoles:
-    """The paper's MQAG models (hub ids), through the released selfcheckgpt helpers."""
+    """The paper's MQAG models (hub ids), through the released selfcheckgpt helpers. Their A
+    and U calls are cached and counted under ``answer_call_label``."""
+
+    answer_call_label: str | None = "MQAG Longformer (hub)"
 
     def __init__(self, g1: str, g2: str, answering: str, answerability: str, device: str = "cpu") -> None:
         self.names = {"g1": g1, "g2": g2, "answering": answering, "answerability": answerability}
