@@ -4,6 +4,7 @@ in the cell's own run; a stage whose outputs DVC found current is named and not 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -202,3 +203,21 @@ def test_a_combining_cell_adds_its_members_cells_to_its_own_cost() -> None:
     assert cost_text(resumed).endswith(f"9,320.0 s, 40,000 calls (10% {CACHED})")
     with pytest.raises(ConfigError, match=r"ensemble\.members"):
         member_methods(ensemble, {"ensemble": {}}, "results/x/benchmark_ensemble.json")
+
+
+def test_the_changelog_states_the_whole_table_time_the_committed_table_file_holds() -> None:
+    """The one figure the changelog states (what filling the whole table takes on a 2-core CPU)
+    is the committed table file's ``total``: a table re-filled without re-stating it is seen."""
+    root = Path(__file__).resolve().parents[1]
+    total = json.loads((root / "results" / "benchmark.json").read_text(encoding="utf-8"))["total"]
+    changelog = " ".join((root / "CHANGELOG.md").read_text(encoding="utf-8").split())
+    stated = re.search(
+        r"Filling the whole table \(`make benchmark`, (\d+) cells, with the embedded models\) takes"
+        r" ([\d.,]+) h with an empty call cache on a (\d+)-core CPU(, a lower bound)?",
+        changelog,
+    )
+    assert stated, "CHANGELOG.md does not state the whole table's time"
+    assert int(stated[1]) == total["cells"]
+    assert stated[2] == f"{total['seconds'] / 3600:,.1f}"
+    assert [int(stated[3])] == total["cpus"]
+    assert bool(stated[4]) == bool(total["uncounted"])
