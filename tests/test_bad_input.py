@@ -49,6 +49,7 @@ def _one_line_error(done: subprocess.CompletedProcess[str], *fragments: str) -> 
     lines = [line for line in done.stderr.splitlines() if line.startswith("hallulab ")]
     assert len(lines) == 1, done.stderr
     assert "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[-1] == lines[0], done.stderr  # one line: no hint line after it
     for fragment in fragments:
         assert fragment in lines[0], lines[0]
     return lines[0]
@@ -396,6 +397,7 @@ def _cli_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.startswith("hallulab ")]
     assert len(lines) == 1 and ": error: " in lines[0], err
+    assert err.splitlines()[-1] == lines[0], err  # one line: no hint line after it
     return lines[0]
 
 
@@ -426,6 +428,33 @@ def test_a_fleet_beside_a_base_url_or_a_url_twice_names_the_catalogue_entry_befo
     settings = [arg for override in ["llms.generator=vllm_server", *overrides] for arg in ("-S", override)]
     absent = str(tmp_path / "absent.jsonl")
     assert fragment in _cli_error(capsys, "score", absent, "--method", "selfcheck_ngram", *settings)
+
+
+@pytest.mark.usefixtures("no_debug")
+def test_an_error_is_one_line_from_the_command_and_from_a_stage(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The whole of stderr is the error line, from ``hallulab`` and from a stage's runner: no
+    second line (``HALLULAB_DEBUG`` is documented once, in the help and the docs)."""
+    from hallulab.cli import main
+    from hallulab.core.errors import RecordError
+    from hallulab.pipeline.runner import run_stage
+
+    afile = tmp_path / "root.txt"
+    afile.write_text("not a folder")
+    capsys.readouterr()
+    assert main(["data", "list", "--root", str(afile)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("hallulab data: error: --root "), err
+
+    def fails() -> None:
+        raise RecordError("p1", "labels", "unknown label")
+
+    with pytest.raises(SystemExit) as stopped:
+        run_stage("prepare", fails)
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2
+    assert err == "hallulab prepare: error: record 'p1', field 'labels': unknown label\n", err
 
 
 @pytest.mark.usefixtures("no_debug")

@@ -503,7 +503,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("HALLULAB_DEBUG") or not actionable:
             raise
         print(f"hallulab {args.command}: error: {error}", file=sys.stderr)
-        print("(set HALLULAB_DEBUG=1 for the traceback)", file=sys.stderr)
         return 2
 
 

@@ -78,7 +78,6 @@ def run_stage(name: str, main: Callable[[], None]) -> None:
         if os.environ.get(DEBUG_ENV) or not _actionable(error):
             raise
         print(f"hallulab {name}: error: {error}", file=sys.stderr)
-        print(f"(set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
         raise SystemExit(2) from None
 
 
