@@ -12,9 +12,17 @@ and the command that restores them.
 
 A committed output is ``dvc.lock`` or a file ``dvc.lock`` lists as a stage output. JSON files
 are compared leaf by leaf, CSV files cell by cell; a change of shape (a key, row or column
-added or removed, a number that became text) is reported as such. The tolerance is the CI
-gate's (percentage points): a change within it is float-kernel noise; past it, the run
-computed something else (another code, setting or data), which the report says.
+added or removed, a number that became text) is reported as such.
+
+What the changes mean is read from ``dvc.lock``'s inputs: every stage's command and params,
+the files it depends on that no stage makes, and the fingerprints the dependency-free stages
+write (the code manifests, the data set's and the data root's files). When those are the
+commit's, the run computed the same thing from the same code, settings and data, and every
+difference (a number in its last digits, a trained model's bits and the hashes or ids taken
+from them) is this CPU rounding differently: the report says so, gives the largest change and
+whether it is within the CI gate's tolerance (percentage points), and that nothing needs
+committing. Only when an input differs (or the committed lock cannot be read, and a change is
+past the tolerance or not a number) does it say that the run computed something else.
 """
 
 from __future__ import annotations
@@ -58,6 +66,10 @@ class Drift:
 
     checked: int  #: committed outputs looked at
     changes: tuple[FileChange, ...]
+    #: whether ``dvc.lock``'s inputs were compared with the commit's (both locks readable)
+    inputs_compared: bool = False
+    #: the first of ``dvc.lock``'s inputs that differs from the commit's; None: all the same
+    changed_input: str | None = None
 
     @property
     def largest(self) -> FileChange | None:
@@ -153,6 +165,54 @@ def compare(path: str, before: str, after: str) -> FileChange:
     return FileChange(path, largest, where, was, now)
 
 
+def lock_inputs(text: str) -> dict[str, Any] | None:
+    """What a ``dvc.lock`` says its stages were computed from, by a name for people: each
+    stage's command and params, each dependency no stage of the lock makes (its hash), and the
+    outputs of the stages without dependencies (the code manifests, the data fingerprints).
+    The outputs computed from those (numbers, models, their hashes) are not inputs. None: not
+    a lock."""
+    try:
+        loaded = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    stages = loaded.get("stages") if isinstance(loaded, dict) else None
+    if not isinstance(stages, dict):
+        return None
+    made = {out["path"] for stage in stages.values() for out in stage.get("outs") or []}
+
+    def _hash(entry: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in entry.items() if key not in ("path", "size", "nfiles")}
+
+    inputs: dict[str, Any] = {}
+    for name, stage in stages.items():
+        inputs[f"{name}: command"] = stage.get("cmd")
+        inputs[f"{name}: params"] = stage.get("params")
+        deps = stage.get("deps") or []
+        for dep in deps:
+            if dep["path"] not in made:
+                inputs[f"{name}: {dep['path']}"] = _hash(dep)
+        if not deps:
+            for out in stage.get("outs") or []:
+                inputs[f"{name}: {out['path']}"] = _hash(out)
+    return inputs
+
+
+def changed_input(before: str, after: str) -> tuple[bool, str | None]:
+    """Whether two ``dvc.lock`` texts could be compared, and the first input (``lock_inputs``)
+    that differs between them, or None when the run's inputs are the commit's."""
+    old, new = lock_inputs(before), lock_inputs(after)
+    if old is None or new is None:
+        return False, None
+    for key in sorted(old.keys() | new.keys()):
+        if key not in old:
+            return True, f"{key.split(':')[0]} (a stage the commit has not run)"
+        if key not in new:
+            return True, f"{key.split(':')[0]} (a stage of the commit this run has not)"
+        if old[key] != new[key]:
+            return True, key
+    return True, None
+
+
 def drift(root: Path) -> Drift:
     """The committed outputs under ``root`` that differ from ``HEAD``, each compared."""
     outputs = committed_outputs(root)
@@ -165,7 +225,9 @@ def drift(root: Path) -> Drift:
         target = root / path
         after = target.read_text(encoding="utf-8") if target.is_file() else ""
         changes.append(compare(path, before, after))
-    return Drift(len(outputs), tuple(changes))
+    lock = root / LOCK
+    compared, differs = changed_input(_git(root, "show", f"HEAD:{LOCK}"), lock.read_text(encoding="utf-8"))
+    return Drift(len(outputs), tuple(changes), compared, differs)
 
 
 def report(found: Drift, tolerance: float = DEFAULT_TOLERANCE, width: int = 100) -> str:
@@ -182,7 +244,35 @@ def report(found: Drift, tolerance: float = DEFAULT_TOLERANCE, width: int = 100)
     lines.extend(f"{change.path}: {change.where}" for change in found.reshaped[:LISTED])
     if len(found.reshaped) > LISTED:
         lines.append(f"... and {len(found.reshaped) - LISTED} more files whose shape or text changed")
-    if found.reshaped or (largest is not None and (largest.largest or 0.0) > tolerance):
+    past = largest is not None and (largest.largest or 0.0) > tolerance
+    if found.changed_input is not None:
+        lines.append(
+            f"An input of the run differs from the commit's ({found.changed_input} in {LOCK}): the run"
+            " computed something else than the commit (code, settings or data); commit the outputs"
+            " with that change."
+        )
+    elif found.inputs_compared:
+        if largest is None:
+            measured = " No number changed."
+        elif past:
+            measured = (
+                f" The largest change of a number ({largest.largest:.6g}) is past the CI gate's tolerance"
+                f" of {tolerance}: the gate would fail on this CPU's numbers."
+            )
+        else:
+            measured = (
+                f" The largest change of a number ({largest.largest:.6g}) is within the CI gate's"
+                f" tolerance of {tolerance}."
+            )
+        lines.append(
+            f"The run's inputs in {LOCK} (code manifests, params, data fingerprints) are the commit's:"
+            " this CPU's float kernels round differently from those of the machine that committed the"
+            " outputs, so numbers move a little, and a trained model's bits and the hashes"
+            " or ids taken from them differ (docs/explanation/reproducibility.md)."
+            + measured
+            + (" Nothing needs committing." if past else " Nothing failed, and nothing needs committing.")
+        )
+    elif found.reshaped or past:
         lines.append(
             f"That is more than float rounding (the CI gate's tolerance is {tolerance}): the run computed"
             " something else than the commit (code, settings or data); commit the outputs with that change."
