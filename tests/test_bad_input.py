@@ -692,3 +692,92 @@ def test_a_terminated_fetch_removes_its_partial_download(tmp_path: Path) -> None
         server.server_close()
     assert process.returncode == 128 + signal.SIGTERM
     assert list(root.rglob("*.part")) == []
+
+
+# ---------------------------------------------------------------- hallulab nli train: refused before training
+
+
+@pytest.fixture
+def no_training(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Path]:
+    """``hallulab nli train`` with a stand-in for the training (no model is trained): a refusal
+    must come before it; a run that gets there writes a one-file model and is listed."""
+    from hallulab.nli import recipe
+
+    monkeypatch.delenv("HALLULAB_DEBUG", raising=False)
+    monkeypatch.setenv("HALLULAB_MODEL_DIR", str(tmp_path / "model-home"))
+    trained: list[Path] = []
+
+    def stand_in(composed: Any, out: Path, root: Path | None, log: Any) -> recipe.TrainedNLI:
+        out.mkdir(parents=True)
+        (out / "config.json").write_text("{}")
+        trained.append(out)
+        return recipe.TrainedNLI({"train": {"pairs": 1}, "heldout_accuracy": {}}, {})
+
+    monkeypatch.setattr(recipe, "train_recipe", stand_in)
+    return trained
+
+
+@pytest.mark.parametrize(
+    ("setting", "fragment"),
+    [
+        ("nli_train.batch_size=0", "nli_train.batch_size: must be >= 1, got 0"),
+        ("nli_train.sources.open_snli_dev=-5", "sources.open_snli_dev: expected null or a count >= 0, got -5"),
+        ("nli_train.epochs=abc", "nli_train.epochs: expected an integer, got 'abc'"),
+        ("nli_train.warmup_ratio=2", "nli_train.warmup_ratio: must be <= 1.0, got 2.0"),
+        ("nli_train.max_length=2", "nli_train.max_length: must be >= 8, got 2"),
+        ("nli_train.heldout_max_pairs=-1", "nli_train.heldout_max_pairs: must be >= 1, got -1"),
+    ],
+)
+def test_nli_train_refuses_a_bad_recipe_setting_before_training(
+    capsys: pytest.CaptureFixture[str], no_training: list[Path], tmp_path: Path, setting: str, fragment: str
+) -> None:
+    """A batch size of 0 was a ZeroDivisionError, a negative source count 'Sample larger than
+    population', both tracebacks; now one line naming the setting, before any training."""
+    line = _cli_error(capsys, "nli", "train", "-S", setting, "-o", str(tmp_path / "model"))
+    assert fragment in line
+    assert no_training == [] and not (tmp_path / "model").exists()
+
+
+def test_nli_train_never_deletes_a_folder_it_did_not_write(
+    capsys: pytest.CaptureFixture[str], no_training: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """-o a folder holding the user's file used to exit 0 after deleting the folder and the file;
+    -o under a file, -o a file and -o . were tracebacks after training. Each is now refused in one
+    line before training, and nothing is deleted; an empty folder, or one a previous run wrote
+    (its hallulab-nli-train.json lists every file in it), is replaced."""
+    from hallulab.nli.recipe import MANIFEST
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("my notes")
+    line = _cli_error(capsys, "nli", "train", "-o", str(mine))
+    assert f"-o {mine}: holds files hallulab nli train did not write" in line and "notes.txt" in line
+    assert (mine / "notes.txt").read_text() == "my notes"
+
+    afile = tmp_path / "plain"
+    afile.write_text("x")
+    assert f"-o {afile / 'model'}: {afile} is a file, not a folder" in _cli_error(
+        capsys, "nli", "train", "-o", str(afile / "model")
+    )
+    assert f"-o {afile}: is a file, not a folder" in _cli_error(capsys, "nli", "train", "-o", str(afile))
+    assert afile.read_text() == "x"
+    monkeypatch.chdir(mine)
+    assert "-o .: is the current folder or holds it" in _cli_error(capsys, "nli", "train", "-o", ".")
+    assert no_training == []
+
+    # a new folder, then the same folder again: the command's own output is replaced
+    from hallulab.cli import main
+
+    model = tmp_path / "model"
+    assert main(["nli", "train", "-o", str(model)]) == 0
+    assert json.loads((model / MANIFEST).read_text())["files"] == ["config.json"]
+    assert main(["nli", "train", "-o", str(model)]) == 0
+    assert sorted(p.name for p in model.iterdir()) == ["config.json", MANIFEST] and len(no_training) == 2
+    # ... but not once the user has put a file of theirs in it
+    (model / "results.csv").write_text("mine")
+    line = _cli_error(capsys, "nli", "train", "-o", str(model))
+    assert "holds results.csv, which hallulab nli train did not write" in line
+    assert (model / "results.csv").read_text() == "mine" and len(no_training) == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["nli", "train", "-o", str(empty)]) == 0 and (empty / "config.json").is_file()

@@ -441,7 +441,14 @@ def command_parsers() -> Parsers:
         metavar="KEY=VALUE",
         help="a recipe setting, e.g. nli_train.epochs=2 (repeatable; default: none)",
     )
-    train.add_argument("-o", "--out", default=None, help="another model folder (default: the one the methods read)")
+    train.add_argument(
+        "-o",
+        "--out",
+        default=None,
+        help="another model folder (default: the one the methods read); a new or empty folder, or one an earlier "
+        "run of this command wrote (its hallulab-nli-train.json lists every file in it): a folder holding "
+        "anything else is refused before training, and nothing in it is deleted",
+    )
     parsers[("nli", "train")] = train
     calibrate = commands.add_parser(
         "calibrate",

