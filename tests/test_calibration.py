@@ -4,6 +4,7 @@ it does not fit, and the committed calibrations are what their command writes.""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -23,7 +24,14 @@ from hallulab.calibration.measure import (
     precision_target_threshold,
     reliability_bins,
 )
-from hallulab.calibration.stored import calibrated, read_calibration, write_calibration
+from hallulab.calibration.stored import (
+    calibrated,
+    outside_fitted_range,
+    range_warning,
+    read_calibration,
+    sealed_text,
+    write_calibration,
+)
 from hallulab.cli import main as cli_main
 from tests.workspace import environment
 
@@ -218,3 +226,110 @@ def test_the_readme_calibrated_command_warns_that_its_scores_are_outside_the_fit
     out = pd.read_csv(tmp_path / "calibrated.csv")
     low = read_calibration(REPO / "results/calibration/wikibio/selfcheck_ngram.ngram_n1_max.json").fitted_range[0]
     assert (out.loc[out["calibration"].notna(), "score"] < low).all()
+
+
+@pytest.fixture(scope="module")
+def fitted_content() -> dict[str, dict[str, object]]:
+    """The content (no sha256) of a calibration file of each kind, fitted once."""
+    contents = {}
+    for kind in ("isotonic", "platt"):
+        calibration = fit_calibration("toyset", "selfcheck_ngram", _units(), CalibrationSettings(kind=kind))
+        contents[kind] = json.loads(sealed_text({"format": 1, **calibration.to_dict()}))
+        del contents[kind]["sha256"]
+    return contents
+
+
+def _resealed(path: Path, content: dict[str, object]) -> Path:
+    """``content`` written to ``path`` with its hash recomputed by the writer's own sealing,
+    so only the reader's content check can refuse it."""
+    path.write_text(sealed_text(content), encoding="utf-8")
+    return path
+
+
+def _edit(content: dict[str, object], dotted: str, value: object) -> dict[str, object]:
+    edited = json.loads(json.dumps(content))
+    *parents, last = dotted.split(".")
+    target = edited
+    for key in parents:
+        target = target[int(key)] if isinstance(target, list) else target[key]
+    if isinstance(target, list):
+        target[int(last)] = value
+    else:
+        target[last] = value
+    return edited
+
+
+@pytest.mark.parametrize(
+    ("kind", "dotted", "value", "field", "problem"),
+    [
+        ("isotonic", "threshold", float("nan"), "threshold", "nan is not a finite number"),
+        ("isotonic", "threshold", 5, "threshold", "5.0 is not a probability in [0, 1]"),
+        ("isotonic", "threshold", -0.1, "threshold", "-0.1 is not a probability in [0, 1]"),
+        ("platt", "threshold", float("inf"), "threshold", "inf is not a finite number"),
+        ("isotonic", "maps.isotonic.y.1", float("nan"), "maps.isotonic.y[1]", "nan is not a finite number"),
+        ("isotonic", "maps.isotonic.y.0", 1.5, "maps.isotonic.y[0]", "1.5 is not a probability in [0, 1]"),
+        ("isotonic", "maps.isotonic.x.1", -50.0, "maps.isotonic.x[1]", "does not exceed x[0]"),
+        ("isotonic", "maps.isotonic.x.2", "3", "maps.isotonic.x[2]", "'3' is not a number"),
+        ("platt", "maps.platt.a", float("nan"), "maps.platt.a", "nan is not a finite number"),
+        ("platt", "maps.platt", {"a": 1.0}, "maps.platt.b", "None is not a number"),
+        ("isotonic", "scaling.0", float("nan"), "scaling[0]", "nan is not a finite number"),
+        ("isotonic", "scaling", [2.0, 1.0], "scaling", "lowest 2.0 above highest 1.0"),
+        ("isotonic", "settings.kind", "spline", "settings.kind", "'spline' is not one of"),
+        ("isotonic", "method", 7, "method", "missing or not a non-empty string"),
+    ],
+)
+def test_a_calibration_file_with_a_recomputed_hash_is_refused_for_bad_content(
+    tmp_path: Path,
+    fitted_content: dict[str, dict[str, object]],
+    kind: str,
+    dotted: str,
+    value: object,
+    field: str,
+    problem: str,
+) -> None:
+    """A NaN or out-of-range threshold (every flag silently False), a NaN or out-of-order
+    knot (probability NaN, or wrong), a NaN scaling (the out-of-range warning gone): each is
+    one line naming the file and the field, though the file's sha256 matches its content."""
+    path = _resealed(tmp_path / "bad.json", _edit(fitted_content[kind], dotted, value))
+    with pytest.raises(CalibrationError) as refused:
+        read_calibration(path)
+    message = str(refused.value)
+    assert message.startswith(f"{path}: field {field!r}: ") and problem in message and "\n" not in message
+
+
+def test_a_threshold_no_probability_reaches_is_refused_and_never_written(
+    tmp_path: Path, fitted_content: dict[str, dict[str, object]]
+) -> None:
+    """A threshold above the isotonic map's last value would leave every flag False; one below
+    its first flags every unit (a rule may choose that) and is read."""
+    maps = fitted_content["isotonic"]["maps"]
+    assert isinstance(maps, dict)
+    y = [0.1 + 0.7 * value for value in maps["isotonic"]["y"]]  # probabilities from 0.1 to 0.8
+    content = _edit(fitted_content["isotonic"], "maps.isotonic.y", y)
+    above = _resealed(tmp_path / "above.json", _edit(content, "threshold", 0.9))
+    with pytest.raises(CalibrationError, match=r"field 'threshold': 0\.9 is above 0\.7999+, the highest probability"):
+        read_calibration(above)
+    below = _resealed(tmp_path / "below.json", _edit(content, "threshold", 0.05))
+    assert read_calibration(below).threshold == 0.05
+    calibration = fit_calibration("toyset", "selfcheck_ngram", _units(), CalibrationSettings())
+    with pytest.raises(CalibrationError, match=r"field 'threshold': 5\.0 is not a probability"):
+        write_calibration(tmp_path / "never.json", dataclasses.replace(calibration, threshold=5.0))
+    assert not (tmp_path / "never.json").exists()
+
+
+def test_the_out_of_range_warning_says_what_each_kind_gives_there(
+    tmp_path: Path, fitted_content: dict[str, dict[str, object]]
+) -> None:
+    """Beyond the fitted scores isotonic holds the value at the nearest end; Platt extrapolates."""
+    isotonic = read_calibration(_resealed(tmp_path / "i.json", fitted_content["isotonic"]))
+    platt = read_calibration(_resealed(tmp_path / "p.json", fitted_content["platt"]))
+    scores = pd.DataFrame({"method": "selfcheck_ngram", "variant": "v", "level": "sentence", "score": [-9.0, 9.0]})
+    for stored in (isotonic, platt):
+        out = calibrated(scores, stored)
+        assert outside_fitted_range(out, stored) == 2
+    assert "value at the nearest end of that range" in range_warning(isotonic, 2, 2)
+    said = range_warning(platt, 2, 2)
+    assert "extrapolated beyond that range" in said and "nearest end" not in said
+    assert said.startswith("calibration toyset/selfcheck_ngram/v@sentence (platt): 2 of 2 scores lie outside")
+    probability = calibrated(scores, platt)["probability"]
+    assert probability.iloc[0] < platt.probability_map(np.array([platt.fitted_range[0]]))[0]

@@ -207,22 +207,12 @@ class Detector:
                 scores = self._score(records, opened, variants)
         if stored is None:
             return scores
-        from hallulab.calibration.stored import calibrated, outside_fitted_range
+        from hallulab.calibration.stored import calibrated, outside_fitted_range, range_warning
 
         out = calibrated(scores, stored)
         outside = outside_fitted_range(out, stored)
         if outside:
-            low, high = stored.fitted_range
-            self.log.warning(
-                "calibration %s: %d of %d scores lie outside the scores it was fitted on [%.4g, %.4g]; their "
-                "probability is the value at the nearest end (scores made otherwise than its data set's: "
-                "calibrate on labelled data like yours, hallulab calibrate)",
-                stored.name,
-                outside,
-                int(out["calibration"].notna().sum()),
-                low,
-                high,
-            )
+            self.log.warning("%s", range_warning(stored, outside, int(out["calibration"].notna().sum())))
         return out
 
     def check_models(self) -> None:

@@ -16,6 +16,7 @@ both maps are fitted increasing: the probability is that of the unit being hallu
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,16 +80,68 @@ def fit_map(kind: str, scores: np.ndarray, positive: np.ndarray) -> IsotonicMap 
     raise ValueError(f"calibration kind {kind!r} is not one of {KINDS}")
 
 
-def map_from_dict(kind: str, stored: dict[str, object]) -> IsotonicMap | PlattMap:
-    """A map read back from what its ``to_dict`` wrote."""
+class MapError(ValueError):
+    """A stored map that is not one of its kind: the ``field`` inside it and what is wrong."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{field}: {problem}")
+
+
+def _finite(value: object, field: str) -> float:
+    """``value`` as a float: a JSON number (no bool, no string) that is finite."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MapError(field, f"{value!r} is not a number")
+    if not math.isfinite(value):
+        raise MapError(field, f"{value!r} is not a finite number")
+    return float(value)
+
+
+def _knots(stored: dict[str, object], name: str) -> tuple[float, ...]:
+    values = stored.get(name)
+    if not isinstance(values, list) or not values:
+        raise MapError(name, "missing or not a non-empty list of numbers")
+    return tuple(_finite(value, f"{name}[{i}]") for i, value in enumerate(values))
+
+
+def _isotonic_from_dict(stored: dict[str, object]) -> IsotonicMap:
+    """Knots that make a map :func:`fit_isotonic` can give: finite, ``x`` strictly increasing
+    (``np.interp`` reads nonsense from knots out of order), ``y`` probabilities, non-decreasing."""
+    x, y = _knots(stored, "x"), _knots(stored, "y")
+    if len(x) != len(y):
+        raise MapError("y", f"{len(y)} values for {len(x)} knots in x; an isotonic map holds one per knot")
+    for i in range(1, len(x)):
+        if not x[i] > x[i - 1]:
+            raise MapError(f"x[{i}]", f"{x[i]!r} does not exceed x[{i - 1}] = {x[i - 1]!r}; the knots increase")
+    for i, value in enumerate(y):
+        if not 0.0 <= value <= 1.0:
+            raise MapError(f"y[{i}]", f"{value!r} is not a probability in [0, 1]")
+        if i and value < y[i - 1]:
+            raise MapError(f"y[{i}]", f"{value!r} is below y[{i - 1}] = {y[i - 1]!r}; the map never decreases")
+    return IsotonicMap(x, y)
+
+
+def map_from_dict(kind: str, stored: object) -> IsotonicMap | PlattMap:
+    """A map read back from what its ``to_dict`` wrote, its numbers checked: a field that no
+    fit can give is a :class:`MapError` naming it."""
+    if not isinstance(stored, dict):
+        raise MapError("", f"not a {kind} map (no JSON object)")
     if kind == "isotonic":
-        x, y = stored["x"], stored["y"]
-        if not isinstance(x, list) or not isinstance(y, list) or len(x) != len(y) or not x:
-            raise ValueError("an isotonic map holds two lists of knots of one length")
-        return IsotonicMap(tuple(float(v) for v in x), tuple(float(v) for v in y))
+        return _isotonic_from_dict(stored)
     if kind == "platt":
-        a, b = stored["a"], stored["b"]
-        if not isinstance(a, int | float) or not isinstance(b, int | float):
-            raise ValueError("a Platt map holds two numbers, a and b")
-        return PlattMap(float(a), float(b))
+        return PlattMap(_finite(stored.get("a"), "a"), _finite(stored.get("b"), "b"))
     raise ValueError(f"calibration kind {kind!r} is not one of {KINDS}")
+
+
+def highest_probability(fitted: IsotonicMap | PlattMap) -> float:
+    """The highest probability ``fitted`` gives any score: its last knot's (isotonic), or 1
+    (Platt's curve, which reaches 1.0 in floating point)."""
+    return fitted.y[-1] if isinstance(fitted, IsotonicMap) else 1.0
+
+
+def beyond_fitted_range(kind: str) -> str:
+    """What the ``kind`` map gives a score beyond the scores it was fitted on."""
+    if kind == "isotonic":
+        return "their probability is the isotonic map's value at the nearest end of that range"
+    return "their probability is Platt's logistic curve extrapolated beyond that range"

@@ -3,13 +3,18 @@
 The file is plain JSON (:meth:`hallulab.calibration.fit.Calibration.to_dict`) with a format
 number and the SHA-256 of its canonical content, so a file from another format, one edited by
 hand or a damaged one is refused in one line, as is a calibration made for another method,
-variant or level than the scores it is applied to.
+variant or level than the scores it is applied to. A matching hash proves only that the file is
+as its writer sealed it, so every field it applies is checked too (finite numbers, isotonic knots
+strictly increasing in the score and non-decreasing probabilities in [0, 1], a threshold in
+[0, 1] its map can reach, a scaling range in order): one that fails is a one-line error naming
+the file and the field, and the writer refuses to write what the reader would refuse.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +23,15 @@ import numpy as np
 import pandas as pd
 
 from hallulab.calibration.fit import Calibration, CalibrationError
-from hallulab.calibration.maps import IsotonicMap, PlattMap, map_from_dict
+from hallulab.calibration.maps import (
+    KINDS,
+    IsotonicMap,
+    MapError,
+    PlattMap,
+    beyond_fitted_range,
+    highest_probability,
+    map_from_dict,
+)
 from hallulab.core.io import atomic_open
 
 #: the layout of a calibration file; a reader refuses any other
@@ -32,11 +45,19 @@ def _digest(content: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def sealed_text(content: dict[str, Any]) -> str:
+    """A calibration file's text: ``content`` (with its ``format``) and the SHA-256 of it."""
+    return json.dumps({**content, "sha256": _digest(content)}, indent=2) + "\n"
+
+
 def write_calibration(path: Path, calibration: Calibration) -> None:
+    """``calibration`` written to ``path``; content its reader would refuse (a threshold above
+    every probability its map gives, say) is a one-line :class:`CalibrationError` instead."""
     content = {"format": FORMAT, **calibration.to_dict()}
+    _stored(path, json.loads(json.dumps(content)))
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(path) as handle:
-        handle.write(json.dumps({**content, "sha256": _digest(content)}, indent=2) + "\n")
+        handle.write(sealed_text(content))
 
 
 @dataclass(frozen=True)
@@ -85,23 +106,88 @@ def read_calibration(path: Path) -> StoredCalibration:
     return _stored(path, _verified(path))
 
 
-def _stored(path: Path, stored: dict[str, Any]) -> StoredCalibration:
+def _field_error(path: Path | str, field: str, problem: str) -> CalibrationError:
+    return CalibrationError(f"{path}: field {field!r}: {problem}")
+
+
+def _text(path: Path | str, stored: dict[str, Any], key: str) -> str:
+    value = stored.get(key)
+    if not isinstance(value, str) or not value:
+        raise _field_error(path, key, "missing or not a non-empty string")
+    return value
+
+
+def _finite_number(path: Path | str, value: object, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _field_error(path, field, f"{value!r} is not a finite number")
+    return float(value)
+
+
+def _kind(path: Path | str, stored: dict[str, Any]) -> str:
+    settings = stored.get("settings")
+    kind = settings.get("kind") if isinstance(settings, dict) else None
+    if kind not in KINDS:
+        raise _field_error(path, "settings.kind", f"{kind!r} is not one of {KINDS}")
+    return str(kind)
+
+
+def _map(path: Path | str, stored: dict[str, Any], kind: str) -> IsotonicMap | PlattMap:
+    maps = stored.get("maps")
+    if not isinstance(maps, dict) or kind not in maps:
+        raise _field_error(path, f"maps.{kind}", "missing: the map of the calibration's kind")
     try:
-        kind = str(stored["settings"]["kind"])
-        threshold = stored["threshold"]
-        return StoredCalibration(
-            path,
-            str(stored["dataset"]),
-            str(stored["method"]),
-            str(stored["level"]),
-            str(stored["variant"]),
-            kind,
-            map_from_dict(kind, stored["maps"][kind]),
-            None if threshold is None else float(threshold),
-            (float(stored["scaling"][0]), float(stored["scaling"][1])),
+        return map_from_dict(kind, maps[kind])
+    except MapError as error:
+        raise _field_error(path, ".".join(filter(None, ("maps", kind, error.field))), error.problem) from None
+
+
+def _threshold(path: Path | str, stored: dict[str, Any], fitted: IsotonicMap | PlattMap, kind: str) -> float | None:
+    """None (the rule found no threshold: no flag), or a probability the map can reach: above
+    its highest probability the flag would be False for every score. Below its lowest it flags
+    every score, which a rule may choose (flagging every unit can give the best F1)."""
+    if "threshold" not in stored:
+        raise _field_error(path, "threshold", "missing (null when the rule found none)")
+    if stored["threshold"] is None:
+        return None
+    threshold = _finite_number(path, stored["threshold"], "threshold")
+    if not 0.0 <= threshold <= 1.0:
+        raise _field_error(path, "threshold", f"{threshold!r} is not a probability in [0, 1]")
+    highest = highest_probability(fitted)
+    if threshold > highest:
+        raise _field_error(
+            path, "threshold", f"{threshold!r} is above {highest!r}, the highest probability its {kind} map gives"
         )
-    except (KeyError, TypeError, ValueError) as error:
-        raise CalibrationError(f"{path}: a field is missing or malformed ({type(error).__name__} {error})") from error
+    return threshold
+
+
+def _scaling(path: Path | str, value: object) -> tuple[float, float]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise _field_error(path, "scaling", "missing or not the two numbers [lowest, highest]")
+    low = _finite_number(path, value[0], "scaling[0]")
+    high = _finite_number(path, value[1], "scaling[1]")
+    if low > high:
+        raise _field_error(path, "scaling", f"lowest {low!r} above highest {high!r}")
+    return low, high
+
+
+def _stored(path: Path | str, stored: dict[str, Any]) -> StoredCalibration:
+    """The calibration in ``stored`` (the content of ``path``, or of the packaged calibration
+    ``path`` names), every field it applies checked: a missing or malformed one, a number that
+    is not finite, knots out of order, a probability outside [0, 1] or a threshold no score can
+    reach is a one-line :class:`CalibrationError` naming ``path`` and the field."""
+    kind = _kind(path, stored)
+    fitted = _map(path, stored, kind)
+    return StoredCalibration(
+        Path(path),
+        _text(path, stored, "dataset"),
+        _text(path, stored, "method"),
+        _text(path, stored, "level"),
+        _text(path, stored, "variant"),
+        kind,
+        fitted,
+        _threshold(path, stored, fitted, kind),
+        _scaling(path, stored.get("scaling")),
+    )
 
 
 #: one reliability bin: the mean probability, the share of hallucinated units, the units in it
@@ -215,8 +301,19 @@ def calibrated(scores: pd.DataFrame, calibration: StoredCalibration) -> pd.DataF
 
 def outside_fitted_range(scores: pd.DataFrame, calibration: StoredCalibration) -> int:
     """How many of the calibrated rows' scores lie outside the scores the calibration was fitted
-    on: there its probability is the value at the nearest end, a reading it was never checked on
-    (scores made otherwise: another number of samples, other text, other settings)."""
+    on: there its probability is a reading it was never checked on (:func:`range_warning`;
+    scores made otherwise: another number of samples, other text, other settings)."""
     low, high = calibration.fitted_range
     mine = scores.loc[scores["calibration"].notna(), "score"].to_numpy(dtype=np.float64)
     return int(((mine < low) | (mine > high)).sum())
+
+
+def range_warning(calibration: StoredCalibration, outside: int, calibrated_rows: int) -> str:
+    """The warning for ``outside`` of ``calibrated_rows`` scores beyond the fitted range, true
+    to the calibration's kind: isotonic holds the value at the nearest end, Platt extrapolates."""
+    low, high = calibration.fitted_range
+    return (
+        f"calibration {calibration.name}: {outside} of {calibrated_rows} scores lie outside the scores it was "
+        f"fitted on [{low:.4g}, {high:.4g}]; {beyond_fitted_range(calibration.kind)} (scores made otherwise than "
+        "its data set's: calibrate on labelled data like yours, hallulab calibrate)"
+    )
