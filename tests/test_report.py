@@ -218,29 +218,112 @@ def _screenshot(browser: Any, folder: Path, name: str) -> None:
         browser.save_screenshot(str(target / name))
 
 
+def _link_targets(browser: Any) -> list[Path]:
+    """The file each link of the page opens (its address without the fragment: the page itself
+    for a link within it)."""
+    from urllib.parse import unquote, urlparse
+
+    from selenium.webdriver.common.by import By
+
+    hrefs = [a.get_attribute("href") or "" for a in browser.find_elements(By.CSS_SELECTOR, "a[href]")]
+    assert all(href.startswith("file://") for href in hrefs), hrefs  # nothing on the network
+    return [Path(unquote(urlparse(href).path)) for href in hrefs]
+
+
+def _fits_the_window(browser: Any, width: int) -> None:
+    """The page at a window ``width`` px wide: the detector table needs no horizontal scrollbar."""
+    browser.set_window_size(width, 1000)
+    inner, page, table, box = browser.execute_script(
+        "const t = document.getElementById('benchmark-table'), b = document.getElementById('table-box');"
+        "return [window.innerWidth, [document.documentElement.scrollWidth, document.documentElement.clientWidth],"
+        " [t.scrollWidth, t.clientWidth], [b.scrollWidth, b.clientWidth]]"
+    )
+    assert abs(inner - width) <= 16, inner
+    for scroll, client in (page, table, box):
+        assert scroll <= client, (page, table, box)
+
+
 @pytest.mark.browser
 def test_the_detector_table_page_draws_and_sorts_in_chromium(browser: Any, tmp_path: Path) -> None:
-    """reports/benchmark/index.html on the committed table file: a row per cell of the chosen
-    column and level, sorted by ROC-AUC and re-sorted by a click, and the whole table's cost."""
+    """reports/benchmark/index.html on the committed table file and the cells' results files: it
+    opens on the column with the most labelled units (WikiBio's sentences), fits a 1,400 px
+    window, groups each column's cells by the records they ran on (the whole data set or the
+    subset of the cells that call an LLM) with each row's records, sorts within a group by
+    ROC-AUC and again by a click, links a method only to a run page on disk, shows no literal
+    Markdown, and says what the whole table costs."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
     from hallulab.core.io import read_json
-    from hallulab.report.benchmark_view import write_benchmark_view
+    from hallulab.report.benchmark_view import opening_view, write_benchmark_view
 
+    table = read_json(Path("results/benchmark.json"))
     (tmp_path / "results").mkdir()
     shutil.copy("results/benchmark.json", tmp_path / "results" / "benchmark.json")
+    for dataset in table["columns"]:
+        (tmp_path / "results" / dataset).mkdir()
+        for found in Path("results", dataset).glob("benchmark_*.json"):
+            shutil.copy(found, tmp_path / found)
+    run_page = tmp_path / "reports" / "wikibio" / "index.html"  # the one data set with a run page
+    run_page.parent.mkdir(parents=True)
+    run_page.write_text("<!DOCTYPE html><title>wikibio</title>", encoding="utf-8")
+    browser.set_window_size(1400, 1000)
     browser.get(write_benchmark_view(tmp_path).as_uri())
     assert not [entry for entry in browser.get_log("browser") if entry.get("level") == "SEVERE"]
+
+    # it opens on the column the table file's rule picks: WikiBio's sentences
+    assert opening_view(table) == {"dataset": "wikibio", "level": "sentence"}
+    assert Select(browser.find_element(By.ID, "dataset")).first_selected_option.get_attribute("value") == "wikibio"
+    assert Select(browser.find_element(By.ID, "level")).first_selected_option.get_attribute("value") == "sentence"
+    _fits_the_window(browser, 1400)
+
+    # WikiBio's cells: all 238 passages, then the 40 the cells that call an LLM ran on, each row
+    # under its group's heading and saying its records
+    column = table["columns"]["wikibio"]["rows"]
+    shown = browser.find_elements(By.CSS_SELECTOR, "#benchmark-table tr.group, #benchmark-table tr[data-cell]")
+    headings = [row.text for row in shown if "group" in (row.get_attribute("class") or "")]
+    assert [h.split(" (")[0] for h in headings] == ["All 238 records", "40 records"], headings
+    assert "the subset -S dataset.limit=40" in headings[1]
+    heading = ""
+    cells = 0
+    for row in shown:
+        if "group" in (row.get_attribute("class") or ""):
+            heading = row.text
+            continue
+        records = column[row.get_attribute("data-cell")]["records"]
+        assert f"{records} records" in heading, (row.text, heading)
+        assert row.find_element(By.CSS_SELECTOR, "td.records").text.startswith(f"{records} · ")
+        cells += 1
+    assert cells == len(column)
+    assert "grouped by the records they ran on" in browser.find_element(By.ID, "grouping").text
+
+    # every link opens a file on disk: WikiBio's run page, from each of its rows
+    targets = _link_targets(browser)
+    assert len(targets) == len(column) and all(target.is_file() for target in targets), targets
+    assert set(targets) == {run_page.resolve()}
+    # no literal Markdown: the page's text has no backtick
+    assert "`" not in browser.find_element(By.TAG_NAME, "body").text
+    _screenshot(browser, tmp_path, "benchmark-wikibio.png")
+
     Select(browser.find_element(By.ID, "dataset")).select_by_value("nq_open")
-    column = read_json(Path("results/benchmark.json"))["columns"]["nq_open"]["rows"]
-    rows = browser.find_elements(By.CSS_SELECTOR, "#benchmark-table tr")[1:]
-    assert len(rows) == len(column)  # nq_open labels one level, the response
-    roc = [float(row.find_elements(By.TAG_NAME, "td")[1].text.split(" ")[0]) for row in rows]
-    assert roc == sorted(roc, reverse=True)  # ROC-AUC, best first
-    browser.find_element(By.XPATH, '//th[text()="ROC-AUC"]').click()  # the same column again: worst first
-    rows = browser.find_elements(By.CSS_SELECTOR, "#benchmark-table tr")[1:]
-    assert [float(row.find_elements(By.TAG_NAME, "td")[1].text.split(" ")[0]) for row in rows] == sorted(roc)
+    assert not _link_targets(browser)  # nq_open has no run page: no link
+    column = table["columns"]["nq_open"]["rows"]
+
+    def groups() -> list[list[float]]:
+        found: list[list[float]] = []
+        for row in browser.find_elements(By.CSS_SELECTOR, "#benchmark-table tr.group, #benchmark-table tr[data-cell]"):
+            if "group" in (row.get_attribute("class") or ""):
+                found.append([])
+            else:
+                found[-1].append(float(row.find_element(By.CSS_SELECTOR, 'td[data-metric="roc_auc"]').text.split()[0]))
+        return found
+
+    roc = groups()
+    assert len(roc) == 2 and sum(map(len, roc)) == len(column)  # nq_open labels one level, the response
+    assert all(values == sorted(values, reverse=True) for values in roc)  # ROC-AUC, best first in each group
+    browser.find_element(By.CSS_SELECTOR, 'th[data-column="roc_auc"]').click()  # the same column again: worst first
+    assert all(values == sorted(values) for values in groups())
+    _fits_the_window(browser, 1400)
     assert browser.find_element(By.ID, "whole-table").text.startswith("The whole table: its ")
     _screenshot(browser, tmp_path, "benchmark-nq_open.png")
 
@@ -438,3 +521,34 @@ def test_the_detector_table_page_holds_every_cell_of_the_table_file(tmp_path: Pa
     assert [{k: v for k, v in row.items() if k != "title"} for row in embedded] == json.loads(json.dumps(untitled))
     assert json.loads(data.group(1))["total"] == payload["total"] and 'id="whole-table"' in page
     assert not re.search(r"<script[^>]+src=", page) and "__STYLE__" not in page
+    assert {row["page"] for row in embedded} == {None}  # no run page under tmp_path: no link
+
+
+def test_the_detector_table_page_opens_on_the_most_units_and_links_only_run_pages_on_disk(tmp_path: Path) -> None:
+    """The view the page opens on is the table file's column with the most labelled units (ties:
+    more cells, then the table's order), at its level with the most; a method's name links to
+    its data set's run page only where that page exists, relative to wherever the page is
+    written."""
+    from hallulab.report.benchmark_view import opening_view, run_page_links
+
+    def cell(level: str, units: int) -> dict[str, Any]:
+        return {"level": level, "units": units}
+
+    table = {
+        "columns": {
+            "a": {"rows": {"m/v": cell("x", 5)}},
+            "b": {"rows": {"m/v": cell("x", 2), "n/v": cell("y", 3)}},
+            "c": {"rows": {"m/v": cell("x", 1)}},
+        }
+    }
+    assert opening_view(table) == {"dataset": "b", "level": "y"}  # 5 units as a, in more cells
+    assert opening_view({"columns": {}}) is None
+    (tmp_path / "reports" / "a").mkdir(parents=True)
+    (tmp_path / "reports" / "a" / "index.html").write_text("", encoding="utf-8")
+    assert run_page_links(table, tmp_path, tmp_path / "reports" / "benchmark" / "index.html") == {
+        "a": "../a/index.html"
+    }
+    elsewhere = tmp_path / "out" / "table.html"
+    elsewhere.parent.mkdir()
+    assert run_page_links(table, tmp_path, elsewhere) == {"a": "../reports/a/index.html"}
+    assert all((elsewhere.parent / link).is_file() for link in run_page_links(table, tmp_path, elsewhere).values())

@@ -1,37 +1,106 @@
 """The detector table as a page: every cell of ``results/benchmark.json`` in one sortable table
-per data set and level, each metric's 95% interval drawn as a bar, and each method's name a
-link to that data set's run page at its scores (``reports/<data set>/index.html``).
+per data set and level, each metric's 95% interval drawn as a bar, the cells grouped by the
+records they ran on (the whole data set, or the subset a cell that calls an LLM runs on), and
+each method's name a link to that data set's run page at its scores where that page exists
+(``reports/<data set>/index.html``, written by ``python -m hallulab.report``).
 
     python -m hallulab.report.benchmark_view        # -> reports/benchmark/index.html
 
 Like the run pages it is one self-contained HTML file (no network, no server); it holds no
-number of its own: the rows are the table file's, read as the table command wrote them.
+number of its own: the rows are the table file's, read as the table command wrote them, and
+each cell's subset is the ``dataset.*`` settings of its results file.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hallulab.benchmark.render import whole_table_text
+from hallulab.benchmark.render import SUBSET_PREFIX, whole_table_text
 from hallulab.core.io import atomic_open, read_json
-from hallulab.report.page import fill_template
+from hallulab.report.page import default_path, fill_template
+from hallulab.results.published import load_result, result_path
 
 TABLE_FILE = Path("results/benchmark.json")
 #: the metric whose paired comparisons the page shows ("vs best", "vs length")
 COMPARED = "roc_auc"
+#: a cell's results file is ``results/<data set>/<this><method>.json`` (:mod:`hallulab.benchmark.runs`)
+CELL_RESULT_PREFIX = "benchmark_"
 
 
-def benchmark_rows(table: Mapping[str, Any], titles: Mapping[str, str]) -> list[dict[str, Any]]:
+def opening_view(table: Mapping[str, Any]) -> dict[str, str] | None:
+    """The data set and level the page opens on: the column whose cells score the most
+    labelled units in all (the sum of its cells' units), the table's broadest evidence, where
+    the most methods are compared on the most units (WikiBio's sentences in the committed
+    table); ties go to the column with more cells, then to the table's order. Its level is the
+    one whose cells score the most units. ``None`` for an empty table."""
+    columns = table.get("columns", {})
+
+    def units(rows: Sequence[Mapping[str, Any]]) -> int:
+        return sum(int(row.get("units") or 0) for row in rows)
+
+    best: tuple[int, int, int] | None = None
+    chosen = None
+    for order, (dataset, column) in enumerate(columns.items()):
+        rows = list(column.get("rows", {}).values())
+        if not rows:
+            continue
+        key = (units(rows), len(rows), -order)
+        if best is None or key > best:
+            best, chosen = key, dataset
+    if chosen is None:
+        return None
+    rows = list(columns[chosen]["rows"].values())
+    levels = list(dict.fromkeys(str(row["level"]) for row in rows))
+    level = max(levels, key=lambda name: (units([r for r in rows if r["level"] == name]), -levels.index(name)))
+    return {"dataset": chosen, "level": level}
+
+
+def cell_subsets(table: Mapping[str, Any], root: Path = Path()) -> dict[tuple[str, str], list[str]]:
+    """(data set, method) -> the ``dataset.*`` settings its cell ran with, read from the cell's
+    results file (empty: the whole data set); a cell whose results file is absent is left out."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for dataset, column in table.get("columns", {}).items():
+        for cell in column.get("rows", {}):
+            method = cell.partition("/")[0]
+            path = result_path(dataset, CELL_RESULT_PREFIX + method, root)
+            if (dataset, method) not in found and path.is_file():
+                overrides = load_result(path).overrides
+                found[dataset, method] = [setting for setting in overrides if setting.startswith(SUBSET_PREFIX)]
+    return found
+
+
+def run_page_links(table: Mapping[str, Any], root: Path, page: Path) -> dict[str, str]:
+    """Data set -> the address, relative to ``page``, of its run page under ``root`` for each
+    column whose run page exists (``python -m hallulab.report`` writes it after a run on that
+    data set); a column without one is not linked."""
+    links = {}
+    for dataset in table.get("columns", {}):
+        run_page = root / default_path(dataset)
+        if run_page.is_file():
+            links[dataset] = Path(os.path.relpath(run_page.resolve(), page.parent.resolve())).as_posix()
+    return links
+
+
+def benchmark_rows(
+    table: Mapping[str, Any],
+    titles: Mapping[str, str],
+    links: Mapping[str, str] | None = None,
+    subsets: Mapping[tuple[str, str], Sequence[str]] | None = None,
+) -> list[dict[str, Any]]:
     """One row per table cell: data set, level, method and its title, variant, sizes, the
-    metrics (point, low, high), the ROC-AUC comparisons and the cost per 1,000 units."""
+    metrics (point, low, high), the ROC-AUC comparisons, the cost per 1,000 units, its data
+    set's run page (``page``, ``None`` where there is none) and the ``dataset.*`` settings of
+    the subset it ran on (``subset``: empty for the whole data set, ``None`` where unknown)."""
     rows = []
     for dataset, column in table.get("columns", {}).items():
         baselines = set(column.get("baseline", {}).values())
         for cell, row in column.get("rows", {}).items():
             method, _, variant = cell.partition("/")
+            subset = (subsets or {}).get((dataset, method))
             rows.append(
                 {
                     "dataset": dataset,
@@ -46,19 +115,28 @@ def benchmark_rows(table: Mapping[str, Any], titles: Mapping[str, str]) -> list[
                     "vs_baseline": (row.get("vs_baseline") or {}).get(COMPARED),
                     "baseline": cell in baselines,
                     "cost": row.get("cost"),
+                    "page": (links or {}).get(dataset),
+                    "subset": None if subset is None else list(subset),
                 }
             )
     return rows
 
 
-def benchmark_payload(table: Mapping[str, Any], titles: Mapping[str, str]) -> dict[str, Any]:
-    """The page's data: the rows, each column's random scorer per level, and what the whole
-    table costs (the docs' sentence, :func:`~hallulab.benchmark.render.whole_table_text`, as
-    plain text: the page sets it as text, not Markdown)."""
+def benchmark_payload(
+    table: Mapping[str, Any],
+    titles: Mapping[str, str],
+    links: Mapping[str, str] | None = None,
+    subsets: Mapping[tuple[str, str], Sequence[str]] | None = None,
+) -> dict[str, Any]:
+    """The page's data: the rows, each column's random scorer per level, the view it opens
+    on (:func:`opening_view`) and what the whole table costs (the docs' sentence,
+    :func:`~hallulab.benchmark.render.whole_table_text`, as plain text: the page sets it as
+    text, not Markdown)."""
     whole = whole_table_text(table.get("total"))
     return {
-        "rows": benchmark_rows(table, titles),
+        "rows": benchmark_rows(table, titles, links, subsets),
         "random": {dataset: column.get("random", {}) for dataset, column in table.get("columns", {}).items()},
+        "opens": opening_view(table),
         "total": whole.replace("**", "").replace("`", ""),
     }
 
@@ -68,12 +146,16 @@ def render_benchmark(payload: Mapping[str, Any]) -> str:
 
 
 def write_benchmark_view(root: Path = Path(), out: Path | None = None) -> Path:
-    """The page of ``root``'s table file; returns its path."""
+    """The page of ``root``'s table file; returns its path. A method's name links to its data
+    set's run page only where ``root`` holds that page when this runs (``make report`` writes
+    the run pages first)."""
     from hallulab.pipeline import registry
 
     titles = {name: spec.title for name, spec in registry.methods().items()}
-    page = render_benchmark(benchmark_payload(read_json(root / TABLE_FILE), titles))
+    table = read_json(root / TABLE_FILE)
     path = out or root / "reports" / "benchmark" / "index.html"
+    links = run_page_links(table, root, path)
+    page = render_benchmark(benchmark_payload(table, titles, links, cell_subsets(table, root)))
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(path) as handle:
         handle.write(page)
