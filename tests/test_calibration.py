@@ -333,3 +333,83 @@ def test_the_out_of_range_warning_says_what_each_kind_gives_there(
     assert said.startswith("calibration toyset/selfcheck_ngram/v@sentence (platt): 2 of 2 scores lie outside")
     probability = calibrated(scores, platt)["probability"]
     assert probability.iloc[0] < platt.probability_map(np.array([platt.fitted_range[0]]))[0]
+
+
+def _labelled_files(folder: Path, *, level: str = "sentence", sentences: bool = True) -> tuple[Path, Path]:
+    """Labelled records and a file of their scores as `hallulab score` writes it (scores that
+    rise with the label, plus noise): 16 records, sentence labels (n-gram's unigram max) or
+    response labels (length's token count, records with or without ``sentences``)."""
+    rng = np.random.default_rng(3)
+    records, rows = [], []
+    for r in range(16):
+        rid, texts = f"q{r}", [f"Sentence {i} of record {r}." for i in range(3)]
+        record: dict[str, object] = {"id": rid, "prompt": "Tell me.", "response": " ".join(texts)}
+        if level == "sentence":
+            labels = [float(rng.random() < 0.4) for _ in texts]
+            record |= {"sentences": texts, "labels": labels}
+            for i, label in enumerate(labels):
+                score = label + rng.normal(0.0, 0.7)
+                rows.append(("selfcheck_ngram", "ngram_n1_max", "sentence", rid, f"{rid}#sentence{i}", i, i, score))
+        else:
+            label = float(r % 2)
+            record["response_label"] = label
+            if sentences:
+                record["sentences"] = texts
+            rows.append(("length", "length_tokens", "response", rid, f"{rid}#response", 0, None, label + rng.normal()))
+        records.append(record)
+    records_path, scores_path = folder / "records.jsonl", folder / "scores.csv"
+    records_path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    columns = ["method", "variant", "level", "record_id", "unit_id", "unit_index", "sentence_index", "score"]
+    pd.DataFrame(rows, columns=columns).assign(start=None, end=None).to_csv(scores_path, index=False)
+    return scores_path, records_path
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (("--rule", "precision", "--target-precision", "1.5"), "--target-precision 1.5: a precision is a number in"),
+        (("--target-precision", "0"), "--target-precision 0.0: a precision is a number in (0, 1]"),
+        (("--target-precision", "nan"), "--target-precision nan: a precision is a number in (0, 1]"),
+        (("-o", "x.csv"), "-o x.csv: a calibration is written as JSON; name a .json file, not .csv"),
+        (("-o", "adir.json"), "-o adir.json: is a folder; name a file to write"),
+        (("--records", "adir.json"), "--records adir.json: is a folder; name the file"),
+        (("--records", "none.jsonl"), "--records none.jsonl: no such file"),
+    ],
+)
+def test_calibrate_refuses_a_bad_flag_in_one_line_before_any_work(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    flags: tuple[str, ...],
+    said: str,
+) -> None:
+    """A target precision outside (0, 1], an output that is no .json file, a folder where a
+    file is named: `hallulab calibrate` exits 2 with one line, having read and written nothing."""
+    import hallulab.calibration.own_data as own_data
+
+    monkeypatch.chdir(tmp_path)
+    _labelled_files(tmp_path)
+    (tmp_path / "adir.json").mkdir()
+
+    def no_work(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the calibration began")
+
+    monkeypatch.setattr(own_data, "calibrate_scored", no_work)
+    status = cli_main(["calibrate", "scores.csv", "--records", "records.jsonl", "-o", "mine.json", *flags])
+    err = capsys.readouterr().err
+    assert status == 2 and err.splitlines()[0].startswith(f"hallulab calibrate: error: {said}")
+    assert "Traceback" not in err
+    assert not (tmp_path / "mine.json").exists() and not (tmp_path / "x.csv").exists()
+
+
+def test_score_names_a_folder_given_as_its_calibration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _, records = _labelled_files(tmp_path)
+    (tmp_path / "adir.json").mkdir()
+    command = ["score", str(records), "--method", "selfcheck_ngram", "--calibration", "adir.json", "-o", "c.csv"]
+    assert cli_main(command) == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        "hallulab score: error: calibration adir.json: is a folder; name a calibration file"
+    )

@@ -136,12 +136,11 @@ def _nli_train(args: argparse.Namespace) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from hallulab.calibration.fit import CalibrationSettings
-    from hallulab.calibration.own_data import calibrate_scored, summary_lines
+    from hallulab.calibration.own_data import calibrate_scored, check_inputs, settings_from_flags, summary_lines
 
     out = Path(args.output)
-    check_output_path(out, "-o")
-    settings = CalibrationSettings(rule=args.rule, target_precision=args.target_precision)
+    settings = settings_from_flags(args.rule, args.target_precision)
+    check_inputs(Path(args.scores), Path(args.records), out)
     calibration = calibrate_scored(Path(args.scores), Path(args.records), out, settings, args.variant, args.level)
     print("\n".join(summary_lines(calibration, out)))
     return 0

@@ -22,8 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target-precision", type=float, default=0.8, help="the precision rule's target")
     parser.add_argument("--check", action="store_true", help="re-derive into a scratch folder and compare")
     args = parser.parse_args(argv)
-    settings = CalibrationSettings(rule=args.rule, target_precision=args.target_precision)
     try:
+        settings = CalibrationSettings(rule=args.rule, target_precision=args.target_precision)
         if not args.check:
             summary = calibrate_all(args.root, settings)
             write_outputs(args.root, summary)

@@ -69,6 +69,8 @@ class CalibrationSettings:
             raise CalibrationError(f"kind {self.kind!r} is not one of {KINDS}")
         if self.rule not in RULES:
             raise CalibrationError(f"rule {self.rule!r} is not one of {RULES}")
+        if not 0.0 < self.target_precision <= 1.0:  # NaN fails too
+            raise CalibrationError(f"target_precision {self.target_precision}: a precision is a number in (0, 1]")
         if self.folds < 2:
             raise CalibrationError(f"folds {self.folds}: cross-fitting needs at least 2")
 

@@ -18,10 +18,39 @@ from pathlib import Path
 from hallulab.benchmark.units import BINARY_LEVELS, cell_units
 from hallulab.calibration.fit import Calibration, CalibrationError, CalibrationSettings, fit_calibration
 from hallulab.calibration.stored import CALIBRATIONS_DIR, write_calibration
+from hallulab.core.io import check_output_path
 from hallulab.core.scored_file import read_scored
 from hallulab.data.records import load_jsonl_passages
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.pipeline import registry
+
+#: the suffix of the file ``hallulab calibrate`` writes (JSON, whatever the name)
+OUTPUT_SUFFIX = ".json"
+
+
+def check_inputs(scores_path: Path, records_path: Path, out: Path) -> None:
+    """``hallulab calibrate``'s files, refused before any work: an input that is a folder or
+    missing, an output ``-o`` (``out``) that is a folder, lies under a file, or does not end in
+    ``.json`` (the file is JSON whatever its name; ``hallulab score --calibration`` takes a
+    ``.json`` path as a file)."""
+    for given, path in (("scores", scores_path), ("--records", records_path)):
+        if path.is_dir():
+            raise CalibrationError(f"{given} {path}: is a folder; name the file")
+        if not path.is_file():
+            raise CalibrationError(f"{given} {path}: no such file")
+    if out.suffix != OUTPUT_SUFFIX:
+        raise CalibrationError(
+            f"-o {out}: a calibration is written as JSON; name a {OUTPUT_SUFFIX} file, not {out.suffix or 'no suffix'}"
+        )
+    check_output_path(out, "-o")
+
+
+def settings_from_flags(rule: str, target_precision: float) -> CalibrationSettings:
+    """The settings ``--rule`` and ``--target-precision`` give; a target outside (0, 1] (a
+    precision is a share of the flagged units) is refused naming the flag."""
+    if not 0.0 < target_precision <= 1.0:  # NaN fails too
+        raise CalibrationError(f"--target-precision {target_precision}: a precision is a number in (0, 1]")
+    return CalibrationSettings(rule=rule, target_precision=target_precision)
 
 
 def calibrate_scored(

@@ -245,7 +245,9 @@ def resolve_calibration(choice: str | Path, method: str) -> StoredCalibration:
     from hallulab.pipeline import registry
 
     path = Path(choice)
-    if path.suffix == ".json" or path.is_file():
+    if path.suffix == ".json" or path.exists():
+        if path.is_dir():
+            raise CalibrationError(f"calibration {choice}: is a folder; name a calibration file")
         if not path.is_file():
             raise CalibrationError(f"calibration {choice}: no such file")
         stored = read_calibration(path)
