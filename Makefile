@@ -155,7 +155,7 @@ benchmark: $(STAMP) .git/HEAD
 	$(BIN)/python -m hallulab.benchmark run $(if $(CELL),--cell $(CELL)) --args '$(ARGS)'
 	$(BIN)/python -m hallulab.calibration
 	$(BIN)/python -m hallulab.report.benchmark_view
-	$(BIN)/hallulab plan --dataset wikibio --responses 100000 --out benchmarks/plans/wikibio_100000 > /dev/null
+	$(BIN)/hallulab plan --dataset wikibio --responses 100000 -o benchmarks/plans/wikibio_100000 > /dev/null
 
 ## What a score means: every committed cell of the table calibrated (isotonic and Platt on a
 ## development split of its records, a flag's threshold by a stated rule, both checked on the

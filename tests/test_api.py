@@ -3,6 +3,7 @@ method, from the same records, and fail the way the stages fail."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import subprocess
@@ -241,6 +242,29 @@ def test_the_command_parsers_are_every_subcommand_under_its_words() -> None:
             listed.group(1).split(",") if listed else []
         ), words
     assert build_parser().format_help() == parsers[()].format_help()
+
+
+def test_every_output_option_is_dash_o_output_and_the_old_out_still_works() -> None:
+    """score, report, calibrate, plan and nli train write where -o/--output says; --out, the
+    spelling plan and nli train once took, is still accepted (published commands keep working)
+    but the help shows one spelling."""
+    writers = []
+    for words, parser in command_parsers().items():
+        shown = [a for a in parser._actions if a.help != argparse.SUPPRESS]
+        outputs = [a for a in shown if a.dest == "output"]
+        assert not [a for a in shown if "--out" in a.option_strings], words
+        if not outputs:
+            continue
+        writers.append(words)
+        assert [a.option_strings for a in outputs] == [["-o", "--output"]], words
+        assert "--out " not in parser.format_help() and "--out]" not in parser.format_usage(), words
+    assert writers == [("score",), ("report",), ("plan",), ("nli", "train"), ("calibrate",)]
+    parser = build_parser()
+    for words in (["plan", "--dataset", "toy"], ["nli", "train"]):
+        for flag in ("-o", "--output", "--out"):
+            assert parser.parse_args([*words, flag, "here"]).output == "here", (words, flag)
+    assert parser.parse_args(["nli", "train"]).output is None
+    assert parser.parse_args(["score", "r.jsonl", "--method", "m"]).output == "scores.parquet"
 
 
 def test_a_bad_record_through_the_command_names_the_record_and_field(tmp_path: Path) -> None:

@@ -587,8 +587,11 @@ def test_a_plan_of_bad_counts_rates_or_settings_is_one_line(
 def test_a_plan_out_under_a_file_is_refused_first(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     afile = tmp_path / "plain"
     afile.write_text("x")
+    line = _cli_error(capsys, "plan", "--dataset", "toy", "-o", str(afile / "plan"))
+    assert f"-o {afile / 'plan.json'}: {afile} is a file, not a folder" in line
+    # --out, the spelling plan once took, still works
     line = _cli_error(capsys, "plan", "--dataset", "toy", "--out", str(afile / "plan"))
-    assert f"--out {afile / 'plan.json'}: {afile} is a file, not a folder" in line
+    assert f"-o {afile / 'plan.json'}: {afile} is a file, not a folder" in line
 
 
 @pytest.mark.usefixtures("no_debug")

@@ -86,7 +86,7 @@ def test_after_the_toy_run_the_plan_finds_every_nli_pair_in_the_cache(toy_run: T
     """score_selfcheck_nli ran in the toy run: the plan of the same run looks its pairs up under
     the NLI model's keys and finds them all, so its NLI time is nil."""
     done = subprocess.run(
-        [str(BIN / "hallulab"), "plan", "--dataset", "toy", "--out", "plan/toy"],
+        [str(BIN / "hallulab"), "plan", "--dataset", "toy", "-o", "plan/toy"],
         cwd=toy_run.root,
         env=environment(),
         capture_output=True,
@@ -100,13 +100,13 @@ def test_after_the_toy_run_the_plan_finds_every_nli_pair_in_the_cache(toy_run: T
 
 def test_the_published_plan_is_what_its_command_writes(tmp_path: Path) -> None:
     """docs/how-to/scale.md's plan for 10^5 responses (benchmarks/plans/wikibio_100000.*) is what
-    `hallulab plan --dataset wikibio --responses 100000 --out ...` writes from the committed
+    `hallulab plan --dataset wikibio --responses 100000 -o ...` writes from the committed
     bench rates and the WikiBio records."""
     if not wikibio_available():
         pytest.skip("the WikiBio local copy is not under the data root")
     out = tmp_path / "wikibio_100000"
     subprocess.run(
-        [str(BIN / "hallulab"), "plan", "--dataset", "wikibio", "--responses", "100000", "--out", str(out)],
+        [str(BIN / "hallulab"), "plan", "--dataset", "wikibio", "--responses", "100000", "-o", str(out)],
         env=environment(),
         check=True,
         capture_output=True,

@@ -36,6 +36,17 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+#: the hidden earlier spelling of ``-o/--output`` (``plan`` and ``nli train`` took ``--out``), still accepted
+OUTPUT_ALIAS = "--out"
+
+
+def add_output_option(parser: argparse.ArgumentParser, help: str, default: str | None = None) -> None:
+    """Every subcommand's output option, ``-o/--output`` (``args.output``); ``--out``, the
+    spelling ``plan`` and ``nli train`` once took, is still accepted and left out of the help."""
+    parser.add_argument("-o", "--output", default=default, help=help)
+    parser.add_argument(OUTPUT_ALIAS, dest="output", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
 def _methods() -> int:
     from hallulab.api import methods
 
@@ -128,7 +139,7 @@ def _nli_train(args: argparse.Namespace) -> int:
     training.addHandler(progress)
     training.setLevel(logging.INFO)
 
-    where, trained = train_offline_model(args.recipe, tuple(args.set), Path(args.out) if args.out else None)
+    where, trained = train_offline_model(args.recipe, tuple(args.set), Path(args.output) if args.output else None)
     heldout = ", ".join(f"{name} {value:.2f}%" for name, value in trained.metrics["heldout_accuracy"].items())
     print(f"NLI model (recipe {args.recipe}, {trained.metrics['train']['pairs']} pairs): {where}")
     print(f"held-out accuracy: {heldout or 'no held-out set'}")
@@ -365,9 +376,8 @@ def command_parsers() -> Parsers:
         metavar="KEY=VALUE",
         help="a setting, as dvc exp run -S takes it (repeatable; unknown keys are refused; default: none)",
     )
-    score.add_argument(
-        "-o",
-        "--output",
+    add_output_option(
+        score,
         default="scores.parquet",
         help=f"the unit scores with their text; the suffix picks the format: {', '.join(OUTPUT_SUFFIXES)}"
         " (default: scores.parquet)",
@@ -393,7 +403,7 @@ def command_parsers() -> Parsers:
     )
     report.add_argument("scores", nargs="+", help="scored files (.parquet, .csv or .jsonl), one method or several")
     report.add_argument("--records", required=True, help="the JSONL records that were scored")
-    report.add_argument("-o", "--output", default="report.html", help="the page to write (default: report.html)")
+    add_output_option(report, default="report.html", help="the page to write (default: report.html)")
     parsers[("report",)] = report
     data = commands.add_parser(
         "data",
@@ -440,10 +450,8 @@ def command_parsers() -> Parsers:
         metavar="KEY=VALUE",
         help="a recipe setting, e.g. nli_train.epochs=2 (repeatable; default: none)",
     )
-    train.add_argument(
-        "-o",
-        "--out",
-        default=None,
+    add_output_option(
+        train,
         help="another model folder (default: the one the methods read); a new or empty folder, or one an earlier "
         "run of this command wrote (its hallulab-nli-train.json lists every file in it): a folder holding "
         "anything else is refused before training, and nothing in it is deleted",
@@ -471,7 +479,7 @@ def command_parsers() -> Parsers:
     calibrate.add_argument(
         "--target-precision", type=float, default=0.8, help="the precision rule's target (default: 0.8)"
     )
-    calibrate.add_argument("-o", "--output", default="calibration.json", help="default: calibration.json")
+    add_output_option(calibrate, default="calibration.json", help="default: calibration.json")
     parsers[("calibrate",)] = calibrate
     parsers[("calibrations",)] = commands.add_parser(
         "calibrations", help="list the committed calibrations (data set, method, variant, level, held-out Brier)"

@@ -41,7 +41,7 @@ score and aggregate steps).
 
 Before anything is read, the options and settings are checked (one line, exit status 2): a
 count below 1, a rate that is not a finite number above 0, an ``-S dataset=`` naming another
-data set than ``--dataset``, an ``--out`` that cannot be written, and every setting as a stage
+data set than ``--dataset``, an ``-o`` that cannot be written, and every setting as a stage
 checks it.
 """
 
@@ -461,12 +461,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "default: every stage)",
     )
     parser.add_argument("--no-cache", action="store_true", help="do not look the requests up in the call cache")
-    parser.add_argument("--out", help="also write the plan to OUT.json and its table to OUT.md")
+    from hallulab.cli import add_output_option
+
+    add_output_option(parser, help="also write the plan to OUTPUT.json and its table to OUTPUT.md (default: neither)")
 
 
 def check_arguments(args: argparse.Namespace) -> None:
     """Refuse, before anything is read, what gives no plan: a count below 1, a rate that is
-    not a finite number above 0, an override naming another data set, an ``--out`` that
+    not a finite number above 0, an override naming another data set, an ``-o`` that
     cannot be written."""
     check_count("endpoints", args.endpoints)
     if args.responses is not None:
@@ -476,9 +478,9 @@ def check_arguments(args: argparse.Namespace) -> None:
             check_rate(name, value)
     check_dataset_override(args.dataset, args.set)
     method_stages(args.method)
-    if args.out:
+    if args.output:
         for suffix in (".json", ".md"):
-            check_output_path(Path(args.out).with_suffix(suffix), "--out")
+            check_output_path(Path(args.output).with_suffix(suffix), "-o")
 
 
 def stated_rates(args: argparse.Namespace, params: Mapping[str, Any]) -> Rates:
@@ -493,7 +495,7 @@ def stated_rates(args: argparse.Namespace, params: Mapping[str, Any]) -> Rates:
 
 
 def run(args: argparse.Namespace) -> int:
-    """``hallulab plan``: print the plan (and write it with ``--out``)."""
+    """``hallulab plan``: print the plan (and write it with ``-o``)."""
     check_arguments(args)
     params = plan_params(args.dataset, args.set)
     rates = stated_rates(args, params)
@@ -508,8 +510,8 @@ def run(args: argparse.Namespace) -> int:
     )
     table = plan.table()
     sys.stdout.write(table)
-    if args.out:
-        out = Path(args.out)
+    if args.output:
+        out = Path(args.output)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.with_suffix(".json").write_text(json.dumps(plan.to_dict(), indent=2) + "\n", encoding="utf-8")
         out.with_suffix(".md").write_text(table, encoding="utf-8")
