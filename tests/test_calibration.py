@@ -413,3 +413,59 @@ def test_score_names_a_folder_given_as_its_calibration(
     assert capsys.readouterr().err.splitlines()[0] == (
         "hallulab score: error: calibration adir.json: is a folder; name a calibration file"
     )
+
+
+def test_calibrations_names_each_damaged_file_and_lists_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Beside a good calibration: a truncated one, one without its held-out figures (its hash
+    recomputed) and a stray file that is no JSON. Each is one line on stderr naming it; the
+    good one is listed; the exit status is 2, so a script notices."""
+    import hallulab.core.config as config
+
+    folder = tmp_path / "results" / "calibration" / "wikibio"
+    folder.mkdir(parents=True)
+    good = REPO / "results/calibration/wikibio/selfcheck_ngram.ngram_n1_max.json"
+    text = good.read_text(encoding="utf-8")
+    (folder / good.name).write_text(text, encoding="utf-8")
+    (folder / "a_truncated.json").write_text(text[: len(text) // 2], encoding="utf-8")
+    content = json.loads(text)
+    del content["sha256"], content["heldout"]
+    _resealed(folder / "b_no_heldout.json", content)
+    (folder / "c_stray.json").write_text("not a calibration\n", encoding="utf-8")
+    monkeypatch.setattr(config, "package_checkout", lambda: tmp_path)
+    status = cli_main(["calibrations"])
+    said = capsys.readouterr()
+    assert status == 2
+    rows = said.out.splitlines()
+    assert rows[0].startswith("data set\t") and len(rows) == 2
+    assert rows[1].split("\t")[:4] == ["wikibio", "selfcheck_ngram", "ngram_n1_max", "sentence"]
+    assert rows[1].endswith("\tresults/calibration/wikibio/selfcheck_ngram.ngram_n1_max.json")
+    errors = said.err.splitlines()
+    assert "Traceback" not in said.err and len(errors) == 3
+    for line, name, problem in zip(
+        errors,
+        ("a_truncated.json", "b_no_heldout.json", "c_stray.json"),
+        ("not a calibration file", "field 'heldout': missing", "not a calibration file"),
+        strict=True,
+    ):
+        assert line.startswith(f"hallulab calibrations: error: {folder / name}: {problem}")
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_calibrate_names_the_line_record_and_field_of_a_score_that_is_no_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], suffix: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    scores_path, records = _labelled_files(tmp_path)
+    scores = pd.read_csv(scores_path).astype({"score": object})
+    scores.loc[4, "score"] = "abc"  # record q1's second sentence
+    bad = tmp_path / f"bad{suffix}"
+    scores.to_csv(bad, index=False) if suffix == ".csv" else scores.to_json(bad, orient="records", lines=True)
+    line = 6 if suffix == ".csv" else 5
+    assert cli_main(["calibrate", bad.name, "--records", str(records), "-o", "mine.json"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[0] == (
+        f"hallulab calibrate: error: bad{suffix}:{line}: record 'q1', field 'score': 'abc' is not a number"
+    )
+    assert not (tmp_path / "mine.json").exists()

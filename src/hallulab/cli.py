@@ -158,24 +158,9 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _calibrations() -> int:
-    from hallulab.calibration.own_data import committed
-    from hallulab.core.config import package_checkout
+    from hallulab.calibration.own_data import print_committed
 
-    checkout = package_checkout()
-    found = list(committed(checkout)) if checkout is not None else []
-    if not found:
-        print("no committed calibration here (a hallulab checkout holds them); `hallulab calibrate` makes one")
-        return 0
-    print("data set\tmethod\tvariant\tlevel\theld-out units\tBrier uncalibrated -> isotonic\tfile")
-    for row in found:
-        held, split = row["heldout"], row["split"]
-        assert isinstance(held, dict) and isinstance(split, dict)
-        brier = f"{held['uncalibrated']['brier'][0]} -> {held['isotonic']['brier'][0]}"
-        print(
-            f"{row['dataset']}\t{row['method']}\t{row['variant']}\t{row['level']}\t{split['heldout_units']}\t"
-            f"{brier}\t{row['path']}"
-        )
-    return 0
+    return print_committed()
 
 
 def _data_root(arg: str | None) -> Path | None:

@@ -11,13 +11,20 @@ fits and measures a calibration exactly as the committed ones are
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+import pandas as pd
 
 from hallulab.benchmark.units import BINARY_LEVELS, cell_units
 from hallulab.calibration.fit import Calibration, CalibrationError, CalibrationSettings, fit_calibration
-from hallulab.calibration.stored import CALIBRATIONS_DIR, write_calibration
+from hallulab.calibration.stored import (
+    CALIBRATIONS_DIR,
+    HeldoutReliability,
+    read_heldout_reliability,
+    write_calibration,
+)
 from hallulab.core.io import check_output_path
 from hallulab.core.scored_file import read_scored
 from hallulab.data.records import load_jsonl_passages
@@ -53,6 +60,35 @@ def settings_from_flags(rule: str, target_precision: float) -> CalibrationSettin
     return CalibrationSettings(rule=rule, target_precision=target_precision)
 
 
+#: the columns of a scored file that the calibration reads as numbers
+NUMERIC_COLUMNS = ("unit_index", "score")
+
+
+def _where(path: Path, row: int) -> str:
+    """Row ``row`` (0-based) of the scored file ``path`` as its reader finds it: a CSV's line
+    (after the header), a JSONL's line, a Parquet file's row."""
+    if path.suffix == ".csv":
+        return f"{path}:{row + 2}"
+    if path.suffix == ".jsonl":
+        return f"{path}:{row + 1}"
+    return f"{path}, row {row + 1}"
+
+
+def check_numbers(scores: pd.DataFrame, path: Path) -> None:
+    """Refuse a scored file whose unit index or score is not a number (an empty score, NaN, is
+    a unit the method did not score, and is left out): one line naming the file's line, the
+    record and the field."""
+    for column in NUMERIC_COLUMNS:
+        values = scores[column]
+        bad = values.notna() & pd.to_numeric(values, errors="coerce").isna()
+        if bad.any():
+            row = int(bad.to_numpy().nonzero()[0][0])
+            record = scores["record_id"].iloc[row]
+            raise CalibrationError(
+                f"{_where(path, row)}: record {str(record)!r}, field {column!r}: {values.iloc[row]!r} is not a number"
+            )
+
+
 def calibrate_scored(
     scores_path: Path,
     records_path: Path,
@@ -65,6 +101,7 @@ def calibrate_scored(
     records' labels and write it to ``out``. The variant defaults to the method's headline
     benchmark variant, the level to the finest labelled level the variant scores."""
     scores = read_scored(scores_path)
+    check_numbers(scores, scores_path)
     methods = sorted(set(scores["method"]))
     if len(methods) != 1:
         raise CalibrationError(f"{scores_path}: scores of {len(methods)} methods ({methods}); calibrate one at a time")
@@ -116,9 +153,53 @@ def summary_lines(calibration: Calibration, out: Path) -> list[str]:
     return lines
 
 
-def committed(root: Path) -> Iterator[dict[str, object]]:
-    """The committed calibrations under ``root``, each as its file says (data set, method,
-    variant, level, held-out figures) with its path."""
+@dataclass(frozen=True)
+class CommittedListing:
+    """The committed calibrations ``hallulab calibrations`` lists: each one that reads (where it
+    lies, as shown, and its held-out figures), and one line per file it refused."""
+
+    found: list[tuple[str, HeldoutReliability]]
+    refused: list[str]
+
+
+def committed(root: Path) -> CommittedListing:
+    """Every calibration file under the checkout ``root``'s committed ones, each read and checked
+    as ``--calibration`` reads it; a damaged one (truncated, a field missing, not JSON at all) is
+    a line naming it, and the others are still listed."""
+    found, refused = [], []
     for path in sorted((root / CALIBRATIONS_DIR).glob("*/*.json")):
-        stored = json.loads(path.read_text(encoding="utf-8"))
-        yield {"path": path.relative_to(root).as_posix(), **stored}
+        try:
+            found.append((path.relative_to(root).as_posix(), read_heldout_reliability(path)))
+        except CalibrationError as error:
+            refused.append(str(error))
+    return CommittedListing(found, refused)
+
+
+def listing_lines(listing: CommittedListing) -> list[str]:
+    """The table ``hallulab calibrations`` prints (tab-separated, a header first)."""
+    lines = ["data set\tmethod\tvariant\tlevel\theld-out units\tBrier uncalibrated -> isotonic\tfile"]
+    for shown, held in listing.found:
+        stored = held.calibration
+        brier = f"{held.brier['uncalibrated'][0]} -> {held.brier['isotonic'][0]}"
+        lines.append(
+            f"{stored.dataset}\t{stored.method}\t{stored.variant}\t{stored.level}\t{held.heldout_units}\t{brier}\t{shown}"
+        )
+    return lines
+
+
+def print_committed() -> int:
+    """``hallulab calibrations``: the table on stdout, then one line on stderr per committed
+    file that does not read. The exit status is 0 when every file read, 2 when one did not (the
+    others listed all the same), so that a script notices a damaged file."""
+    from hallulab.core.config import package_checkout
+
+    checkout = package_checkout()
+    listing = committed(checkout) if checkout is not None else CommittedListing([], [])
+    if not listing.found and not listing.refused:
+        print("no committed calibration here (a hallulab checkout holds them); hallulab calibrate makes one")
+        return 0
+    if listing.found:
+        print("\n".join(listing_lines(listing)))
+    for line in listing.refused:
+        print(f"hallulab calibrations: error: {line}", file=sys.stderr)
+    return 2 if listing.refused else 0

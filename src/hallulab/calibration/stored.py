@@ -205,6 +205,8 @@ class HeldoutReliability:
     ece_bins: int
     bins: dict[str, tuple[ReliabilityBin, ...]]
     ece: dict[str, tuple[float | None, float | None, float | None]]
+    #: the held-out Brier score (point, interval's ends) of ``uncalibrated`` and of each kind's map
+    brier: dict[str, tuple[float | None, float | None, float | None]]
 
 
 def _interval(stored: list[float | None]) -> tuple[float | None, float | None, float | None]:
@@ -216,20 +218,24 @@ def read_heldout_reliability(path: Path) -> HeldoutReliability:
     """The held-out reliability of the calibration in ``path`` (checked as :func:`read_calibration` checks)."""
     content = _verified(path)
     calibration = _stored(path, content)
+    field = "split.heldout_units"
     try:
         readings = ("uncalibrated", calibration.kind)
-        return HeldoutReliability(
-            calibration,
-            int(content["split"]["heldout_units"]),
-            int(content["ece_bins"]),
-            {
-                reading: tuple((float(p), float(rate), int(n)) for p, rate, n in content["reliability"][reading])
-                for reading in readings
-            },
-            {reading: _interval(content["heldout"][reading]["ece"]) for reading in readings},
-        )
+        heldout_units = int(content["split"]["heldout_units"])
+        field = "ece_bins"
+        ece_bins = int(content["ece_bins"])
+        field = "reliability"
+        bins = {
+            reading: tuple((float(p), float(rate), int(n)) for p, rate, n in content["reliability"][reading])
+            for reading in readings
+        }
+        field = "heldout"
+        ece = {reading: _interval(content["heldout"][reading]["ece"]) for reading in readings}
+        brier = {reading: _interval(content["heldout"][reading]["brier"]) for reading in ("uncalibrated", *KINDS)}
     except (KeyError, TypeError, ValueError) as error:
-        raise CalibrationError(f"{path}: a field is missing or malformed ({type(error).__name__} {error})") from error
+        problem = f"missing {error}" if isinstance(error, KeyError) else f"malformed ({error})"
+        raise _field_error(path, field, problem) from None
+    return HeldoutReliability(calibration, heldout_units, ece_bins, bins, ece, brier)
 
 
 def committed_calibrations(root: Path, dataset: str) -> list[Path]:
