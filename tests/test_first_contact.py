@@ -76,6 +76,37 @@ def test_help_prints_no_rest_markup() -> None:
         assert not found, f"hallulab {' '.join(path)} --help: {found}"
 
 
+def test_every_command_has_a_help_and_a_description_and_no_markdown() -> None:
+    """Each subcommand has a one-line help (in its parent's list) and a description (its own
+    --help); no help or description holds a backtick, literal Markdown on a terminal; every option
+    has a help."""
+    import argparse
+
+    from hallulab.cli import command_parsers
+
+    found = []
+    for path, parser in command_parsers().items():
+        where = f"hallulab {' '.join(path)}".strip()
+        if not (parser.description or "").strip():
+            found.append(f"{where}: no description")
+        if "`" in (parser.description or ""):
+            found.append(f"{where}: a backtick in the description")
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                listed = {choice.dest: choice.help for choice in action._choices_actions}
+                found += [f"{where} {name}: no help" for name in action.choices if not listed.get(name)]
+                found += [f"{where} {name}: a backtick in the help" for name, h in listed.items() if "`" in (h or "")]
+                continue
+            if action.help == argparse.SUPPRESS:
+                continue
+            name = "/".join(action.option_strings) or action.dest
+            if not (action.help or "").strip():
+                found.append(f"{where} {name}: no help")
+            elif "`" in action.help:
+                found.append(f"{where} {name}: a backtick in the help")
+    assert not found, "\n".join(found)
+
+
 def test_terminal_text_renders_roles_and_literals() -> None:
     from hallulab.cli import terminal_text
 
@@ -84,7 +115,7 @@ def test_terminal_text_renders_roles_and_literals() -> None:
         ":meth:`Detector.score`, :py:data:`x.Y`, :class:`the graph <hallulab.pipeline.graph.PipelineGraph>` "
         "and ``--variants all``."
     )
-    assert text == "See hallulab.api, Detector, detect, score, Y, the graph and `--variants all`."
+    assert text == "See hallulab.api, Detector, detect, score, Y, the graph and --variants all."
     assert terminal_text(None) == ""
 
 

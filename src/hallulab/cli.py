@@ -12,9 +12,9 @@ Records are JSONL in the canonical schema; a record with a response and no ``sen
 split into sentences by the configured spaCy model. The output holds one row per scored unit
 with its text; by default only each method's headline variants (``--variants all``: every one).
 
-Errors a user can act on (a bad record, a bad or unknown setting, a missing model) are one
-line, ``hallulab score: error: ...``, and exit status 2, as the stages print them
-(``HALLULAB_DEBUG=1`` shows the traceback).
+An error a user can act on (a bad record, a bad or unknown setting, a missing model) prints
+one line that starts with ``hallulab <command>: error:`` and exits with status 2, as the
+stages do (``HALLULAB_DEBUG=1`` shows the traceback instead).
 """
 
 from __future__ import annotations
@@ -266,8 +266,8 @@ _REST_LITERAL = re.compile(r"``(?P<code>.+?)``", re.DOTALL)
 def terminal_text(docstring: str | None) -> str:
     """A docstring as a terminal shows it: reST cross-references as the name they point to
     (the last part of a class, function, method or attribute; a module's full name; a titled
-    reference's title) and inline literals in single backticks, as the options' help writes
-    them."""
+    reference's title) and inline literals as their plain text: help is no Markdown, so it
+    holds no backtick."""
 
     def name(match: re.Match[str]) -> str:
         body = match["body"]
@@ -279,7 +279,7 @@ def terminal_text(docstring: str | None) -> str:
         return body.rsplit(".", 1)[-1]
 
     text = _REST_ROLE.sub(name, docstring or "")
-    return _REST_LITERAL.sub(lambda match: f"`{match['code']}`", text)
+    return _REST_LITERAL.sub(lambda match: match["code"], text)
 
 
 #: a parser of the ``hallulab`` command by the words of its subcommand after ``hallulab``
@@ -300,8 +300,18 @@ def _add_data_commands(data: argparse.ArgumentParser, parsers: Parsers) -> None:
     (:mod:`hallulab.data.fetch`) is imported only when they run, so the help names its defaults
     as literals (a test holds them equal)."""
     actions = data.add_subparsers(dest="data_command", required=True)
-    listing = actions.add_parser("list", help="each data set, its licence and whether it is complete under the root")
-    fetching = actions.add_parser("fetch", help="download data sets, check their sha256, write them under the root")
+    listing = actions.add_parser(
+        "list",
+        help="list each data set, its licence and whether it is complete under the root",
+        description="List each data set: its files (how many can be fetched, how many are put by hand), its "
+        "licence, and whether every file is under the data root.",
+    )
+    fetching = actions.add_parser(
+        "fetch",
+        help="download data sets, check their sha256 and write them under the root",
+        description="Download data sets from their public sources into the data root: each file is pinned to a "
+        "repository commit and checked by sha256, and a file already there with the right sha256 is kept.",
+    )
     parsers["data", "list"] = listing
     parsers["data", "fetch"] = fetching
     from_bundle = ", ".join(f"{alias} come from {source}" for alias, source in _by_source(DATASET_SOURCES).items())
@@ -309,7 +319,7 @@ def _add_data_commands(data: argparse.ArgumentParser, parsers: Parsers) -> None:
         "names",
         nargs="+",
         metavar="NAME",
-        help="a data set: a name `hallulab data list` shows, or a pipeline data set (-S dataset=NAME) "
+        help="a data set: a name that hallulab data list shows, or a pipeline data set (-S dataset=NAME) "
         f"that fetches the one it comes from ({from_bundle}; wikibio, factualbio and concept7 are "
         "the same in both)",
     )
@@ -341,7 +351,10 @@ def command_parsers() -> Parsers:
     parser.add_argument("--version", action="version", version=f"hallulab {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     parsers[("methods",)] = commands.add_parser(
-        "methods", help="list the registered methods, their unit level and settings"
+        "methods",
+        help="list the registered methods, their unit level and settings",
+        description="List the registered methods: each one's unit level, paper and section, the sections of "
+        "settings it reads (-S KEY=VALUE) and the shared artifacts it needs.",
     )
     score = commands.add_parser(
         "score",
@@ -352,7 +365,7 @@ def command_parsers() -> Parsers:
         "records",
         help="JSONL in the canonical schema: id, response, samples (sentences optional: split when absent)",
     )
-    score.add_argument("--method", required=True, help="a registered method (`hallulab methods` lists them)")
+    score.add_argument("--method", required=True, help="a registered method (hallulab methods lists them)")
     score.add_argument(
         "-S",
         "--set",
@@ -377,14 +390,14 @@ def command_parsers() -> Parsers:
         "--calibration",
         default=None,
         metavar="DATASET_OR_FILE",
-        help="add each unit's calibrated probability of being hallucinated and its flag: a calibration file, or a "
-        "data set whose committed calibration of the method to use (docs/calibration.md; default: none)",
+        help="add each unit's calibrated probability of being hallucinated and its flag, by a calibration file "
+        "or by the committed calibration of the method on the data set named (docs/calibration.md; default: none)",
     )
     parsers[("score",)] = score
     report = commands.add_parser(
         "report",
         help="render the report page of scored files",
-        description="Render the report page (one self-contained HTML file) of files `hallulab score` wrote.",
+        description="Render the report page (one self-contained HTML file) of files that hallulab score wrote.",
     )
     report.add_argument("scores", nargs="+", help="scored files (.parquet, .csv or .jsonl), one method or several")
     report.add_argument("--records", required=True, help="the JSONL records that were scored")
@@ -400,10 +413,10 @@ def command_parsers() -> Parsers:
     _add_data_commands(data, parsers)
     plan = commands.add_parser(
         "plan",
-        help="before a big run: each expensive stage's model calls, what the cache holds, the time it takes",
-        description="The LLM requests, generated tokens and NLI pairs of the expensive stages on a data set "
-        "(or on --responses new responses), how many the call cache already holds, and a wall-time estimate "
-        "from the rates make bench recorded, or stated ones.",
+        help="estimate, before a big run, each expensive stage's model calls, what the cache holds and the time",
+        description="Count the LLM requests, generated tokens and NLI pairs of the expensive stages on a data set "
+        "(or on --responses new responses), look up how many the call cache already holds, and estimate the wall "
+        "time from the rates make bench recorded, or from stated ones.",
     )
     from hallulab.plan import add_arguments as add_plan_arguments
 
@@ -411,7 +424,7 @@ def command_parsers() -> Parsers:
     parsers[("plan",)] = plan
     nli = commands.add_parser(
         "nli",
-        help="make the offline NLI model the NLI methods use",
+        help="make the offline NLI model that the NLI methods use",
         description="Make the offline NLI model (an NLI cross-encoder fine-tuned from all-MiniLM-L6-v2) "
         "that the NLI methods use by default.",
     )
@@ -419,9 +432,9 @@ def command_parsers() -> Parsers:
     nli_actions = nli.add_subparsers(dest="nli_command", required=True)
     train = nli_actions.add_parser(
         "train",
-        help="train it from the NLI pairs shipped with hallulab (minutes on a CPU)",
+        help="train the offline NLI model (by default from the NLI pairs shipped with hallulab, minutes on a CPU)",
         description="Train the offline NLI model from a recipe (conf/nli_train/): quick, the default, "
-        "reads only the openly licensed SNLI + FEVER pairs shipped with hallulab, as `make run` does; "
+        "reads only the openly licensed SNLI + FEVER pairs shipped with hallulab, as make run does; "
         "the others read the NLI corpora under $HALLULAB_DATA_ROOT. The model is written to "
         "$HALLULAB_MODEL_DIR/nli_minilm (default ~/.cache/hallulab/models/nli_minilm), where the "
         "NLI methods find it, and replaces the one there only when training completes.",
@@ -445,12 +458,12 @@ def command_parsers() -> Parsers:
     calibrate = commands.add_parser(
         "calibrate",
         help="fit a calibration (score -> probability, and a flag) on your own labelled records",
-        description="Fit a calibration of one method's scores on labelled records: the file `hallulab score` wrote "
+        description="Fit a calibration of one method's scores on labelled records: the file hallulab score wrote "
         "and the records it scored, with their labels. A seeded half of the records fits isotonic regression and "
         "Platt scaling and chooses the flag's threshold (cross-fitted); the other half measures them. The file it "
-        "writes is what `hallulab score --calibration FILE` takes (docs/calibration.md).",
+        "writes is what hallulab score --calibration FILE takes (docs/calibration.md).",
     )
-    calibrate.add_argument("scores", help="a file `hallulab score` wrote (.parquet, .csv or .jsonl), one method")
+    calibrate.add_argument("scores", help="a file that hallulab score wrote (.parquet, .csv or .jsonl), of one method")
     calibrate.add_argument("--records", required=True, help="the JSONL records that were scored, with their labels")
     calibrate.add_argument(
         "--variant", default=None, help="the variant to calibrate (default: the method's headline benchmark variant)"
@@ -464,10 +477,16 @@ def command_parsers() -> Parsers:
     calibrate.add_argument(
         "--target-precision", type=float, default=0.8, help="the precision rule's target (default: 0.8)"
     )
-    add_output_option(calibrate, default="calibration.json", help="default: calibration.json")
+    add_output_option(
+        calibrate, default="calibration.json", help="the calibration file to write (default: calibration.json)"
+    )
     parsers[("calibrate",)] = calibrate
     parsers[("calibrations",)] = commands.add_parser(
-        "calibrations", help="list the committed calibrations (data set, method, variant, level, held-out Brier)"
+        "calibrations",
+        help="list the committed calibrations (data set, method, variant, level, held-out Brier)",
+        description="List the calibrations committed in a hallulab checkout, one per line: data set, method, "
+        "variant, unit level, held-out units, Brier score uncalibrated and isotonic, and the file. An installed "
+        "package holds none; hallulab calibrate makes one from your own labelled records.",
     )
 
     def depth_first(path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:

@@ -443,21 +443,40 @@ def method_stages(methods: Sequence[str]) -> set[str] | None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``hallulab plan`` options."""
-    parser.add_argument("--dataset", required=True, help="a data set of conf/dataset (as -S dataset=<name>)")
-    parser.add_argument("-S", "--set", action="append", default=[], metavar="KEY=VALUE", help="a setting (repeatable)")
-    parser.add_argument("--responses", type=int, help="plan this many new responses (default: the data set's records)")
-    parser.add_argument("--endpoints", type=int, default=1, help="endpoints serving the LLM role (default: 1)")
-    parser.add_argument("--llm-tokens-per-second", type=float, help="generated tokens/s per endpoint (default: bench)")
-    parser.add_argument("--nli-pairs-per-second", type=float, help="NLI pairs/s (default: make bench's float32 rate)")
+    parser.add_argument("--dataset", required=True, help="a data set of conf/dataset (as -S dataset=NAME takes it)")
     parser.add_argument(
-        "--prompt-verdicts-per-second", type=float, help="Prompt verdicts/s per endpoint (default: bench)"
+        "-S",
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting, as dvc exp run -S takes it (repeatable; default: none)",
+    )
+    parser.add_argument("--responses", type=int, help="plan this many new responses (default: the data set's records)")
+    parser.add_argument(
+        "--endpoints", type=int, default=1, help="the number of endpoints serving the LLM role (default: 1)"
+    )
+    parser.add_argument(
+        "--llm-tokens-per-second",
+        type=float,
+        help="the generated tokens per second of one endpoint (default: the rate make bench recorded)",
+    )
+    parser.add_argument(
+        "--nli-pairs-per-second",
+        type=float,
+        help="the NLI pairs scored per second (default: the float32 rate make bench recorded)",
+    )
+    parser.add_argument(
+        "--prompt-verdicts-per-second",
+        type=float,
+        help="the SelfCheck-Prompt verdicts per second of one endpoint (default: the rate make bench recorded)",
     )
     parser.add_argument(
         "--method",
         action="append",
         default=[],
         metavar="M",
-        help="plan only the stages this method's scores need (repeatable; `hallulab methods` lists them; "
+        help="plan only the stages this method's scores need (repeatable; hallulab methods lists them; "
         "default: every stage)",
     )
     parser.add_argument("--no-cache", action="store_true", help="do not look the requests up in the call cache")
