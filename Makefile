@@ -25,14 +25,16 @@ export TOKENIZERS_PARALLELISM := false
 PIP_INSTALL := $(BIN)/python -m pip install -q
 # The locked packages go in through uv (its version pinned here): it installs the same
 # hash-checked wheels as pip, in parallel, and compiles their bytecode on every core, which is
-# faster than pip even when uv's cache is empty and pip's warm. torch's wheel is fetched by
-# `pip download`, so that pip's own configuration decides where it comes from (a find-links
-# folder or an extra index holding the CPU build, a constraint), then unpacked by uv without
-# dependencies (they are pinned in the lock), which is faster than `pip install torch`. pip
-# keeps the editable package.
+# faster than pip even when uv's cache is empty and pip's warm. pip keeps the editable package.
+# torch's source is chosen by src/hallulab/tooling/torch_source.py (run by its path: hallulab is
+# not installed yet), which prints its choice and the pip command: the CPU build that pip's
+# configuration offers (a find-links folder or an index holding it), else the CPU build from
+# TORCH_CPU_INDEX, else the default build with its own dependencies (PyPI's Linux build needs
+# NVIDIA's libraries to import). A CPU build goes in without dependencies (they are pinned in
+# the lock): fetched by pip, unpacked by uv.
 UV_VERSION := 0.13.9
 UV_INSTALL := $(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode
-TORCH_DOWNLOAD := $(VENV)/torch-wheel
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 
 .PHONY: install lock llamacpp run wikibio experiment result benchmark benchmark-list calibration nli-result report readme test test-fast lint params dvcyaml \
   regen status pull plots bench docs clean-venv
@@ -47,10 +49,8 @@ TORCH_DOWNLOAD := $(VENV)/torch-wheel
 $(STAMP): pyproject.toml requirements.lock requirements-reference.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) --upgrade pip "uv==$(UV_VERSION)"
-	rm -rf $(TORCH_DOWNLOAD)
-	$(BIN)/python -m pip download -q --no-deps "torch==$(TORCH_VERSION)" -d $(TORCH_DOWNLOAD)
-	$(UV_INSTALL) --no-deps $(TORCH_DOWNLOAD)/torch-*.whl
-	rm -rf $(TORCH_DOWNLOAD)
+	$(BIN)/python src/hallulab/tooling/torch_source.py --version $(TORCH_VERSION) --cpu-index $(TORCH_CPU_INDEX) \
+	  --python $(BIN)/python --uv $(BIN)/uv --install
 	$(UV_INSTALL) --require-hashes --no-deps -r requirements.lock
 	$(UV_INSTALL) --require-hashes --no-deps -r requirements-reference.lock
 	$(PIP_INSTALL) --no-deps -e .

@@ -124,8 +124,10 @@ NOT_RUN: dict[str, str] = {
     "make install": "every `make test` (.ci/run) runs it first, as its prerequisite",
     "make llamacpp": "every `make test` (.ci/run) runs it first, as its prerequisite",
     "pip install": (
-        "installs into the user's environment from PyPI; tests/test_package.py builds the wheel with pip wheel,"
-        " runs it from a folder outside the checkout and trains the NLI model with hallulab nli train"
+        "installs into the user's environment from PyPI (torch from PyTorch's CPU index, out of reach offline;"
+        " tests/test_torch_source.py checks that make install chooses that source); tests/test_package.py builds"
+        " the wheel with pip wheel, runs it from a folder outside the checkout and trains the NLI model with"
+        " hallulab nli train"
     ),
     "make lock": "resolves against PyPI and rewrites the lock files (tests/test_environment.py checks them)",
     "make bench": "benchmarks: timings on an idle machine, not tests",
