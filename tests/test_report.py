@@ -395,15 +395,97 @@ def test_make_run_names_the_report_page_and_the_page_works_in_chromium(
     assert curves.options[0].text.startswith("precision-recall: all methods")  # methods side by side first
     drawn = len(browser.find_elements(By.CSS_SELECTOR, "#chart svg path[data-series]"))
     legend = browser.find_elements(By.CSS_SELECTOR, "#chart [data-legend]")
-    assert drawn >= 1 and len(legend) >= drawn
-    if len(legend) > drawn:  # a series the chart opened without: one click draws it
-        legend[drawn].click()
-        assert len(browser.find_elements(By.CSS_SELECTOR, "#chart svg path[data-series]")) == drawn + 1
+    assert drawn >= 1 and len(legend) >= drawn  # the legend itself: test_the_run_page_opens_its_curves_...
     assert browser.find_elements(By.CSS_SELECTOR, "#correction-table tr")
     browser.execute_script("document.getElementById('curves-section').scrollIntoView()")
     _screenshot(browser, tmp_path, "report-curves.png")
     logs = [entry for entry in browser.get_log("browser") if entry.get("level") == "SEVERE"]
     assert not logs, logs
+
+
+def _run_page_without_a_run(root: Path) -> Path:
+    """The toy set's run page from the committed metrics/toy (summary, notes, curves, correction)
+    and two records scored by one method, as ``python -m hallulab.report --dataset toy`` writes
+    it after a run (no DAG run)."""
+    from hallulab.pipeline import paths
+    from hallulab.report.page import write_report
+
+    shutil.copytree(Path("metrics/toy"), root / paths.metrics_dir("toy"))
+    records = root / paths.passages("toy")
+    records.parent.mkdir(parents=True)
+    records.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in _passages()), encoding="utf-8")
+    scores = root / paths.unit_scores("selfcheck_ngram", "toy")
+    scores.parent.mkdir(parents=True)
+    _frame().to_parquet(scores)
+    return write_report("toy", root=root)
+
+
+@pytest.mark.browser
+def test_the_run_page_opens_its_curves_on_the_headline_variants_in_chromium(browser: Any, tmp_path: Path) -> None:
+    """The run page (the toy set's committed metrics, no DAG run): the summary's notes show their
+    Markdown code as code, no literal backtick; a chart of every method opens with each method's
+    headline variants (the detector table's) and a legend of one row per method, its other
+    variants folded; opening them and clicking one draws it, clicking the method hides its
+    lines; every link opens a file on disk."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from hallulab.pipeline import registry
+
+    browser.set_window_size(1400, 1200)
+    browser.get(_run_page_without_a_run(tmp_path).as_uri())
+    assert not [entry for entry in browser.get_log("browser") if entry.get("level") == "SEVERE"]
+    notes = browser.find_element(By.ID, "notes")
+    assert "make plots" in [code.text for code in notes.find_elements(By.TAG_NAME, "code")]
+    assert "`" not in browser.find_element(By.TAG_NAME, "body").text
+    assert all(target.is_file() for target in _link_targets(browser))
+
+    curve = Select(browser.find_element(By.ID, "curve"))
+    assert curve.first_selected_option.text == "precision-recall: all methods, nonfact"
+    csvs = sorted(Path("metrics/toy/pr").glob("*.csv"))
+    frames = {path.stem: pd.read_csv(path) for path in csvs}
+    variants = {
+        method: list(dict.fromkeys(frame.loc[frame["task"] == "nonfact", "variant"]))
+        for method, frame in frames.items()
+        if "task" in frame and (frame["task"] == "nonfact").any()
+    }  # each method's curves of the nonfact task (a file with no labelled unit has none)
+    headline = set()
+    for method, names in variants.items():
+        named = [v for v in names if v in registry.methods()[method].benchmark_variants]
+        headline |= {f"{method}: {v}" for v in named or names[:1]}
+    drawn = {path.get_attribute("data-series") for path in browser.find_elements(By.CSS_SELECTOR, "#chart path")}
+    assert drawn == headline and len(headline) < sum(map(len, variants.values())) / 3
+
+    rows = browser.find_elements(By.CSS_SELECTOR, "#chart .legend-method")
+    assert sorted(row.get_attribute("data-method") for row in rows) == sorted(variants)
+    for row in rows:  # one line per method: its folded variants are not shown
+        shown = [item for item in row.find_elements(By.CSS_SELECTOR, "[data-legend]") if item.is_displayed()]
+        assert len({item.location["y"] for item in shown}) <= 1, row.text
+        assert row.size["height"] < 2 * row.find_element(By.CSS_SELECTOR, ".legend-name").size["height"], row.text
+    browser.execute_script("document.getElementById('curves-section').scrollIntoView()")
+    _screenshot(browser, tmp_path, "report-curves-default.png")
+
+    ccp = browser.find_element(By.CSS_SELECTOR, '#chart .legend-method[data-method="ccp"]')
+    ccp.find_element(By.TAG_NAME, "summary").click()
+    ccp = browser.find_element(By.CSS_SELECTOR, '#chart .legend-method[data-method="ccp"]')
+    folded = [item for item in ccp.find_elements(By.CSS_SELECTOR, "details [data-legend]")]
+    assert len(folded) == len(variants["ccp"]) - 1 and all(item.is_displayed() for item in folded)
+    added = folded[0].get_attribute("data-legend")
+    folded[0].click()
+    drawn = {path.get_attribute("data-series") for path in browser.find_elements(By.CSS_SELECTOR, "#chart path")}
+    assert drawn == headline | {added}
+    assert browser.find_element(By.CSS_SELECTOR, '#chart .legend-method[data-method="ccp"] details').get_attribute(
+        "open"
+    )
+    browser.execute_script("document.getElementById('curves-section').scrollIntoView()")
+    _screenshot(browser, tmp_path, "report-curves-expanded.png")
+    browser.find_element(By.CSS_SELECTOR, '#chart [data-legend-method="ccp"]').click()  # ccp's lines off
+    drawn = {path.get_attribute("data-series") for path in browser.find_elements(By.CSS_SELECTOR, "#chart path")}
+    assert drawn == {name for name in headline if not name.startswith("ccp: ")}
+    browser.find_element(By.CSS_SELECTOR, '#chart [data-legend-method="ccp"]').click()  # its headline back
+    drawn = {path.get_attribute("data-series") for path in browser.find_elements(By.CSS_SELECTOR, "#chart path")}
+    assert drawn == headline
+    assert not [entry for entry in browser.get_log("browser") if entry.get("level") == "SEVERE"]
 
 
 def test_an_undefined_summary_value_carries_the_evaluations_reason() -> None:
@@ -429,6 +511,14 @@ def test_curves_of_several_methods_share_one_chart_per_task() -> None:
     assert [s.name for s in combined.series] == ["m1: a", "m2: c", "m1: b", "m2: d"]  # one line per method first
     assert [g.title for g in groups[1:]] == ["precision-recall: m1, nonfact", "precision-recall: m2, nonfact"]
     assert len(curve_groups(curves[:1])) == 1  # one method: no combined chart
+    # a method's headline variant leads and is drawn at first; a method with none named, its first
+    chart = curve_groups(curves, {"m1": ("b",), "m2": ("x",)})[0]
+    assert [(s.name, s.method, s.headline) for s in chart.series] == [
+        ("m1: b", "m1", True),
+        ("m2: c", "m2", True),
+        ("m1: a", "m1", False),
+        ("m2: d", "m2", False),
+    ]
 
 
 @pytest.mark.slow

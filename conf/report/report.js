@@ -33,8 +33,11 @@
       title: `label ${label}` });
   };
 
+  // a text whose `backticked` spans are code (the summary's notes are Markdown): text and <code> nodes
+  const withCode = (text) => String(text).split("`").map((part, i) => (i % 2 ? el("code", { text: part }) : document.createTextNode(part)));
+
   // --- header
-  for (const note of data.notes) $("notes").appendChild(el("li", { text: note }));
+  for (const note of data.notes) $("notes").appendChild(el("li", {}, withCode(note)));
 
   // --- summary, sortable: summary.csv's columns, each interval in one cell
   const summary = data.summary;
@@ -214,11 +217,34 @@
   }
   if (data.records.length && data.methods.length) drawRecord();
 
-  // --- curves: a plain SVG line chart per group
-  const palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+  // --- curves: a plain SVG line chart per group. A chart opens with each method's headline
+  // series (payload: ``headline``); its legend holds one row per method, the method's name a
+  // toggle for all its lines and its other variants folded under the row until opened
+  const palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf", "#393b79", "#637939"];
+  const dashes = ["", "6 3", "2 2", "8 3 2 3"];
   fill($("curve"), data.curves.map((_, i) => String(i)), data.curves.map((c) => c.title));
-  const SHOWN_AT_FIRST = 6; // a chart opens with its first series; the legend switches any on or off
-  let hidden = new Set();
+  let hidden = new Set(), expanded = new Set();
+  // the chart's series by method, in the order they first appear
+  function byMethod(group) {
+    const methods = new Map();
+    for (const series of group.series) {
+      const method = series.method || "";
+      if (!methods.has(method)) methods.set(method, []);
+      methods.get(method).push(series);
+    }
+    return methods;
+  }
+  // each series' stroke: one colour per method where a chart has several (its variants dashed),
+  // one per series where it has one
+  function strokes(group) {
+    const methods = byMethod(group), found = new Map();
+    const several = methods.size > 1;
+    [...methods.values()].forEach((members, m) => members.forEach((series, v) => found.set(series.name, several
+      ? { colour: palette[m % palette.length], dash: dashes[v % dashes.length] }
+      : { colour: palette[v % palette.length], dash: dashes[Math.floor(v / palette.length) % dashes.length] })));
+    return found;
+  }
   function drawCurve() {
     const chart = $("chart");
     chart.innerHTML = "";
@@ -252,30 +278,75 @@
     add("text", { x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle", "font-size": 12 }, group.x);
     // the y-axis title above the axis, clear of the tick labels
     add("text", { x: L, y: T - 12, "text-anchor": "middle", "font-size": 12 }, group.y);
-    group.series.forEach((series, i) => {
-      if (hidden.has(series.name)) return;
+    const stroke = strokes(group);
+    for (const series of group.series) {
+      if (hidden.has(series.name)) continue;
       const d = series.points.map((p, j) => `${j ? "L" : "M"}${sx(p[0]).toFixed(1)},${sy(p[1]).toFixed(1)}`).join(" ");
-      add("path", { d, fill: "none", stroke: palette[i % palette.length], "stroke-width": 1.6, "data-series": series.name });
-    });
+      const { colour, dash } = stroke.get(series.name);
+      add("path", { d, fill: "none", stroke: colour, "stroke-width": 1.6, "data-series": series.name,
+        ...(dash ? { "stroke-dasharray": dash } : {}) });
+    }
     chart.appendChild(svg);
+    chart.appendChild(legendOf(group, stroke));
+  }
+  function legendOf(group, stroke) {
     const legend = el("div", { class: "legend" });
-    group.series.forEach((series, i) => {
+    legend.appendChild(el("p", { class: "hint", text: "Drawn at first: each method's headline variant (the detector table's). "
+      + "Click a method's name to hide or show its lines, a variant to hide or show it; open a method's other variants to add them." }));
+    const toggle = (names) => {
+      const shown = names.filter((name) => !hidden.has(name));
+      for (const name of names) if (shown.length) hidden.add(name); else hidden.delete(name);
+      drawCurve();
+    };
+    const item = (series, method) => {
       const off = hidden.has(series.name);
-      const item = el("span", { text: `${off ? "□" : "■"} ${series.name}  `, "data-legend": series.name,
-        title: "click: show or hide" });
-      item.style.color = off ? "#999" : palette[i % palette.length];
-      item.style.cursor = "pointer";
-      item.addEventListener("click", () => {
-        if (hidden.has(series.name)) hidden.delete(series.name); else hidden.add(series.name);
-        drawCurve();
-      });
-      legend.appendChild(item);
-    });
-    chart.appendChild(legend);
+      const label = method && series.name.startsWith(`${method}: `) ? series.name.slice(method.length + 2) : series.name;
+      const node = el("span", { class: "legend-item", "data-legend": series.name, title: "click: show or hide" });
+      // its line as drawn (its method's colour, its dash), hollow while hidden
+      const { colour, dash } = stroke.get(series.name);
+      const ns = "http://www.w3.org/2000/svg", swatch = document.createElementNS(ns, "svg"), line = document.createElementNS(ns, "line");
+      swatch.setAttribute("width", 22); swatch.setAttribute("height", 8); swatch.setAttribute("class", "swatch");
+      for (const [k, v] of Object.entries({ x1: 1, x2: 21, y1: 4, y2: 4, stroke: off ? "#bbb" : colour, "stroke-width": off ? 1 : 2.2,
+        ...(dash ? { "stroke-dasharray": dash } : {}) })) line.setAttribute(k, v);
+      swatch.appendChild(line);
+      node.append(swatch, ` ${label}`);
+      node.style.color = off ? "#999" : colour;
+      node.addEventListener("click", () => toggle([series.name]));
+      return node;
+    };
+    for (const [method, members] of byMethod(group)) {
+      const first = members.filter((s) => s.headline);
+      const leading = first.length ? first : members.slice(0, 1);
+      const more = members.filter((s) => !leading.includes(s));
+      const row = el("div", { class: "legend-method", "data-method": method });
+      if (method) {
+        const name = el("span", { class: "legend-name", text: method, "data-legend-method": method,
+          title: "click: hide or show this method's lines" });
+        // the method's headline lines back when none of its lines is drawn
+        name.addEventListener("click", () => {
+          const drawn = members.filter((s) => !hidden.has(s.name)).map((s) => s.name);
+          toggle(drawn.length ? drawn : leading.map((s) => s.name));
+        });
+        row.appendChild(name);
+      }
+      for (const series of leading) row.appendChild(item(series, method));
+      if (more.length) {
+        const details = el("details", { class: "legend-more" });
+        if (expanded.has(method)) details.open = true;
+        details.addEventListener("toggle", () => { if (details.open) expanded.add(method); else expanded.delete(method); });
+        const drawnMore = more.filter((s) => !hidden.has(s.name)).length;
+        details.appendChild(el("summary", { text: `${more.length} more ${more.length === 1 ? "variant" : "variants"}${drawnMore ? ` (${drawnMore} drawn)` : ""}` }));
+        for (const series of more) details.appendChild(item(series, method));
+        row.appendChild(details);
+      }
+      legend.appendChild(row);
+    }
+    return legend;
   }
   function openCurve() {
     const group = data.curves[Number($("curve").value)];
-    hidden = new Set(group ? group.series.slice(SHOWN_AT_FIRST).map((s) => s.name) : []);
+    hidden = new Set(group ? group.series.filter((s) => !s.headline).map((s) => s.name) : []);
+    expanded = new Set();
     drawCurve();
   }
   $("curve").addEventListener("change", openCurve);

@@ -22,7 +22,7 @@ from the page; nothing is filled in.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +75,9 @@ class ReportInputs:
     curves: list[CurveFile] = field(default_factory=list)
     correction: Mapping[str, Any] | None = None
     method_titles: dict[str, str] = field(default_factory=dict)
+    #: method -> its headline variants (the detector table's, the paper's headline reading): the
+    #: curves the page draws when a chart opens, the method's other variants a click away
+    headline_variants: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: the committed calibrations of the run's methods on its data set, with their held-out checks
     calibrations: list[HeldoutReliability] = field(default_factory=list)
     #: method -> the ``undefined`` section of its ``.info.json`` (why each null is null)
@@ -134,9 +137,10 @@ def load_inputs(
     root: Path = Path(),
     method_titles: Mapping[str, str] | None = None,
     units: UnitSources = UnitSources(),
+    headline_variants: Mapping[str, Sequence[str]] | None = None,
 ) -> ReportInputs:
     """Read a run's outputs for ``dataset`` under ``root`` (the repository); the texts of units
-    from the files ``units`` names."""
+    from the files ``units`` names; ``headline_variants``: each method's curves drawn first."""
     records_path = root / paths.passages(dataset)
     if not records_path.is_file():
         raise NothingToReportError(f"{records_path} not found: run the pipeline on {dataset!r} first (make run)")
@@ -181,6 +185,7 @@ def load_inputs(
         curves=curves,
         correction=_read_if(root / paths.correction_metrics(dataset)),
         method_titles=dict(method_titles or {}),
+        headline_variants={method: tuple(names) for method, names in (headline_variants or {}).items()},
         calibrations=[
             held
             for path in committed_calibrations(root, dataset)

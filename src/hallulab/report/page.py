@@ -65,7 +65,8 @@ def write_report(dataset: str, out: Path | None = None, root: Path = Path()) -> 
     from hallulab.pipeline import registry
 
     titles = {name: spec.title for name, spec in registry.methods().items()}
-    inputs = load_inputs(dataset, root, titles, registered_unit_sources())
+    headlines = {name: spec.benchmark_variants for name, spec in registry.methods().items()}
+    inputs = load_inputs(dataset, root, titles, registered_unit_sources(), headlines)
     catalogue = UnitCatalogue.build(inputs.passages, inputs.artifacts, inputs.raw, inputs.details)
     page = render(build_payload(inputs, catalogue))
     path = out or root / default_path(dataset)

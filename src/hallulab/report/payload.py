@@ -12,9 +12,12 @@ Shape (every list in the order the page shows it)::
     scores   {method: {variant: {level: {record: [[index, score, rank], ...]}}}}
     units    {catalogue key: {level: {record: [{i, si, t, l, d}]}}}   (claim/fact/prompt only:
                                         sentences and responses are read off the records)
-    curves   [{title, x, y, series: [{name, points}]}]   the run's curves, then the held-out
-                                        reliability diagram of each committed calibration of
-                                        the run's methods on its data set
+    curves   [{title, x, y, series: [{name, points, method, headline}]}]   the run's curves,
+                                        then the held-out reliability diagram of each committed
+                                        calibration of the run's methods on its data set; a
+                                        series names its method, and ``headline`` marks those a
+                                        chart opens with (the method's headline variants, else
+                                        its first series)
     correction  FactSelfCheck's Table 3 as the correct stage computed it, or null
     absent   {summary, curves, correction}  what the page says where that part is empty
 
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -49,6 +52,10 @@ MAX_CURVE_POINTS = 200
 class CurveSeries:
     name: str
     points: list[tuple[float, float]]
+    #: the method whose variant it draws ("" for none)
+    method: str = ""
+    #: drawn when its chart opens: a headline variant of its method (the others a click away)
+    headline: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,12 +143,13 @@ def _thinned(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return [points[i] for i in keep]
 
 
-def curve_groups(curves: Sequence[CurveFile]) -> list[CurveGroup]:
+def curve_groups(curves: Sequence[CurveFile], headlines: Mapping[str, Sequence[str]] | None = None) -> list[CurveGroup]:
     """One chart per (family, task or metric) with every method on it, first (a series per
-    method and variant, each method's first variant leading, so the chart opens with one
+    method and variant, each method's headline series leading, so the chart opens with one
     line per method), then one chart per (family, method, task or metric), a series per
-    variant."""
-    per_method = method_curve_groups(curves)
+    variant. A series is a headline one when ``headlines`` names its variant for its method;
+    a method none of whose series is named leads with its first."""
+    per_method = method_curve_groups(curves, headlines or {})
     return [*all_methods_groups(per_method), *(group for _, group in per_method)]
 
 
@@ -155,13 +163,22 @@ def all_methods_groups(per_method: Sequence[tuple[str, CurveGroup]]) -> list[Cur
     for (family, rest, x, y), members in by_key.items():
         if len({method for method, _ in members}) < 2:
             continue
-        leading = [CurveSeries(f"{m}: {g.series[0].name}", g.series[0].points) for m, g in members if g.series]
-        others = [CurveSeries(f"{m}: {s.name}", s.points) for m, g in members for s in g.series[1:]]
+        named = [(m, replace(s, name=f"{m}: {s.name}")) for m, g in members for s in g.series]
+        leading = [s for _, s in named if s.headline]
+        others = [s for _, s in named if not s.headline]
         combined.append(CurveGroup(f"{family}: all methods, {rest}", x, y, [*leading, *others]))
     return combined
 
 
-def method_curve_groups(curves: Sequence[CurveFile]) -> list[tuple[str, CurveGroup]]:
+def _with_headlines(method: str, series: list[CurveSeries], headlines: Sequence[str]) -> list[CurveSeries]:
+    """``series`` of ``method``, those ``headlines`` names marked (none named: the first)."""
+    named = {s.name for s in series} & set(headlines)
+    return [replace(s, method=method, headline=s.name in named if named else i == 0) for i, s in enumerate(series)]
+
+
+def method_curve_groups(
+    curves: Sequence[CurveFile], headlines: Mapping[str, Sequence[str]] | None = None
+) -> list[tuple[str, CurveGroup]]:
     """One chart per (family, method, task or metric), a series per variant."""
     titles = dict(CURVE_FAMILIES)
     groups: list[tuple[str, CurveGroup]] = []
@@ -189,6 +206,7 @@ def method_curve_groups(curves: Sequence[CurveFile]) -> list[tuple[str, CurveGro
                 )
                 for name, part in rows.groupby(series_by, sort=False)
             ]
+            series = _with_headlines(curve.method, series, (headlines or {}).get(curve.method, ()))
             title = f"{titles[curve.family]}: {curve.method}, {group}"
             groups.append((curve.method, CurveGroup(title, x, y if curve.family == "pr" else str(group), series)))
     return groups
@@ -210,10 +228,10 @@ def reliability_groups(calibrations: Sequence[HeldoutReliability]) -> list[Curve
     groups = []
     for found in calibrations:
         stored = found.calibration
-        series = [CurveSeries("calibrated: the diagonal", [(0.0, 0.0), (1.0, 1.0)])]
+        series = [CurveSeries("calibrated: the diagonal", [(0.0, 0.0), (1.0, 1.0)], stored.method, True)]
         for reading, label in (("uncalibrated", "uncalibrated (min-max scaled)"), (stored.kind, stored.kind)):
             points = [(p, rate) for p, rate, _ in found.bins[reading]]
-            series.append(CurveSeries(f"{label}, {_ece_text(found.ece[reading])}", points))
+            series.append(CurveSeries(f"{label}, {_ece_text(found.ece[reading])}", points, stored.method, True))
         title = (
             f"reliability: {stored.method}, {stored.variant} ({stored.level}), "
             f"{found.heldout_units} held-out units of {stored.dataset}, {found.ece_bins} bins"
@@ -296,7 +314,13 @@ def build_payload(inputs: ReportInputs, catalogue: UnitCatalogue) -> dict[str, A
         "records": _records(inputs),
         "scores": {method: score_tree(frame) for method, frame in inputs.scores.items() if not frame.empty},
         "units": units,
-        "curves": [asdict(group) for group in [*curve_groups(inputs.curves), *reliability_groups(inputs.calibrations)]],
+        "curves": [
+            asdict(group)
+            for group in [
+                *curve_groups(inputs.curves, inputs.headline_variants),
+                *reliability_groups(inputs.calibrations),
+            ]
+        ],
         "correction": dict(inputs.correction) if isinstance(inputs.correction, Mapping) else None,
         "absent": {**ABSENT_IN_A_RUN, **inputs.absent},
     }
