@@ -312,7 +312,7 @@ def test_a_missing_nli_model_stops_the_method_before_any_model_call(
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
     records = [{"id": "a", "response": "Paris is in France.", "samples": ["Paris is in France.", "Paris is in Spain."]}]
-    for model, said in (("models/nowhere", "`hallulab nli train`"), ("no-such-org/no-such-nli", "minilm_offline")):
+    for model, said in (("models/nowhere", "`hallulab nli train -o "), ("no-such-org/no-such-nli", "minilm_offline")):
         with CallCache(tmp_path / "calls.sqlite") as cache:
             with pytest.raises(UserFacingError) as caught:
                 Detector(method, [f"nli.model={model}"]).score(records, cache)

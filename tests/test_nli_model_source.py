@@ -55,3 +55,27 @@ def test_a_missing_model_names_every_place_and_the_commands(tmp_path: Path, monk
     assert "\n" not in message and "hallulab nli train" in message and "make run" in message
     assert str(tmp_path / "checkout" / "models/nli_minilm") in message
     assert str(tmp_path / "models-home" / "nli_minilm") in message
+
+
+def test_an_installed_package_names_the_setting_the_command_and_only_the_users_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outside a checkout the message named a folder inside the environment's site-packages
+    (where an installed package's checkout root would be): now it names the setting, the
+    command that makes the model, and only the user's own folders (the current one, the model
+    folder); make run, which needs a checkout, is not offered."""
+    from hallulab.core.config import REPO_ROOT
+
+    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path / "models-home"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserFacingError) as caught:
+        model_source("models/nli_minilm", None)
+    message = str(caught.value)
+    assert message.startswith("NLI model folder 'models/nli_minilm' not found (setting nli.model; looked in ")
+    assert "`hallulab nli train`" in message and "make run" not in message and "\n" not in message
+    assert str(tmp_path / "models/nli_minilm") in message and str(tmp_path / "models-home" / "nli_minilm") in message
+    assert str(REPO_ROOT) not in message and "site-packages" not in message
+    with pytest.raises(UserFacingError, match=r"`hallulab nli train -o ./mine`"):
+        model_source("./mine", None)
+    with pytest.raises(UserFacingError, match=rf"`hallulab nli train -o {tmp_path / 'models-home' / 'other'}`"):
+        model_source("models/other", None)

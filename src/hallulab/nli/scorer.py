@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from hallulab.core.call_cache import CallCache, cache_key, model_dir
-from hallulab.core.config import REPO_ROOT, setting
+from hallulab.core.config import package_checkout, setting
 from hallulab.core.errors import UserFacingError
 from hallulab.core.package_files import local_weights_digest
 from hallulab.nli.inference import compiled_for_inference, pair_logits
@@ -93,26 +93,43 @@ class NLIModelNotFoundError(FileNotFoundError, UserFacingError):
     """A local NLI model folder that is in none of the places it is looked for."""
 
 
-def model_source(model: str, root: Path = REPO_ROOT) -> str:
+#: the checkout the running package comes from, where the DAG's ``models/`` folders are (None:
+#: an installed package, whose install folder holds no model and is not named to a user)
+CHECKOUT = package_checkout()
+#: the folder ``hallulab nli train`` writes by default, under :func:`hallulab.core.call_cache.model_dir`
+#: (:data:`hallulab.nli.recipe.OFFLINE_MODEL`)
+TRAINED_MODEL = "nli_minilm"
+
+
+def model_source(model: str, root: Path | None = CHECKOUT) -> str:
     """What ``from_pretrained`` loads for ``model``: a hub id as it is; a local folder
     (``models/nli_minilm``, ``./x``, an absolute path) where the DAG puts it, the current
-    folder first (a stage runs in its workspace), then the checkout the package runs from (the
-    API or the CLI called from any other folder), then, for ``models/<name>``, the model folder
-    ``hallulab nli train`` writes (:func:`hallulab.core.call_cache.model_dir`). A folder found in none is
-    a one-line error naming the commands that make the offline model."""
+    folder first (a stage runs in its workspace), then the checkout ``root`` the package runs
+    from (the API or the CLI called from any other folder; None for an installed package), then,
+    for ``models/<name>``, the model folder ``hallulab nli train`` writes
+    (:func:`hallulab.core.call_cache.model_dir`). A folder found in none is a one-line error
+    naming the setting, the command that makes the model there, and the user's own folders
+    looked in (never the package's install folder)."""
     if not model.startswith(("models/", "./", "/")):
         return model
-    candidates = [Path(model)] if Path(model).is_absolute() else [Path(model), root / model]
+    candidates = [Path(model)] if Path(model).is_absolute() or root is None else [Path(model), root / model]
     if model.startswith("models/"):
         candidates.append(model_dir() / model.removeprefix("models/"))
     for candidate in candidates:
         if candidate.is_dir():
             return str(candidate)
-    looked = ", ".join(str(c.resolve()) for c in candidates)
+    looked = ", ".join(str(c.absolute()) for c in candidates)
+    if model == f"models/{TRAINED_MODEL}":
+        command = "hallulab nli train"
+    elif model.startswith("models/"):
+        command = f"hallulab nli train -o {candidates[-1]}"
+    else:
+        command = f"hallulab nli train -o {model}"
+    checkout = " or `make run` in the hallulab checkout" if root is not None and model.startswith("models/") else ""
     raise NLIModelNotFoundError(
-        f"NLI model folder {model!r} not found (looked in {looked}); make the offline model with "
-        "`hallulab nli train` (from the pairs shipped with hallulab, minutes on a CPU) or `make run` in the "
-        "hallulab checkout; or pick a hub model: -S nli=deberta_v3_large_mnli"
+        f"NLI model folder {model!r} not found (setting nli.model; looked in {looked}); make the offline model with "
+        f"`{command}` (from the pairs shipped with hallulab, minutes on a CPU){checkout}; "
+        "or pick a hub model: -S nli=deberta_v3_large_mnli"
     )
 
 
