@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -176,13 +179,21 @@ def test_the_command_adds_the_calibrated_probability_and_flag(tmp_path: Path) ->
     assert not (tmp_path / "x.csv").exists() and not (tmp_path / "y.csv").exists()
 
 
+def _how_to_blocks() -> list[tuple[str, str]]:
+    """docs/how-to/calibrate.md's fenced blocks, (language tag, content), in page order."""
+    page = (REPO / "docs/how-to/calibrate.md").read_text(encoding="utf-8")
+    return re.findall(r"^```(\w+)\n(.*?)^```$", page, flags=re.DOTALL | re.MULTILINE)
+
+
 def test_a_calibration_fitted_on_ones_own_labelled_scores_is_taken_by_score(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """docs/how-to/calibrate.md's steps: `hallulab calibrate` on scored, labelled records writes
-    a file whose held-out figures it prints; `hallulab score --calibration` takes that file;
+    """docs/how-to/calibrate.md's steps, its own commands: `hallulab calibrate` on scored,
+    labelled records writes a file and prints what the page shows after it (the held-out
+    figures with their intervals); `hallulab score --calibration` takes that file;
     `hallulab calibrations` lists the committed ones; a variant the scores lack is one line."""
-    records = str(REPO / "data" / "toy" / "passages.jsonl")
+    (tmp_path / "data/toy").mkdir(parents=True)
+    shutil.copy(REPO / "data/toy/passages.jsonl", tmp_path / "data/toy/passages.jsonl")
     monkeypatch.chdir(tmp_path)  # the commands run in-process (hallulab.cli.main), from a user's folder
 
     def hallulab(*args: str) -> tuple[int, str, str]:
@@ -190,19 +201,22 @@ def test_a_calibration_fitted_on_ones_own_labelled_scores_is_taken_by_score(
         said = capsys.readouterr()
         return status, said.out, said.err
 
-    assert hallulab("score", records, "--method", "selfcheck_ngram", "-o", "s.csv")[0] == 0
-    status, out, err = hallulab("calibrate", "s.csv", "--records", records, "-o", "mine.json")
-    assert status == 0, err[-2000:]
-    assert "calibration of selfcheck_ngram ngram_n1_max at the sentence level -> mine.json" in out
+    blocks = _how_to_blocks()
+    printed: dict[str, str] = {}
+    for index, (tag, code) in enumerate(blocks):
+        for line in code.splitlines() if tag == "bash" else ():
+            status, out, err = hallulab(*shlex.split(line)[1:])
+            assert status == 0, f"{line}: {err[-2000:]}"
+            printed[line] = out
+            if line.startswith("hallulab calibrate "):
+                assert blocks[index + 1] == ("text", out), "the page shows another output of its calibrate command"
     stored = read_calibration(tmp_path / "mine.json")
     assert (stored.dataset, stored.variant, stored.level) == ("passages", "ngram_n1_max", "sentence")
-    status, out, err = hallulab(
-        "score", records, "--method", "selfcheck_ngram", "--calibration", "mine.json", "-o", "c.csv"
+    assert pd.read_csv(tmp_path / "calibrated.csv")["calibration"].dropna().unique().tolist() == [stored.name]
+    assert "results/calibration/wikibio/selfcheck_ngram.ngram_n1_max.json" in printed["hallulab calibrations"]
+    status, _, err = hallulab(
+        "calibrate", "labelled-scores.csv", "--records", "data/toy/passages.jsonl", "--variant", "nope", "-o", "x.json"
     )
-    assert status == 0, err[-2000:]
-    assert pd.read_csv(tmp_path / "c.csv")["calibration"].dropna().unique().tolist() == [stored.name]
-    assert "results/calibration/wikibio/selfcheck_ngram.ngram_n1_max.json" in hallulab("calibrations")[1]
-    status, _, err = hallulab("calibrate", "s.csv", "--records", records, "--variant", "nope", "-o", "x.json")
     assert status == 2 and "no variant 'nope'; it holds ngram_n1_avg, ngram_n1_max" in err
 
 
@@ -469,3 +483,29 @@ def test_calibrate_names_the_line_record_and_field_of_a_score_that_is_no_number(
         f"hallulab calibrate: error: bad{suffix}:{line}: record 'q1', field 'score': 'abc' is not a number"
     )
     assert not (tmp_path / "mine.json").exists()
+
+
+def test_calibrate_reads_records_as_score_does_a_response_label_needs_no_sentences(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Records with a response, a response label and no ``sentences``, which `hallulab score`
+    takes (it splits the response), are calibrated at the response level. The splitter is
+    the score command's (spaCy's, stubbed here: no model is loaded for a unit test)."""
+    from hallulab.text.spacy_tokens import SpacyTokenizer
+
+    split: list[str] = []
+
+    def sentences(self: SpacyTokenizer, texts: list[str]) -> list[list[str]]:
+        split.extend(texts)
+        return [[text] for text in texts]
+
+    monkeypatch.setattr(SpacyTokenizer, "sentences", sentences)
+    monkeypatch.chdir(tmp_path)
+    scores, records = _labelled_files(tmp_path, level="response", sentences=False)
+    assert "sentences" not in records.read_text(encoding="utf-8")
+    assert cli_main(["calibrate", scores.name, "--records", records.name, "-o", "mine.json"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("calibration of length length_tokens at the response level -> mine.json\n")
+    assert len(split) == 16
+    stored = read_calibration(tmp_path / "mine.json")
+    assert (stored.method, stored.level) == ("length", "response")

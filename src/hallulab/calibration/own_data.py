@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from hallulab.benchmark.statistics import Estimate
 from hallulab.benchmark.units import BINARY_LEVELS, cell_units
 from hallulab.calibration.fit import Calibration, CalibrationError, CalibrationSettings, fit_calibration
 from hallulab.calibration.stored import (
@@ -28,6 +29,7 @@ from hallulab.calibration.stored import (
 from hallulab.core.io import check_output_path
 from hallulab.core.scored_file import read_scored
 from hallulab.data.records import load_jsonl_passages
+from hallulab.data.schema import Passage
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.pipeline import registry
 
@@ -58,6 +60,30 @@ def settings_from_flags(rule: str, target_precision: float) -> CalibrationSettin
     if not 0.0 < target_precision <= 1.0:  # NaN fails too
         raise CalibrationError(f"--target-precision {target_precision}: a precision is a number in (0, 1]")
     return CalibrationSettings(rule=rule, target_precision=target_precision)
+
+
+def read_records(path: Path) -> list[Passage]:
+    """The records in ``path`` read as ``hallulab score`` reads them (:mod:`hallulab.api`): a
+    record with a response and no ``sentences`` is split into sentences by the spaCy pipeline
+    of the default settings (``spacy`` in ``conf/config.yaml``), loaded only when such a record
+    is there, so a record labelled at the response level needs no sentences of its own."""
+    from hallulab.core.config import compose
+    from hallulab.text.spacy_tokens import SpacyTokenizer
+
+    tokenizer: SpacyTokenizer | None = None
+
+    def configured() -> SpacyTokenizer:
+        nonlocal tokenizer
+        if tokenizer is None:
+            spacy = compose()["spacy"]
+            tokenizer = SpacyTokenizer(str(spacy["model"]), batch_size=int(spacy["batch_size"]))
+        return tokenizer
+
+    return load_jsonl_passages(
+        path,
+        lambda texts: configured().sentences(texts),
+        lambda items: configured().require_fits(items),
+    )
 
 
 #: the columns of a scored file that the calibration reads as numbers
@@ -112,7 +138,7 @@ def calibrate_scored(
         variant = next((v for v in headline if v in written), written[0])
     if variant not in written:
         raise CalibrationError(f"{scores_path}: no variant {variant!r}; it holds {', '.join(written)}")
-    passages = load_jsonl_passages(records_path)
+    passages = read_records(records_path)
     scored_levels = set(scores.loc[scores["variant"] == variant, "level"])
     levels = [level] if level is not None else [lv for lv in BINARY_LEVELS if lv in scored_levels]
     config = ProtocolConfig()
@@ -130,25 +156,38 @@ def calibrate_scored(
     )
 
 
+def _figure(estimate: Estimate) -> str:
+    """A held-out figure and its interval, ``0.0344 [0.0123, 0.0567]`` (``n/a``: undefined, e.g.
+    nothing flagged; no interval: one held-out record)."""
+    if estimate.point is None:
+        return "n/a"
+    if estimate.low is None or estimate.high is None:
+        return f"{estimate.point}"
+    return f"{estimate.point} [{estimate.low}, {estimate.high}]"
+
+
 def summary_lines(calibration: Calibration, out: Path) -> list[str]:
-    """What ``hallulab calibrate`` prints: where it went and how it fits the held-out records."""
-    kind = calibration.settings.kind
+    """What ``hallulab calibrate`` prints: where it went, and how it fits the held-out records,
+    each figure with its bootstrap interval over the held-out records (the calibration file
+    holds the same figures)."""
+    settings = calibration.settings
     held = calibration.heldout
-    brier = held[kind]["brier"].point
-    before = held["uncalibrated"]["brier"].point
     lines = [
         f"calibration of {calibration.method} {calibration.variant} at the {calibration.level} level -> {out}",
         f"fitted on {calibration.development_units} units of {calibration.development_records} records, "
-        f"checked on {calibration.heldout_units} units of {calibration.heldout_records} held-out records: "
-        f"Brier {before} uncalibrated, {brier} {kind}",
+        f"checked on {calibration.heldout_units} units of {calibration.heldout_records} held-out records "
+        f"(each figure with its {settings.ci_level:.0%} interval over {settings.bootstrap_samples} resamples of "
+        "those records)",
+        f"Brier {_figure(held['uncalibrated']['brier'])} uncalibrated, {_figure(held[settings.kind]['brier'])} "
+        f"{settings.kind}",
     ]
     if calibration.threshold is None:
-        lines.append(f"no threshold reaches precision {calibration.settings.target_precision}: no flag")
+        lines.append(f"no threshold reaches precision {settings.target_precision}: no flag")
     else:
         flag = held["flag"]
         lines.append(
-            f"flag at probability >= {calibration.threshold:.4f} ({calibration.settings.rule}): precision "
-            f"{flag['precision'].point}, recall {flag['recall'].point}, F1 {flag['f1'].point} on the held-out units"
+            f"flag at probability >= {calibration.threshold:.4f} ({settings.rule}): precision "
+            f"{_figure(flag['precision'])}, recall {_figure(flag['recall'])}, F1 {_figure(flag['f1'])}"
         )
     return lines
 
