@@ -11,7 +11,7 @@ import pytest
 
 from hallulab.core.config import ConfigError
 from hallulab.nli.pairs import LABELS, NLIPair
-from hallulab.nli.train import TrainConfig, accuracy, sample_pairs, train_cross_encoder
+from hallulab.nli.train import TrainConfig, accuracy, encoder_path, new_classifier, sample_pairs, train_cross_encoder
 from tests.workspace import REPO, environment
 
 pytestmark = pytest.mark.model
@@ -33,6 +33,48 @@ def test_training_saves_a_model_whose_config_names_the_labels(tmp_path: Path) ->
     config = json.loads((tmp_path / "nli" / "config.json").read_text())
     assert [config["id2label"][str(i)] for i in range(3)] == list(LABELS)
     assert 0.0 <= accuracy(tmp_path / "nli", PAIRS) <= 1.0
+
+
+def test_loading_the_encoder_with_a_new_head_prints_no_load_report(capfd: pytest.CaptureFixture[str]) -> None:
+    """transformers' LOAD REPORT (classifier.weight and classifier.bias MISSING: the new head,
+    always) is not printed by hallulab nli train; transformers' verbosity is set back after."""
+    from transformers.utils import logging as transformers_logging
+
+    before = transformers_logging.get_verbosity()
+    model = new_classifier(encoder_path(TrainConfig()))
+    assert model.config.num_labels == 3 and transformers_logging.get_verbosity() == before
+    err = capfd.readouterr().err
+    assert "LOAD REPORT" not in err and "MISSING" not in err, err
+
+
+def test_a_weight_missing_outside_the_new_head_is_still_said(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Only the expected report is silenced: a checkpoint lacking an encoder weight, or holding
+    one the model does not use, is a warning naming it; the verbosity is restored on an error."""
+    import transformers
+    from transformers.utils import logging as transformers_logging
+
+    before = transformers_logging.get_verbosity()
+    seen: list[int] = []
+
+    def load(path: str, **kwargs: object) -> tuple[object, dict[str, list[str]]]:
+        seen.append(transformers_logging.get_verbosity())
+        if path == "broken":
+            raise RuntimeError("Error(s) in loading state_dict")
+        info = {"missing_keys": ["classifier.bias", "bert.pooler.dense.weight"], "unexpected_keys": ["extra.w"]}
+        return object(), {**info, "mismatched_keys": [], "error_msgs": []}
+
+    monkeypatch.setattr(transformers.AutoModelForSequenceClassification, "from_pretrained", load)
+    with caplog.at_level("WARNING", logger="hallulab.nli.train"):
+        new_classifier("enc")
+    assert seen == [transformers_logging.ERROR]
+    said = caplog.text
+    assert "newly initialised: bert.pooler.dense.weight" in said and "classifier.bias" not in said
+    assert "does not use: extra.w" in said
+    with pytest.raises(RuntimeError, match="loading state_dict"):
+        new_classifier("broken")
+    assert transformers_logging.get_verbosity() == before
 
 
 def test_sample_pairs_is_seeded_and_limits_each_source() -> None:

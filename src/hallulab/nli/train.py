@@ -22,6 +22,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,51 @@ def freeze_bottom(model: Any, layers: int) -> None:
         module.requires_grad_(False)
 
 
+#: the head :func:`new_classifier` adds to the encoder: its weights are new, as expected
+CLASSIFIER_HEAD = "classifier"
+
+
+@contextmanager
+def transformers_errors_only() -> Iterator[None]:
+    """transformers logs only errors inside the block (its public verbosity setting, restored
+    after): what it warns about a load that :func:`new_classifier` checks itself stays unsaid."""
+    from transformers.utils import logging as transformers_logging
+
+    before = transformers_logging.get_verbosity()
+    transformers_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        transformers_logging.set_verbosity(before)
+
+
+def new_classifier(path: str) -> Any:
+    """The encoder at ``path`` with a fresh 3-way classification head (labels named in its config).
+
+    transformers reports every load whose model has weights the checkpoint lacks: here the new
+    head's, always, which is no news (its "LOAD REPORT", classifier.weight and classifier.bias
+    MISSING). That report is silenced; any other weight the checkpoint lacks or does not use is
+    logged as a warning naming it, and a load error still raises."""
+    import transformers
+
+    with transformers_errors_only():
+        model, info = transformers.AutoModelForSequenceClassification.from_pretrained(
+            path,
+            num_labels=len(LABELS),
+            id2label=dict(enumerate(LABELS)),
+            label2id={label: i for i, label in enumerate(LABELS)},
+            output_loading_info=True,
+        )
+    missing = sorted(key for key in info["missing_keys"] if key.split(".")[0] != CLASSIFIER_HEAD)
+    if missing:
+        log.warning("%s: weights missing from the checkpoint, newly initialised: %s", path, ", ".join(missing))
+    if info["unexpected_keys"]:
+        log.warning(
+            "%s: checkpoint weights the model does not use: %s", path, ", ".join(sorted(info["unexpected_keys"]))
+        )
+    return model
+
+
 def train_cross_encoder(pairs: Sequence[NLIPair], cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
     """Train and save to ``out_dir``; returns training statistics."""
     import torch
@@ -155,9 +201,7 @@ def train_cross_encoder(pairs: Sequence[NLIPair], cfg: TrainConfig, out_dir: Pat
     label2id = {label: i for i, label in enumerate(LABELS)}
     path = encoder_path(cfg)
     tokenizer = transformers.AutoTokenizer.from_pretrained(path)
-    model = transformers.AutoModelForSequenceClassification.from_pretrained(
-        path, num_labels=len(LABELS), id2label=dict(enumerate(LABELS)), label2id=label2id
-    )
+    model = new_classifier(path)
     positions = getattr(model.config, "max_position_embeddings", None)
     if isinstance(positions, int) and cfg.max_length > positions:
         raise ConfigError(f"nli_train.max_length: {cfg.max_length} is more than the encoder's {positions} positions")
