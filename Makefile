@@ -130,14 +130,17 @@ experiment: $(STAMP) .git/HEAD
 	@$(BIN)/python -m hallulab.report --dataset $(DATASET)
 
 ## One method on one data set, published with its provenance as results/<DATASET>/<NAME>.json
-## (what the README's and the docs' result tables are rendered from: `make readme`), e.g.
+## (what the README's and the docs' result tables are rendered from: `make readme`); its last line
+## names the files the run left describing itself (params.yaml, dvc.lock) and how to restore them, e.g.
 ##   make result DATASET=wikibio METHOD=factselfcheck NAME=factselfcheck_llm3 ARGS="-S factselfcheck.score.llm_records=3"
 METHOD ?=
 NAME ?= $(METHOD)
 RESULT_TARGET = $(if $(filter correction,$(METHOD)),correct,evaluate@$(METHOD))
+# (the shell's EXIT trap says it after a failed or interrupted run too)
 result: $(STAMP) .git/HEAD
-	$(BIN)/dvc exp run -S dataset=$(DATASET) $(ARGS) $(RESULT_TARGET)
-	$(BIN)/python -m hallulab.results publish --dataset $(DATASET) --method $(METHOD) --name $(NAME) --args '$(ARGS)' \
+	trap '$(BIN)/python -m hallulab.results run-files' EXIT; \
+	$(BIN)/dvc exp run -S dataset=$(DATASET) $(ARGS) $(RESULT_TARGET) \
+	&& $(BIN)/python -m hallulab.results publish --dataset $(DATASET) --method $(METHOD) --name $(NAME) --args '$(ARGS)' \
 	  --command "make result DATASET=$(DATASET) METHOD=$(METHOD) NAME=$(NAME) ARGS=\"$(ARGS)\""
 
 ## The benchmark table: every method on every data set it applies to, each cell published by its

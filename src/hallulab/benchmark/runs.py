@@ -53,6 +53,7 @@ from hallulab.core.needs import SAMPLES
 from hallulab.pipeline import registry
 from hallulab.pipeline.spec import ArtifactSpec, MethodSpec
 from hallulab.results.published import overrides_of, result_path
+from hallulab.results.run_files import RUN_FILES, kept_as_found, restore_line, tracked_changes
 
 #: the benchmark's settings (the subsets of the cells that call an LLM)
 SETTINGS_FILE = CONF_DIR / "benchmark.yaml"
@@ -242,17 +243,37 @@ def pending(runs: Sequence[CellRun], root: Path = Path(".")) -> list[CellRun]:
     return [run for run in runs if not is_done(run, root)]
 
 
-def make_runner(root: Path, make: str = "make") -> Callable[[CellRun], int]:
-    """Runs one cell as its command says, in the checkout ``root``, then keeps its labelled
-    units and its cost (:data:`CELLS_DIR`); returns the exit status."""
+def _run_make(arguments: Sequence[str], root: Path) -> int:
+    return subprocess.run(list(arguments), cwd=root, check=False).returncode
+
+
+def make_runner(
+    root: Path, make: str = "make", call: Callable[[Sequence[str], Path], int] = _run_make
+) -> Callable[[CellRun], int]:
+    """Runs one cell as its command says, in the checkout ``root`` (``call`` runs the ``make``
+    command line there and returns its exit status), then keeps its labelled units and its cost
+    (:data:`CELLS_DIR`); returns the exit status.
+
+    The run rewrites ``params.yaml`` and ``dvc.lock`` (the cell's settings and stages; its units
+    are read under them): both are put back as they were before the cell when it ends, failed or
+    interrupted too (:func:`hallulab.results.run_files.kept_as_found`). Another tracked file the
+    run changed that the cell does not publish is named in one line with its restore command."""
 
     def execute(run: CellRun) -> int:
-        with CellTimer() as timer:
-            status = subprocess.run([make, *run.make_arguments], cwd=root, check=False).returncode
-        if status == 0:
-            export_cell_units(run.dataset, run.method, run.levels, run.variants, run.units_file(root), root)
-            cost = cell_cost(run.method, run.dataset, timer.started, timer.seconds, root)
-            write_cell_cost(run.cost_file(root), cost)
+        published = {path.as_posix() for path in (run.results_file(), run.units_file(), run.cost_file())}
+        before = tracked_changes(root)
+        with kept_as_found(root, RUN_FILES) as restored:
+            with CellTimer() as timer:
+                status = call([make, *run.make_arguments], root)
+            if status == 0:
+                export_cell_units(run.dataset, run.method, run.levels, run.variants, run.units_file(root), root)
+                cost = cell_cost(run.method, run.dataset, timer.started, timer.seconds, root)
+                write_cell_cost(run.cost_file(root), cost)
+        if restored:
+            print(f"benchmark: {run.key}: {', '.join(restored)} put back as they were before the cell", flush=True)
+        changed = sorted(tracked_changes(root) - before - published - set(RUN_FILES))
+        if changed:
+            print(f"benchmark: {run.key}: " + restore_line(changed, "changed by the cell's run, not published"))
         return status
 
     return execute

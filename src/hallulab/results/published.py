@@ -27,7 +27,9 @@ CLI::
     python -m hallulab.results publish --dataset wikibio --method factselfcheck \\
         --name factselfcheck_llm3 --args '-S ...' --command 'make result ...' [--params params.yaml]
 
-``make result DATASET=... METHOD=... NAME=... ARGS='-S ...'`` runs the experiment and publishes it;
+``make result DATASET=... METHOD=... NAME=... ARGS='-S ...'`` runs the experiment and publishes it,
+then names the files the run left describing itself (``python -m hallulab.results run-files``:
+``params.yaml`` and ``dvc.lock``, :mod:`hallulab.results.run_files`) with the command that restores them;
 ``METHOD=correction`` runs the ``correct`` stage and publishes FactSelfCheck's Table 3
 (:func:`collect_correction`). ``make nli-result NLI_PROFILE=paper`` trains the offline NLI
 model with that profile's recipe and publishes its held-out accuracy as
@@ -61,6 +63,7 @@ from hallulab.pipeline import paths
 from hallulab.pipeline.graph import pipeline_graph
 from hallulab.pipeline.spec import StepInputs
 from hallulab.pipeline.stage_inputs import CORRECTION_INPUTS
+from hallulab.results.run_files import note
 from hallulab.tooling.environment import EnvironmentRef, current
 
 RESULTS_DIR = "results"
@@ -413,6 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     publish.add_argument("--command", required=True, help="the command that produced the metrics")
     publish.add_argument("--args", default="", help="that command's settings (-S key=value ...)")
     publish.add_argument("--params", default="params.yaml")
+    sub.add_parser("run-files", help="name the files a run left describing itself (params.yaml, dvc.lock)")
     kept = sub.add_parser("import-kept", help="a results file from an earlier run's kept evaluate files")
     kept.add_argument("--from", dest="folder", required=True, help="folder holding <method>.json, .ci.json, .info.json")
     kept.add_argument("--dataset", required=True)
@@ -421,6 +425,11 @@ def main(argv: list[str] | None = None) -> int:
     kept.add_argument("--command", required=True, help="the command that produced the kept files")
     kept.add_argument("--revision", required=True, help="the commit that added the kept files")
     args = parser.parse_args(argv)
+    if args.command_name == "run-files":
+        line = note()
+        if line:
+            print(line)
+        return 0
     if args.command_name == "import-kept":
         imported = import_kept(Path(args.folder), args.dataset, args.method, args.name, args.command, args.revision)
         target = result_path(args.dataset, args.name)
