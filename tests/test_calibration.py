@@ -32,6 +32,7 @@ from hallulab.calibration.stored import (
     outside_fitted_range,
     range_warning,
     read_calibration,
+    resolve_calibration,
     sealed_text,
     write_calibration,
 )
@@ -509,3 +510,54 @@ def test_calibrate_reads_records_as_score_does_a_response_label_needs_no_sentenc
     assert len(split) == 16
     stored = read_calibration(tmp_path / "mine.json")
     assert (stored.method, stored.level) == ("length", "response")
+
+
+def test_a_damaged_or_missing_packaged_calibration_is_named_in_one_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    fitted_content: dict[str, dict[str, object]],
+) -> None:
+    """The committed calibrations as an installed package holds them, read through
+    importlib.resources' Traversable (a zip archive's here, as a zipped install gives): a
+    damaged one is named by its resource and field, as a file is; a data set without one
+    lists the names that have one and points at `hallulab calibrate`."""
+    import zipfile
+
+    import hallulab.calibration.own_data as own_data
+    import hallulab.calibration.stored as stored
+    import hallulab.core.config as config
+
+    content = _edit(fitted_content["isotonic"], "method", "selfcheck_ngram")
+    archive = tmp_path / "site.zip"
+    with zipfile.ZipFile(archive, "w") as packed:
+        packed.writestr(
+            "committed/wikibio/selfcheck_ngram.ngram_n1_max.json", sealed_text(_edit(content, "threshold", 5))
+        )
+        packed.writestr("committed/nq_open/selfcheck_ngram.ngram_n1_max.json", sealed_text(content))
+    folder = zipfile.Path(archive, "committed/")
+    monkeypatch.setattr(stored, "committed_folder", lambda: folder)
+    monkeypatch.setattr(own_data, "committed_folder", lambda: folder)
+    monkeypatch.setattr(config, "package_checkout", lambda: None)
+    with pytest.raises(CalibrationError) as refused:
+        resolve_calibration("wikibio", "selfcheck_ngram")
+    assert str(refused.value) == (
+        f"{archive}/committed/wikibio/selfcheck_ngram.ngram_n1_max.json: field 'threshold': "
+        "5.0 is not a probability in [0, 1]"
+    )
+    assert resolve_calibration("nq_open", "selfcheck_ngram").threshold == content["threshold"]
+    with pytest.raises(CalibrationError) as missing:
+        resolve_calibration("concept7", "selfcheck_ngram")
+    assert str(missing.value) == (
+        "calibration 'concept7': no committed calibration of selfcheck_ngram (ngram_n1_max) on it; the data sets "
+        "with one: nq_open, wikibio (hallulab calibrate makes one on your labelled records)"
+    )
+    assert cli_main(["calibrations"]) == 2
+    said = capsys.readouterr()
+    assert said.out.splitlines()[1].endswith(f"\t{archive}/committed/nq_open/selfcheck_ngram.ngram_n1_max.json")
+    assert said.err.splitlines() == [f"hallulab calibrations: error: {refused.value}"]
+    monkeypatch.setattr(stored, "committed_folder", lambda: zipfile.Path(archive, "elsewhere/"))
+    with pytest.raises(
+        CalibrationError, match=r"no committed calibration in .*site\.zip/elsewhere/; give a calibration"
+    ):
+        resolve_calibration("wikibio", "selfcheck_ngram")

@@ -1,6 +1,7 @@
-"""The package stands alone: a wheel of it ships the configs and the open NLI pairs, scores
-records from a folder that is not this checkout (the API's smoke test, as a library user runs
-it), and after one command (`hallulab nli train`) scores with the NLI methods too."""
+"""The package stands alone: a wheel of it ships the configs, the open NLI pairs and the committed
+calibrations, scores records from a folder that is not this checkout (the API's smoke test, as a
+library user runs it), and after one command (`hallulab nli train`) scores with the NLI methods
+too."""
 
 from __future__ import annotations
 
@@ -103,3 +104,37 @@ def test_after_hallulab_nli_train_a_wheel_scores_with_nli(wheel_site: Path) -> N
     assert (
         rows[0].startswith("method,") and len(rows) > 10 and all(row.startswith("selfcheck_nli,") for row in rows[1:])
     )
+
+
+def test_a_wheel_ships_the_committed_calibrations_and_reads_them_by_name(wheel_site: Path) -> None:
+    """`hallulab score --calibration wikibio` outside a checkout: the wheel holds every committed
+    calibration file as committed (the package's committed/ folder, a link in the checkout),
+    and an installed hallulab finds one by its data set's name and lists them all."""
+    packaged = wheel_site / "site/hallulab/calibration/committed"
+    shipped = {p.relative_to(packaged).as_posix(): p.read_bytes() for p in packaged.rglob("*") if p.is_file()}
+    committed = REPO / "results/calibration"
+    assert shipped == {p.relative_to(committed).as_posix(): p.read_bytes() for p in committed.rglob("*.json")}
+    assert not packaged.is_symlink() and len(shipped) > 50
+    named = (
+        "import hallulab, hallulab.core.config as config\n"
+        "from pathlib import Path\n"
+        "from hallulab.calibration.stored import resolve_calibration\n"
+        "assert Path(hallulab.__file__).is_relative_to(Path.cwd() / 'site') and config.package_checkout() is None\n"
+        "stored = resolve_calibration('wikibio', 'selfcheck_ngram')\n"
+        "print(stored.name, stored.path)\n"
+    )
+    env = wheel_environment(wheel_site)
+    done = subprocess.run([sys.executable, "-c", named], cwd=wheel_site, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == [
+        "wikibio/selfcheck_ngram/ngram_n1_max@sentence",
+        "(isotonic)",
+        str(packaged / "wikibio/selfcheck_ngram.ngram_n1_max.json"),
+    ]
+    listed = subprocess.run(
+        [sys.executable, "-m", "hallulab.cli", "calibrations"], cwd=wheel_site, env=env, capture_output=True, text=True
+    )
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    rows = listed.stdout.splitlines()[1:]
+    assert len(rows) == len(shipped)
+    assert f"\t{packaged}/wikibio/selfcheck_ngram.ngram_n1_max.json" in listed.stdout

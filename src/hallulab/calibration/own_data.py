@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -23,6 +24,8 @@ from hallulab.calibration.fit import Calibration, CalibrationError, CalibrationS
 from hallulab.calibration.stored import (
     CALIBRATIONS_DIR,
     HeldoutReliability,
+    committed_files,
+    committed_folder,
     read_heldout_reliability,
     write_calibration,
 )
@@ -32,6 +35,9 @@ from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.pipeline import registry
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 #: the suffix of the file ``hallulab calibrate`` writes (JSON, whatever the name)
 OUTPUT_SUFFIX = ".json"
@@ -201,14 +207,15 @@ class CommittedListing:
     refused: list[str]
 
 
-def committed(root: Path) -> CommittedListing:
-    """Every calibration file under the checkout ``root``'s committed ones, each read and checked
-    as ``--calibration`` reads it; a damaged one (truncated, a field missing, not JSON at all) is
-    a line naming it, and the others are still listed."""
+def committed(folder: Path | Traversable, prefix: str) -> CommittedListing:
+    """Every calibration file of ``folder`` (:func:`~hallulab.calibration.stored.committed_folder`),
+    each read and checked as ``--calibration`` reads it and shown as ``prefix`` and
+    ``<data set>/<file>``; a damaged one (truncated, a field missing, not JSON at all) is a line
+    naming it, and the others are still listed."""
     found, refused = [], []
-    for path in sorted((root / CALIBRATIONS_DIR).glob("*/*.json")):
+    for shown, source in committed_files(folder):
         try:
-            found.append((path.relative_to(root).as_posix(), read_heldout_reliability(path)))
+            found.append((f"{prefix}{shown}", read_heldout_reliability(source)))
         except CalibrationError as error:
             refused.append(str(error))
     return CommittedListing(found, refused)
@@ -227,15 +234,17 @@ def listing_lines(listing: CommittedListing) -> list[str]:
 
 
 def print_committed() -> int:
-    """``hallulab calibrations``: the table on stdout, then one line on stderr per committed
-    file that does not read. The exit status is 0 when every file read, 2 when one did not (the
-    others listed all the same), so that a script notices a damaged file."""
+    """``hallulab calibrations``: the table on stdout (from a checkout its ``results/calibration``,
+    from an installed package the copy it ships), then one line on stderr per file that does
+    not read. The exit status is 0 when every file read, 2 when one did not (the others listed
+    all the same), so that a script notices a damaged file."""
     from hallulab.core.config import package_checkout
 
-    checkout = package_checkout()
-    listing = committed(checkout) if checkout is not None else CommittedListing([], [])
+    folder = committed_folder()
+    shown = CALIBRATIONS_DIR.as_posix() if package_checkout() is not None else str(folder).rstrip("/")
+    listing = committed(folder, f"{shown}/")
     if not listing.found and not listing.refused:
-        print("no committed calibration here (a hallulab checkout holds them); hallulab calibrate makes one")
+        print(f"no committed calibration in {folder}; hallulab calibrate makes one")
         return 0
     if listing.found:
         print("\n".join(listing_lines(listing)))

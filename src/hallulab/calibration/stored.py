@@ -13,11 +13,12 @@ the file and the field, and the writer refuses to write what the reader would re
 from __future__ import annotations
 
 import hashlib
+import importlib.resources
 import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -34,10 +35,16 @@ from hallulab.calibration.maps import (
 )
 from hallulab.core.io import atomic_open
 
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
 #: the layout of a calibration file; a reader refuses any other
 FORMAT = 1
-#: where the committed calibrations lie, per data set (results/calibration/<data set>/<method>.json)
+#: where the committed calibrations lie, per data set (results/calibration/<data set>/<method>.<variant>.json)
 CALIBRATIONS_DIR = Path("results/calibration")
+#: the package's folder of them (in ``hallulab.calibration``): in a checkout a link to
+#: :data:`CALIBRATIONS_DIR`, in a wheel a copy of its files (``pyproject.toml``'s package data)
+PACKAGED_DIR = "committed"
 
 
 def _digest(content: dict[str, Any]) -> str:
@@ -81,49 +88,51 @@ class StoredCalibration:
         return f"{self.dataset}/{self.method}/{self.variant}@{self.level} ({self.kind})"
 
 
-def _verified(path: Path) -> dict[str, Any]:
-    """The content of the calibration file ``path``, its format and digest checked."""
+def _verified(source: Path | Traversable) -> dict[str, Any]:
+    """The content of the calibration file ``source`` (a path, or a packaged resource), its
+    format and digest checked."""
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
+        stored = json.loads(source.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
-        raise CalibrationError(f"{path}: not a calibration file ({error})") from error
+        raise CalibrationError(f"{source}: not a calibration file ({error})") from error
     if not isinstance(stored, dict):
-        raise CalibrationError(f"{path}: not a calibration file (no JSON object)")
+        raise CalibrationError(f"{source}: not a calibration file (no JSON object)")
     if stored.get("format") != FORMAT:
         raise CalibrationError(
-            f"{path}: calibration format {stored.get('format')!r}, this hallulab reads {FORMAT}: make it again "
-            "(python -m hallulab.calibration)"
+            f"{source}: calibration format {stored.get('format')!r}, this hallulab reads {FORMAT}: make it again "
+            "(hallulab calibrate; python -m hallulab.calibration for the committed ones)"
         )
     content = {key: value for key, value in stored.items() if key != "sha256"}
     if stored.get("sha256") != _digest(content):
-        raise CalibrationError(f"{path}: its content does not match its sha256 (edited by hand or damaged)")
+        raise CalibrationError(f"{source}: its content does not match its sha256 (edited by hand or damaged)")
     return content
 
 
-def read_calibration(path: Path) -> StoredCalibration:
-    """The calibration in ``path``; another format, a changed byte or a missing field is a
-    one-line :class:`CalibrationError` naming the file."""
-    return _stored(path, _verified(path))
+def read_calibration(source: Path | Traversable) -> StoredCalibration:
+    """The calibration in ``source`` (a file, or a packaged resource); another format, a changed
+    byte, a missing field or content no fit gives is a one-line :class:`CalibrationError`
+    naming it and the field."""
+    return _stored(source, _verified(source))
 
 
-def _field_error(path: Path | str, field: str, problem: str) -> CalibrationError:
+def _field_error(path: Path | Traversable, field: str, problem: str) -> CalibrationError:
     return CalibrationError(f"{path}: field {field!r}: {problem}")
 
 
-def _text(path: Path | str, stored: dict[str, Any], key: str) -> str:
+def _text(path: Path | Traversable, stored: dict[str, Any], key: str) -> str:
     value = stored.get(key)
     if not isinstance(value, str) or not value:
         raise _field_error(path, key, "missing or not a non-empty string")
     return value
 
 
-def _finite_number(path: Path | str, value: object, field: str) -> float:
+def _finite_number(path: Path | Traversable, value: object, field: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise _field_error(path, field, f"{value!r} is not a finite number")
     return float(value)
 
 
-def _kind(path: Path | str, stored: dict[str, Any]) -> str:
+def _kind(path: Path | Traversable, stored: dict[str, Any]) -> str:
     settings = stored.get("settings")
     kind = settings.get("kind") if isinstance(settings, dict) else None
     if kind not in KINDS:
@@ -131,7 +140,7 @@ def _kind(path: Path | str, stored: dict[str, Any]) -> str:
     return str(kind)
 
 
-def _map(path: Path | str, stored: dict[str, Any], kind: str) -> IsotonicMap | PlattMap:
+def _map(path: Path | Traversable, stored: dict[str, Any], kind: str) -> IsotonicMap | PlattMap:
     maps = stored.get("maps")
     if not isinstance(maps, dict) or kind not in maps:
         raise _field_error(path, f"maps.{kind}", "missing: the map of the calibration's kind")
@@ -141,7 +150,9 @@ def _map(path: Path | str, stored: dict[str, Any], kind: str) -> IsotonicMap | P
         raise _field_error(path, ".".join(filter(None, ("maps", kind, error.field))), error.problem) from None
 
 
-def _threshold(path: Path | str, stored: dict[str, Any], fitted: IsotonicMap | PlattMap, kind: str) -> float | None:
+def _threshold(
+    path: Path | Traversable, stored: dict[str, Any], fitted: IsotonicMap | PlattMap, kind: str
+) -> float | None:
     """None (the rule found no threshold: no flag), or a probability the map can reach: above
     its highest probability the flag would be False for every score. Below its lowest it flags
     every score, which a rule may choose (flagging every unit can give the best F1)."""
@@ -160,7 +171,7 @@ def _threshold(path: Path | str, stored: dict[str, Any], fitted: IsotonicMap | P
     return threshold
 
 
-def _scaling(path: Path | str, value: object) -> tuple[float, float]:
+def _scaling(path: Path | Traversable, value: object) -> tuple[float, float]:
     if not isinstance(value, list) or len(value) != 2:
         raise _field_error(path, "scaling", "missing or not the two numbers [lowest, highest]")
     low = _finite_number(path, value[0], "scaling[0]")
@@ -170,7 +181,7 @@ def _scaling(path: Path | str, value: object) -> tuple[float, float]:
     return low, high
 
 
-def _stored(path: Path | str, stored: dict[str, Any]) -> StoredCalibration:
+def _stored(path: Path | Traversable, stored: dict[str, Any]) -> StoredCalibration:
     """The calibration in ``stored`` (the content of ``path``, or of the packaged calibration
     ``path`` names), every field it applies checked: a missing or malformed one, a number that
     is not finite, knots out of order, a probability outside [0, 1] or a threshold no score can
@@ -178,7 +189,7 @@ def _stored(path: Path | str, stored: dict[str, Any]) -> StoredCalibration:
     kind = _kind(path, stored)
     fitted = _map(path, stored, kind)
     return StoredCalibration(
-        Path(path),
+        Path(str(path)),
         _text(path, stored, "dataset"),
         _text(path, stored, "method"),
         _text(path, stored, "level"),
@@ -214,7 +225,7 @@ def _interval(stored: list[float | None]) -> tuple[float | None, float | None, f
     return point, low, high
 
 
-def read_heldout_reliability(path: Path) -> HeldoutReliability:
+def read_heldout_reliability(path: Path | Traversable) -> HeldoutReliability:
     """The held-out reliability of the calibration in ``path`` (checked as :func:`read_calibration` checks)."""
     content = _verified(path)
     calibration = _stored(path, content)
@@ -243,13 +254,42 @@ def committed_calibrations(root: Path, dataset: str) -> list[Path]:
     return sorted((root / CALIBRATIONS_DIR / dataset).glob("*.json"))
 
 
+def committed_folder() -> Path | Traversable:
+    """Where the committed calibrations are read from: the running checkout's
+    ``results/calibration`` when hallulab runs from a checkout, else the copy the package ships
+    (``hallulab/calibration/committed``, read through :func:`importlib.resources.files`).
+
+    The checkout wins because it is the folder ``python -m hallulab.calibration`` writes and
+    ``--check`` compares, and a message naming ``results/calibration/...`` names a file one can
+    open. The two are the same files in a checkout (the package's folder is a link to it, which
+    the build follows), so the choice changes no number; it only keeps a checkout right where
+    the link is not followed."""
+    from hallulab.core.config import package_checkout
+
+    checkout = package_checkout()
+    if checkout is not None:
+        return checkout / CALIBRATIONS_DIR
+    return importlib.resources.files("hallulab.calibration") / PACKAGED_DIR
+
+
+def committed_files(folder: Path | Traversable) -> list[tuple[str, Path | Traversable]]:
+    """``(<data set>/<file name>, file)`` for every ``.json`` entry of each data set's folder
+    under ``folder`` (:func:`committed_folder`), sorted; none when the folder is missing."""
+    if not folder.is_dir():
+        return []
+    found: list[tuple[str, Path | Traversable]] = []
+    for dataset in sorted((entry for entry in folder.iterdir() if entry.is_dir()), key=lambda entry: entry.name):
+        for entry in sorted(dataset.iterdir(), key=lambda entry: entry.name):
+            if entry.name.endswith(".json"):
+                found.append((f"{dataset.name}/{entry.name}", entry))
+    return found
+
+
 def resolve_calibration(choice: str | Path, method: str) -> StoredCalibration:
     """The calibration ``choice`` names for ``method``: a calibration file's path, or a data
-    set's name, which reads the checkout's committed calibration of the method's headline
-    benchmark variant on that data set (``results/calibration/<data set>/<method>.<variant>.json``)."""
-    from hallulab.core.config import package_checkout
-    from hallulab.pipeline import registry
-
+    set's name, which reads the committed calibration of the method's headline benchmark
+    variant on that data set (``<data set>/<method>.<variant>.json`` in :func:`committed_folder`:
+    a checkout's ``results/calibration``, or the installed package's copy)."""
     path = Path(choice)
     if path.suffix == ".json" or path.exists():
         if path.is_dir():
@@ -260,22 +300,33 @@ def resolve_calibration(choice: str | Path, method: str) -> StoredCalibration:
         if stored.method != method:
             raise CalibrationError(f"{path}: a calibration of {stored.method}, not of {method}")
         return stored
-    checkout = package_checkout()
-    if checkout is None:
-        raise CalibrationError(
-            f"calibration {choice!r}: a data set's calibration is read from a hallulab checkout's "
-            f"{CALIBRATIONS_DIR}; outside one, give the calibration file's path"
-        )
+    return _committed(str(choice), method, committed_folder())
+
+
+def _committed(name: str, method: str, folder: Path | Traversable) -> StoredCalibration:
+    """The committed calibration of ``method``'s headline benchmark variant on the data set
+    ``name``, from ``folder``; a name without one is a line listing the names that have one."""
+    from hallulab.pipeline import registry
+
     spec = registry.method(method)
     variant = spec.benchmark_variants[0] if spec.benchmark_variants else None
-    found = checkout / CALIBRATIONS_DIR / str(choice) / f"{method}.{variant}.json"
-    if variant is None or not found.is_file():
-        made = sorted(p.parent.name for p in (checkout / CALIBRATIONS_DIR).glob(f"*/{method}.{variant}.json"))
+    wanted = f"{method}.{variant}.json"
+    files = dict(committed_files(folder))
+    if not files:
         raise CalibrationError(
-            f"calibration {choice!r}: no committed calibration of {method} ({variant}) on it; "
-            f"there is one on: {', '.join(made) or 'no data set'} (python -m hallulab.calibration makes them)"
+            f"calibration {name!r}: no committed calibration in {folder}; give a calibration file's path "
+            "(hallulab calibrate makes one on your labelled records)"
         )
-    return read_calibration(found)
+    if variant is None or f"{name}/{wanted}" not in files:
+        made = sorted(shown.split("/")[0] for shown in files if shown.endswith(f"/{wanted}"))
+        raise CalibrationError(
+            f"calibration {name!r}: no committed calibration of {method} ({variant}) on it; the data sets with one: "
+            f"{', '.join(made) or 'none'} (hallulab calibrate makes one on your labelled records)"
+        )
+    stored = read_calibration(files[f"{name}/{wanted}"])
+    if stored.method != method:
+        raise CalibrationError(f"{stored.path}: a calibration of {stored.method}, not of {method}")
+    return stored
 
 
 def calibrated(scores: pd.DataFrame, calibration: StoredCalibration) -> pd.DataFrame:
