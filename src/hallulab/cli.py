@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hallulab.command_options import add_output_option
 from hallulab.core.errors import UserFacingError
 from hallulab.core.io import check_output_path, file_in_the_way
 
@@ -37,14 +38,6 @@ if TYPE_CHECKING:
 
 
 #: the hidden earlier spelling of ``-o/--output`` (``plan`` and ``nli train`` took ``--out``), still accepted
-OUTPUT_ALIAS = "--out"
-
-
-def add_output_option(parser: argparse.ArgumentParser, help: str, default: str | None = None) -> None:
-    """Every subcommand's output option, ``-o/--output`` (``args.output``); ``--out``, the
-    spelling ``plan`` and ``nli train`` once took, is still accepted and left out of the help."""
-    parser.add_argument("-o", "--output", default=default, help=help)
-    parser.add_argument(OUTPUT_ALIAS, dest="output", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def _methods() -> int:

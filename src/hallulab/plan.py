@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from hallulab.benchmark.table_costs import TableCost, cell_costs, cost_lines
+from hallulab.command_options import add_output_option
 from hallulab.core.config import compose, package_checkout, typed
 from hallulab.core.errors import UserFacingError
 from hallulab.core.io import check_output_path
@@ -480,8 +481,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "default: every stage)",
     )
     parser.add_argument("--no-cache", action="store_true", help="do not look the requests up in the call cache")
-    from hallulab.cli import add_output_option
-
     add_output_option(parser, help="also write the plan to OUTPUT.json and its table to OUTPUT.md (default: neither)")
 
 
