@@ -71,18 +71,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserFacingError as error:
         print(f"hallulab benchmark: error: {error}", file=sys.stderr)
         return 2
-    if args.command == "list":
-        by_key = {run.key: run for run in runs}
-        for cell in cells:
-            key = f"{cell.dataset}/{cell.method}"
-            run = by_key.get(key)
-            if run is None:
-                print(f"{key}\tn/a\t{cell.reason}")
-                continue
-            state = "done" if is_done(run, args.root) else "to run"
-            print(f"{key}\t{state}\t{run.command}")
-        return 0
     try:
+        if args.command == "list":
+            by_key = {run.key: run for run in runs}
+            for cell in cells:
+                key = f"{cell.dataset}/{cell.method}"
+                run = by_key.get(key)
+                if run is None:
+                    print(f"{key}\tn/a\t{cell.reason}")
+                    continue
+                state = "done" if is_done(run, args.root) else "to run"
+                print(f"{key}\t{state}\t{run.command}")
+            return 0
         if args.command == "units":
             run = next((run for run in runs if run.key == args.cell), None)
             if run is None:

@@ -13,7 +13,10 @@ verdict: ``better``, ``worse`` or ``tied`` (the interval holds 0). The random sc
 values are there too: ROC-AUC 50, PRR 0 and PR-AUC the positive rate. Beside the columns,
 ``total`` says what the whole table costs (:func:`whole_table`).
 
-The file is re-derived by its command from committed files; a test recomputes it.
+The file is re-derived by its command from committed files; a test recomputes it. A units file
+it cannot take whole (not UTF-8, emptied, a unit listed twice, a score that is no finite number:
+:func:`~hallulab.benchmark.units.read_units`), or one missing for a cell whose results or cost
+file says it ran, is refused with one line naming it (exit status 2), never left out quietly.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 
 from hallulab.benchmark.cost import SHARED_STAGE, CellCost, StageCost, read_cell_cost
 from hallulab.benchmark.statistics import METRICS, CellStatistics, Comparison, cell_statistics, paired
-from hallulab.benchmark.table import TableRow
+from hallulab.benchmark.table import TableCell, TableRow
 from hallulab.benchmark.units import CellUnits, read_units
 from hallulab.core.call_cache import RequestCost
 from hallulab.core.config import ConfigError
@@ -34,6 +37,7 @@ from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.pipeline.members import parse_members
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.spec import MethodSpec
+from hallulab.results.published import result_path
 
 TABLE_FILE = Path("results/benchmark.json")
 
@@ -327,6 +331,22 @@ def _add_member_costs(
             row_costs[row_key(row)] = with_members(row_costs[row_key(row)], members, method_costs)
 
 
+def _refuse_a_done_cell_without_units(row: TableRow, cell: TableCell, dataset: str, root: Path) -> None:
+    """A cell at a binary level whose results or cost file says it ran, but whose units file is
+    gone: an error naming it (its statistics would silently leave the table)."""
+    if cell.level is None or cell.units_file is None:
+        return
+    done = [result_path(cell.result.dataset, cell.result.name)] if cell.result is not None else []
+    if cell.cost_file is not None and (root / cell.cost_file).is_file():
+        done.append(cell.cost_file)
+    if done:
+        raise ConfigError(
+            f"{root / cell.units_file}: missing, though {done[0]} says the cell ran: restore it, or run"
+            f" `python -m hallulab.benchmark units --cell {dataset}/{row.method}` after the cell's run"
+            f" (`make benchmark CELL={dataset}/{row.method}` runs it again)"
+        )
+
+
 def build(
     rows: Sequence[TableRow],
     datasets: Sequence[str],
@@ -344,12 +364,18 @@ def build(
         costs: dict[str, CellCost] = {}
         for row in rows:
             cell = row.cells[index]
-            if cell.result is None or cell.units_file is None:
+            if cell.units_file is None:
                 continue
             path = root / cell.units_file
             if not path.is_file():
+                _refuse_a_done_cell_without_units(row, cell, dataset, root)
                 continue
-            found = read_units(path)
+            has_cost = cell.cost_file is not None and (root / cell.cost_file).is_file()
+            if cell.result is None and not has_cost:
+                continue
+            found = read_units(path)  # checked whole: an emptied or damaged file is refused
+            if cell.result is None:
+                continue
             if any(units.level != cell.level for units in found.values()):
                 raise ConfigError(f"{path}: its units are not at the cell's level {cell.level!r}: run the cell again")
             if row.variant in found:

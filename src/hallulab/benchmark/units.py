@@ -136,9 +136,22 @@ def write_units(path: Path, level: str, units: Mapping[str, CellUnits]) -> None:
 
 
 def read_units(path: Path) -> dict[str, CellUnits]:
-    """What :func:`write_units` wrote; a damaged file is an error naming its line."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    if not lines or not lines[0].startswith("# level: "):
+    """What :func:`write_units` wrote; a damaged file is a one-line error naming it (and the
+    line): bytes that are not UTF-8, no unit at all (an emptied file), a unit listed twice for
+    a variant (it would count twice: a cell's units are its cost's denominator), a score that
+    is not a finite number (the writer keeps every score finite; a NaN would move a ROC-AUC),
+    a label other than 0 or 1."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"{path}: byte {error.start} ({error.object[error.start : error.start + 1]!r}) is not UTF-8 text:"
+            " run the cell again"
+        ) from None
+    lines = text.splitlines()
+    if not text.strip():
+        raise ConfigError(f"{path}: empty: run the cell again")
+    if not lines[0].startswith("# level: "):
         raise ConfigError(f"{path}: line 1: expected '# level: <level>'")
     level = lines[0].removeprefix("# level: ").strip()
     reader = csv.reader(lines[1:])
@@ -146,12 +159,26 @@ def read_units(path: Path) -> dict[str, CellUnits]:
     if header is None or tuple(header) != COLUMNS:
         raise ConfigError(f"{path}: line 2: expected the columns {','.join(COLUMNS)}")
     rows: dict[str, list[tuple[str, int, bool, float]]] = {}
+    seen: dict[tuple[str, str, int], int] = {}
     for number, row in enumerate(reader, start=3):
         try:
             variant, record, unit, positive, score = row
-            rows.setdefault(variant, []).append((record, int(unit), positive == "1", float(score)))
+            key, value = (variant, record, int(unit)), float(score)
         except ValueError as error:
             raise ConfigError(f"{path}: line {number}: {error}") from error
+        if key in seen:
+            raise ConfigError(
+                f"{path}: line {number}: variant {variant!r}, record {record!r}, unit {unit} is listed twice"
+                f" (line {seen[key]} too): run the cell again"
+            )
+        if not math.isfinite(value):
+            raise ConfigError(f"{path}: line {number}: score {score!r} is not a finite number: run the cell again")
+        if positive not in ("0", "1"):
+            raise ConfigError(f"{path}: line {number}: positive {positive!r} is neither 0 nor 1: run the cell again")
+        seen[key] = number
+        rows.setdefault(variant, []).append((record, key[2], positive == "1", value))
+    if not rows:
+        raise ConfigError(f"{path}: no units (only its header): run the cell again")
     return {
         variant: CellUnits(
             level,
