@@ -253,14 +253,14 @@ def report(found: Drift, tolerance: float = DEFAULT_TOLERANCE, width: int = 100)
         )
     elif found.inputs_compared:
         if largest is None:
-            measured = " No number changed."
+            size_said = " No number changed."
         elif past:
-            measured = (
+            size_said = (
                 f" The largest change of a number ({largest.largest:.6g}) is past the CI gate's tolerance"
                 f" of {tolerance}: the gate would fail on this CPU's numbers."
             )
         else:
-            measured = (
+            size_said = (
                 f" The largest change of a number ({largest.largest:.6g}) is within the CI gate's"
                 f" tolerance of {tolerance}."
             )
@@ -269,7 +269,7 @@ def report(found: Drift, tolerance: float = DEFAULT_TOLERANCE, width: int = 100)
             " this CPU's float kernels round differently from those of the machine that committed the"
             " outputs, so numbers move a little, and a trained model's bits and the hashes"
             " or ids taken from them differ (docs/explanation/reproducibility.md)."
-            + measured
+            + size_said
             + (" Nothing needs committing." if past else " Nothing failed, and nothing needs committing.")
         )
     elif found.reshaped or past:
