@@ -49,7 +49,7 @@ def _one_line_error(done: subprocess.CompletedProcess[str], *fragments: str) -> 
     lines = [line for line in done.stderr.splitlines() if line.startswith("hallulab ")]
     assert len(lines) == 1, done.stderr
     assert "Traceback" not in done.stderr
-    assert done.stderr.splitlines()[-1] == lines[0], done.stderr  # one line: no hint line after it
+    assert done.stderr == lines[0] + "\n", done.stderr  # the whole of stderr: no line before or after it
     for fragment in fragments:
         assert fragment in lines[0], lines[0]
     return lines[0]
@@ -397,7 +397,7 @@ def _cli_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.startswith("hallulab ")]
     assert len(lines) == 1 and ": error: " in lines[0], err
-    assert err.splitlines()[-1] == lines[0], err  # one line: no hint line after it
+    assert err == lines[0] + "\n", err  # the whole of stderr: no line before or after it
     return lines[0]
 
 

@@ -412,8 +412,7 @@ def test_calibrate_refuses_a_bad_flag_in_one_line_before_any_work(
     monkeypatch.setattr(own_data, "calibrate_scored", no_work)
     status = cli_main(["calibrate", "scores.csv", "--records", "records.jsonl", "-o", "mine.json", *flags])
     err = capsys.readouterr().err
-    assert status == 2 and err.splitlines()[0].startswith(f"hallulab calibrate: error: {said}")
-    assert "Traceback" not in err
+    assert status == 2 and err.startswith(f"hallulab calibrate: error: {said}") and err.count("\n") == 1, err
     assert not (tmp_path / "mine.json").exists() and not (tmp_path / "x.csv").exists()
 
 
@@ -425,8 +424,8 @@ def test_score_names_a_folder_given_as_its_calibration(
     (tmp_path / "adir.json").mkdir()
     command = ["score", str(records), "--method", "selfcheck_ngram", "--calibration", "adir.json", "-o", "c.csv"]
     assert cli_main(command) == 2
-    assert capsys.readouterr().err.splitlines()[0] == (
-        "hallulab score: error: calibration adir.json: is a folder; name a calibration file"
+    assert capsys.readouterr().err == (
+        "hallulab score: error: calibration adir.json: is a folder; name a calibration file\n"
     )
 
 
@@ -480,8 +479,8 @@ def test_calibrate_names_the_line_record_and_field_of_a_score_that_is_no_number(
     line = 6 if suffix == ".csv" else 5
     assert cli_main(["calibrate", bad.name, "--records", str(records), "-o", "mine.json"]) == 2
     err = capsys.readouterr().err
-    assert err.splitlines()[0] == (
-        f"hallulab calibrate: error: bad{suffix}:{line}: record 'q1', field 'score': 'abc' is not a number"
+    assert err == (
+        f"hallulab calibrate: error: bad{suffix}:{line}: record 'q1', field 'score': 'abc' is not a number\n"
     )
     assert not (tmp_path / "mine.json").exists()
 
