@@ -118,3 +118,25 @@ def test_a_cell_not_run_needs_no_units_file(tmp_path: Path, capsys: pytest.Captu
     for path in (run.units_file(work), run.results_file(work), run.cost_file(work)):
         path.unlink()
     assert _table(work, capsys)[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("row", "says"),
+    [
+        ("ngram_n1_max,nq_open-000,0,0,abc", "line 3: score 'abc' is not a number"),
+        ("ngram_n1_max,nq_open-000,0,0,", "line 3: score '' is not a number"),
+        ("ngram_n1_max,nq_open-000,first,0,0.5", "line 3: unit 'first' is not a whole number"),
+        ("ngram_n1_max,nq_open-000,0", "line 3: 3 fields, not the 5 of variant,record,unit,positive,score"),
+    ],
+)
+def test_a_units_row_that_is_no_unit_names_its_line_and_field(tmp_path: Path, row: str, says: str) -> None:
+    """A score or unit index that is no number, or a row cut short, is named by its field (it
+    was Python's own ValueError text: 'could not convert string to float')."""
+    from hallulab.benchmark.units import read_units
+    from hallulab.core.config import ConfigError
+
+    path = tmp_path / "cell.units.csv"
+    path.write_text(f"# level: response\nvariant,record,unit,positive,score\n{row}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:
+        read_units(path)
+    assert str(refused.value) == f"{path}: {says}: run the cell again"

@@ -161,11 +161,21 @@ def read_units(path: Path) -> dict[str, CellUnits]:
     rows: dict[str, list[tuple[str, int, bool, float]]] = {}
     seen: dict[tuple[str, str, int], int] = {}
     for number, row in enumerate(reader, start=3):
+        if len(row) != len(COLUMNS):
+            raise ConfigError(
+                f"{path}: line {number}: {len(row)} fields, not the {len(COLUMNS)} of {','.join(COLUMNS)}:"
+                " run the cell again"
+            )
+        variant, record, unit, positive, score = row
         try:
-            variant, record, unit, positive, score = row
-            key, value = (variant, record, int(unit)), float(score)
-        except ValueError as error:
-            raise ConfigError(f"{path}: line {number}: {error}") from error
+            key = (variant, record, int(unit))
+        except ValueError:
+            problem = f"unit {unit!r} is not a whole number"
+            raise ConfigError(f"{path}: line {number}: {problem}: run the cell again") from None
+        try:
+            value = float(score)
+        except ValueError:
+            raise ConfigError(f"{path}: line {number}: score {score!r} is not a number: run the cell again") from None
         if key in seen:
             raise ConfigError(
                 f"{path}: line {number}: variant {variant!r}, record {record!r}, unit {unit} is listed twice"
