@@ -1,9 +1,12 @@
 """One real-data slice per paper through the DAG, gated in CI, each with a planted change.
 
-SelfCheckGPT (n-gram, grey-box) and FactSelfCheck (KG-frequency) are gated on the whole of
-WikiBio in ``tests/test_wikibio_reproduction.py``. The other three papers run here on stated
-subsets with the quick profile (the toy run's NLI recipe, restored from the session's shared
-DVC run-cache), small enough for ``make test``:
+SelfCheckGPT (n-gram, grey-box) and FactSelfCheck (KG-frequency) are gated on WikiBio in
+``tests/test_wikibio_reproduction.py``. The other three papers run here on stated subsets with
+the quick profile (the toy run's NLI recipe, restored from the session's shared DVC
+run-cache), each small enough for ``make test`` and large enough that the gate fails on a
+changed method (the planted changes below show it). NQ-open keeps 20 questions: on 10, the
+embedded model gives HalluCheck's headline the same score on every question, and a gate on a
+constant score could not see a change that kept it constant:
 
 =============  ===================================================  =============================
 slice          data                                                 methods
