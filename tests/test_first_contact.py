@@ -285,3 +285,20 @@ def test_every_method_is_in_the_docs_home_the_citation_and_what_each_method_need
     rows = [line.split("|")[1] for line in table.splitlines() if line.startswith("| `")]
     named = {name for row in rows for name in re.findall(r"`(\w+)`", row)}
     assert set(method_names()) - named == set()
+
+
+def test_a_listing_read_by_a_reader_that_stops_early_ends_without_a_traceback() -> None:
+    """`hallulab calibrations | head -1`: the reader closes the pipe after one line; the
+    command stops quietly instead of printing a BrokenPipeError traceback."""
+    import subprocess
+    import sys
+
+    listing = subprocess.Popen(
+        [sys.executable, "-m", "hallulab.cli", "calibrations"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert listing.stdout is not None and listing.stderr is not None
+    listing.stdout.readline()
+    listing.stdout.close()  # what `head -1` does once it has its line
+    errors = listing.stderr.read().decode()
+    listing.wait(timeout=120)
+    assert "Traceback" not in errors and "BrokenPipeError" not in errors, errors

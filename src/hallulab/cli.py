@@ -491,24 +491,36 @@ def command_parsers() -> Parsers:
     return dict(depth_first(()))
 
 
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "data":
+        return _data_list(args) if args.data_command == "list" else _data_fetch(args)
+    if args.command == "report":
+        return _report(args)
+    if args.command == "nli":
+        return _nli_train(args)
+    if args.command == "calibrate":
+        return _calibrate(args)
+    if args.command == "calibrations":
+        return _calibrations()
+    if args.command == "plan":
+        from hallulab.plan import run as run_plan
+
+        return run_plan(args)
+    return _methods() if args.command == "methods" else _score(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if args.command == "data":
-            return _data_list(args) if args.data_command == "list" else _data_fetch(args)
-        if args.command == "report":
-            return _report(args)
-        if args.command == "nli":
-            return _nli_train(args)
-        if args.command == "calibrate":
-            return _calibrate(args)
-        if args.command == "calibrations":
-            return _calibrations()
-        if args.command == "plan":
-            from hallulab.plan import run as run_plan
-
-            return run_plan(args)
-        return _methods() if args.command == "methods" else _score(args)
+        code = _dispatch(args)
+        sys.stdout.flush()  # inside the try: a reader that stopped early is met here, not at exit
+        return code
+    except BrokenPipeError:
+        # the reader stopped early (`hallulab calibrations | head`): no traceback; stdout goes
+        # to the null device so the interpreter's final flush raises nothing, as the Python
+        # documentation's note on SIGPIPE does it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except Exception as error:
         actionable = isinstance(error, UserFacingError | FileNotFoundError | UnicodeDecodeError | PermissionError)
         if os.environ.get("HALLULAB_DEBUG") or not actionable:
