@@ -209,11 +209,13 @@ docs: $(STAMP)
 ## the site too), then types (mypy, beside the tests) and unit, stage, end-to-end DAG, WikiBio
 ## reproduction + the CI metric gate, in
 ## TEST_WORKERS pytest-xdist workers (2: one per core) that take the next unit of work as they
-## free up. A unit is a test module, and every test that needs the toy DAG is one unit
-## (tests/scheduling.py: each test's unit is its xdist_group, which --dist loadgroup hands out
-## whole), so its `make run` and each module's fixtures are built once; the longest units start
-## first. The workers share one DVC cache, so the quick NLI model trains once
-## (tests/workspace.train_nli_once). TEST_WORKERS=0: one process.
+## free up. A unit is a test module (tests/scheduling.py: each test's unit is its xdist_group,
+## which --dist loadgroup hands out whole), so each module's fixtures are built once; the longest
+## units start first and the modules that use the toy DAG come last. The toy DAG's `make run`
+## runs once for both workers, each then working in a copy of it (tests/conftest.py::toy_run).
+## The workers share one DVC cache, so the quick NLI model trains once
+## (tests/workspace.train_nli_once), and one call cache. TEST_WORKERS=0: one process.
+## `python benchmarks/record_test_suite.py` after it records the run's times (build/pytest.xml).
 TEST_WORKERS ?= 2
 ## every test's time is kept in build/pytest.xml (JUnit XML) for finding where CI time goes
 PYTEST := $(BIN)/python -m pytest --durations=15 --junitxml=build/pytest.xml

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -37,9 +40,9 @@ TOY = REPO / "data" / "toy" / "passages.jsonl"
 WIKIBIO_CFG = {**dataset_config("wikibio"), "source": "local"}
 
 
-#: ``make test`` runs the suite in two pytest-xdist workers that take whole units of tests
-#: (tests/scheduling.py): every test that uses the toy DAG is one unit, every other module
-#: another. ``-m toy_dag`` / ``-m "not toy_dag"`` select the two kinds.
+#: ``make test`` runs the suite in two pytest-xdist workers that take whole modules of tests
+#: (tests/scheduling.py); the toy DAG is run once for both. ``-m toy_dag`` / ``-m "not toy_dag"``
+#: select the tests that use it and the others.
 TOY_DAG_MARK = "toy_dag"
 
 
@@ -54,24 +57,31 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    scheduling.first_units_first(items)
+    scheduling.units_in_order(items)
 
 
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_call_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests never touch the user's call cache: one fresh cache per test session (so the
-    session measures cold runs), inherited by the DVC subprocesses. Converted model copies
-    ($HALLULAB_MODEL_DIR, derived from the weights' hash) stay shared."""
+    session measures cold runs), shared by its workers (SQLite in WAL mode: safe for
+    concurrent writers) and inherited by the DVC subprocesses, so a test on either worker
+    finds the toy run's calls. Converted model copies ($HALLULAB_MODEL_DIR, derived from the
+    weights' hash) stay shared."""
     if "HALLULAB_CACHE_DIR" not in os.environ:
         os.environ["HALLULAB_MODEL_DIR"] = os.environ.get(
             "HALLULAB_MODEL_DIR", str(default_cache_path().parent / "models")
         )
-        os.environ["HALLULAB_CACHE_DIR"] = str(tmp_path_factory.getbasetemp() / "call-cache")
-    # pytest-xdist gives each worker a folder of its own under the run's base folder: the
-    # DVC cache sits beside them, so the workers share it (the quick NLI model trains once)
+        os.environ["HALLULAB_CACHE_DIR"] = str(session_root(tmp_path_factory) / "call-cache")
+    # the DVC cache is the workers' too, so the quick NLI model trains once
+    os.environ.setdefault(SHARED_DVC_CACHE_ENV, str(session_root(tmp_path_factory) / "dvc-cache"))
+
+
+def session_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of the whole test session: pytest-xdist gives each worker a folder of its own
+    under the run's base folder, and what every worker shares (the call cache, the DVC cache,
+    the toy run) sits beside them."""
     basetemp = tmp_path_factory.getbasetemp()
-    shared_root = basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
-    os.environ.setdefault(SHARED_DVC_CACHE_ENV, str(shared_root / "dvc-cache"))
+    return basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
 
 
 @pytest.fixture(scope="session")
@@ -113,25 +123,73 @@ VENV = Path(sys.executable).parent.parent
 class ToyRun:
     """The one toy DAG run of a pytest session: `make run` in a throwaway copy of the repository,
     from a shell without the venv on PATH (as a new user's), with the stages' import traces.
-    ``changed`` is what `git status --porcelain` listed after it: committed files it rewrote
-    and files it left that git neither tracks nor ignores."""
+    ``built_at`` is where it ran (the traces name files under it); ``root`` is this worker's
+    own copy of the reproduced workspace, which its tests may change. ``changed`` is what
+    `git status --porcelain` listed after the run: committed files it rewrote and files it left
+    that git neither tracks nor ignores."""
 
     root: Path
+    built_at: Path
     output: str
     traces: Path
     changed: tuple[str, ...]
 
 
+#: what the worker that ran the toy DAG leaves for the others: the run, or why it failed
+TOY_RUN_RECORD = "toy-run.json"
+
+
 @pytest.fixture(scope="session")
 def toy_run(tmp_path_factory: pytest.TempPathFactory) -> ToyRun:
+    """The toy DAG, run once per test session whatever the number of workers: the first worker
+    to need it runs it under a file lock in the session's folder, and every worker (that one
+    too) then works in a copy of its own, so the tests that use the toy run can be spread over
+    the workers (tests/scheduling.py) while each one changes only its own workspace."""
     if not (VENV / ".hallulab-installed").exists() and not os.environ.get("CI"):
         pytest.skip("needs the venv that `make install` created")
+    shared = session_root(tmp_path_factory)
+    with open(shared / "toy-run.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        record = shared / TOY_RUN_RECORD
+        if not record.exists():
+            try:
+                built = _run_toy_dag(tmp_path_factory, shared / "toy-run" / "ws")
+            except BaseException as error:
+                record.write_text(json.dumps({"error": f"{type(error).__name__}: {error}"[-5000:]}))
+                raise
+            record.write_text(
+                json.dumps(
+                    {
+                        "root": str(built.root),
+                        "output": built.output,
+                        "traces": str(built.traces),
+                        "changed": built.changed,
+                    }
+                )
+            )
+        found = json.loads(record.read_text())
+    if "error" in found:
+        pytest.fail(f"the toy DAG run failed on another worker:\n{found['error']}")
+    built_at = Path(found["root"])
+    own = tmp_path_factory.mktemp("toy-run") / "ws"
+    # DVC's own state (.dvc/tmp) stays behind: it names the built workspace's files
+    shutil.copytree(built_at, own, symlinks=True, ignore=_dvc_state)
+    return ToyRun(own, built_at, found["output"], Path(found["traces"]), tuple(found["changed"]))
+
+
+def _dvc_state(folder: str, names: list[str]) -> set[str]:
+    return {"tmp"} if Path(folder).name == ".dvc" else set()
+
+
+def _run_toy_dag(tmp_path_factory: pytest.TempPathFactory, root: Path) -> ToyRun:
     train_nli_once(tmp_path_factory.mktemp("nli-once"))
-    root = copy_workspace(tmp_path_factory.mktemp("toy-run") / "ws")
+    root.parent.mkdir(parents=True)
+    copy_workspace(root)
     # every stage runs, whatever this CPU's float bits: the import traces then cover each one
     # (tests/test_dag.py), and each committed output is made again, not found current
     drop_stage_outputs(root)
-    traces = tmp_path_factory.mktemp("import-traces")
+    traces = root.parent / "import-traces"
+    traces.mkdir()
     # a stranger's clone: no data root set and no ../shared beside the copy (the Makefile would
     # pick that up), so the toy run reads nothing outside the repository
     env = bare_environment()
@@ -155,7 +213,7 @@ def toy_run(tmp_path_factory: pytest.TempPathFactory) -> ToyRun:
     changed = tuple(line[3:] for line in git(root, "status", "--porcelain").splitlines())
     git(root, "add", "-A")
     git(root, "commit", "-q", "--allow-empty", "-m", "reproduced")
-    return ToyRun(root, done.stdout, traces, changed)
+    return ToyRun(root, root, done.stdout, traces, changed)
 
 
 def free_port() -> int:

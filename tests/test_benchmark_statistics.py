@@ -135,7 +135,7 @@ def test_a_units_file_round_trips_and_a_damaged_line_is_named(tmp_path: Path) ->
     assert back.keys == units.keys and back.level == "response"
     assert np.array_equal(back.scores, units.scores) and np.array_equal(back.positive, units.positive)
     path.write_text(path.read_text().replace("2.0", "two"))
-    with pytest.raises(ConfigError, match=r"cell.units.csv: line 6: could not convert"):
+    with pytest.raises(ConfigError, match=r"cell.units.csv: line 6: score 'two' is not a number"):
         read_units(path)
 
 

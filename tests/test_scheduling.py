@@ -1,7 +1,8 @@
 """``make test``'s units hold under ``--dist loadgroup``: every test of a unit runs on one
 worker. pytest-xdist 3.8 keeps a group in the test id, which pytest 9.2 stopped honouring
-(pytest-dev/pytest-xdist#1386), so this fails, rather than the suite silently building the
-toy DAG on both workers, if the pin in pyproject.toml is lifted too early."""
+(pytest-dev/pytest-xdist#1386), so this fails, rather than the suite silently building a
+module's fixtures (the WikiBio reproduction, a slice's DVC run) on both workers, if the pin in
+pyproject.toml is lifted too early."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import REPO
 
@@ -51,3 +53,32 @@ def test_loadgroup_keeps_each_unit_on_one_worker(tmp_path: Path) -> None:
         workers.setdefault(module, set()).add(worker)
     assert set(workers) == {"test_probe_a", "test_probe_b", "test_probe_c"}
     assert all(len(found) == 1 for found in workers.values()), workers
+
+
+def test_the_long_units_start_first_and_the_toy_runs_users_come_last() -> None:
+    """The order units are handed out in: FIRST_UNITS, then modules that do not use the toy run,
+    then those that do; each keeps its tests' collection order."""
+    from types import SimpleNamespace
+
+    from tests.scheduling import FIRST_UNITS, units_in_order
+
+    def item(module: str, name: str, toy: bool = False) -> Any:
+        return SimpleNamespace(nodeid=f"{module}::{name}", fixturenames=("toy_run",) if toy else ())
+
+    items = [
+        item("tests/test_a.py", "one", toy=True),
+        item("tests/test_a.py", "two"),
+        item("tests/test_b.py", "one"),
+        item(FIRST_UNITS[1], "one"),
+        item(FIRST_UNITS[0], "one", toy=True),
+        item("tests/test_c.py", "one"),
+    ]
+    units_in_order(items)
+    assert [i.nodeid for i in items] == [
+        f"{FIRST_UNITS[0]}::one",
+        f"{FIRST_UNITS[1]}::one",
+        "tests/test_b.py::one",
+        "tests/test_c.py::one",
+        "tests/test_a.py::one",
+        "tests/test_a.py::two",
+    ]
