@@ -134,7 +134,16 @@ def test_make_results_recipe_says_it_after_a_failed_run_too() -> None:
     """The recipe's shell names the files in its EXIT trap, so a failing `dvc exp run` (or an
     interrupt) still ends with the line."""
     recipe = subprocess.run(
-        ["make", "-n", "-o", ".venv/.hallulab-installed", "result", "DATASET=nq_open", "METHOD=length"],
+        [
+            "make",
+            "--no-print-directory",
+            "-n",
+            "-o",
+            ".venv/.hallulab-installed",
+            "result",
+            "DATASET=nq_open",
+            "METHOD=length",
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -172,7 +172,11 @@ def test_a_pip_configuration_with_a_cpu_wheel_folder_is_used(tmp_path: Path) -> 
 
 def test_make_install_chooses_torch_with_the_module() -> None:
     done = subprocess.run(
-        ["make", "-n", "-B", "install", "VENV=/nonexistent/venv"], cwd=REPO, capture_output=True, text=True, check=True
+        ["make", "--no-print-directory", "-n", "-B", "install", "VENV=/nonexistent/venv"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert "src/hallulab/tooling/torch_source.py --version 2.13.0" in done.stdout
     assert "--install" in done.stdout and "pip download" not in done.stdout
