@@ -58,22 +58,11 @@ def rows(now: SuiteTimes, reference: SuiteTimes | None) -> list[BenchRow]:
     def ratio(before: float | None, after: float) -> float | None:
         return round(before / after, 2) if before and after else None
 
-    out = [
-        BenchRow(
-            "wall",
-            "the suite's wall time",
-            round(now.wall, 1),
-            "s",
-            ratio(reference.wall if reference else None, now.wall),
-        ),
-        BenchRow(
-            "summed",
-            "every test's time, added up over the workers",
-            round(now.summed, 1),
-            "s",
-            ratio(reference.summed if reference else None, now.summed),
-        ),
-    ]
+    totals = (
+        ("wall", "the suite's wall time", now.wall, reference.wall if reference else None),
+        ("summed", "every test's time, added up over the workers", now.summed, reference.summed if reference else None),
+    )
+    out = [BenchRow(key, label, round(value, 1), "s", ratio(before, value)) for key, label, value, before in totals]
     slowest = sorted(now.tests.items(), key=lambda item: item[1], reverse=True)[:SLOWEST]
     for rank, (test, seconds) in enumerate(slowest, start=1):
         before = reference.tests.get(test) if reference else None

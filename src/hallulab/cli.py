@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hallulab.command_options import add_output_option
+from hallulab.command_options import add_output_option, add_setting_option
 from hallulab.core.errors import UserFacingError
 from hallulab.core.io import check_output_path, file_in_the_way
 
@@ -359,13 +359,8 @@ def command_parsers() -> Parsers:
         help="JSONL in the canonical schema: id, response, samples (sentences optional: split when absent)",
     )
     score.add_argument("--method", required=True, help="a registered method (hallulab methods lists them)")
-    score.add_argument(
-        "-S",
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a setting, as dvc exp run -S takes it (repeatable; unknown keys are refused; default: none)",
+    add_setting_option(
+        score, help="a setting, as dvc exp run -S takes it (repeatable; unknown keys are refused; default: none)"
     )
     add_output_option(
         score,
@@ -433,14 +428,7 @@ def command_parsers() -> Parsers:
         "NLI methods find it, and replaces the one there only when training completes.",
     )
     train.add_argument("--recipe", default="quick", help="a recipe in conf/nli_train/ (default: quick)")
-    train.add_argument(
-        "-S",
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a recipe setting, e.g. nli_train.epochs=2 (repeatable; default: none)",
-    )
+    add_setting_option(train, help="a recipe setting, e.g. nli_train.epochs=2 (repeatable; default: none)")
     add_output_option(
         train,
         help="another model folder (default: the one the methods read); a new or empty folder, or one an earlier "

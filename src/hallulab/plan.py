@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from hallulab.benchmark.table_costs import TableCost, cell_costs, cost_lines
-from hallulab.command_options import add_output_option
+from hallulab.command_options import add_output_option, add_setting_option
 from hallulab.core.config import compose, package_checkout, typed
 from hallulab.core.errors import UserFacingError
 from hallulab.core.io import check_output_path
@@ -445,14 +445,7 @@ def method_stages(methods: Sequence[str]) -> set[str] | None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``hallulab plan`` options."""
     parser.add_argument("--dataset", required=True, help="a data set of conf/dataset (as -S dataset=NAME takes it)")
-    parser.add_argument(
-        "-S",
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a setting, as dvc exp run -S takes it (repeatable; default: none)",
-    )
+    add_setting_option(parser, help="a setting, as dvc exp run -S takes it (repeatable; default: none)")
     parser.add_argument("--responses", type=int, help="plan this many new responses (default: the data set's records)")
     parser.add_argument(
         "--endpoints", type=int, default=1, help="the number of endpoints serving the LLM role (default: 1)"
