@@ -13,10 +13,12 @@ from hallulab.core.config import compose
 from hallulab.core.errors import StaleScoresError
 from hallulab.core.units import LEVELS
 from hallulab.llm.prompts import prompt_path
+from hallulab.methods.raw_scores import RawScores
 from hallulab.pipeline import registry
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.spec import NO_MODEL_CALLS, ArtifactSpec, CallCount, MethodSpec, StepInputs, unplanned
+from hallulab.pipeline.unit_texts import UnitTexts
 
 METHODS = list(registry.methods().values())
 ARTIFACTS = list(registry.artifacts().values())
@@ -95,6 +97,28 @@ def test_the_levels_a_method_scores_are_known_and_distinct() -> None:
     with pytest.raises(ValueError, match="repeat a level"):
         MethodSpec(**fields, other_levels=("response", "sentence"))
     assert MethodSpec(**fields, other_levels=("response",)).scored_levels == ("sentence", "response")
+
+
+def test_a_units_declaration_is_read_from_a_file_the_spec_writes_at_a_level_it_scores() -> None:
+    """``units`` (what the report page shows of the units a package defines): a method's at a
+    level it scores, read from its raw scores (so with a score step) and the artifacts it
+    requires; an artifact's from its JSON file."""
+    texts = UnitTexts("fact", read=lambda files: ())
+    fields = {"name": "m", "title": "M", "paper": "p", "section": "s", "level": "sentence"}
+    scored = {**fields, "score": StepInputs(), "raw": RawScores, "calls": NO_MODEL_CALLS}
+    with pytest.raises(ValueError, match="describe a score step's output"):
+        MethodSpec(**fields, other_levels=("fact",), units=texts)
+    with pytest.raises(ValueError, match="a level it does not score"):
+        MethodSpec(**scored, units=texts)
+    with pytest.raises(ValueError, match="not all among requires"):
+        MethodSpec(**scored, other_levels=("fact",), units=UnitTexts("fact", read=texts.read, reads=("claims",)))
+    assert MethodSpec(**scored, other_levels=("fact",), units=texts).units == texts
+    with pytest.raises(ValueError, match="from a JSON artifact"):
+        ArtifactSpec("a", "an artifact", suffix="parquet", units=texts)
+    with pytest.raises(ValueError, match="not one of"):
+        UnitTexts("token", read=texts.read)
+    for spec in [*registry.methods().values(), *registry.artifacts().values()]:
+        assert spec.units is None or callable(spec.units.read), spec.name
 
 
 @pytest.mark.parametrize("spec", [m for m in registry.methods().values() if m.score is not None], ids=lambda s: s.name)

@@ -18,10 +18,12 @@ import pytest
 
 from hallulab.core.units import score_frame
 from hallulab.data.schema import GivenClaim, Passage
-from hallulab.report.inputs import CurveFile, ReportInputs, summary_notes
+from hallulab.pipeline.unit_texts import DescribedUnit, UnitTexts, one_unit_set
+from hallulab.report.declared import DeclaredUnits, UnitFile
+from hallulab.report.inputs import CurveFile, NamedUnits, ReportInputs, summary_notes
 from hallulab.report.page import embedded_json, render
-from hallulab.report.payload import build_payload, catalogue_key, curve_groups, percentile_ranks, summary_reasons
-from hallulab.report.units import UnitCatalogue
+from hallulab.report.payload import build_payload, curve_groups, percentile_ranks, summary_reasons
+from hallulab.report.units import UnitCatalogue, UnitView
 from tests.conftest import VENV
 from tests.workspace import HANG_GUARD_S, environment
 
@@ -112,7 +114,7 @@ def _inputs() -> ReportInputs:
 
 def test_the_payload_holds_every_scored_unit_with_its_rank_text_and_label() -> None:
     inputs = _inputs()
-    payload = build_payload(inputs, UnitCatalogue.build(inputs.passages, {}, {}))
+    payload = build_payload(inputs, UnitCatalogue.build(inputs.passages))
     sentences = payload["scores"]["m"]["v"]["sentence"]
     assert sentences["r1"] == [[0, 0.1, 0.0], [1, 0.9, 1.0]]
     assert sentences["r2"] == [[0, 0.5, 0.5]]
@@ -122,14 +124,18 @@ def test_the_payload_holds_every_scored_unit_with_its_rank_text_and_label() -> N
     assert (claim["t"], claim["l"], claim["si"]) == ("Ada was born in 1815", 0.0, 0)
     assert payload["records"][0]["sentences"][1] == {"text": "She wrote </script> notes.", "label": 1.0}
     assert payload["methods"] == [
-        {"name": "m", "title": "A method", "variants": [{"name": "v", "levels": ["claim", "response", "sentence"]}]}
+        {
+            "name": "m",
+            "title": "A method",
+            "variants": [{"name": "v", "levels": ["claim", "response", "sentence"], "units": "m"}],
+        }
     ]
     assert payload["summary"]["rows"][0][12] == 55.5
 
 
 def test_the_page_embeds_its_data_so_that_no_text_closes_the_script_early() -> None:
     inputs = _inputs()
-    page = render(build_payload(inputs, UnitCatalogue.build(inputs.passages, {}, {})))
+    page = render(build_payload(inputs, UnitCatalogue.build(inputs.passages)))
     data = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S)
     assert data is not None
     assert json.loads(data.group(1))["records"][0]["sentences"][1]["text"] == "She wrote </script> notes."
@@ -137,10 +143,85 @@ def test_the_page_embeds_its_data_so_that_no_text_closes_the_script_early() -> N
     assert embedded_json({"a": "</b>"}) == '{"a":"<\\/b>"}'
 
 
-def test_ranks_and_catalogue_keys() -> None:
+def test_ranks_and_the_units_keys_of_the_registered_declarations() -> None:
+    """A method's variants share one set of units, except where its declaration's units differ
+    by variant (HalluCheck's facts, one set per tagging)."""
+    from hallulab.report.page import registered_unit_declarations
+
     assert percentile_ranks(pd.Series([3.0, 1.0, 2.0, 2.0])).tolist() == [1.0, 0.0, 0.5, 0.5]
-    assert catalogue_key("hallucheck", "hallucheck_ner_greedy_align") == "hallucheck:ner"
-    assert catalogue_key("ccp", "ccp_k3_claimpref") == "ccp"
+    catalogue = UnitCatalogue.build(_passages(), [NamedUnits(found, ()) for found in registered_unit_declarations()])
+    assert catalogue.key("hallucheck", "hallucheck_ner_greedy_align") == "hallucheck:ner"
+    assert catalogue.key("hallucheck", "hallucheck_pos_greedy") == "hallucheck:pos"
+    assert catalogue.key("ccp", "ccp_k3_claimpref") == "ccp"
+
+
+def test_the_registered_declarations_name_the_units_of_the_methods_that_define_or_require_them() -> None:
+    """A method's own declaration names its units at its level; an artifact's names the units
+    of the methods that require it, at its level; a method that requires neither (unit length)
+    shows the units the records spell out."""
+    from hallulab.report.page import registered_unit_declarations
+
+    named = {(found.texts.level, found.source.name): found.methods for found in registered_unit_declarations()}
+    assert named == {
+        ("fact", "hallucheck"): ("hallucheck",),
+        ("prompt", "self_familiarity"): ("self_familiarity",),
+        ("claim", "claims"): ("ccp",),
+        ("fact", "knowledge_graphs"): ("factselfcheck",),
+    }
+
+
+def test_a_methods_own_declaration_comes_before_the_first_required_artifacts() -> None:
+    """At a level, a method's units are named by its own declaration, else by the first artifact
+    it requires that declares the level; an artifact no method takes units from is left out."""
+    from hallulab.methods.raw_scores import RawScores
+    from hallulab.pipeline.spec import NO_MODEL_CALLS, ArtifactSpec, MethodSpec, StepInputs
+    from hallulab.report.declared import declared_units
+
+    def texts(level: str) -> UnitTexts:
+        return UnitTexts(level, read=lambda files: ())
+
+    artifacts = {
+        "first": ArtifactSpec("first", "-", units=texts("claim")),
+        "second": ArtifactSpec("second", "-", units=texts("claim")),
+        "unused": ArtifactSpec("unused", "-", units=texts("fact")),
+    }
+    fields = {"title": "-", "paper": "-", "section": "-", "level": "claim", "requires": ("second", "first")}
+    own = {"score": StepInputs(), "raw": RawScores, "calls": NO_MODEL_CALLS, "units": texts("claim")}
+    methods = {
+        "reads_second": MethodSpec("reads_second", **fields),
+        "own": MethodSpec("own", **fields, **own),
+        "no_claims": MethodSpec("no_claims", **{**fields, "level": "sentence"}),
+    }
+    found = {(d.source.kind, d.source.name): d.methods for d in declared_units(methods, artifacts)}
+    assert found == {("method", "own"): ("own",), ("artifact", "second"): ("reads_second",)}
+
+
+def _declared(level: str, methods: tuple[str, ...], unit_set: Any = one_unit_set) -> DeclaredUnits:
+    """A declaration of ``methods``' units at ``level`` (its reader unused: the units are given)."""
+    return DeclaredUnits(UnitFile("artifact", "a"), UnitTexts(level, lambda files: (), (), unit_set), methods)
+
+
+def test_a_declared_unit_takes_the_place_of_the_records_text_and_keeps_their_label() -> None:
+    """A declaration's text and sentence replace the records' (a text of None keeps the
+    records'), with its details; the label is the records'; a variant reads the unit set its
+    declaration names for it; a method the declaration does not name sees the records' units."""
+    named = [
+        NamedUnits(_declared("claim", ("m",)), (DescribedUnit("r1", 0, "Ada, born 1815", 1),)),
+        NamedUnits(
+            _declared("fact", ("m",), unit_set=lambda variant: variant.split("_")[0]),
+            (DescribedUnit("r1", 0, "Ada", unit_set="x"), DescribedUnit("r1", 0, "1815", unit_set="y")),
+        ),
+        NamedUnits(_declared("prompt", ("m",)), (DescribedUnit("r1", 0, details=(("concept", "Ada Lovelace"),)),)),
+    ]
+    catalogue = UnitCatalogue.build(_passages(), named)
+    assert catalogue.unit("m", "v", "claim", "r1", 0) == UnitView(0, 1, "Ada, born 1815", 0.0)
+    assert catalogue.unit("other", "v", "claim", "r1", 0) == UnitView(0, 0, "Ada was born in 1815", 0.0)
+    assert catalogue.unit("m", "y_1", "fact", "r1", 0) == UnitView(0, None, "1815")
+    assert catalogue.unit("m", "z_1", "fact", "r1", 0).text == "(fact 0)"  # a set nothing defines
+    assert catalogue.unit("m", "v", "prompt", "r1", 0) == UnitView(
+        0, None, "Write about Ada Lovelace.", None, (("concept", "Ada Lovelace"),)
+    )
+    assert (catalogue.key("m", "x_1"), catalogue.key("other", "x_1")) == ("m:x", "other")
 
 
 def test_summary_notes_rejoin_wrapped_lines() -> None:
@@ -157,10 +238,10 @@ def test_a_ccp_claim_shows_each_words_ccp_and_they_multiply_to_its_score(toy_run
     import math
 
     from hallulab.report.inputs import load_inputs
-    from hallulab.report.page import registered_unit_sources
+    from hallulab.report.page import registered_unit_declarations
 
-    inputs = load_inputs("toy", toy_run.root, units=registered_unit_sources())
-    catalogue = UnitCatalogue.build(inputs.passages, inputs.artifacts, inputs.raw, inputs.details)
+    inputs = load_inputs("toy", toy_run.root, units=registered_unit_declarations())
+    catalogue = UnitCatalogue.build(inputs.passages, inputs.named_units, inputs.details)
     scores = inputs.scores["ccp"]
     claims = scores[scores["variant"].isin(["ccp_k10_claimpref", "ccp_k3_nocontext"]) & (scores["level"] == "claim")]
     assert len(claims) > 10
@@ -494,7 +575,7 @@ def test_an_undefined_summary_value_carries_the_evaluations_reason() -> None:
     inputs = _inputs()
     inputs.summary.loc[0, ["value_2", "ci_2_low", "ci_2_high"]] = None  # type: ignore[union-attr]
     undefined = {"metrics": {"v": {"passage_pearson": "constant_values"}}, "intervals": {}}
-    payload = build_payload(replace(inputs, undefined={"m": undefined}), UnitCatalogue.build(inputs.passages, {}, {}))
+    payload = build_payload(replace(inputs, undefined={"m": undefined}), UnitCatalogue.build(inputs.passages))
     assert payload["summary"]["reasons"] == [
         {"value_2": "no spread: constant values", "ci_2": "no spread: constant values"}
     ]
@@ -560,7 +641,7 @@ def test_the_page_draws_each_committed_calibrations_held_out_reliability(tmp_pat
     _frame().to_parquet(scores)
 
     inputs = load_inputs("nq_open", tmp_path)
-    payload = build_payload(inputs, UnitCatalogue.build(inputs.passages, {}, {}))
+    payload = build_payload(inputs, UnitCatalogue.build(inputs.passages))
     reliability = [c for c in payload["curves"] if c["title"].startswith("reliability:")]
     assert [c["title"] for c in reliability] == [
         f"reliability: selfcheck_ngram, ngram_n1_max (response), {stored['split']['heldout_units']} "

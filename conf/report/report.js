@@ -118,9 +118,10 @@
     fill($("variant"), method ? method.variants.map((v) => v.name) : []);
   }
 
-  function catalogueKey(method, variant) {
-    const parts = variant.split("_");
-    return method === "hallucheck" && parts.length >= 3 ? `hallucheck:${parts[1]}` : method;
+  // the key in data.units of the units a variant scores (the payload names it)
+  function unitsKey(method, variant) {
+    const found = (methods.get(method) || { variants: [] }).variants.find((v) => v.name === variant);
+    return found ? found.units : method;
   }
 
   function describe(method, variant, level, record, index) {
@@ -130,7 +131,7 @@
       return { t: s.text, l: s.label, d: [] };
     }
     if (level === "response") return { t: "the whole response", l: r.response_label, d: [] };
-    const units = ((data.units[catalogueKey(method, variant)] || {})[level] || {})[record] || [];
+    const units = ((data.units[unitsKey(method, variant)] || {})[level] || {})[record] || [];
     return units.find((u) => u.i === index) || { t: `(${level} ${index})`, l: null, d: [] };
   }
 

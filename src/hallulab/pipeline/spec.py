@@ -42,6 +42,7 @@ from hallulab.core.needs import SAMPLES as SAMPLES
 from hallulab.core.needs import TEXT_LOGPROBS as TEXT_LOGPROBS
 from hallulab.core.needs import Need
 from hallulab.core.units import LEVELS
+from hallulab.pipeline.unit_texts import UnitTexts
 
 
 class StoredRaw(Protocol):
@@ -116,12 +117,17 @@ class ArtifactSpec:
     calls: CallCount = NO_MODEL_CALLS
     #: its first batched model request is the bulk of its cost: ``make dvcyaml SHARDS=S`` splits it
     shards: bool = False
-    #: its units are ones the report page names (claims, facts, concepts)
-    names_units: bool = False
+    #: the units its file defines (claims, knowledge-graph triples) and how the report page reads
+    #: them (:mod:`hallulab.pipeline.unit_texts`); a method that requires it shows them at their level
+    units: UnitTexts | None = None
 
     def __post_init__(self) -> None:
         if self.inputs.llm_roles and self.calls == NO_MODEL_CALLS:
             raise ValueError(f"artifact {self.name!r} calls {self.inputs.llm_roles}: declare how they are counted")
+        if self.units is not None and self.suffix != "json":
+            raise ValueError(f"artifact {self.name!r}: units are read from a JSON artifact, not a {self.suffix} one")
+        if self.units is not None and not set(self.units.reads) <= set(self.requires):
+            raise ValueError(f"artifact {self.name!r}: its units read {self.units.reads}, not all among requires")
 
 
 @dataclass(frozen=True)
@@ -166,9 +172,10 @@ class MethodSpec:
     #: its score step's first batched model request is the bulk of its cost: ``make dvcyaml
     #: SHARDS=S`` splits it (:mod:`hallulab.pipeline.sharding`)
     shards: bool = False
-    #: its stored raw scores carry a text of each unit (HalluCheck's facts, Self-Familiarity's
-    #: concepts) that the report page shows
-    raw_unit_texts: bool = False
+    #: the units its stored raw scores describe at one of its levels (their texts, sentences and
+    #: details) and how the report page reads them (:mod:`hallulab.pipeline.unit_texts`); they
+    #: take the place of those of an artifact it requires at that level
+    units: UnitTexts | None = None
     #: its fact-level scores drive FactSelfCheck's fact-level correction (§4.5): the DAG has a
     #: ``correct`` stage when a registered method declares this
     corrects_facts: bool = False
@@ -190,8 +197,12 @@ class MethodSpec:
             raise ValueError(f"method {self.name!r}: a score step declares how its model calls are counted (calls)")
         if self.shards and self.score is None:
             raise ValueError(f"method {self.name!r}: only a score step's model work shards")
-        if (self.raw_unit_texts or self.corrects_facts) and self.score is None:
-            raise ValueError(f"method {self.name!r}: raw_unit_texts and corrects_facts describe a score step's output")
+        if (self.units is not None or self.corrects_facts) and self.score is None:
+            raise ValueError(f"method {self.name!r}: units and corrects_facts describe a score step's output")
+        if self.units is not None and self.units.level not in self.scored_levels:
+            raise ValueError(f"method {self.name!r}: units at {self.units.level!r}, a level it does not score")
+        if self.units is not None and not set(self.units.reads) <= set(self.requires):
+            raise ValueError(f"method {self.name!r}: its units read {self.units.reads}, not all among requires")
 
     @property
     def scored_levels(self) -> tuple[str, ...]:

@@ -5,11 +5,10 @@ Everything here is an output the DAG already wrote; nothing is recomputed:
 * the records (``data/generated/<dataset>/passages.jsonl``): prompt, response, sentences and
   their labels, samples, given claims, response and prompt labels;
 * every method's unit-level scores (``data/aggregated/<dataset>/<method>.parquet``) and the
-  details its aggregate step wrote beside each unit (``<method>.details.parquet``: CCP's words,
-  HalluCheck's decision paths);
-* the artifacts that name the units (claims, knowledge graphs, concepts) and the raw score
-  files whose units carry a text of their own (HalluCheck's NER facts, Self-Familiarity's
-  concepts);
+  details its aggregate step wrote beside each unit (``<method>.details.parquet``);
+* the units the records do not spell out, read from the stored file of the artifact or method
+  that declares them (:mod:`hallulab.report.declared`, :mod:`hallulab.pipeline.unit_texts`):
+  each declaration's reader turns its file into the units' texts, sentences and details;
 * the summary (``metrics/<dataset>/summary.csv`` and the notes of ``summary.md``), the curves
   (``metrics/<dataset>/{pr,n_curve,knob_curve}/*.csv``) and the correction table;
 * the committed calibrations of the run's methods on its data set
@@ -34,16 +33,16 @@ from hallulab.core.io import read_json
 from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage
 from hallulab.pipeline import paths
+from hallulab.pipeline.unit_texts import DescribedUnit, StoredFiles
+from hallulab.report.declared import DeclaredUnits, UnitFile
 
 
 @dataclass(frozen=True)
-class UnitSources:
-    """Where a page finds the text of units the records do not spell out, as the registry
-    declares it (:attr:`hallulab.pipeline.spec.ArtifactSpec.names_units`,
-    :attr:`hallulab.pipeline.spec.MethodSpec.raw_unit_texts`); each file is read when present."""
+class NamedUnits:
+    """The units one declaration named in a run's files (its reader's output on them)."""
 
-    artifacts: tuple[str, ...] = ()  #: artifacts whose units a page names (claims, facts, concepts)
-    raw: tuple[str, ...] = ()  #: methods whose stored raw scores carry a text of each unit
+    declared: DeclaredUnits
+    units: tuple[DescribedUnit, ...]
 
 
 #: curve families: (folder under metrics/<dataset>, title)
@@ -66,8 +65,8 @@ class ReportInputs:
     dataset: str
     passages: list[Passage]
     scores: dict[str, pd.DataFrame]  # method -> unit-level scores
-    artifacts: dict[str, Mapping[str, Any]] = field(default_factory=dict)
-    raw: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: the units the declarations name, those whose file the run wrote
+    named_units: list[NamedUnits] = field(default_factory=list)
     #: method -> what its aggregate step wrote beside each unit (:data:`hallulab.core.units.DETAIL_COLUMNS`)
     details: dict[str, pd.DataFrame] = field(default_factory=dict)
     summary: pd.DataFrame | None = None
@@ -132,15 +131,28 @@ def _read_if(path: Path) -> Mapping[str, Any] | None:
     return read_json(path) if path.is_file() else None
 
 
+def read_named_units(declared: DeclaredUnits, dataset: str, root: Path = Path()) -> NamedUnits | None:
+    """The units ``declared`` names in the run's files for ``dataset`` under ``root``; None when
+    the run wrote no file of its source (the artifact was not built, the method not run)."""
+    where = declared.source.path(dataset)
+    own = _read_if(root / where)
+    if own is None:
+        return None
+    read = {name: _read_if(root / UnitFile("artifact", name).path(dataset)) for name in declared.texts.reads}
+    artifacts = {name: found for name, found in read.items() if found is not None}
+    return NamedUnits(declared, tuple(declared.texts.read(StoredFiles(own, where, artifacts))))
+
+
 def load_inputs(
     dataset: str,
     root: Path = Path(),
     method_titles: Mapping[str, str] | None = None,
-    units: UnitSources = UnitSources(),
+    units: Sequence[DeclaredUnits] = (),
     headline_variants: Mapping[str, Sequence[str]] | None = None,
 ) -> ReportInputs:
-    """Read a run's outputs for ``dataset`` under ``root`` (the repository); the texts of units
-    from the files ``units`` names; ``headline_variants``: each method's curves drawn first."""
+    """Read a run's outputs for ``dataset`` under ``root`` (the repository); the units the
+    declarations ``units`` name, from their files; ``headline_variants``: each method's curves
+    drawn first."""
     records_path = root / paths.passages(dataset)
     if not records_path.is_file():
         raise NothingToReportError(f"{records_path} not found: run the pipeline on {dataset!r} first (make run)")
@@ -155,10 +167,7 @@ def load_inputs(
     }
     if not scores:
         raise NothingToReportError(f"no unit scores under data/aggregated/{dataset}: run the pipeline first")
-    artifacts = {
-        name: found for name in units.artifacts if (found := _read_if(root / paths.artifact(name, "json", dataset)))
-    }
-    raw = {name: found for name in units.raw if (found := _read_if(root / paths.raw_scores(name, dataset)))}
+    named_units = [found for declared in units if (found := read_named_units(declared, dataset, root))]
     summary_csv = root / paths.summary(dataset, "csv")
     summary_md = root / paths.summary(dataset, "md")
     metrics_dir = root / paths.metrics_dir(dataset)
@@ -178,8 +187,7 @@ def load_inputs(
         passages=passages,
         details=details,
         scores=scores,
-        artifacts=artifacts,
-        raw=raw,
+        named_units=named_units,
         summary=pd.read_csv(summary_csv) if summary_csv.is_file() else None,
         notes=summary_notes(summary_md.read_text(encoding="utf-8")) if summary_md.is_file() else [],
         curves=curves,

@@ -18,7 +18,8 @@ from typing import Any
 
 from hallulab.core.config import CONF_DIR
 from hallulab.core.io import atomic_open
-from hallulab.report.inputs import NothingToReportError, UnitSources, load_inputs
+from hallulab.report.declared import DeclaredUnits, declared_units
+from hallulab.report.inputs import NothingToReportError, load_inputs
 from hallulab.report.payload import build_payload
 from hallulab.report.units import UnitCatalogue
 
@@ -50,14 +51,11 @@ def render(payload: dict[str, Any]) -> str:
     return fill_template("page.html", payload, {"__SCRIPT__": script, "__DATASET__": str(payload["dataset"])})
 
 
-def registered_unit_sources() -> UnitSources:
-    """The files that name units, as the registered artifacts and methods declare them."""
+def registered_unit_declarations() -> tuple[DeclaredUnits, ...]:
+    """The units the registered artifacts and methods declare, with the methods each names."""
     from hallulab.pipeline import registry
 
-    return UnitSources(
-        artifacts=tuple(name for name, spec in registry.artifacts().items() if spec.names_units),
-        raw=tuple(name for name, spec in registry.methods().items() if spec.raw_unit_texts),
-    )
+    return declared_units(registry.methods(), registry.artifacts())
 
 
 def write_report(dataset: str, out: Path | None = None, root: Path = Path()) -> Path:
@@ -66,8 +64,8 @@ def write_report(dataset: str, out: Path | None = None, root: Path = Path()) -> 
 
     titles = {name: spec.title for name, spec in registry.methods().items()}
     headlines = {name: spec.benchmark_variants for name, spec in registry.methods().items()}
-    inputs = load_inputs(dataset, root, titles, registered_unit_sources(), headlines)
-    catalogue = UnitCatalogue.build(inputs.passages, inputs.artifacts, inputs.raw, inputs.details)
+    inputs = load_inputs(dataset, root, titles, registered_unit_declarations(), headlines)
+    catalogue = UnitCatalogue.build(inputs.passages, inputs.named_units, inputs.details)
     page = render(build_payload(inputs, catalogue))
     path = out or root / default_path(dataset)
     path.parent.mkdir(parents=True, exist_ok=True)

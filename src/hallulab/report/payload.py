@@ -6,19 +6,21 @@ Shape (every list in the order the page shows it)::
                                         profile, paper columns)
     summary  {columns, rows}            summary.csv as it is: every headline variant with
                                         its interval and the paper's value
-    methods  [{name, title, variants: [{name, levels}]}]
+    methods  [{name, title, variants: [{name, levels, units}]}]   ``units``: the key in ``units``
+                                        of the units the variant scores
     records  [{id, prompt, response, sentences: [{text, label}], samples,
                response_label, prompt_label}]
     scores   {method: {variant: {level: {record: [[index, score, rank], ...]}}}}
-    units    {catalogue key: {level: {record: [{i, si, t, l, d}]}}}   (claim/fact/prompt only:
-                                        sentences and responses are read off the records)
+    units    {units key: {level: {record: [{i, si, t, l, d}]}}}   (claim/fact/prompt only:
+                                        sentences and responses are read off the records; the
+                                        key is :meth:`UnitCatalogue.key`'s)
     curves   [{title, x, y, series: [{name, points, method, headline}]}]   the run's curves,
                                         then the held-out reliability diagram of each committed
                                         calibration of the run's methods on its data set; a
                                         series names its method, and ``headline`` marks those a
                                         chart opens with (the method's headline variants, else
                                         its first series)
-    correction  FactSelfCheck's Table 3 as the correct stage computed it, or null
+    correction  the correction table the correct stage computed, or null
     absent   {summary, curves, correction}  what the page says where that part is empty
 
 ``rank`` is the unit's percentile among every unit the variant scored at that level in the
@@ -77,14 +79,6 @@ def _number(value: Any) -> float | None:
     return float(f"{number:.6g}")
 
 
-def catalogue_key(method: str, variant: str) -> str:
-    """Units of one method are the same for all its variants, except HalluCheck's, whose facts
-    depend on the tagging the variant names (``hallucheck_<tagging>_...``)."""
-    if method == "hallucheck" and variant.count("_") >= 2:
-        return f"hallucheck:{variant.split('_')[1]}"
-    return method
-
-
 def percentile_ranks(scores: pd.Series) -> np.ndarray:
     """Average rank of each score among the others, scaled to [0, 1] (one unit: 0.5)."""
     if len(scores) == 1:
@@ -108,14 +102,14 @@ def score_tree(frame: pd.DataFrame) -> dict[str, dict[str, dict[str, list[list[A
 def unit_tree(
     catalogue: UnitCatalogue, method: str, frame: pd.DataFrame
 ) -> dict[str, dict[str, dict[str, list[dict[str, Any]]]]]:
-    """catalogue key -> level -> record -> the units that method's rows name (claim/fact/prompt)."""
+    """units key -> level -> record -> the units that method's rows name (claim/fact/prompt)."""
     out: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] = {}
     described = frame[frame["level"].isin(DESCRIBED_LEVELS)]
     firsts = described.drop_duplicates(["variant", "level", "record_id", "unit_index"])
     for variant, level, record, index in zip(
         firsts["variant"], firsts["level"], firsts["record_id"], firsts["unit_index"], strict=True
     ):
-        key = catalogue_key(method, str(variant))
+        key = catalogue.key(method, str(variant))
         units = out.setdefault(key, {}).setdefault(str(level), {}).setdefault(str(record), [])
         if any(u["i"] == int(index) for u in units):
             continue
@@ -267,13 +261,17 @@ def summary_reasons(row: Mapping[str, Any], undefined: Mapping[str, Mapping[str,
     return found
 
 
-def _method_entries(inputs: ReportInputs) -> list[dict[str, Any]]:
+def _method_entries(inputs: ReportInputs, catalogue: UnitCatalogue) -> list[dict[str, Any]]:
     entries = []
     for method, frame in inputs.scores.items():
         if frame.empty:
             continue
         variants = [
-            {"name": str(v), "levels": sorted(set(frame.loc[frame["variant"] == v, "level"].astype(str)))}
+            {
+                "name": str(v),
+                "levels": sorted(set(frame.loc[frame["variant"] == v, "level"].astype(str))),
+                "units": catalogue.key(method, str(v)),
+            }
             for v in dict.fromkeys(frame["variant"])
         ]
         entries.append({"name": method, "title": inputs.method_titles.get(method, method), "variants": variants})
@@ -310,7 +308,7 @@ def build_payload(inputs: ReportInputs, catalogue: UnitCatalogue) -> dict[str, A
         "dataset": inputs.dataset,
         "notes": list(inputs.notes),
         "summary": _summary(inputs.summary, inputs.undefined),
-        "methods": _method_entries(inputs),
+        "methods": _method_entries(inputs, catalogue),
         "records": _records(inputs),
         "scores": {method: score_tree(frame) for method, frame in inputs.scores.items() if not frame.empty},
         "units": units,

@@ -20,7 +20,7 @@ compared with as ``ours=paper``, or ``ours=-`` where the paper has no such row. 
 then ``ours / paper (difference)`` to two decimals, the form the exact reproductions are
 judged in:
 
-    <!-- results: wikibio/selfcheck_ngram | ngram_n1_avg, ngram_n1_max | nonfact_aucpr | paper: table7 -->
+    <!-- results: wikibio/selfcheck_nli_swaps_wide | nli | nonfact_aucpr, factual_aucpr | paper: table2 -->
 
 A combining method's paired differences against its members (``paired`` in its results file,
 :mod:`hallulab.evaluation.paired`) sit between ``<!-- paired: FILE | LEVEL | VARIANTS | METRICS -->``

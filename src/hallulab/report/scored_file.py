@@ -6,8 +6,9 @@ The page is the DAG's page (:mod:`hallulab.report.page`) built from what a score
 one row per unit with its method, variant, level, position, score and text. The records give
 the prompt, the response, the samples and any labels; a record that gave no ``sentences``
 takes the ones its scores name (the split ``hallulab score`` made), so the page shows the
-units that were scored. A run's extras (summary, curves, knowledge graphs, HalluCheck's
-decision paths) are absent: a scored file does not hold them.
+units that were scored. A run's extras (summary, curves, the units an artifact or a method's
+raw scores define, the details an aggregate step wrote) are absent: a scored file does not hold
+them.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def write_scored_report(scored: Sequence[Path], records: Path, out: Path, titles
     inputs = ReportInputs(
         records.stem, passages, scores, notes=[note], method_titles=titles, absent=SCORED_FILES_ABSENT
     )
-    page = render(build_payload(inputs, UnitCatalogue.build(passages, {}, {})))
+    page = render(build_payload(inputs, UnitCatalogue.build(passages)))
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(out) as handle:
         handle.write(page)

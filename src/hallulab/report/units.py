@@ -1,39 +1,36 @@
 """What each scored unit *is*, for the page: its text, its label and the method's detail.
 
-A unit-level score row (:mod:`hallulab.core.units`) names a unit by (record, level, index). The
-page shows the unit itself, read from the artifact or raw score file that defined it:
+A unit-level score row names a unit by (record, level, index). The records spell out the units
+of every level they hold, with the data set's labels:
 
 ==========  ===============================================================================
-level       text and detail
+level       what the records give
 ==========  ===============================================================================
 sentence    the response's sentence; its label when the data set labels sentences
-claim       the claims artifact's claim (CCP, FactSelfCheck); the data set's label if given
-fact        FactSelfCheck: the knowledge-graph triple (Section 3.1), in the order the
-            aggregate step numbers them (every sentence's triples in turn);
-            HalluCheck: the NER fact
+claim       the claim the data set gives, with its sentence and label
 response    the whole response; its label when the data set gives one
-prompt      the prompt, its familiarity label, and per concept (Self-Familiarity, Section 3)
-            the masked inference prompt and the constrained search's best guess
+prompt      the prompt; its label when the data set gives one
 ==========  ===============================================================================
 
+A unit defined by an artifact or a method (an extracted claim, a knowledge-graph triple, a
+tagged fact) is described by that package's declaration (:mod:`hallulab.report.declared`): its
+text and sentence take the place of the records' (a declaration without a text keeps the
+records'), beside the details it reads from its file; the label is always the records'.
 Beside any unit, the details its method's aggregate step wrote for it
-(``data/aggregated/<dataset>/<method>.details.parquet``: CCP's word-by-word CCP under the
-variant's K and NLI context, HalluCheck's question and the decision path of Section 3 for every
-regenerated answer); the page recomputes none of them.
+(``data/aggregated/<dataset>/<method>.details.parquet``); the page recomputes none of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import pandas as pd
 
-from hallulab.artifacts.claims import claims_by_record
-from hallulab.artifacts.knowledge_graphs import graphs_by_record
 from hallulab.core.units import details_by_unit
 from hallulab.data.schema import Passage
+from hallulab.pipeline.unit_texts import DescribedUnit
+from hallulab.report.inputs import NamedUnits
 
 #: (variant, level, record, unit index) -> the unit's (name, value) details
 UnitDetails = Mapping[tuple[str, str, str, int], tuple[tuple[str, str], ...]]
@@ -52,15 +49,24 @@ class UnitView:
 
 
 @dataclass(frozen=True)
+class LevelUnits:
+    """The units one declaration names for a method at one level: by (unit set, record, index),
+    and the unit set each variant scores."""
+
+    unit_set: Callable[[str], str]
+    units: Mapping[tuple[str, str, int], DescribedUnit]
+
+    def find(self, variant: str, record_id: str, index: int) -> DescribedUnit | None:
+        return self.units.get((self.unit_set(variant), record_id, index))
+
+
+@dataclass(frozen=True)
 class UnitCatalogue:
-    """Every unit a run defined, by (method, level) then record (see the module docstring)."""
+    """Every unit a run defined (see the module docstring)."""
 
     passages: Mapping[str, Passage]
-    claims: Mapping[str, Sequence[str]] = field(default_factory=dict)
-    kg_facts: Mapping[str, Sequence[tuple[int, str]]] = field(default_factory=dict)
-    hallucheck: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]] = field(default_factory=dict)
-    concepts: Mapping[str, Sequence[str]] = field(default_factory=dict)
-    familiarity: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: (method, level) -> the units a declaration names for it
+    described: Mapping[tuple[str, str], LevelUnits] = field(default_factory=dict)
     #: method -> its aggregate step's per-unit details
     details: Mapping[str, UnitDetails] = field(default_factory=dict)
 
@@ -68,37 +74,26 @@ class UnitCatalogue:
     def build(
         cls,
         passages: Sequence[Passage],
-        artifacts: Mapping[str, Mapping[str, Any]],
-        raw: Mapping[str, Mapping[str, Any]],
+        named: Sequence[NamedUnits] = (),
         details: Mapping[str, pd.DataFrame] | None = None,
     ) -> UnitCatalogue:
-        claims = (
-            {rid: [c.text for c in found] for rid, found in claims_by_record(artifacts["claims"]).items()}
-            if "claims" in artifacts
-            else {}
-        )
-        kg_facts = (
-            {
-                rid: [(s, triple.text()) for s, kg in enumerate(graphs.sentence_kgs) for triple in kg]
-                for rid, graphs in graphs_by_record(artifacts["knowledge_graphs"]).items()
-            }
-            if "knowledge_graphs" in artifacts
-            else {}
-        )
-        concepts: dict[str, list[str]] = {}
-        for rid, record in artifacts.get("concepts", {}).get("records", {}).items():
-            processings = record.get("processings") or {}
-            first: list[dict[str, Any]] = next(iter(processings.values()), [])
-            concepts[rid] = [c["text"] for c in first]
+        described: dict[tuple[str, str], LevelUnits] = {}
+        for found in named:
+            texts = found.declared.texts
+            by_key = {(unit.unit_set, unit.record_id, unit.index): unit for unit in found.units}
+            for method in found.declared.methods:
+                described[(method, texts.level)] = LevelUnits(texts.unit_set, by_key)
         return cls(
             passages={p.id: p for p in passages},
-            claims=claims,
-            kg_facts=kg_facts,
-            hallucheck=raw.get("hallucheck", {}).get("records", {}),
-            concepts=concepts,
-            familiarity=raw.get("self_familiarity", {}).get("concepts", {}),
+            described=described,
             details={method: details_by_unit(frame) for method, frame in (details or {}).items() if len(frame)},
         )
+
+    def key(self, method: str, variant: str) -> str:
+        """The name of the units ``method``'s ``variant`` scores: the method's, followed by the
+        unit sets the variant scores where its units differ by variant (``method:set``)."""
+        sets = [level.unit_set(variant) for (owner, _), level in self.described.items() if owner == method]
+        return ":".join([method, *dict.fromkeys(name for name in sets if name)])
 
     def unit(self, method: str, variant: str, level: str, record_id: str, index: int) -> UnitView:
         """The unit ``index`` of ``level`` in ``record_id`` as ``method``'s ``variant`` scored it,
@@ -111,48 +106,30 @@ class UnitCatalogue:
         passage = self.passages.get(record_id)
         if passage is None:
             return UnitView(index, None, f"(record {record_id} is not among the generated records)")
-        if level == "sentence":
-            label = passage.labels[index] if passage.labels is not None and index < len(passage.labels) else None
-            text = passage.sentences[index] if index < len(passage.sentences) else "(no such sentence)"
-            return UnitView(index, index, text, label)
-        if level == "response":
-            return UnitView(index, None, "the whole response", passage.response_label)
-        if level == "prompt":
-            return self._prompt(passage, index)
-        if level == "claim":
-            return self._claim(passage, index)
-        if level == "fact" and method == "hallucheck":
-            return self._ner_fact(record_id, variant, index)
-        if level == "fact":
-            facts = self.kg_facts.get(record_id, [])
-            if index < len(facts):
-                sentence, text = facts[index]
-                return UnitView(index, sentence, text)
-        return UnitView(index, None, f"({level} {index})")
+        view = record_unit(passage, level, index)
+        declared = self.described.get((method, level))
+        found = declared.find(variant, record_id, index) if declared else None
+        if found is None:
+            return view
+        return replace(
+            view,
+            text=view.text if found.text is None else found.text,
+            sentence_index=view.sentence_index if found.sentence_index is None else found.sentence_index,
+            details=found.details,
+        )
 
-    def _claim(self, passage: Passage, index: int) -> UnitView:
-        texts = self.claims.get(passage.id) or [c.text for c in passage.claims]
-        given = passage.claims[index] if index < len(passage.claims) else None
-        text = texts[index] if index < len(texts) else (given.text if given else f"(claim {index})")
-        return UnitView(index, given.sentence_index if given else None, text, given.label if given else None)
 
-    def _prompt(self, passage: Passage, index: int) -> UnitView:
-        details: list[tuple[str, str]] = []
-        for concept in self.concepts.get(passage.id, []):
-            found = self.familiarity.get(concept)
-            if not found:
-                details.append((concept, "(no explanation stored)"))
-                continue
-            hypotheses = found.get("hypotheses") or []
-            best = hypotheses[0]["text"] if hypotheses else "(no guess)"
-            details.append((f"{concept}: masked inference prompt", str(found.get("masked", ""))))
-            details.append((f"{concept}: best guess", str(best)))
-        return UnitView(index, None, passage.prompt or "(no prompt)", passage.prompt_label, tuple(details))
-
-    def _ner_fact(self, record_id: str, variant: str, index: int) -> UnitView:
-        tagging = variant.split("_")[1] if variant.count("_") >= 2 else "ner"
-        entries = self.hallucheck.get(record_id, {}).get(tagging, [])
-        entry = next((e for e in entries if e.get("index") == index), None)
-        if entry is None:
-            return UnitView(index, None, f"(fact {index})")
-        return UnitView(index, entry.get("sentence_index"), str(entry["text"]))
+def record_unit(passage: Passage, level: str, index: int) -> UnitView:
+    """The unit ``index`` of ``level`` as the record spells it out (see the module docstring)."""
+    if level == "sentence":
+        label = passage.labels[index] if passage.labels is not None and index < len(passage.labels) else None
+        text = passage.sentences[index] if index < len(passage.sentences) else "(no such sentence)"
+        return UnitView(index, index, text, label)
+    if level == "response":
+        return UnitView(index, None, "the whole response", passage.response_label)
+    if level == "prompt":
+        return UnitView(index, None, passage.prompt or "(no prompt)", passage.prompt_label)
+    if level == "claim" and index < len(passage.claims):
+        given = passage.claims[index]
+        return UnitView(index, given.sentence_index, given.text, given.label)
+    return UnitView(index, None, f"({level} {index})")

@@ -19,24 +19,12 @@ counted. Stored JSON: ``{"source", "extractor", "claims": {record: [claim, ...]}
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from hallulab.pipeline.spec import ArtifactSpec, StepInputs, unplanned
-
-SPEC = ArtifactSpec(
-    name="claims",
-    description="atomic claims of every response with their character spans",
-    inputs=StepInputs(
-        params=("claims.source", "claims.max_new_tokens"),
-        llm_roles=("extractor",),
-        prompts=("claims.prompt",),
-    ),
-    requires=("sentences",),
-    calls=unplanned("its claims come from the extractor LLM's replies, or from the data"),
-    names_units=True,
-)
+from hallulab.pipeline.unit_texts import DescribedUnit, StoredFiles, UnitTexts
 
 SOURCES = ("auto", "given", "sentence", "llm")
 
@@ -80,3 +68,25 @@ class Claim:
 
 def claims_by_record(raw: Mapping[str, Any]) -> dict[str, list[Claim]]:
     return {rid: [Claim.from_dict(c) for c in claims] for rid, claims in raw["claims"].items()}
+
+
+def claim_units(files: StoredFiles) -> Iterator[DescribedUnit]:
+    """Every record's claims as claim-level units (the report page's claim texts): the claim at
+    position i of its record is the unit i a method that requires the artifact scores."""
+    for record_id, claims in claims_by_record(files.own).items():
+        for position, claim in enumerate(claims):
+            yield DescribedUnit(record_id, position, claim.text, claim.sentence_index)
+
+
+SPEC = ArtifactSpec(
+    name="claims",
+    description="atomic claims of every response with their character spans",
+    inputs=StepInputs(
+        params=("claims.source", "claims.max_new_tokens"),
+        llm_roles=("extractor",),
+        prompts=("claims.prompt",),
+    ),
+    requires=("sentences",),
+    calls=unplanned("its claims come from the extractor LLM's replies, or from the data"),
+    units=UnitTexts("claim", read=claim_units),
+)

@@ -47,7 +47,6 @@ SPEC = ArtifactSpec(
         files=("data/data_files/word_list.json",),  # the word list under the data root (data_files stage)
     ),
     calls=unplanned("its concepts come from the extractor LLM's replies, or from spaCy"),
-    names_units=True,
 )
 
 SOURCES = ("auto", "given", "llm", "spacy")

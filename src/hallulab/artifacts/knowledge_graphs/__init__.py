@@ -35,29 +35,12 @@ the diagnostics. Stored JSON: ``{"extractor", "records": {record: {"entities", "
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from hallulab.pipeline.spec import ArtifactSpec, StepInputs, unplanned
-
-SPEC = ArtifactSpec(
-    name="knowledge_graphs",
-    description="knowledge-graph triples of every response sentence and every sample",
-    inputs=StepInputs(
-        params=("knowledge_graphs.extractor", "knowledge_graphs.max_new_tokens", "spacy"),
-        llm_roles=("extractor",),
-        prompts=(
-            "knowledge_graphs.prompts.entities",
-            "knowledge_graphs.prompts.relations",
-            "knowledge_graphs.prompts.sentence_triples",
-            "knowledge_graphs.prompts.sample_triples",
-        ),
-    ),
-    requires=("sentences",),
-    calls=unplanned("its triples come from an LLM's extraction of each sentence and sample"),
-    names_units=True,
-)
+from hallulab.pipeline.unit_texts import DescribedUnit, StoredFiles, UnitTexts
 
 EXTRACTORS = ("llm", "spacy")
 
@@ -117,3 +100,32 @@ def graphs_by_record(raw: Mapping[str, Any]) -> dict[str, RecordGraphs]:
         )
         for rid, r in raw["records"].items()
     }
+
+
+def fact_units(files: StoredFiles) -> Iterator[DescribedUnit]:
+    """Every response's triples as fact-level units (the report page's fact texts), numbered as
+    the aggregate step numbers them: every sentence's triples in turn, each shown as the prompts
+    show a fact, in the sentence it was extracted from."""
+    for record_id, graphs in graphs_by_record(files.own).items():
+        triples = [(sentence, triple) for sentence, kg in enumerate(graphs.sentence_kgs) for triple in kg]
+        for index, (sentence, triple) in enumerate(triples):
+            yield DescribedUnit(record_id, index, triple.text(), sentence)
+
+
+SPEC = ArtifactSpec(
+    name="knowledge_graphs",
+    description="knowledge-graph triples of every response sentence and every sample",
+    inputs=StepInputs(
+        params=("knowledge_graphs.extractor", "knowledge_graphs.max_new_tokens", "spacy"),
+        llm_roles=("extractor",),
+        prompts=(
+            "knowledge_graphs.prompts.entities",
+            "knowledge_graphs.prompts.relations",
+            "knowledge_graphs.prompts.sentence_triples",
+            "knowledge_graphs.prompts.sample_triples",
+        ),
+    ),
+    requires=("sentences",),
+    calls=unplanned("its triples come from an LLM's extraction of each sentence and sample"),
+    units=UnitTexts("fact", read=fact_units),
+)

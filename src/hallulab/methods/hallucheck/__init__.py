@@ -25,6 +25,7 @@ from (``beam_indices``); errors are counted, never swallowed by bare ``except``.
 """
 
 from hallulab.methods.hallucheck.raw import HalluCheckScores
+from hallulab.methods.hallucheck.unit_texts import UNIT_TEXTS
 from hallulab.pipeline.spec import TEXT_LOGPROBS, MethodSpec, StepInputs, unplanned
 
 SPEC = MethodSpec(
@@ -52,5 +53,5 @@ SPEC = MethodSpec(
     other_levels=("fact", "sentence"),
     calls=unplanned("its questions come from extracted facts and its re-answers from the questions"),
     shards=True,
-    raw_unit_texts=True,
+    units=UNIT_TEXTS,  # its checked facts, one set per tagging
 )

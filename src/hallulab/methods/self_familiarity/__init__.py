@@ -25,6 +25,7 @@ rephrasings, clustered by semantic equivalence; ``self_detection.py``).
 """
 
 from hallulab.methods.self_familiarity.raw import SelfFamiliarityScores
+from hallulab.methods.self_familiarity.unit_texts import UNIT_TEXTS
 from hallulab.pipeline.spec import PROMPTS, TEXT_LOGPROBS, MethodSpec, StepInputs, unplanned
 
 SPEC = MethodSpec(
@@ -52,5 +53,5 @@ SPEC = MethodSpec(
     benchmark_variants=("selffam",),  # Eq. 6-7's familiarity score
     needs=(PROMPTS, TEXT_LOGPROBS),
     calls=unplanned("its explanations and concept checks come from earlier replies"),
-    raw_unit_texts=True,
+    units=UNIT_TEXTS,  # each prompt's concepts: masked inference prompt and best guess
 )
