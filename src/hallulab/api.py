@@ -54,12 +54,11 @@ from hallulab.pipeline import registry
 from hallulab.pipeline.context import BuildContext
 from hallulab.pipeline.controls import AggregateControls
 from hallulab.pipeline.executor import aggregate_method, build_artifact, run_step, score_method
-from hallulab.pipeline.graph import GENERATED, pipeline_graph
+from hallulab.pipeline.graph import GENERATED, PipelineGraph, pipeline_graph
 from hallulab.pipeline.known_keys import check_known
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources
 from hallulab.pipeline.spec import MethodSpec
-from hallulab.pipeline.stage_inputs import GENERATE_INPUTS
 
 Records = str | Path | Iterable[Passage | Mapping[str, Any]]
 #: settings as ``-S`` takes them (``["ccp.aggregate.k=[5]"]``) or as a mapping (``{"ccp.aggregate.k": [5]}``)
@@ -215,20 +214,24 @@ class Detector:
             self.log.warning("%s", range_warning(stored, outside, int(out["calibration"].notna().sum())))
         return out
 
+    def graph(self) -> PipelineGraph:
+        """The pipeline graph under this detector's settings: a combining method's members (the
+        member list checked first, each problem one line) and the correction's methods are
+        edges of it (``PipelineGraph.configured``)."""
+        if self.spec.combines is not None:
+            from hallulab.pipeline.members import parse_members
+
+            setting = self.spec.combines
+            parse_members(self.view((setting,), "api").get(setting), setting, self.method)
+        return pipeline_graph().configured(lambda key: self.view((key,), "api").get(key))
+
     def check_models(self) -> None:
         """The NLI model every step of the method (of each member, for a combining method)
         loads, checked before any step spends work: a missing local folder or a hub model the
         hub and its cache cannot give is a one-line error now, not after the LLM calls."""
-        methods = [self.method]
-        if self.spec.combines is not None:
-            from hallulab.pipeline.members import parse_members
-
-            view = self.view(self.spec.aggregate.param_keys(), f"aggregate_{self.method}")
-            methods = [m.method for m in parse_members(view.get(self.spec.combines), self.spec.combines, self.method)]
         reads_nli = any(
             key == "nli" or key.startswith("nli.")
-            for method in methods
-            for node in pipeline_graph().steps_for(method)
+            for node in self.graph().steps_for(self.method)
             for key in node.inputs.params
         )
         if reads_nli:
@@ -247,13 +250,15 @@ class Detector:
 
     def _run(self, passages: list[Passage], cache: CallCache) -> tuple[pd.DataFrame, AggregateControls]:
         """The method's unit scores (as the DAG's aggregate stage writes them) and controls: the
-        pipeline graph's steps for the method (``PipelineGraph.steps_for``), in its order,
-        each through the executor the stages call."""
-        if self.spec.combines is not None:
-            return self._combine(passages, cache)
+        steps of the configured pipeline graph (``PipelineGraph.steps_for``: a combining
+        method's members' steps first), in its order, each through the executor the stages
+        call."""
         inputs: dict[str, Any] = {}
-        raw = None
-        for node in pipeline_graph().steps_for(self.method):
+        raws: dict[str, Any] = {}
+        scores: dict[str, pd.DataFrame] = {}
+        members: dict[str, dict[str, pd.DataFrame]] = {}
+        controls: dict[str, AggregateControls] = {}
+        for node in self.graph().steps_for(self.method):
             view = self.view(node.inputs.param_keys(), node.stage)
             if node.kind == "generate":
                 passages, main_tokens = self._generate(passages, view, cache)
@@ -263,34 +268,32 @@ class Detector:
                 built = build_artifact(node.name, self.dataset, passages, required, view, cache, self.log)
                 inputs[node.name] = _as_stored(built.value)
             elif node.kind == "score":
-                needed = {name: inputs[name] for name in self.spec.requires}
-                stored = score_method(self.spec, self.dataset, passages, needed, view, cache, self.log).value
-                raw = self.spec.read_raw(_as_stored(stored.to_dict()), node.stage)
-        needed = {name: inputs[name] for name in self.spec.requires}
-        view = self.view(self.spec.aggregate.param_keys(), f"aggregate_{self.method}")
-        result = aggregate_method(self.spec, self.dataset, passages, needed, raw, view, self.log)
-        return _as_stored(score_frame(result.scores)), result.controls
+                spec = registry.method(node.name)
+                needed = {name: inputs[name] for name in spec.requires}
+                stored = score_method(spec, self.dataset, passages, needed, view, cache, self.log).value
+                raws[node.name] = spec.read_raw(_as_stored(stored.to_dict()), node.stage)
+            elif node.kind == "members":
+                members[node.name] = self._members(node.name, view, scores)
+            elif node.kind == "aggregate":
+                spec = registry.method(node.name)
+                needed = {name: inputs[name] for name in spec.requires}
+                result = aggregate_method(
+                    spec, self.dataset, passages, needed, raws.get(node.name), view, self.log, members.get(node.name)
+                )
+                scores[node.name], controls[node.name] = _as_stored(score_frame(result.scores)), result.controls
+        return scores[self.method], controls[self.method]
 
-    def _combine(self, passages: list[Passage], cache: CallCache) -> tuple[pd.DataFrame, AggregateControls]:
-        """A combining method (the ensemble): each member's method runs as its own
-        ``Detector`` with the same settings and call cache (what the members_<name> stages
-        read from the members' aggregate stages), then the combiner's aggregate step."""
+    def _members(self, combiner: str, view: ParamsView, scores: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+        """A combining method's members step: each member's rows out of its method's unit scores
+        (what the members_<name> stages copy from the members' aggregate stages)."""
         from hallulab.pipeline.members import check_level, member_rows, parse_members
 
-        assert self.spec.combines is not None
-        view = self.view(self.spec.aggregate.param_keys(), f"aggregate_{self.method}")
-        section = self.spec.combines.rsplit(".", 1)[0]
+        spec = registry.method(combiner)
+        assert spec.combines is not None
+        section = spec.combines.rsplit(".", 1)[0]
         level = check_level(str(view.get(f"{section}.level")), f"{section}.level")
-        members = parse_members(view.get(self.spec.combines), self.spec.combines, self.method)
-        by_method: dict[str, pd.DataFrame] = {}
-        for member in members:
-            if member.method not in by_method:
-                detector = Detector(member.method, self.overrides, self.dataset, self.conf_dir, self.log)
-                by_method[member.method] = detector._run(passages, cache)[0]
-        tables = {m.key: member_rows(by_method[m.method], m, level, f"{m.method}'s scores", self.log) for m in members}
-        passages, _ = self._generate(passages, self.view(GENERATE_INPUTS.param_keys(), "generate"), cache)
-        result = aggregate_method(self.spec, self.dataset, passages, {}, None, view, self.log, tables)
-        return _as_stored(score_frame(result.scores)), result.controls
+        listed = parse_members(self.view((spec.combines,), "api").get(spec.combines), spec.combines, combiner)
+        return {m.key: member_rows(scores[m.method], m, level, f"{m.method}'s scores", self.log) for m in listed}
 
     def _generate(
         self, passages: list[Passage], view: ParamsView, cache: CallCache

@@ -64,7 +64,7 @@ from hallulab.core.io import check_output_path
 from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage
 from hallulab.generation import GenerateConfig, needs_samples, sample_seed
-from hallulab.pipeline.graph import pipeline_graph
+from hallulab.pipeline.graph import pipeline_graph, setting_of
 
 BENCH_RESULTS = Path("benchmarks/results.json")
 TABLE_RESULTS = Path("results/benchmark.json")
@@ -391,8 +391,9 @@ def make_plan(
     if responses is not None:
         check_count("responses", responses)
     methods = tuple(dict.fromkeys(methods))
-    stages_of_methods = method_stages(methods)
+    method_stages(methods)  # an unknown name fails before the settings are composed
     params = dict(params) if params is not None else plan_params(dataset, overrides)
+    stages_of_methods = method_stages(methods, params)
     passages, _ = load_dataset(params["dataset"])
     cache = CallCache() if use_cache and responses is None else None
     stages: list[StagePlan] = []
@@ -429,16 +430,17 @@ def make_plan(
     )
 
 
-def method_stages(methods: Sequence[str]) -> set[str] | None:
-    """The stages the scores of ``methods`` need (None for no method: every stage); an
-    unregistered name is a one-line error listing the registered ones."""
+def method_stages(methods: Sequence[str], params: Mapping[str, Any] | None = None) -> set[str] | None:
+    """The stages the scores of ``methods`` need under the settings ``params`` (a combining
+    method's members' stages with its own; without ``params``, its own only); None for no
+    method: every stage. An unregistered name is a one-line error listing the registered ones."""
     from hallulab.pipeline.registry import check_method_name
 
     if not methods:
         return None
     for method in methods:
         check_method_name(method, "--method")
-    graph = pipeline_graph()
+    graph = pipeline_graph() if params is None else pipeline_graph().configured(setting_of(params))
     return {node.stage for method in methods for node in graph.steps_for(method)}
 
 

@@ -87,12 +87,6 @@ def write_params(path: str | Path = "params.yaml", overrides: Sequence[str] = ()
     compose_and_dump(Path(path), str(conf_dir.resolve()), None, "config", str(REPO_ROOT), list(overrides))
 
 
-if __name__ == "__main__":  # python -m hallulab.core.config [overrides...] -> params.yaml
-    import sys
-
-    write_params("params.yaml", sys.argv[1:])
-
-
 class ConfigError(ValueError, UserFacingError):
     """A setting has a value the code cannot use; the message names the setting."""
 
@@ -246,3 +240,9 @@ def typed(cls: type[T], raw: Mapping[str, Any] | None, name: str) -> T:
         raise
     except (ValueError, TypeError) as error:
         raise ConfigError(f"{name}: {error}") from error
+
+
+if __name__ == "__main__":  # python -m hallulab.core.config [overrides...] -> params.yaml
+    import sys
+
+    write_params("params.yaml", sys.argv[1:])

@@ -20,11 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hallulab.core.data_files import DATA_FILE_GROUPS
 from hallulab.core.io import file_sha256
 from hallulab.data.loaders import data_root
 from hallulab.data.nli_open import OPEN_DIR, OPEN_FILES
 
-GROUPS = ("nli_corpora", "word_list")
+GROUPS = DATA_FILE_GROUPS
 
 
 @dataclass(frozen=True)

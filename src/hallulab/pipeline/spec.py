@@ -65,6 +65,9 @@ class StepInputs:
     llm_roles: tuple[str, ...] = ()  # roles whose config is params llms.<role>
     prompts: tuple[str, ...] = ()  # params keys whose value names a prompt file conf/prompts/<value>.yaml
     files: tuple[str, ...] = ()  # further file deps; may use ${...} params templates (DVC resolves them)
+    #: groups of data-root files it reads (hallulab.core.data_files): it depends on their
+    #: fingerprints, which the data_files stage writes
+    data_files: tuple[str, ...] = ()
 
     def param_keys(self) -> tuple[str, ...]:
         """Params keys for DVC: a role depends on its name and on the catalogue entry it names

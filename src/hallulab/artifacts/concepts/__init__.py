@@ -44,7 +44,7 @@ SPEC = ArtifactSpec(
         params=("spacy", "concepts"),
         llm_roles=("extractor",),
         prompts=("concepts.prompt",),
-        files=("data/data_files/word_list.json",),  # the word list under the data root (data_files stage)
+        data_files=("word_list",),  # the word list under the data root
     ),
     calls=unplanned("its concepts come from the extractor LLM's replies, or from spaCy"),
 )
