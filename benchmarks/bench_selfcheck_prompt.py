@@ -40,7 +40,7 @@ from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.hf import HFLLM
 from hallulab.llm.prompts import load_prompt
-from hallulab.methods.selfcheck_prompt.prompting import PromptConfig, PromptMatrices, passage_matrices
+from hallulab.methods.selfcheck_prompt.prompting import PromptMatrices, SelfCheckPromptKnobs, passage_matrices
 from hallulab.tooling.bench_record import print_rows, rate_rows, record, timed
 
 
@@ -62,7 +62,9 @@ def main() -> None:
     llm = build_llm({**configured, "num_threads": args.threads, "chat_template": False})
     assert isinstance(llm, HFLLM), "the bench compares the hf backend with the transformers model it loads"
     config = typed(
-        PromptConfig, {f.name: params["selfcheck_prompt"][f.name] for f in fields(PromptConfig)}, "selfcheck_prompt"
+        SelfCheckPromptKnobs,
+        {f.name: params["selfcheck_prompt"][f.name] for f in fields(SelfCheckPromptKnobs)},
+        "selfcheck_prompt",
     )
     template = load_prompt(config.prompt)
     passages = [

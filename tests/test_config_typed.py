@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from hallulab.core.config import ConfigError, setting, typed
-from hallulab.methods.selfcheck_mqag.scoring import MQAGScoring
+from hallulab.methods.selfcheck_mqag.scoring import MQAGScoringKnobs
 from hallulab.methods.selfcheck_ngram.aggregate import NgramKnobs
 
 
@@ -49,4 +49,4 @@ def test_method_knobs_reject_the_values_that_used_to_pass_silently() -> None:
     with pytest.raises(ConfigError, match=r"selfcheck_ngram.smoothing_k: must be >= 0.0, got -1"):
         typed(NgramKnobs, {"smoothing_k": -1}, "selfcheck_ngram")
     with pytest.raises(ConfigError, match=r"selfcheck_mqag.score.beta1: must be > 0.0"):
-        typed(MQAGScoring, {"beta1": 0.0}, "selfcheck_mqag.score")
+        typed(MQAGScoringKnobs, {"beta1": 0.0}, "selfcheck_mqag.score")

@@ -1,14 +1,17 @@
 """A method is its package, its conf and ``make regen``: nothing else names it.
 
 In a copy of the checkout, a throw-away method (a sentence-level score step that makes no model
-call, declared shardable) is added as a contributor adds one, ``make regen`` is run, and every
-reader of the pipeline's shape finds it without another file edited: ``dvc.yaml`` (its score
-and aggregate stages, its evaluate item), the sharded ``dvc.yaml``, the API, ``hallulab plan``
-and the report page of its scores.
+call, declared shardable, with a knob class) is added as docs/how-to/add-a-method.md says, ``make
+regen`` is run, and every reader of the pipeline's shape finds it without another file edited:
+``dvc.yaml`` (its score and aggregate stages, its evaluate item), the sharded ``dvc.yaml``, the
+API, ``hallulab plan``, the report page of its scores, and the knob and params checks (its knob
+class, declared on its spec, checked against its conf). Its toy baseline comes from running only
+its own stages (``dvc repro evaluate@throwaway``, no whole ``make run``), then ``make regen``.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import textwrap
 from pathlib import Path
@@ -22,7 +25,7 @@ PACKAGE = {
         """A throw-away method of the new-method test: each sentence scored by its length."""
 
         from hallulab.methods.throwaway.raw import ThrowawayScores
-        from hallulab.pipeline.spec import NO_MODEL_CALLS, MethodSpec, StepInputs
+        from hallulab.pipeline.spec import NO_MODEL_CALLS, KnobSection, MethodSpec, StepInputs
 
         SPEC = MethodSpec(
             name="throwaway",
@@ -35,6 +38,7 @@ PACKAGE = {
             aggregate=StepInputs(params=("throwaway.scale",)),
             calls=NO_MODEL_CALLS,
             shards=True,
+            knobs=(KnobSection("throwaway", "aggregate:ThrowawayKnobs", elsewhere=("unit",)),),
         )
     ''',
     "raw.py": '''
@@ -65,13 +69,23 @@ PACKAGE = {
     "aggregate.py": '''
         """Cheap step: a sentence's length times the scale, its response's mean."""
 
+        from dataclasses import dataclass
+
+        from hallulab.core.config import setting, typed
         from hallulab.core.units import ScoreTable
         from hallulab.methods.throwaway.raw import ThrowawayScores
         from hallulab.pipeline.context import AggregateContext, Aggregated
 
 
+        @dataclass(frozen=True)
+        class ThrowawayKnobs:
+            """The aggregate step's knob (``unit`` is the score step's)."""
+
+            scale: float = setting(1.0, minimum=0.0, doc="what a length is multiplied by")
+
+
         def aggregate(ctx: AggregateContext[ThrowawayScores]) -> Aggregated:
-            scale = float(ctx.params.get("throwaway.scale"))
+            scale = typed(ThrowawayKnobs, {"scale": ctx.params.get("throwaway.scale")}, "throwaway").scale
             table = ScoreTable()
             for record, lengths in ctx.raw.lengths.items():
                 table.add_sentences("length", record, [scale * length for length in lengths])
@@ -125,3 +139,14 @@ def test_a_method_added_by_its_package_and_make_regen_reaches_every_reader(tmp_p
     _run(root, python, "-m", "hallulab.cli", "score", records, "--method", "throwaway", "-o", str(scored))
     _run(root, python, "-m", "hallulab.cli", "report", str(scored), "--records", records, "-o", str(page))
     assert "Throw-away sentence lengths" in page.read_text(encoding="utf-8")
+
+    # the checks of knob classes and params find the new one through its spec, with no edit
+    checks = ("tests/test_knob_declarations.py", "tests/test_params.py", "tests/test_graph.py")
+    _run(root, python, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *checks)
+
+    # its toy baseline: only its own stages run, then make regen writes the baseline from its metrics
+    log = _run(root, str(BIN / "dvc"), "repro", "evaluate@throwaway").stdout
+    assert "Running stage 'score_throwaway'" in log and "Running stage 'train_nli'" not in log
+    _run(root, "make", "-o", str(BIN.parent / ".hallulab-installed"), "regen", f"VENV={BIN.parent}")
+    baseline = json.loads((root / "tests" / "baselines" / "toy" / "throwaway.json").read_text(encoding="utf-8"))
+    assert baseline["metrics"] == json.loads((root / "metrics" / "toy" / "throwaway.json").read_text(encoding="utf-8"))

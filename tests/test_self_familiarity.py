@@ -23,7 +23,7 @@ from hallulab.methods.self_familiarity.aggregate import (
 from hallulab.methods.self_familiarity.masking import case_forms, constraint_strings, mask_concept
 from hallulab.methods.self_familiarity.self_detection import first_line
 from hallulab.methods.self_familiarity.similarity import central_similarity
-from hallulab.methods.self_familiarity.threshold import ThresholdConfig, basic_threshold
+from hallulab.methods.self_familiarity.threshold import ThresholdKnobs, basic_threshold
 from hallulab.text.semantic_classes import cluster_by_similarity, cluster_entropy
 
 FILLER = [f"filler{i}" for i in range(990)]
@@ -166,7 +166,7 @@ def test_central_similarity_is_the_best_mean_similarity_to_the_others() -> None:
 def test_threshold_is_the_midpoint_of_the_bootstrap_interval_of_the_percentile() -> None:
     rng = np.random.default_rng(0)
     familiarity = rng.uniform(0.3, 0.9, size=200)
-    cfg = ThresholdConfig(method="percentile", bootstrap_samples=1000)  # the named setting
+    cfg = ThresholdKnobs(method="percentile", bootstrap_samples=1000)  # the named setting
     threshold = basic_threshold(1.0 - familiarity, cfg).value
     # the same computation in the familiarity direction (the released code's 5th percentile)
     draws = np.random.default_rng(cfg.seed).choice(familiarity, size=(cfg.bootstrap_samples, familiarity.size))

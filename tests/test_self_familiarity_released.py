@@ -21,7 +21,7 @@ from hallulab.llm.constrained_beam import constrained_beam_search
 from hallulab.methods.self_familiarity import masking
 from hallulab.methods.self_familiarity.aggregate import concept_familiarity
 from hallulab.methods.self_familiarity.knobs import SelfFamiliarityScoreKnobs
-from hallulab.methods.self_familiarity.threshold import ThresholdConfig, basic_threshold
+from hallulab.methods.self_familiarity.threshold import ThresholdKnobs, basic_threshold
 from tests.conftest import REPO
 
 PAGE = REPO / "docs/papers/self-familiarity.md"
@@ -233,7 +233,7 @@ def test_the_threshold_is_the_midpoint_of_scipys_bca_interval_of_the_fifth_perce
 
     rng = np.random.default_rng(3)
     familiarity = rng.uniform(0.2, 0.9, size=60)
-    cfg = ThresholdConfig()
+    cfg = ThresholdKnobs()
     assert cfg.method == "bca" and cfg.bootstrap_samples == 9999
     found = basic_threshold(1.0 - familiarity, cfg)
     res = bootstrap(
@@ -246,7 +246,7 @@ def test_the_threshold_is_the_midpoint_of_scipys_bca_interval_of_the_fifth_perce
     )
     low, high = res.confidence_interval
     assert found.value == pytest.approx(-(low + high) / 2, abs=1e-12) and found.method == "bca"
-    percentile = basic_threshold(1.0 - familiarity, ThresholdConfig(method="percentile", bootstrap_samples=1000))
+    percentile = basic_threshold(1.0 - familiarity, ThresholdKnobs(method="percentile", bootstrap_samples=1000))
     assert percentile.method == "percentile" and percentile.value != pytest.approx(found.value, abs=1e-9)
     constant = basic_threshold([0.3] * 5, cfg)  # BCa is undefined on constant data: the percentile interval
     assert constant.value == pytest.approx(0.3) and constant.method == "percentile"

@@ -15,7 +15,13 @@ from hallulab.methods.selfcheck_mqag.roles import (
     parse_question,
     shuffled_options,
 )
-from hallulab.methods.selfcheck_mqag.scoring import MQAGQuestion, MQAGScoring, StoredMQAG, aggregate, question_score
+from hallulab.methods.selfcheck_mqag.scoring import (
+    MQAGQuestion,
+    MQAGScoringKnobs,
+    StoredMQAG,
+    aggregate,
+    question_score,
+)
 
 
 def _random_question(rng: np.random.Generator, samples: int) -> MQAGQuestion:
@@ -28,7 +34,7 @@ def _random_question(rng: np.random.Generator, samples: int) -> MQAGQuestion:
 def test_scores_equal_the_reference_functions_on_random_questions() -> None:
     reference = importlib.import_module("selfcheckgpt.modeling_selfcheck")
     rng = np.random.default_rng(0)
-    scoring = MQAGScoring(beta1=0.8, beta2=0.7, answerability_threshold=0.4)
+    scoring = MQAGScoringKnobs(beta1=0.8, beta2=0.7, answerability_threshold=0.4)
     for _ in range(300):
         samples = int(rng.integers(0, 8))
         q = _random_question(rng, samples)
@@ -46,7 +52,7 @@ def test_sentence_is_the_mean_over_questions_and_n_restricts_samples() -> None:
     rng = np.random.default_rng(1)
     questions = [_random_question(rng, 6) for _ in range(3)]
     stored = StoredMQAG({"roles": "test"}, {"p": [questions, []]})
-    scoring = MQAGScoring()
+    scoring = MQAGScoringKnobs()
     first_two, diagnostics = aggregate(stored, scoring, lambda pid, n: np.arange(2))
     expected = np.mean([question_score(q.restricted(np.arange(2)), "bayes", scoring) for q in questions])
     assert sentence_scores(first_two, "mqag_bayes")["p"] == pytest.approx([expected, 0.5])

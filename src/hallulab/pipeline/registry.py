@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import Any
 
 from hallulab.core.errors import UserFacingError
-from hallulab.pipeline.spec import ArtifactSpec, MethodSpec
+from hallulab.pipeline.spec import ArtifactSpec, KnobSection, MethodSpec
 
 METHODS_PACKAGE = "hallulab.methods"
 ARTIFACTS_PACKAGE = "hallulab.artifacts"
@@ -113,3 +113,19 @@ def step_function(kind: str, name: str, step: str) -> Any:
     if function is None:
         raise AttributeError(f"{module.__name__} defines no {step}() function")
     return function
+
+
+def knob_sections() -> dict[str, tuple[type, KnobSection]]:
+    """Every knob section the registered methods and artifacts declare, with its class
+    (imported here, not by the declaring package's ``__init__``): section -> (class, declaration)."""
+    found: dict[str, tuple[type, KnobSection]] = {}
+    owners: list[tuple[str, MethodSpec | ArtifactSpec]] = [(METHODS_PACKAGE, spec) for spec in methods().values()]
+    owners += [(ARTIFACTS_PACKAGE, spec) for spec in artifacts().values()]
+    for package, spec in owners:
+        for knob in spec.knobs:
+            module, _, name = knob.cls.partition(":")
+            cls = getattr(importlib.import_module(f"{package}.{spec.name}.{module}"), name)
+            if knob.section in found:
+                raise ValueError(f"knob section {knob.section!r} is declared twice ({spec.name})")
+            found[knob.section] = (cls, knob)
+    return found

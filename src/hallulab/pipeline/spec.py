@@ -108,6 +108,27 @@ def unplanned(reason: str) -> CallCount:
 
 
 @dataclass(frozen=True)
+class KnobSection:
+    """A params section a step builds its settings from (``typed(cls, section)``) and the
+    dataclass that is the one declaration of its knobs: names, defaults, choices and docs.
+
+    ``cls`` names the class as ``<module>:<Class>`` inside the declaring package (e.g.
+    ``aggregate:NgramKnobs``), so that declaring it imports nothing heavy; a reader that needs
+    the class imports it (:func:`hallulab.pipeline.registry.knob_sections`). ``elsewhere``: keys
+    of the section that are not fields because another reader takes them (a prompt file's name,
+    a score stage's own key)."""
+
+    section: str
+    cls: str
+    elsewhere: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        module, _, name = self.cls.partition(":")
+        if not (module and name.isidentifier()):
+            raise ValueError(f"knob section {self.section!r}: cls {self.cls!r} is not '<module>:<Class>'")
+
+
+@dataclass(frozen=True)
 class ArtifactSpec:
     """A shared extraction artifact (one ``extract_<name>`` stage per data set)."""
 
@@ -123,6 +144,8 @@ class ArtifactSpec:
     #: the units its file defines (claims, knowledge-graph triples) and how the report page reads
     #: them (:mod:`hallulab.pipeline.unit_texts`); a method that requires it shows them at their level
     units: UnitTexts | None = None
+    #: the params sections its build step reads through a knob class
+    knobs: tuple[KnobSection, ...] = ()
 
     def __post_init__(self) -> None:
         if self.inputs.llm_roles and self.calls == NO_MODEL_CALLS:
@@ -147,6 +170,9 @@ class MethodSpec:
     aggregate: StepInputs = field(default_factory=StepInputs)
     sample_curve: bool = False  # stores I x N_max sample matrices: the N-curve stage applies
     knob_curve: str | None = None  # a knob whose values are variants (CCP's K): the knob-curve stage plots them
+    #: the params sections its steps read through a knob class (SelfCheckGPT n-gram's
+    #: ``selfcheck_ngram`` section, CCP's ``ccp.score`` and ``ccp.aggregate``, ...)
+    knobs: tuple[KnobSection, ...] = ()
     paper_table: str | None = None  # key of its published numbers in hallulab.evaluation.paper_tables
     order: int = 100  # position in listings (summary table, metrics), then by name
     #: the class its score step returns and its aggregate step reads, with ``to_dict`` and

@@ -20,13 +20,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hallulab.pipeline.spec import ArtifactSpec, StepInputs
+from hallulab.pipeline.spec import ArtifactSpec, KnobSection, StepInputs
 
 SPEC = ArtifactSpec(
     name="atomic_facts",
     description="atomic facts (NER, POS and random spans) of every response sentence",
     inputs=StepInputs(params=("spacy", "atomic_facts")),
     requires=("sentences",),
+    knobs=(KnobSection("atomic_facts", "build:AtomicFactsKnobs"),),
 )
 
 TAGGINGS = ("ner", "pos", "random")

@@ -14,7 +14,7 @@ from hallulab.pipeline.context import BuildContext
 
 
 @dataclass(frozen=True)
-class AtomicFactsConfig:
+class AtomicFactsKnobs:
     """params ``atomic_facts``."""
 
     taggings: tuple[str, ...] = setting(TAGGINGS, choices=TAGGINGS, scalar_ok=True)
@@ -22,7 +22,7 @@ class AtomicFactsConfig:
 
 
 def build(ctx: BuildContext) -> dict[str, Any]:
-    cfg = ctx.params.typed(AtomicFactsConfig, "atomic_facts")
+    cfg = ctx.params.typed(AtomicFactsKnobs, "atomic_facts")
     spans = spans_by_record(ctx.artifacts["sentences"])
     nlp = ctx.resources.spacy.full_nlp
     items = [

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hallulab.pipeline.spec import ArtifactSpec, StepInputs, unplanned
+from hallulab.pipeline.spec import ArtifactSpec, KnobSection, StepInputs, unplanned
 
 SPEC = ArtifactSpec(
     name="concepts",
@@ -47,6 +47,7 @@ SPEC = ArtifactSpec(
         data_files=("word_list",),  # the word list under the data root
     ),
     calls=unplanned("its concepts come from the extractor LLM's replies, or from spaCy"),
+    knobs=(KnobSection("concepts", "build:ConceptsKnobs"),),
 )
 
 SOURCES = ("auto", "given", "llm", "spacy")

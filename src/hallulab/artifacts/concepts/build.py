@@ -26,7 +26,7 @@ class WordListError(ValueError, UserFacingError):
 
 
 @dataclass(frozen=True)
-class ConceptsConfig:
+class ConceptsKnobs:
     """params ``concepts``."""
 
     source: str = setting("auto", choices=SOURCES)
@@ -48,7 +48,7 @@ class ConceptsConfig:
     max_new_tokens: int = setting(64, minimum=1, doc="reply length of the LLM extractor")
 
 
-def load_word_list(cfg: ConceptsConfig) -> tuple[list[str], dict[str, Any]]:
+def load_word_list(cfg: ConceptsKnobs) -> tuple[list[str], dict[str, Any]]:
     """The ranked word list and what identifies it."""
     root = data_root()
     path = root / cfg.word_list_file if root is not None else None
@@ -97,7 +97,7 @@ def parse_entity_list(reply: str) -> list[str]:
     return []
 
 
-def _extract(ctx: BuildContext, cfg: ConceptsConfig, passages: list[Passage], counts: Counter[str]) -> list[list[str]]:
+def _extract(ctx: BuildContext, cfg: ConceptsKnobs, passages: list[Passage], counts: Counter[str]) -> list[list[str]]:
     chosen: list[str] = []
     for passage in passages:
         source = auto_source(passage) if cfg.source == "auto" else cfg.source
@@ -155,7 +155,7 @@ def given_concepts(passage: Passage, source: str = "given") -> list[str]:
 
 
 def build(ctx: BuildContext) -> dict[str, Any]:
-    cfg = ctx.params.typed(ConceptsConfig, "concepts")
+    cfg = ctx.params.typed(ConceptsKnobs, "concepts")
     words, word_list = load_word_list(cfg)
     ranks = WordRanks.from_words(words, cfg.word_rank)
     passages = [p for p in ctx.passages if p.prompt]

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hallulab.core.token_stats import TokenStats
-from hallulab.pipeline.spec import ArtifactSpec, StepInputs, unplanned
+from hallulab.pipeline.spec import ArtifactSpec, KnobSection, StepInputs, unplanned
 
 SPEC = ArtifactSpec(
     name="response_tokens",
@@ -34,6 +34,7 @@ SPEC = ArtifactSpec(
     requires=("main_tokens",),
     calls=unplanned("its teacher-forced passes (one per response) are not counted by the plan yet"),
     shards=True,
+    knobs=(KnobSection("response_tokens", "build:ResponseTokensKnobs"),),
 )
 
 

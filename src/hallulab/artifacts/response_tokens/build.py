@@ -14,7 +14,7 @@ from hallulab.pipeline.context import BuildContext
 
 
 @dataclass(frozen=True)
-class ResponseTokensConfig:
+class ResponseTokensKnobs:
     """params ``response_tokens``."""
 
     top_k: int = setting(10, minimum=0, doc="K_max alternatives stored per token (CCP: 10)")
@@ -46,7 +46,7 @@ def _first_k(token: dict[str, Any], k: int) -> dict[str, Any]:
 
 
 def build(ctx: BuildContext) -> dict[str, Any]:
-    cfg = ctx.params.typed(ResponseTokensConfig, "response_tokens")
+    cfg = ctx.params.typed(ResponseTokensKnobs, "response_tokens")
     generated = {row["id"]: row for row in ctx.artifacts.get("main_tokens", [])}
     passages = [p for p in ctx.passages if p.response is not None]
     sources: dict[str, str] = {}

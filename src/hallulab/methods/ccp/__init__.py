@@ -33,7 +33,7 @@ only) never meets.
 """
 
 from hallulab.methods.ccp.raw import CCPScores
-from hallulab.pipeline.spec import TEXT_LOGPROBS, MethodSpec, StepInputs, unplanned
+from hallulab.pipeline.spec import TEXT_LOGPROBS, KnobSection, MethodSpec, StepInputs, unplanned
 
 SPEC = MethodSpec(
     raw=CCPScores,
@@ -56,4 +56,5 @@ SPEC = MethodSpec(
     needs=(TEXT_LOGPROBS,),
     other_levels=("sentence", "response"),
     calls=unplanned("its NLI pairs follow the white-box pass's top-K alternatives"),
+    knobs=(KnobSection("ccp.score", "score:CCPScoreKnobs"), KnobSection("ccp.aggregate", "aggregate:CCPKnobs")),
 )

@@ -41,7 +41,7 @@ No model call and no score step: one cheap aggregate step over the ``members_ens
 stages' copies of the members' scores (:mod:`hallulab.pipeline.members`).
 """
 
-from hallulab.pipeline.spec import MethodSpec, StepInputs
+from hallulab.pipeline.spec import KnobSection, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
     name="ensemble",
@@ -54,4 +54,5 @@ SPEC = MethodSpec(
     order=95,
     benchmark_variants=("rank_mean", "logistic_cv5"),  # the unsupervised and the cross-fitted combination
     combines="ensemble.members",
+    knobs=(KnobSection("ensemble", "aggregate:EnsembleKnobs"),),
 )

@@ -24,7 +24,7 @@ reply format.
 
 from hallulab.methods.factselfcheck.raw import FactSelfCheckScores
 from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
-from hallulab.pipeline.spec import SAMPLES, MethodSpec, StepInputs, unplanned
+from hallulab.pipeline.spec import SAMPLES, KnobSection, MethodSpec, StepInputs, unplanned
 
 SPEC = MethodSpec(
     raw=FactSelfCheckScores,
@@ -49,4 +49,8 @@ SPEC = MethodSpec(
     calls=unplanned("its triples come from an LLM's extraction of each sample"),
     shards=True,
     corrects_facts=True,
+    knobs=(
+        KnobSection("factselfcheck.score", "score:FactSelfCheckScoreKnobs"),
+        KnobSection("factselfcheck.aggregate", "aggregate:FactSelfCheckKnobs"),
+    ),
 )

@@ -26,7 +26,7 @@ from (``beam_indices``); errors are counted, never swallowed by bare ``except``.
 
 from hallulab.methods.hallucheck.raw import HalluCheckScores
 from hallulab.methods.hallucheck.unit_texts import UNIT_TEXTS
-from hallulab.pipeline.spec import TEXT_LOGPROBS, MethodSpec, StepInputs, unplanned
+from hallulab.pipeline.spec import TEXT_LOGPROBS, KnobSection, MethodSpec, StepInputs, unplanned
 
 SPEC = MethodSpec(
     raw=HalluCheckScores,
@@ -54,4 +54,8 @@ SPEC = MethodSpec(
     calls=unplanned("its questions come from extracted facts and its re-answers from the questions"),
     shards=True,
     units=UNIT_TEXTS,  # its checked facts, one set per tagging
+    knobs=(
+        KnobSection("hallucheck.score", "score:HalluCheckScoreKnobs"),
+        KnobSection("hallucheck.aggregate", "aggregate:HalluCheckKnobs"),
+    ),
 )

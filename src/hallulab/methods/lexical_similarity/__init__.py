@@ -12,7 +12,7 @@ not scored (counted).
 """
 
 from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
-from hallulab.pipeline.spec import SAMPLES, MethodSpec, StepInputs
+from hallulab.pipeline.spec import SAMPLES, KnobSection, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
     name="lexical_similarity",
@@ -25,4 +25,5 @@ SPEC = MethodSpec(
     order=18,
     benchmark_variants=("lexsim_rougeL",),  # lm-polygraph's default similarity, ROUGE-L
     needs=(SAMPLES,),
+    knobs=(KnobSection("lexical_similarity", "aggregate:LexicalSimilarityKnobs"),),
 )

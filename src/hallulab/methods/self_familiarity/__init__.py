@@ -26,7 +26,7 @@ rephrasings, clustered by semantic equivalence; ``self_detection.py``).
 
 from hallulab.methods.self_familiarity.raw import SelfFamiliarityScores
 from hallulab.methods.self_familiarity.unit_texts import UNIT_TEXTS
-from hallulab.pipeline.spec import PROMPTS, TEXT_LOGPROBS, MethodSpec, StepInputs, unplanned
+from hallulab.pipeline.spec import PROMPTS, TEXT_LOGPROBS, KnobSection, MethodSpec, StepInputs, unplanned
 
 SPEC = MethodSpec(
     raw=SelfFamiliarityScores,
@@ -54,4 +54,9 @@ SPEC = MethodSpec(
     needs=(PROMPTS, TEXT_LOGPROBS),
     calls=unplanned("its explanations and concept checks come from earlier replies"),
     units=UNIT_TEXTS,  # each prompt's concepts: masked inference prompt and best guess
+    knobs=(
+        KnobSection("self_familiarity.score", "knobs:SelfFamiliarityScoreKnobs"),
+        KnobSection("self_familiarity.aggregate", "aggregate:SelfFamiliarityKnobs"),
+        KnobSection("self_familiarity.threshold", "threshold:ThresholdKnobs"),
+    ),
 )

@@ -52,7 +52,7 @@ from hallulab.artifacts.response_tokens import token_stats
 from hallulab.core.config import setting
 from hallulab.core.units import ScoreTable
 from hallulab.methods.self_familiarity.raw import ConceptSearch, ForwardReply, SelfFamiliarityScores
-from hallulab.methods.self_familiarity.threshold import ThresholdConfig, basic_threshold
+from hallulab.methods.self_familiarity.threshold import ThresholdKnobs, basic_threshold
 from hallulab.methods.skipped import skip_diagnostics
 from hallulab.methods.token_statistics import max_neglogp, mean_neglogp, perplexity
 from hallulab.pipeline.context import AggregateContext, Aggregated
@@ -183,7 +183,7 @@ def _baseline_scores(
 
 def aggregate(ctx: AggregateContext[SelfFamiliarityScores]) -> Aggregated:
     knobs = ctx.params.typed(SelfFamiliarityKnobs, "self_familiarity.aggregate")
-    threshold_cfg = ctx.params.typed(ThresholdConfig, "self_familiarity.threshold")
+    threshold_cfg = ctx.params.typed(ThresholdKnobs, "self_familiarity.threshold")
     raw = ctx.raw
     counts: Counter[str] = Counter(raw.counts)
     scored = raw.concepts

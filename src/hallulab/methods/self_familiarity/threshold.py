@@ -36,7 +36,7 @@ METHODS = ("bca", "percentile")
 
 
 @dataclass(frozen=True)
-class ThresholdConfig:
+class ThresholdKnobs:
     """params ``self_familiarity.threshold``."""
 
     basic_percentile: float = setting(5.0, above=0.0, maximum=99.0, doc="percentile of the basic familiarity scores")
@@ -56,7 +56,7 @@ class BasicThreshold(NamedTuple):
     method: str
 
 
-def _percentile_midpoint(familiarity: np.ndarray, cfg: ThresholdConfig) -> float:
+def _percentile_midpoint(familiarity: np.ndarray, cfg: ThresholdKnobs) -> float:
     rng = np.random.default_rng(cfg.seed)
     draws = rng.choice(familiarity, size=(cfg.bootstrap_samples, familiarity.size), replace=True)
     percentiles = np.percentile(draws, cfg.basic_percentile, axis=1)
@@ -65,7 +65,7 @@ def _percentile_midpoint(familiarity: np.ndarray, cfg: ThresholdConfig) -> float
     return float((low + high) / 2.0)
 
 
-def _bca_midpoint(familiarity: np.ndarray, cfg: ThresholdConfig) -> float:
+def _bca_midpoint(familiarity: np.ndarray, cfg: ThresholdKnobs) -> float:
     """Midpoint of scipy's BCa interval of the percentile; NaN where BCa is undefined."""
     from scipy.stats import bootstrap
 
@@ -90,7 +90,7 @@ def _bca_midpoint(familiarity: np.ndarray, cfg: ThresholdConfig) -> float:
     return float((low + high) / 2.0)
 
 
-def basic_threshold(scores: Sequence[float], cfg: ThresholdConfig) -> BasicThreshold:
+def basic_threshold(scores: Sequence[float], cfg: ThresholdKnobs) -> BasicThreshold:
     """Midpoint of the bootstrap interval of the p-th percentile of the basic records'
     familiarity (their negated hallucination scores), negated back; NaN without basic records."""
     values = np.asarray([s for s in scores if np.isfinite(s)], dtype=np.float64)

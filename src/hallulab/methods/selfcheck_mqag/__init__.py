@@ -9,7 +9,7 @@ scoring rules (counting, Bayes, Bayes + alpha), beta1 / beta2, AT and N
 
 from hallulab.methods.sample_matrix import SELECTION_PARAMS
 from hallulab.methods.selfcheck_mqag.scoring import StoredMQAG
-from hallulab.pipeline.spec import SAMPLES, MethodSpec, StepInputs, unplanned
+from hallulab.pipeline.spec import SAMPLES, KnobSection, MethodSpec, StepInputs, unplanned
 
 SPEC = MethodSpec(
     name="selfcheck_mqag",
@@ -35,4 +35,9 @@ SPEC = MethodSpec(
     needs=(SAMPLES,),
     other_levels=("response",),
     calls=unplanned("its questions and answers come from earlier replies"),
+    knobs=(
+        KnobSection("selfcheck_mqag.generate", "score:MQAGGenerateKnobs"),
+        KnobSection("selfcheck_mqag.hub", "score:MQAGHubKnobs"),
+        KnobSection("selfcheck_mqag.score", "scoring:MQAGScoringKnobs"),
+    ),
 )

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from hallulab.methods.sample_matrix import selected_columns, selection_from
-from hallulab.methods.selfcheck_mqag.scoring import MQAGScoring, StoredMQAG
+from hallulab.methods.selfcheck_mqag.scoring import MQAGScoringKnobs, StoredMQAG
 from hallulab.methods.selfcheck_mqag.scoring import aggregate as aggregate_questions
 from hallulab.pipeline.context import AggregateContext, Aggregated
 
 
 def aggregate(ctx: AggregateContext[StoredMQAG]) -> Aggregated:
-    scoring = ctx.params.typed(MQAGScoring, "selfcheck_mqag.score")
+    scoring = ctx.params.typed(MQAGScoringKnobs, "selfcheck_mqag.score")
     selection = selection_from(ctx.params)
     frame, diagnostics = aggregate_questions(
         ctx.raw, scoring, lambda pid, available: selected_columns(pid, available, selection)

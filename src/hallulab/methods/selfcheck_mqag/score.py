@@ -15,7 +15,7 @@ from hallulab.pipeline.context import BuildContext
 
 
 @dataclass(frozen=True)
-class GenerateKnobs:
+class MQAGGenerateKnobs:
     """params ``selfcheck_mqag.generate`` (read by the expensive step)."""
 
     num_questions_per_sentence: int = setting(5, minimum=1, doc="paper: 5")
@@ -25,7 +25,7 @@ class GenerateKnobs:
 
 
 @dataclass(frozen=True)
-class HubModels:
+class MQAGHubKnobs:
     """params ``selfcheck_mqag.hub``: the paper's models by hub id."""
 
     g1: str = "potsawee/t5-large-generation-squad-QuestionAnswer"
@@ -35,7 +35,7 @@ class HubModels:
 
 
 def score(ctx: BuildContext) -> StoredMQAG:
-    generate = ctx.params.typed(GenerateKnobs, "selfcheck_mqag.generate")
+    generate = ctx.params.typed(MQAGGenerateKnobs, "selfcheck_mqag.generate")
     kind = ctx.params.get("selfcheck_mqag.roles")
     roles: MQAGRoles
     if kind == "llm_substitute":
@@ -47,7 +47,7 @@ def score(ctx: BuildContext) -> StoredMQAG:
             question_temperature=generate.question_temperature,
         )
     elif kind == "hub":
-        hub = ctx.params.typed(HubModels, "selfcheck_mqag.hub")
+        hub = ctx.params.typed(MQAGHubKnobs, "selfcheck_mqag.hub")
         roles = HubRoles(hub.g1, hub.g2, hub.answering, hub.answerability)
     else:
         raise ConfigError(f"selfcheck_mqag.roles: {kind!r} is not llm_substitute or hub")

@@ -87,7 +87,7 @@ class MQAGQuestion:
 
 
 @dataclass(frozen=True)
-class MQAGScoring:
+class MQAGScoringKnobs:
     """``selfcheck_mqag.score`` knobs (read by the cheap aggregate stage)."""
 
     methods: tuple[str, ...] = setting(SCORINGS, choices=SCORINGS, scalar_ok=True)
@@ -105,7 +105,7 @@ def _bayes(match: float, mismatch: float, beta1: float, beta2: float) -> float:
     return float(gamma2**mismatch / (gamma1**match + gamma2**mismatch))
 
 
-def question_score(question: MQAGQuestion, method: str, scoring: MQAGScoring) -> float:
+def question_score(question: MQAGQuestion, method: str, scoring: MQAGScoringKnobs) -> float:
     """One question's inconsistency score (higher = the samples disagree with R)."""
     threshold = scoring.answerability_threshold
     a_response = int(np.argmax(question.p_response))
@@ -157,7 +157,7 @@ class StoredMQAG:
 
 
 def aggregate(
-    stored: StoredMQAG, scoring: MQAGScoring, column_picker: Callable[[str, int], np.ndarray]
+    stored: StoredMQAG, scoring: MQAGScoringKnobs, column_picker: Callable[[str, int], np.ndarray]
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Sentence = mean over its questions; passage = mean over sentences. ``column_picker``
     (passage id, N_max) -> sample indices applies the N / selection knobs."""

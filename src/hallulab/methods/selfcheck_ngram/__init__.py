@@ -7,7 +7,7 @@ aggregation (:mod:`hallulab.methods.selfcheck_ngram.ngram` gives the formulas).
 
 from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
 from hallulab.methods.selfcheck_ngram.raw import NgramScores
-from hallulab.pipeline.spec import NO_MODEL_CALLS, SAMPLES, MethodSpec, StepInputs
+from hallulab.pipeline.spec import NO_MODEL_CALLS, SAMPLES, KnobSection, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
     raw=NgramScores,
@@ -32,4 +32,5 @@ SPEC = MethodSpec(
     needs=(SAMPLES,),
     other_levels=("response",),
     calls=NO_MODEL_CALLS,
+    knobs=(KnobSection("selfcheck_ngram", "aggregate:NgramKnobs", elsewhere=("response_split",)),),
 )

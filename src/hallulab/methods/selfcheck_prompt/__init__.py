@@ -8,7 +8,7 @@ token (variant ``prompt_pno``, the reading that needs no reply format).
 """
 
 from hallulab.methods.sample_matrix import SELECTION_PARAMS, SampleMatrixScores
-from hallulab.pipeline.spec import LLM_VERDICT_PER_SENTENCE_SAMPLE, SAMPLES, MethodSpec, StepInputs
+from hallulab.pipeline.spec import LLM_VERDICT_PER_SENTENCE_SAMPLE, SAMPLES, KnobSection, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
     name="selfcheck_prompt",
@@ -31,4 +31,5 @@ SPEC = MethodSpec(
     other_levels=("response",),
     calls=LLM_VERDICT_PER_SENTENCE_SAMPLE,
     shards=True,
+    knobs=(KnobSection("selfcheck_prompt", "prompting:SelfCheckPromptKnobs"),),
 )

@@ -54,7 +54,7 @@ OTHER = 0.5
 
 
 @dataclass(frozen=True)
-class PromptConfig:
+class SelfCheckPromptKnobs:
     """params ``selfcheck_prompt`` (the evaluator LLM is the role ``llms.evaluator``)."""
 
     prompt: str = setting("selfcheck_prompt", doc="prompt file conf/prompts/<name>.yaml")
@@ -106,7 +106,7 @@ class PromptMatrices:
 
 
 def passage_matrices(
-    passages: Sequence[Passage], llm: CachedLLM, config: PromptConfig, template: PromptTemplate
+    passages: Sequence[Passage], llm: CachedLLM, config: SelfCheckPromptKnobs, template: PromptTemplate
 ) -> PromptMatrices:
     """Every passage's matrices, all prompts of the data set in one cached request (sent in
     length order, so batches pad little)."""

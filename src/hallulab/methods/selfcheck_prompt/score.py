@@ -6,13 +6,13 @@ from dataclasses import fields
 
 from hallulab.core.config import typed
 from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores, scorable
-from hallulab.methods.selfcheck_prompt.prompting import PromptConfig, passage_matrices
+from hallulab.methods.selfcheck_prompt.prompting import SelfCheckPromptKnobs, passage_matrices
 from hallulab.pipeline.context import BuildContext
 
 
 def score(ctx: BuildContext) -> SampleMatrixScores:
-    values = {f.name: ctx.params.get(f"selfcheck_prompt.{f.name}") for f in fields(PromptConfig)}
-    config = typed(PromptConfig, values, "selfcheck_prompt")
+    values = {f.name: ctx.params.get(f"selfcheck_prompt.{f.name}") for f in fields(SelfCheckPromptKnobs)}
+    config = typed(SelfCheckPromptKnobs, values, "selfcheck_prompt")
     chosen = scorable(ctx.passages)
     chosen.warn(ctx.log, "SelfCheck-Prompt")
     passages = chosen.kept

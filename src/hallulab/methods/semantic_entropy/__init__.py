@@ -43,7 +43,7 @@ both texts, as Kuhn et al.'s and Farquhar et al.'s released code do.
 
 from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
 from hallulab.methods.semantic_entropy.raw import SemanticEntropyScores
-from hallulab.pipeline.spec import SAMPLES, TEXT_LOGPROBS, MethodSpec, StepInputs, unplanned
+from hallulab.pipeline.spec import SAMPLES, TEXT_LOGPROBS, KnobSection, MethodSpec, StepInputs, unplanned
 
 SPEC = MethodSpec(
     name="semantic_entropy",
@@ -59,4 +59,8 @@ SPEC = MethodSpec(
     needs=(SAMPLES, TEXT_LOGPROBS),
     calls=unplanned("its NLI pairs follow the semantic classes the earlier pairs formed"),
     shards=True,
+    knobs=(
+        KnobSection("semantic_entropy.score", "score:SemanticEntropyScoreKnobs"),
+        KnobSection("semantic_entropy.aggregate", "aggregate:SemanticEntropyKnobs"),
+    ),
 )
