@@ -1,0 +1,30 @@
+"""Degree matrix, cheap step: trace(N I - D) / N^2 of each similarity's graph (the formula is in
+the package docstring)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hallulab.core.config import setting
+from hallulab.methods.sample_graph import response_scores, similarity_variants
+from hallulab.methods.similarity_graph import SIMILARITIES, degree_uncertainty
+from hallulab.pipeline.context import AggregateContext, Aggregated
+
+
+@dataclass(frozen=True)
+class DegMatKnobs:
+    """params ``deg_mat``."""
+
+    similarities: tuple[str, ...] = setting(
+        SIMILARITIES,
+        choices=SIMILARITIES,
+        scalar_ok=True,
+        doc="the graph's weights: entail (NLI entailment, lm-polygraph's default), contra (1 - NLI "
+        "contradiction), jaccard (word sets); one variant degmat_<similarity> each",
+    )
+
+
+def aggregate(ctx: AggregateContext[None]) -> Aggregated:
+    knobs = ctx.params.typed(DegMatKnobs, "deg_mat")
+    variants = similarity_variants("degmat", knobs.similarities, degree_uncertainty)
+    return response_scores(ctx, variants, {"similarities": list(knobs.similarities)})
