@@ -377,6 +377,14 @@ def test_the_detector_table_page_draws_and_sorts_in_chromium(browser: Any, tmp_p
         cells += 1
     assert cells == len(column)
     assert "grouped by the records they ran on" in browser.find_element(By.ID, "grouping").text
+    # a model-limited cell is marked, its reason under its name and on hover; the rule is stated
+    limited = browser.find_element(By.CSS_SELECTOR, 'tr[data-cell="selfcheck_prompt/prompt"]')
+    reason = column["selfcheck_prompt/prompt"]["reason"]
+    assert "model-limited" in (limited.get_attribute("class") or "") and reason in limited.text
+    assert limited.find_element(By.CSS_SELECTOR, "span.limited").get_attribute("title") == reason
+    valid = browser.find_element(By.CSS_SELECTOR, 'tr[data-cell="selfcheck_ngram/ngram_n1_max"]')
+    assert "model-limited" not in (valid.get_attribute("class") or "")
+    assert browser.find_element(By.ID, "model-limited").text.startswith("‡ A cell is model-limited when")
 
     # every link opens a file on disk: WikiBio's run page, from each of its rows
     targets = _link_targets(browser)
@@ -678,7 +686,11 @@ def test_the_detector_table_page_holds_every_cell_of_the_table_file(tmp_path: Pa
         assert row["vs_best"] == (source.get("vs_best") or {}).get("roc_auc")
         assert row["baseline"] == (row["method"] == "length")
         assert row["cost"] == source.get("cost")
+        assert (row["verdict"], row["reason"], row["roles"]) == (source["verdict"], source["reason"], source["roles"])
     assert {r["title"] for r in payload["rows"] if r["method"] == "length"} == {"Unit length"}
+    # the rule that makes a cell model-limited, with the table file's bounds, as plain text
+    flat = table["protocol"]["model_limited"]["flat_share_at_least"]
+    assert payload["model_limited"].startswith(f"A cell is model-limited when one score holds {flat:.0%} or more")
     # what the whole table costs, the docs' sentence as plain text
     assert payload["total"].startswith(f"The whole table: its {table['total']['cells']} filled cells")
     assert "**" not in payload["total"] and "`" not in payload["total"]

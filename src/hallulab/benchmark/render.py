@@ -3,10 +3,13 @@
 A filled cell shows the value and its 95% interval, ``78.8 [73.0, 84.6]``, from
 ``results/benchmark.json`` (:mod:`hallulab.benchmark.table_file`), with the marks
 
-* **bold**: the best of its column (at its level) for that metric;
+* **bold**: the best of its column (at its level) for that metric, among the cells not
+  model-limited;
 * ``≈``: not told apart from the best (the paired interval of the difference holds 0);
 * ``†``: not above the trivial baseline (unit length): its paired difference against it is
   not above 0;
+* ``‡``: model-limited (:mod:`hallulab.benchmark.validity`): the note under the tables gives
+  the bounds and each such cell's reason (:func:`model_limited_note`);
 
 and the level in parentheses where a column mixes levels. A cell that does not apply shows
 ``n/a`` with its reason, one that applies and has no results file ``not run yet``.
@@ -19,12 +22,16 @@ from typing import Any
 
 from hallulab.benchmark.statistics import METRIC_TITLES, METRICS
 from hallulab.benchmark.table import TableRow
+from hallulab.benchmark.validity import MODEL_LIMITED
 
 NOT_RUN = "not run yet"
+#: the mark of a model-limited cell
+LIMITED_MARK = "‡"
 LEGEND = (
-    "**Bold**: the column's best at that level; ≈: not told apart from the best (the paired 95% "
-    "interval of the difference holds 0); †: not above the trivial length baseline (its paired "
-    "difference against it is not above 0). Hallucinated class positive; intervals resample records."
+    "**Bold**: the column's best at that level among the cells not model-limited; ≈: not told apart "
+    "from the best (the paired 95% interval of the difference holds 0); †: not above the trivial length "
+    "baseline (its paired difference against it is not above 0); ‡: model-limited (the note below says "
+    "why). Hallucinated class positive; intervals resample records."
 )
 
 COST_LEGEND = (
@@ -63,6 +70,8 @@ def cell_text(entry: Mapping[str, Any] | None, metric: str, best: str | None, ke
     versus_baseline = entry["vs_baseline"].get(metric)
     if versus_baseline is not None and versus_baseline["verdict"] in ("tied", "worse"):
         text += " †"
+    if entry.get("verdict") == MODEL_LIMITED:
+        text += f" {LIMITED_MARK}"
     if show_level:
         text += f" ({entry['level']})"
     return text
@@ -99,6 +108,49 @@ def metric_table(rows: Sequence[TableRow], datasets: Sequence[str], table: Mappi
         random.append(", ".join(values) if values else "–")
     lines.append("| Random scorer (expected) | – | " + " | ".join(random) + " |")
     return "\n".join(lines) + "\n"
+
+
+def model_limited_rule(table: Mapping[str, Any]) -> str:
+    """The rule that makes a cell model-limited, with the bounds the table file states
+    (``protocol.model_limited``, :mod:`hallulab.benchmark.validity`); empty for a table file
+    that states none."""
+    found = table.get("protocol", {}).get("model_limited")
+    if not found:
+        return ""
+    flat, role = found["flat_share_at_least"], found["role_success_below"]
+    return (
+        f"A cell is model-limited when one score holds {flat:.0%} or more of its units, when a check of an"
+        f" LLM role its method declares succeeded on less than {role:.0%} of the role's calls, or when a role"
+        f" answering from a closed set (Yes or No, agreed or not) gave one answer to {flat:.0%} or more of"
+        " them: its numbers are what the run measured, but they measure the model that filled the role more"
+        " than the method, so it is never a column's best (best among cells not model-limited)."
+    )
+
+
+def model_limited_cells(
+    rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]
+) -> list[tuple[str, TableRow, str]]:
+    """(data set, row, reason) of every model-limited cell, column by column in row order."""
+    columns = table.get("columns", {})
+    found = []
+    for dataset in datasets:
+        entries = columns.get(dataset, {}).get("rows", {})
+        for row in rows:
+            entry = entries.get(f"{row.method}/{row.variant}")
+            if entry is not None and entry.get("verdict") == MODEL_LIMITED:
+                found.append((dataset, row, str(entry["reason"])))
+    return found
+
+
+def model_limited_note(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> str:
+    """The note under the tables: the rule with its bounds, then each model-limited cell with
+    its reason; empty where the table file states no bounds."""
+    rule = model_limited_rule(table)
+    if not rule:
+        return ""
+    cells = model_limited_cells(rows, datasets, table)
+    listed = "".join(f"\n- {dataset}, {row.title} `{row.variant}`: {reason}" for dataset, row, reason in cells)
+    return f"**Model-limited cells** ({LIMITED_MARK}). {rule}" + ("\n" + listed if listed else " None is.") + "\n"
 
 
 def cost_text(cost: Mapping[str, Any] | None) -> str:
@@ -259,6 +311,9 @@ def render(
             raise ValueError(f"benchmark marker: metric {metric!r}; expected one of {tuple(METRICS)}")
         parts.append(f"**{METRIC_TITLES[metric]}** (%)\n\n" + metric_table(rows, datasets, table, metric))
     text = "\n".join(parts) + "\n" + LEGEND + "\n"
+    note = model_limited_note(rows, datasets, table)
+    if note:
+        text += "\n" + note
     caption = runs_caption(rows, datasets, table) if not metrics else ""
     if caption:
         text += "\n" + caption + "\n"
@@ -273,26 +328,37 @@ def render(
 
 
 def best_table(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> str:
-    """The excerpt: per data set and level, the best filled cell by ROC-AUC, the length
-    baseline's, and how many of the applicable cells are filled."""
+    """The excerpt: per data set and level, the best filled cell by ROC-AUC among those not
+    model-limited (``none`` where every cell at that level with a ROC-AUC is), the length
+    baseline's, how many of the applicable cells are filled and how many of those are
+    model-limited."""
     titles = {f"{row.method}/{row.variant}": f"{row.title} `{row.variant}`" for row in rows}
-    lines = ["| Data set (level) | Best by ROC-AUC | Length baseline | Cells filled |", "|---|---|---|---|"]
+    lines = [
+        "| Data set (level) | Best by ROC-AUC (among cells not model-limited) | Length baseline | Cells filled"
+        " | Model-limited |",
+        "|---|---|---|---|---|",
+    ]
     for index, dataset in enumerate(datasets):
         applicable = [row for row in rows if row.cells[index].reason is None]
         column = table.get("columns", {}).get(dataset, {})
-        filled = len(column.get("rows", {}))
+        entries = column.get("rows", {})
+        limited = sum(entry.get("verdict") == MODEL_LIMITED for entry in entries.values())
         for level, best in column.get("best", {}).items():
             key = best.get("roc_auc")
-            if key is None:
+            if key is not None:
+                point, low, high = entries[key]["metrics"]["roc_auc"]
+                shown = f"{titles.get(key, key)}: {_number(point)} [{_number(low)}, {_number(high)}]"
+            elif any(e["level"] == level and e.get("verdict") == MODEL_LIMITED for e in entries.values()):
+                shown = "none: every cell at this level is model-limited or undefined"
+            else:
                 continue
-            point, low, high = column["rows"][key]["metrics"]["roc_auc"]
             length = "–"
             baseline = column.get("baseline", {}).get(level)
             if baseline is not None:
-                b_point, b_low, b_high = column["rows"][baseline]["metrics"]["roc_auc"]
+                b_point, b_low, b_high = entries[baseline]["metrics"]["roc_auc"]
                 length = f"{_number(b_point)} [{_number(b_low)}, {_number(b_high)}]"
             lines.append(
-                f"| {dataset} ({level}) | {titles.get(key, key)}: {_number(point)} [{_number(low)}, {_number(high)}]"
-                f" | {length} | {filled} of {len(applicable)} |"
+                f"| {dataset} ({level}) | {shown} | {length} | {len(entries)} of {len(applicable)}"
+                f" | {limited} of {len(entries)} |"
             )
     return "\n".join(lines) + "\n"

@@ -6,10 +6,14 @@ column and every cell's paired comparisons, computed from the committed units fi
 For every benchmark data set (a column) and every filled row (a method's benchmark variant with
 its units file, :mod:`hallulab.benchmark.units`), the cell's ROC-AUC, PR-AUC and PRR with their
 intervals (:mod:`hallulab.benchmark.statistics`). Within a column, cells at the same level are
-compared: for each metric the row of the highest value is the column's best, and every other
-row gets its paired difference against it (``vs_best``) and against the trivial baseline's row
-(``vs_baseline``: the method whose spec says ``trivial_baseline``, unit length), each with its
-verdict: ``better``, ``worse`` or ``tied`` (the interval holds 0). The random scorer's expected
+compared: for each metric the row of the highest value among the cells not model-limited is the
+column's best, and every other row gets its paired difference against it (``vs_best``) and
+against the trivial baseline's row (``vs_baseline``: the method whose spec says
+``trivial_baseline``, unit length), each with its verdict: ``better``, ``worse`` or ``tied`` (the
+interval holds 0). Each cell says whether it measures its method or the model that filled the
+method's LLM role (:mod:`hallulab.benchmark.validity`: its ``flat_share``, its ``roles``' success
+rates, its ``verdict``, ``valid`` or ``model-limited``, and the ``reason`` in words); a
+model-limited cell keeps its numbers and its comparisons but is never a column's best. The random scorer's expected
 values are there too: ROC-AUC 50, PRR 0 and PR-AUC the positive rate. Beside the columns,
 ``total`` says what the whole table costs (:func:`whole_table`).
 
@@ -30,6 +34,7 @@ from hallulab.benchmark.cost import SHARED_STAGE, CellCost, StageCost, read_cell
 from hallulab.benchmark.statistics import METRICS, CellStatistics, Comparison, cell_statistics, paired
 from hallulab.benchmark.table import TableCell, TableRow
 from hallulab.benchmark.units import CellUnits, read_units
+from hallulab.benchmark.validity import CellVerdict, bounds, cell_verdict
 from hallulab.core.call_cache import RequestCost
 from hallulab.core.config import ConfigError
 from hallulab.core.io import read_json, write_json
@@ -61,11 +66,13 @@ class Versus:
 
 @dataclass(frozen=True)
 class Entry:
-    """One filled cell: its statistics and, per metric, its comparisons."""
+    """One filled cell: its statistics, per metric its comparisons, and its verdict (None:
+    not judged, as a column built from units alone)."""
 
     statistics: CellStatistics
     vs_best: dict[str, Versus] = field(default_factory=dict)
     vs_baseline: dict[str, Versus] = field(default_factory=dict)
+    verdict: CellVerdict | None = None
 
     def to_dict(self) -> dict[str, Any]:
         stats = self.statistics
@@ -77,6 +84,7 @@ class Entry:
             "metrics": {name: estimate.to_list() for name, estimate in stats.metrics.items()},
             "vs_best": {metric: versus.to_dict(metric) for metric, versus in self.vs_best.items()},
             "vs_baseline": {metric: versus.to_dict(metric) for metric, versus in self.vs_baseline.items()},
+            **({} if self.verdict is None else self.verdict.to_dict()),
         }
 
 
@@ -85,9 +93,10 @@ def row_key(row: TableRow) -> str:
 
 
 def _best(entries: Mapping[str, CellStatistics], metric: str) -> str | None:
-    """The row of the highest point value (the first in row order on a tie). The values are
-    each cell's own: a cell that calls an LLM runs on a subset, so the best is chosen across
-    unit sets, and the paired comparison against it then uses the units both scored."""
+    """The row of the highest point value (the first in row order on a tie) among ``entries``
+    (the column's cells not model-limited). The values are each cell's own: a cell that calls
+    an LLM runs on a subset, so the best is chosen across unit sets, and the paired comparison
+    against it then uses the units both scored."""
     defined = [(key, stats.metrics[metric].point) for key, stats in entries.items()]
     found = [(key, value) for key, value in defined if value is not None]
     return max(found, key=lambda item: item[1])[0] if found else None
@@ -102,15 +111,24 @@ class Column:
     baseline: dict[str, str]
 
 
-def column_entries(units: Mapping[str, CellUnits], baselines: Sequence[str], cfg: ProtocolConfig) -> Column:
-    """Every row's entry in one column with its comparisons."""
+def column_entries(
+    units: Mapping[str, CellUnits],
+    baselines: Sequence[str],
+    cfg: ProtocolConfig,
+    verdicts: Mapping[str, CellVerdict] | None = None,
+) -> Column:
+    """Every row's entry in one column with its comparisons; ``verdicts`` (row -> its
+    :class:`~hallulab.benchmark.validity.CellVerdict`) keep the model-limited rows from being a
+    level's best and go into their entries."""
+    verdicts = verdicts or {}
     statistics = {key: cell_statistics(found, cfg) for key, found in units.items()}
     entries: dict[str, Entry] = {}
     best_by_level: dict[str, dict[str, str | None]] = {}
     baseline_by_level: dict[str, str] = {}
     for level in dict.fromkeys(found.level for found in units.values()):
         at_level = {key: stats for key, stats in statistics.items() if stats.level == level}
-        best = {metric: _best(at_level, metric) for metric in METRICS}
+        eligible = {key: stats for key, stats in at_level.items() if key not in verdicts or not verdicts[key].limited}
+        best = {metric: _best(eligible, metric) for metric in METRICS}
         best_by_level[level] = best
         baseline = next((key for key in at_level if key in baselines), None)
         if baseline is not None:
@@ -130,7 +148,7 @@ def column_entries(units: Mapping[str, CellUnits], baselines: Sequence[str], cfg
             if baseline is not None and baseline != key:
                 comparison = paired(units[key], units[baseline], cfg)
                 vs_baseline = {metric: Versus(baseline, comparison) for metric in METRICS}
-            entries[key] = Entry(stats, vs_best, vs_baseline)
+            entries[key] = Entry(stats, vs_best, vs_baseline, verdicts.get(key))
     return Column(entries, best_by_level, baseline_by_level)
 
 
@@ -361,6 +379,7 @@ def build(
     generations: list[StageCost] = []
     for index, dataset in enumerate(datasets):
         units: dict[str, CellUnits] = {}
+        verdicts: dict[str, CellVerdict] = {}
         costs: dict[str, CellCost] = {}
         for row in rows:
             cell = row.cells[index]
@@ -380,12 +399,15 @@ def build(
                 raise ConfigError(f"{path}: its units are not at the cell's level {cell.level!r}: run the cell again")
             if row.variant in found:
                 units[row_key(row)] = found[row.variant]
+                where = str(result_path(cell.result.dataset, cell.result.name))
+                checks = methods[row.method].role_checks
+                verdicts[row_key(row)] = cell_verdict(found[row.variant], checks, cell.result.diagnostics, where)
                 if cell.cost_file is not None and (root / cell.cost_file).is_file():
                     in_column = cells.setdefault(dataset, {})
                     if cell.cost_file not in in_column:
                         in_column[cell.cost_file] = read_cell_cost(root / cell.cost_file)
                     costs[row_key(row)] = in_column[cell.cost_file]
-        column = column_entries(units, baselines, cfg)
+        column = column_entries(units, baselines, cfg, verdicts)
         generating = _generating_run(costs, column.entries)
         if generating is not None:
             generations.append(generating[1])
@@ -408,6 +430,7 @@ def build(
             "ci_level": cfg.ci_level,
             "seed": cfg.seed,
             "resampled": "records",
+            "model_limited": bounds(),
         },
         "columns": columns,
         "total": whole_table({dataset: list(found.values()) for dataset, found in cells.items()}, generations),

@@ -42,6 +42,11 @@ from hallulab.core.needs import SAMPLES as SAMPLES
 from hallulab.core.needs import TEXT_LOGPROBS as TEXT_LOGPROBS
 from hallulab.core.needs import Need
 from hallulab.core.units import LEVELS
+
+# the success rates of its LLM roles a method declares (MethodSpec.role_checks)
+from hallulab.pipeline.role_checks import AnswerSpread as AnswerSpread
+from hallulab.pipeline.role_checks import DeclaredCheck
+from hallulab.pipeline.role_checks import RoleCheck as RoleCheck
 from hallulab.pipeline.unit_texts import UnitTexts
 
 
@@ -208,6 +213,11 @@ class MethodSpec:
     #: its fact-level scores drive FactSelfCheck's fact-level correction (§4.5): the DAG has a
     #: ``correct`` stage when a registered method declares this
     corrects_facts: bool = False
+    #: the success rates of its LLM roles that its results file counts in ``diagnostics``
+    #: (replies parsed, questions formed, an evaluator's most common answer ...,
+    #: :mod:`hallulab.pipeline.role_checks`): the benchmark table reads them to tell a cell the
+    #: model that filled a role could not play (:mod:`hallulab.benchmark.validity`)
+    role_checks: tuple[DeclaredCheck, ...] = ()
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -232,6 +242,22 @@ class MethodSpec:
             raise ValueError(f"method {self.name!r}: units at {self.units.level!r}, a level it does not score")
         if self.units is not None and not set(self.units.reads) <= set(self.requires):
             raise ValueError(f"method {self.name!r}: its units read {self.units.reads}, not all among requires")
+        self._check_role_checks()
+
+    def _check_role_checks(self) -> None:
+        """Each role check names one of the method's own LLM roles and, where it is limited to
+        some variants, variants the benchmark table shows."""
+        roles = {role for step in (self.score, self.aggregate) if step is not None for role in step.llm_roles}
+        for check in self.role_checks:
+            if check.role not in roles:
+                raise ValueError(
+                    f"method {self.name!r}: a role check of {check.role!r}, not one of its roles {sorted(roles)}"
+                )
+            unknown = [v for v in check.variants if self.benchmark_variants and v not in self.benchmark_variants]
+            if unknown:
+                raise ValueError(
+                    f"method {self.name!r}: a role check of variants {unknown}, not among {self.benchmark_variants}"
+                )
 
     @property
     def scored_levels(self) -> tuple[str, ...]:

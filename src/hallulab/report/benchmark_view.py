@@ -6,6 +6,11 @@ each method's name a link to that data set's run page at its scores where that p
 
     python -m hallulab.report.benchmark_view        # -> reports/benchmark/index.html
 
+A model-limited cell (:mod:`hallulab.benchmark.validity`: flat scores, or an LLM role the model
+could not play) is marked, with its reason under its name and on hover; "vs best" compares with
+the best among the cells not model-limited, as the table file chose it, and the page states the
+rule with the table file's bounds.
+
 Like the run pages it is one self-contained HTML file (no network, no server); it holds no
 number of its own: the rows are the table file's, read as the table command wrote them, and
 each cell's subset is the ``dataset.*`` settings of its results file.
@@ -19,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hallulab.benchmark.render import SUBSET_PREFIX, whole_table_text
+from hallulab.benchmark.render import SUBSET_PREFIX, model_limited_rule, whole_table_text
 from hallulab.core.io import atomic_open, read_json
 from hallulab.report.page import default_path, fill_template
 from hallulab.results.published import load_result, result_path
@@ -93,8 +98,10 @@ def benchmark_rows(
 ) -> list[dict[str, Any]]:
     """One row per table cell: data set, level, method and its title, variant, sizes, the
     metrics (point, low, high), the ROC-AUC comparisons, the cost per 1,000 units, its data
-    set's run page (``page``, ``None`` where there is none) and the ``dataset.*`` settings of
-    the subset it ran on (``subset``: empty for the whole data set, ``None`` where unknown)."""
+    set's run page (``page``, ``None`` where there is none), the ``dataset.*`` settings of
+    the subset it ran on (``subset``: empty for the whole data set, ``None`` where unknown) and
+    its verdict (``verdict``, ``reason``, ``flat_share``, ``roles``: ``None`` and empty for a
+    table file that judges none)."""
     rows = []
     for dataset, column in table.get("columns", {}).items():
         baselines = set(column.get("baseline", {}).values())
@@ -117,6 +124,10 @@ def benchmark_rows(
                     "cost": row.get("cost"),
                     "page": (links or {}).get(dataset),
                     "subset": None if subset is None else list(subset),
+                    "verdict": row.get("verdict"),
+                    "reason": row.get("reason"),
+                    "flat_share": row.get("flat_share"),
+                    "roles": row.get("roles") or [],
                 }
             )
     return rows
@@ -129,16 +140,22 @@ def benchmark_payload(
     subsets: Mapping[tuple[str, str], Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The page's data: the rows, each column's random scorer per level, the view it opens
-    on (:func:`opening_view`) and what the whole table costs (the docs' sentence,
-    :func:`~hallulab.benchmark.render.whole_table_text`, as plain text: the page sets it as
-    text, not Markdown)."""
+    on (:func:`opening_view`), what the whole table costs (the docs' sentence,
+    :func:`~hallulab.benchmark.render.whole_table_text`) and the rule that makes a cell
+    model-limited with its bounds (:func:`~hallulab.benchmark.render.model_limited_rule`), both
+    as plain text: the page sets them as text, not Markdown."""
     whole = whole_table_text(table.get("total"))
     return {
         "rows": benchmark_rows(table, titles, links, subsets),
         "random": {dataset: column.get("random", {}) for dataset, column in table.get("columns", {}).items()},
         "opens": opening_view(table),
-        "total": whole.replace("**", "").replace("`", ""),
+        "total": _plain(whole),
+        "model_limited": _plain(model_limited_rule(table)),
     }
+
+
+def _plain(markdown: str) -> str:
+    return markdown.replace("**", "").replace("`", "")
 
 
 def render_benchmark(payload: Mapping[str, Any]) -> str:

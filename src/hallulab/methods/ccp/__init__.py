@@ -33,7 +33,7 @@ only) never meets.
 """
 
 from hallulab.methods.ccp.raw import CCPScores
-from hallulab.pipeline.spec import TEXT_LOGPROBS, KnobSection, MethodSpec, StepInputs, unplanned
+from hallulab.pipeline.spec import TEXT_LOGPROBS, KnobSection, MethodSpec, RoleCheck, StepInputs, unplanned
 
 SPEC = MethodSpec(
     raw=CCPScores,
@@ -57,4 +57,14 @@ SPEC = MethodSpec(
     other_levels=("sentence", "response"),
     calls=unplanned("its NLI pairs follow the white-box pass's top-K alternatives"),
     knobs=(KnobSection("ccp.score", "score:CCPScoreKnobs"), KnobSection("ccp.aggregate", "aggregate:CCPKnobs")),
+    # the proxy's top-K alternatives of each claim word are what CCP's NLI judges
+    role_checks=(
+        RoleCheck(
+            role="proxy",
+            label="claim words within the proxy's top K",
+            succeeded="aggregate_words_judged - aggregate_words_outside_top_k",
+            of="aggregate_words_judged",
+            failed="claim words were outside the proxy's top K",
+        ),
+    ),
 )

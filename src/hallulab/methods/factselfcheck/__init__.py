@@ -24,7 +24,7 @@ reply format.
 
 from hallulab.methods.factselfcheck.raw import FactSelfCheckScores
 from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
-from hallulab.pipeline.spec import SAMPLES, KnobSection, MethodSpec, StepInputs, unplanned
+from hallulab.pipeline.spec import SAMPLES, KnobSection, MethodSpec, RoleCheck, StepInputs, unplanned
 
 SPEC = MethodSpec(
     raw=FactSelfCheckScores,
@@ -52,5 +52,16 @@ SPEC = MethodSpec(
     knobs=(
         KnobSection("factselfcheck.score", "score:FactSelfCheckScoreKnobs"),
         KnobSection("factselfcheck.aggregate", "aggregate:FactSelfCheckKnobs"),
+    ),
+    # KG-LLM reads the evaluator's answer per (fact, sample); KG-frequency calls no LLM
+    role_checks=(
+        RoleCheck(
+            role="evaluator",
+            label="answers with Yes or No",
+            succeeded="kg_answers - kg_answers_invalid",
+            of="kg_answers",
+            failed="answers had neither Yes nor No",
+            variants=("fsc_kg_llm_max",),
+        ),
     ),
 )

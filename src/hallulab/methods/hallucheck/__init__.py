@@ -26,7 +26,18 @@ from (``beam_indices``); errors are counted, never swallowed by bare ``except``.
 
 from hallulab.methods.hallucheck.raw import HalluCheckScores
 from hallulab.methods.hallucheck.unit_texts import UNIT_TEXTS
-from hallulab.pipeline.spec import TEXT_LOGPROBS, KnobSection, MethodSpec, StepInputs, unplanned
+from hallulab.pipeline.spec import (
+    TEXT_LOGPROBS,
+    AnswerSpread,
+    KnobSection,
+    MethodSpec,
+    RoleCheck,
+    StepInputs,
+    unplanned,
+)
+
+#: the decision paths of NER facts regenerated greedily by the generator (the table's variant)
+_PATHS = "decision_paths.ner/generator/greedy"
 
 SPEC = MethodSpec(
     raw=HalluCheckScores,
@@ -57,5 +68,27 @@ SPEC = MethodSpec(
     knobs=(
         KnobSection("hallucheck.score", "score:HalluCheckScoreKnobs"),
         KnobSection("hallucheck.aggregate", "aggregate:HalluCheckKnobs"),
+    ),
+    role_checks=(
+        RoleCheck(
+            role="question_generator",
+            label="questions formed",
+            succeeded="questions_asked - questions_not_formed",
+            of="questions_asked",
+            failed="facts got no question",
+        ),
+        # a fact whose regenerated answer disagrees is flagged: when nearly every fact's does,
+        # the regeneration, not the response, decides the score
+        AnswerSpread(
+            role="generator",
+            answers=(
+                ("agreed", f"{_PATHS}.passed + {_PATHS}.ks_uniform"),
+                ("disagreed", f"{_PATHS}.misaligned"),
+            ),
+            of=f"{_PATHS}.passed + {_PATHS}.ks_uniform + {_PATHS}.misaligned",
+            noun="facts",
+            said="the {role}'s regenerated answer {answer} with the response for {count} of {of} {noun}",
+            variants=("hallucheck_ner_greedy",),
+        ),
     ),
 )

@@ -9,7 +9,7 @@ scoring rules (counting, Bayes, Bayes + alpha), beta1 / beta2, AT and N
 
 from hallulab.methods.sample_matrix import SELECTION_PARAMS
 from hallulab.methods.selfcheck_mqag.scoring import StoredMQAG
-from hallulab.pipeline.spec import SAMPLES, KnobSection, MethodSpec, StepInputs, unplanned
+from hallulab.pipeline.spec import SAMPLES, KnobSection, MethodSpec, RoleCheck, StepInputs, unplanned
 
 SPEC = MethodSpec(
     name="selfcheck_mqag",
@@ -39,5 +39,22 @@ SPEC = MethodSpec(
         KnobSection("selfcheck_mqag.generate", "score:MQAGGenerateKnobs"),
         KnobSection("selfcheck_mqag.hub", "score:MQAGHubKnobs"),
         KnobSection("selfcheck_mqag.score", "scoring:MQAGScoringKnobs"),
+    ),
+    # G1 writes a question and its answer for a sentence, G2 three wrong options for it
+    role_checks=(
+        RoleCheck(
+            role="qa",
+            label="generated questions parsed",
+            succeeded="g1_replies - g1_unparsed_skipped",
+            of="g1_replies",
+            failed="generated questions could not be parsed",
+        ),
+        RoleCheck(
+            role="qa",
+            label="parsed questions with three wrong options",
+            succeeded="questions_valid - g2_padded_options",
+            of="questions_valid",
+            failed="parsed questions got fewer than three wrong options (padded with a repeated one)",
+        ),
     ),
 )

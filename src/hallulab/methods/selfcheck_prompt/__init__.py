@@ -8,7 +8,15 @@ token (variant ``prompt_pno``, the reading that needs no reply format).
 """
 
 from hallulab.methods.sample_matrix import SELECTION_PARAMS, SampleMatrixScores
-from hallulab.pipeline.spec import LLM_VERDICT_PER_SENTENCE_SAMPLE, SAMPLES, KnobSection, MethodSpec, StepInputs
+from hallulab.pipeline.spec import (
+    LLM_VERDICT_PER_SENTENCE_SAMPLE,
+    SAMPLES,
+    AnswerSpread,
+    KnobSection,
+    MethodSpec,
+    RoleCheck,
+    StepInputs,
+)
 
 SPEC = MethodSpec(
     name="selfcheck_prompt",
@@ -32,4 +40,23 @@ SPEC = MethodSpec(
     calls=LLM_VERDICT_PER_SENTENCE_SAMPLE,
     shards=True,
     knobs=(KnobSection("selfcheck_prompt", "prompting:SelfCheckPromptKnobs"),),
+    # the parsed verdict (``prompt``) reads the reply; ``prompt_pno`` reads the first token's
+    # probabilities, whatever the reply says
+    role_checks=(
+        RoleCheck(
+            role="evaluator",
+            label="replies parsed as Yes or No",
+            succeeded="verdicts.replies - verdicts.other",
+            of="verdicts.replies",
+            failed="replies could not be parsed as Yes or No",
+            variants=("prompt",),
+        ),
+        AnswerSpread(
+            role="evaluator",
+            answers=(("Yes", "verdicts.yes"), ("No", "verdicts.no")),
+            of="verdicts.replies",
+            noun="pairs",
+            variants=("prompt",),
+        ),
+    ),
 )
