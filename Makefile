@@ -306,6 +306,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ngram.py --passages $(BENCH_PASSAGES)
 	$(BIN)/python benchmarks/bench_nli.py
 	$(BIN)/python benchmarks/bench_references.py
+	$(BIN)/python benchmarks/bench_graph_uq.py
 	$(BIN)/python benchmarks/check_nli_runtime.py
 	$(BIN)/python benchmarks/bench_llm.py
 	$(BIN)/python benchmarks/bench_llm_floor.py

@@ -122,7 +122,7 @@ def model_limited_rule(table: Mapping[str, Any]) -> str:
         f"A cell is model-limited when one score holds {flat:.0%} or more of its units, when a check of an"
         f" LLM role its method declares succeeded on less than {role:.0%} of the role's calls, or when a role"
         f" answering from a closed set (Yes or No, agreed or not) gave one answer to {flat:.0%} or more of"
-        " them: its numbers are what the run measured, but they measure the model that filled the role more"
+        " them: its numbers are what the run computed, but they speak of the model that filled the role more"
         " than the method, so it is never a column's best (best among cells not model-limited)."
     )
 

@@ -14,7 +14,7 @@ A cell is **model-limited** when
   are as flat as a flat score).
 
 Every other filled cell is ``valid``. The table keeps a model-limited cell's numbers (they are
-what the run measured) but never makes it a column's best (:mod:`hallulab.benchmark.table_file`),
+what the run computed) but never makes it a column's best (:mod:`hallulab.benchmark.table_file`),
 and each rendering marks it with its reason in words and counts. The verdict says that the
 model could not play the role, not that the method does not work.
 
