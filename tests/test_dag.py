@@ -21,6 +21,7 @@ from hallulab.evaluation.gate import check
 from hallulab.evaluation.protocol import METRIC_KEYS
 from hallulab.nli.train import export_two_label
 from hallulab.pipeline import registry
+from hallulab.pipeline.graph import pipeline_graph
 from tests.conftest import REPO, ToyRun
 from tests.workspace import HANG_GUARD_S, dvc, git
 
@@ -37,8 +38,10 @@ def _aggregates_reading(key: str) -> set[str]:
 
 
 def _scores_reading(key: str) -> set[str]:
-    """The score stages whose method declares ``key`` (e.g. the NLI model's section)."""
-    return {f"score_{name}" for name, spec in registry.methods().items() if spec.score and key in spec.score.params}
+    """The model steps (score and artifact stages) whose node declares ``key`` (e.g. the NLI
+    model's section), read off the pipeline graph."""
+    nodes = pipeline_graph().nodes.values()
+    return {node.stage for node in nodes if node.kind in ("score", "artifact") and key in node.inputs.params}
 
 
 def _stages_calling_an_llm() -> set[str]:
