@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hallulab.core.config import setting
-from hallulab.methods.sample_graph import response_scores, similarity_variants
-from hallulab.methods.similarity_graph import SIMILARITIES, degree_uncertainty
+from hallulab.methods.sample_graph import response_scores, similarities_setting, similarity_variants
+from hallulab.methods.similarity_graph import degree_uncertainty
 from hallulab.pipeline.context import AggregateContext, Aggregated
 
 
@@ -15,13 +14,7 @@ from hallulab.pipeline.context import AggregateContext, Aggregated
 class DegMatKnobs:
     """params ``deg_mat``."""
 
-    similarities: tuple[str, ...] = setting(
-        SIMILARITIES,
-        choices=SIMILARITIES,
-        scalar_ok=True,
-        doc="the graph's weights: entail (NLI entailment, lm-polygraph's default), contra (1 - NLI "
-        "contradiction), jaccard (word sets); one variant degmat_<similarity> each",
-    )
+    similarities: tuple[str, ...] = similarities_setting("degmat")
 
 
 def aggregate(ctx: AggregateContext[None]) -> Aggregated:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from functools import partial
 
 from hallulab.core.config import setting
-from hallulab.methods.sample_graph import response_scores, similarity_variants
-from hallulab.methods.similarity_graph import SIMILARITIES, eccentricity
+from hallulab.methods.sample_graph import response_scores, similarities_setting, similarity_variants
+from hallulab.methods.similarity_graph import eccentricity
 from hallulab.pipeline.context import AggregateContext, Aggregated
 
 
@@ -16,13 +16,7 @@ from hallulab.pipeline.context import AggregateContext, Aggregated
 class EccentricityKnobs:
     """params ``eccentricity``."""
 
-    similarities: tuple[str, ...] = setting(
-        SIMILARITIES,
-        choices=SIMILARITIES,
-        scalar_ok=True,
-        doc="the graph's weights: entail (NLI entailment, lm-polygraph's default), contra (1 - NLI "
-        "contradiction), jaccard (word sets); one variant ecc_<similarity> each",
-    )
+    similarities: tuple[str, ...] = similarities_setting("ecc")
     threshold: float = setting(
         0.9, above=0.0, maximum=2.0, doc="the eigenvectors kept: eigenvalue below it (lm-polygraph 0.7.0's thres)"
     )
