@@ -156,8 +156,3 @@ def outputs_of(kind: str, name: str = "") -> Mapping[str, Output]:
     if kind == "summary":
         return {"md": _untracked(paths.summary(suffix="md")), "csv": _untracked(paths.summary(suffix="csv"))}
     raise KeyError(f"no outputs declared for a node of kind {kind!r}")
-
-
-def member_output(combiner: str, method: str, variant: str) -> Output:
-    """One member's unit scores, inside the combiner's members folder (a ``foreach`` item's file)."""
-    return Output(paths.member_scores(combiner, method, variant))
