@@ -67,6 +67,17 @@ def test_the_maps_predict_as_scikit_learns_estimators() -> None:
     ) == [0.0, 0.5, 0.5, 1.0]
 
 
+def test_platt_parameters_are_kept_to_their_stated_digits() -> None:
+    """The committed calibration files must be the same bytes on every CPU: L-BFGS's last bits
+    differ between vector kernels, so the parameters are rounded well below its tolerance."""
+    from hallulab.calibration.maps import PLATT_DIGITS
+
+    fitted = fit_platt(SCORES, LABELS)
+    for value in (fitted.a, fitted.b):
+        assert value == float(f"{value:.{PLATT_DIGITS}g}")
+        assert len(repr(abs(value)).replace(".", "").lstrip("0").split("e")[0]) <= PLATT_DIGITS
+
+
 def test_no_unit_is_calibrated_on_itself() -> None:
     """Flipping one unit's label leaves its own cross-fitted probability as it was (its record's
     group never fits the map it is given), and moves another group's."""

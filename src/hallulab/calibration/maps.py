@@ -63,12 +63,25 @@ def fit_isotonic(scores: np.ndarray, positive: np.ndarray) -> IsotonicMap:
 
 
 def fit_platt(scores: np.ndarray, positive: np.ndarray) -> PlattMap:
-    """scikit-learn's unpenalised logistic regression of the label on the score."""
+    """scikit-learn's unpenalised logistic regression of the label on the score, its two
+    parameters kept to :data:`PLATT_DIGITS` significant digits.
+
+    L-BFGS stops at a gradient tolerance far coarser than that, and its last bits depend on the
+    CPU's vector kernels (two x86-64 CPUs give parameters a few units in the last place apart);
+    rounded, the committed calibration files are the same bytes on every CPU."""
     from sklearn.linear_model import LogisticRegression
 
     fitted = LogisticRegression(C=np.inf, solver="lbfgs", max_iter=1000)  # C = inf: no penalty
     fitted.fit(np.asarray(scores, dtype=np.float64).reshape(-1, 1), np.asarray(positive, dtype=int))
-    return PlattMap(float(fitted.coef_[0][0]), float(fitted.intercept_[0]))
+    return PlattMap(_significant(float(fitted.coef_[0][0])), _significant(float(fitted.intercept_[0])))
+
+
+#: significant digits kept of a Platt map's parameters (:func:`fit_platt`)
+PLATT_DIGITS = 10
+
+
+def _significant(value: float) -> float:
+    return float(f"{value:.{PLATT_DIGITS}g}")
 
 
 def fit_map(kind: str, scores: np.ndarray, positive: np.ndarray) -> IsotonicMap | PlattMap:
