@@ -36,7 +36,7 @@ UV_VERSION := 0.13.9
 UV_INSTALL := $(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: install lock llamacpp run wikibio experiment result benchmark benchmark-list calibration nli-result report readme test test-fast lint params dvcyaml \
+.PHONY: install lock llamacpp llamacpp-wheel run wikibio experiment result benchmark benchmark-list calibration nli-result report readme test test-fast lint params dvcyaml \
   regen status pull plots bench docs clean-venv
 
 # The environment is exact: every package but torch comes from requirements.lock (pinned, with
@@ -85,15 +85,22 @@ WHEEL_CACHE ?= $(HOME)/.cache/hallulab/wheels
 LLAMACPP_STAMP := $(VENV)/.llamacpp-$(LLAMACPP_VERSION)
 LLAMACPP_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_BF16=OFF -DGGML_AVX512=OFF -DLLAVA_BUILD=OFF
 
+# WHEEL_PYTHON builds it: the venv's interpreter here; `make llamacpp-wheel` alone takes the base
+# interpreter, so .ci/run compiles the wheel while the venv is still being installed.
+WHEEL_PYTHON ?= $(PYTHON)
+
 $(LLAMACPP_STAMP): $(STAMP)
-	mkdir -p $(WHEEL_CACHE)
-	ls $(WHEEL_CACHE)/llama_cpp_python-$(LLAMACPP_VERSION)-*.whl >/dev/null 2>&1 || \
-	  CMAKE_ARGS="$(LLAMACPP_CMAKE_ARGS)" $(BIN)/python -m pip wheel -q --no-cache-dir --no-deps \
-	    -w $(WHEEL_CACHE) "llama-cpp-python==$(LLAMACPP_VERSION)"
+	$(MAKE) --no-print-directory llamacpp-wheel WHEEL_PYTHON=$(BIN)/python
 	$(BIN)/python -m pip install -q --find-links $(WHEEL_CACHE) "llama-cpp-python[server]==$(LLAMACPP_VERSION)"
 	touch $(LLAMACPP_STAMP)
 
 llamacpp: $(LLAMACPP_STAMP)
+
+llamacpp-wheel:
+	mkdir -p $(WHEEL_CACHE)
+	ls $(WHEEL_CACHE)/llama_cpp_python-$(LLAMACPP_VERSION)-*.whl >/dev/null 2>&1 || \
+	  CMAKE_ARGS="$(LLAMACPP_CMAKE_ARGS)" $(WHEEL_PYTHON) -m pip wheel -q --no-cache-dir --no-deps \
+	    -w $(WHEEL_CACHE) "llama-cpp-python==$(LLAMACPP_VERSION)"
 
 # DVC needs a git repository with at least one commit.
 .git/HEAD:
