@@ -109,7 +109,7 @@ def test_a_methods_settings_follow_its_subset_in_each_of_its_cells_and_in_an_ens
 def test_the_committed_method_settings_keep_a_cell_to_the_variants_the_table_shows() -> None:
     assert set(SETTINGS.method_settings) <= set(registry.methods())
     assert "hallucheck.score.decodings=[greedy]" in BY_KEY["nq_open/hallucheck"].settings
-    assert BY_KEY["nq_open/hallucheck"].variants == ("hallucheck_ner_greedy",)
+    assert BY_KEY["nq_open/hallucheck"].variants == ("hallucheck_ner_greedy", "hallucheck_ner_greedy_f1")
     assert BY_KEY["wikibio/ensemble"].settings[-1] == "factselfcheck.score.llm_variants=[kg]"
 
 

@@ -117,7 +117,7 @@ def _fact(fact: str, original: str, answers: dict[str, dict[str, object]]) -> di
 def test_a_fact_is_hallucinated_when_misaligned_or_aligned_but_guessed() -> None:
     knobs = HalluCheckKnobs()
     entry = _fact("James I", "James I", {"generator/greedy": _reply([" James", " I"], [PEAKED] * 2, "James I")})
-    paper, align_only = RELEASED, _mode("_align")
+    paper, align_only = _mode("_f1"), _mode("_align_f1")  # token F1 aligns: no judge verdict needed
     assert fact_flag(entry, "generator/greedy", knobs, paper) is False
     entry["answers"]["generator/greedy"]["top"] = [PEAKED, SPREAD]
     assert fact_flag(entry, "generator/greedy", knobs, paper) is True
@@ -125,7 +125,8 @@ def test_a_fact_is_hallucinated_when_misaligned_or_aligned_but_guessed() -> None
     entry["answers"]["generator/greedy"] = _reply([" Elizabeth", " I"], [PEAKED] * 2, "Elizabeth I")
     assert fact_flag(entry, "generator/greedy", knobs, align_only) is True
     assert fact_flag({"text": "x", "question": None}, "generator/greedy", knobs, paper) is None
-    assert variant_name("ner", "verifier/greedy", align_only) == "hallucheck_ner_greedy_crosseval_align"
+    assert variant_name("ner", "verifier/greedy", _mode("_align")) == "hallucheck_ner_greedy_crosseval_align"
+    assert variant_name("ner", "generator/greedy", align_only) == "hallucheck_ner_greedy_align_f1"
     assert variant_name("ner", "generator/sampled") == "hallucheck_ner_sampled"
 
 
@@ -136,14 +137,14 @@ def test_the_headline_aligns_the_original_answer_span_with_the_regenerated_one()
     knobs = HalluCheckKnobs()
     pieces = [" She", " was", " born", " in", " Paris", ",", " not", " Warsaw", "."]
     entry = _fact("Warsaw", "Warsaw", {"g/greedy": _reply(pieces, [PEAKED] * 9, "Paris")})
-    assert fact_flag(entry, "g/greedy", knobs, _mode("_align")) is True  # "Paris" against "Warsaw"
+    assert fact_flag(entry, "g/greedy", knobs, _mode("_align_f1")) is True  # "Paris" against "Warsaw"
     assert fact_flag(entry, "g/greedy", knobs, _mode("_align_factwindow")) is False  # the window finds "Warsaw"
     entry["original_span"] = _read("born in Warsaw, Poland", "Warsaw, Poland")
     entry["answers"]["g/greedy"]["span"] = _read("".join(pieces), "Warsaw")
-    assert fact_flag(entry, "g/greedy", knobs, _mode("_align")) is True  # F1 of "Warsaw" and "Warsaw, Poland": 0
+    assert fact_flag(entry, "g/greedy", knobs, _mode("_align_f1")) is True  # F1 of "Warsaw" and "Warsaw, Poland": 0
     entry["answers"]["g/greedy"]["span"] = _read("".join(pieces), "Warsaw.")
     entry["original_span"] = _read("Warsaw.", "Warsaw.")
-    assert fact_flag(entry, "g/greedy", knobs, _mode("_align")) is False
+    assert fact_flag(entry, "g/greedy", knobs, _mode("_align_f1")) is False
     from collections import Counter
 
     counts: Counter[str] = Counter()
@@ -167,7 +168,7 @@ def test_a_sentence_long_reply_aligns_through_its_answer_span() -> None:
     assert span_steps(pieces, trimmed) == [5]
     assert span_check_steps(pieces, trimmed, 50).indices == (4, 5)  # the step before, as released
     assert span_check_steps(pieces, trimmed, 50, rule="own").indices == (5,)
-    assert fact_flag(entry, "g/greedy", knobs, _mode("_align")) is False  # aligned on the spans
+    assert fact_flag(entry, "g/greedy", knobs, _mode("_align_f1")) is False  # aligned on the spans
     assert fact_flag(entry, "g/greedy", knobs, _mode("_align_factwindow")) is False  # and on the fact window
     assert fact_flag(entry, "g/greedy", knobs, _mode("_align_wholereply")) is True  # misaligned on the whole reply
 
@@ -178,7 +179,7 @@ def test_the_ks_check_reads_the_answer_spans_steps_unless_told_every_step() -> N
     confident, flat = PEAKED, SPREAD
     pieces = [" It", " was", " James", " I", "."]
     entry = _fact("James I", "James I", {"g/greedy": _reply(pieces, [flat, *[confident] * 4], "James I")})
-    knobs = HalluCheckKnobs()
+    knobs = HalluCheckKnobs(alignment="f1")  # the spans align by token F1 here, without a judge
     assert fact_flag(entry, "g/greedy", knobs, RELEASED) is False
     assert fact_flag(entry, "g/greedy", knobs, _mode("_allsteps")) is True
     entry["answers"]["g/greedy"]["top"] = [confident, confident, flat, confident, confident]
@@ -193,7 +194,7 @@ def test_a_span_beyond_the_span_check_steps_passes_with_one_token_as_released_an
 
     pieces = [" It", " was", " James", " I"]
     tops = [PEAKED] * 4
-    knobs = HalluCheckKnobs(ks_steps=2)
+    knobs = HalluCheckKnobs(ks_steps=2, alignment="f1")
     counts: Counter[str] = Counter()
     one_token = _fact("James", "James", {"g/greedy": _reply(pieces, tops, "James")})
     assert fact_flag(one_token, "g/greedy", knobs, RELEASED, counts) is False
@@ -215,7 +216,7 @@ def test_the_released_regeneration_is_100_tokens_of_which_the_ks_check_reads_50(
     assert paper["score"]["max_new_tokens"] == 100 and paper["aggregate"]["ks_steps"] == 50
     pieces = [" x"] * 60 + [" James", " I", "."]
     counts: Counter[str] = Counter()
-    knobs = HalluCheckKnobs()
+    knobs = HalluCheckKnobs(alignment="f1")
     late = _fact("James", "James", {"g/beam": _reply(pieces, [SPREAD] * 63, "James")})
     assert fact_flag(late, "g/beam", knobs, RELEASED, counts) is False  # one token past step 50: passed untested
     late = _fact("James I", "James I", {"g/beam": _reply(pieces, [PEAKED] * 63, "James I")})
@@ -289,6 +290,7 @@ def test_the_fact_nll_reading_takes_the_least_probable_fact_with_stated_fallback
         if logprobs is not None:
             found |= {"question": "Who?", "answers": {"generator/greedy": {"text": "x", "top": []}}}
             found["fact_logprobs"] = logprobs
+            found["judge"] = {"generator/greedy": None}
         return found
 
     raw = HalluCheckScores(
@@ -349,6 +351,7 @@ def test_the_aggregate_step_writes_each_facts_question_and_decision_path_for_the
     fact = {"index": 0, "text": "Paris", "sentence_index": 0, "question": "Where?"}
     fact["original_span"] = _read("It is Paris.", "Paris")
     fact["answers"] = {"generator/greedy": answer}
+    fact["judge"] = {"generator/greedy": True}
     raw = HalluCheckScores(
         taggings=["ner"], regenerations=["generator/greedy"], llms={}, records={"a": {"ner": [fact]}}
     )
@@ -362,10 +365,18 @@ def test_the_aggregate_step_writes_each_facts_question_and_decision_path_for_the
     rows = dict(shown[("hallucheck_ner_greedy", "fact", "a", 0)])
     assert rows["question"] == "Where?"
     assert rows["original span"] == "'Paris' (copied)"
-    assert (
-        rows["generator/greedy: alignment"]
-        == "span 'Paris' (copied) against 'Paris' (copied), token F1 1.00 (aligned at 0.6)"
-    )
+    assert rows["generator/greedy: alignment"] == "span 'Paris' (copied) against 'Paris' (copied)"
+    assert rows["generator/greedy: judge"] == "the same thing (0): aligned"
+    assert rows["generator/greedy: token F1"] == "1.00 (aligned at 0.6)"
+    assert {"hallucheck_ner_greedy", "hallucheck_ner_greedy_f1"} <= set(done.scores["variant"])
+    assert set(done.diagnostics["decision_paths"]["ner/generator/greedy"]) == {
+        "no_question",
+        "no_verdict",
+        "misaligned",
+        "ks_uniform",
+        "passed",
+    }
+    assert "decision_paths_f1" in done.diagnostics
     assert re.fullmatch(r"\d+ of \d+ tested steps uniform at α = 0.05.*", rows["generator/greedy: KS check"])
 
 

@@ -36,6 +36,14 @@ def test_a_provision_names_known_levels_in_order_and_passages_with_sentences() -
     assert LABEL_LEVELS == ("claim", "sentence", "passage", "response", "prompt")
 
 
+def test_every_data_set_that_carries_responses_names_who_wrote_them() -> None:
+    """A benchmark row's label says whose answers a method checks (hallulab.pipeline.row_labels)."""
+    for loader, declared in PROVISIONS.items():
+        assert bool(declared.responses_by) == declared.responses_in_data, loader
+    with pytest.raises(ValueError, match="carries none"):
+        Provision(True, False, False, labels=("prompt",), responses_in_data=False, responses_by="GPT-4")
+
+
 def _labelled(passages: list[Passage]) -> tuple[str, ...]:
     """The levels at which some record carries a label, in LABEL_LEVELS order."""
     found = {

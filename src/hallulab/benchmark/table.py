@@ -1,7 +1,9 @@
 """The benchmark table as its committed results files fill it.
 
 One row per method and benchmark variant (:attr:`hallulab.pipeline.spec.MethodSpec.benchmark_variants`,
-every variant where a method declares none), one column per benchmark data set. A cell is
+every variant where a method declares none), one column per benchmark data set; a row's title is
+the method's, followed by what its :attr:`~hallulab.pipeline.spec.MethodSpec.row_label` reads of
+its filled cells (:func:`cell_setting`). A cell is
 
 * ``n/a`` with the reason of the applicability rule (:mod:`hallulab.benchmark.applicability`);
 * not run yet: the cell applies, and ``results/<data set>/benchmark_<method>.json``
@@ -23,8 +25,12 @@ from pathlib import Path
 from hallulab.benchmark.applicability import BenchmarkDataset, Cell
 from hallulab.benchmark.runs import CellRun
 from hallulab.benchmark.units import binary_level
+from hallulab.pipeline.row_labels import CellSetting
 from hallulab.pipeline.spec import MethodSpec
 from hallulab.results.published import PublishedResult, load_result
+
+#: ``generate.mode`` values that keep the responses a data set carries (``all`` writes new ones)
+KEEPS_RESPONSES = ("keep", "auto", "samples")
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,7 @@ def rows(
             run = by_run.get((name, dataset.name))
             if run is not None and run.results_file(root).is_file():
                 published[dataset.name] = load_result(run.results_file(root))
+        settings = [cell_setting(d, published[d.name]) for d in datasets if d.name in published]
         variants = spec.benchmark_variants or tuple(
             dict.fromkeys(v for result in published.values() for v in result.metrics)
         )
@@ -81,5 +88,28 @@ def rows(
                 units = run.units_file() if run is not None else None
                 cost = run.cost_file() if run is not None else None
                 row.append(TableCell(result=result, level=binary_level(cell.levels), units_file=units, cost_file=cost))
-            found.append(TableRow(name, spec.title, variant, tuple(row)))
+            found.append(TableRow(name, row_title(spec, variant, settings), variant, tuple(row)))
     return tuple(found)
+
+
+def cell_setting(dataset: BenchmarkDataset, result: PublishedResult) -> CellSetting:
+    """What a row label reads of one filled cell: whose responses it scored (the data's, as its
+    loader declares, unless its run had ``generate.mode=all`` write new ones), the model of
+    each role its results file names, and its params."""
+    mode = next(
+        (o.partition("=")[2] for o in reversed(result.overrides) if o.startswith("generate.mode=")),
+        (result.params.get("dataset") or {}).get("generate_mode", "auto"),
+    )
+    return CellSetting(
+        dataset=dataset.name,
+        responses_by=dataset.provision.responses_by if mode in KEEPS_RESPONSES else None,
+        models={model.role: model.name for model in result.models},
+        params=result.params,
+    )
+
+
+def row_title(spec: MethodSpec, variant: str, cells: Sequence[CellSetting]) -> str:
+    """The method's title, then its row label's words for ``variant`` where it declares one and
+    they are not empty."""
+    label = spec.row_label(variant, cells) if spec.row_label is not None and cells else ""
+    return f"{spec.title}: {label}" if label else spec.title

@@ -51,8 +51,13 @@ class Provision:
     labels: tuple[str, ...]
     #: every record carries the response to check (otherwise ``generate`` writes it: Concept-7)
     responses_in_data: bool = True
+    #: who wrote the responses its records carry (the model the data set names), which a
+    #: benchmark row's label says (:mod:`hallulab.pipeline.row_labels`); None without responses
+    responses_by: str | None = None
 
     def __post_init__(self) -> None:
+        if self.responses_by is not None and not self.responses_in_data:
+            raise ValueError("responses_by names who wrote the responses a data set carries: it carries none")
         unknown = [level for level in self.labels if level not in LABEL_LEVELS]
         if unknown:
             raise ValueError(f"labels {unknown} are not among {LABEL_LEVELS}")
@@ -75,15 +80,25 @@ class Provision:
 
 #: loader (``dataset.loader``) -> what its data sets provide
 PROVISIONS: dict[str, Provision] = {
-    # SelfCheckGPT's WikiBio GPT-3 set: no prompt, 20 samples, a label per sentence
-    "wikibio": Provision(prompts=False, samples_in_data=True, sac3_outputs=False, labels=("sentence", "passage")),
+    # SelfCheckGPT's WikiBio GPT-3 set: no prompt, 20 samples, a label per sentence (GPT-3's
+    # passages, text-davinci-003)
+    "wikibio": Provision(
+        prompts=False, samples_in_data=True, sac3_outputs=False, labels=("sentence", "passage"), responses_by="GPT-3"
+    ),
     # FactualBio: the question, no samples, sentence labels and labelled atomic facts (claims)
+    # (GPT-4's biographies)
     "factualbio": Provision(
-        prompts=True, samples_in_data=False, sac3_outputs=False, labels=("claim", "sentence", "passage")
+        prompts=True,
+        samples_in_data=False,
+        sac3_outputs=False,
+        labels=("claim", "sentence", "passage"),
+        responses_by="GPT-4",
     ),
     # the SAC3 QA sets (NQ-open, HotpotQA): question, 10 resampled answers, SAC3's verdicts,
-    # a correct / wrong label per answer
-    "sac3": Provision(prompts=True, samples_in_data=True, sac3_outputs=True, labels=("response",)),
+    # a correct / wrong label per answer (gpt-3.5's answers)
+    "sac3": Provision(
+        prompts=True, samples_in_data=True, sac3_outputs=True, labels=("response",), responses_by="GPT-3.5"
+    ),
     # Concept-7: prompt-only records (generate writes the response and samples), familiarity labels
     "concept7": Provision(
         prompts=True, samples_in_data=False, sac3_outputs=False, labels=("prompt",), responses_in_data=False

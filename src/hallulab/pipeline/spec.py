@@ -47,6 +47,7 @@ from hallulab.core.units import LEVELS
 from hallulab.pipeline.role_checks import AnswerSpread as AnswerSpread
 from hallulab.pipeline.role_checks import DeclaredCheck
 from hallulab.pipeline.role_checks import RoleCheck as RoleCheck
+from hallulab.pipeline.row_labels import RowLabel
 from hallulab.pipeline.unit_texts import UnitTexts
 
 
@@ -218,6 +219,9 @@ class MethodSpec:
     #: :mod:`hallulab.pipeline.role_checks`): the benchmark table reads them to tell a cell the
     #: model that filled a role could not play (:mod:`hallulab.benchmark.validity`)
     role_checks: tuple[DeclaredCheck, ...] = ()
+    #: the words after its title in the benchmark table's rows, from its filled cells (who
+    #: wrote the answers it checks, which model filled a role: :mod:`hallulab.pipeline.row_labels`)
+    row_label: RowLabel | None = None
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:

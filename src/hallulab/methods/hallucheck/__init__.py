@@ -12,11 +12,14 @@ alignment), and for an aligned fact the top-5 token probabilities of the regener
 steps among the first 50 must not look uniform (a KS test)
 (:mod:`hallulab.methods.hallucheck.checks`). Response score = share of hallucinated facts.
 
-Like the released code, alignment compares the two spans by whitespace tokens as they are, and
-the KS test reads the span's steps and the step before, against scipy's U[min, min + max], the
-reference the released ``args=(min, max)`` gives; the test against U[min, max], SQuAD-normalised
-F1 and this project's earlier fact-window reading (the fact against the reply's best-matching
-window) are labelled variants. Deliberate differences from the released code (ConFactCheck):
+Like the released code, the ``judge`` role decides whether the two spans agree, every fact of a
+response in one prompt with the released wording and examples
+(:mod:`hallulab.methods.hallucheck.judge`), and the KS test reads the span's steps and the step
+before, against scipy's U[min, min + max], the reference the released ``args=(min, max)`` gives.
+Alignment by whitespace-token F1 >= 0.6 (the released ``calculate_f1_score``, left commented
+out there; ``_f1``, the reading that needs no reply format), the test against U[min, max],
+SQuAD-normalised F1 and this project's earlier fact-window reading (the fact against the
+reply's best-matching window) are labelled variants. Deliberate differences from the released code (ConFactCheck):
 every fact is checked on its own (the released code ``break``s out of its loop over facts when a
 span's tokens are not found among the generated tokens, and every later fact stays flagged
 without a test), and with beam search it reads ``scores[i][j]`` as if the beam index j were the
@@ -25,6 +28,7 @@ from (``beam_indices``); errors are counted, never swallowed by bare ``except``.
 """
 
 from hallulab.methods.hallucheck.raw import HalluCheckScores
+from hallulab.methods.hallucheck.row_label import row_label
 from hallulab.methods.hallucheck.unit_texts import UNIT_TEXTS
 from hallulab.pipeline.spec import (
     TEXT_LOGPROBS,
@@ -36,8 +40,24 @@ from hallulab.pipeline.spec import (
     unplanned,
 )
 
-#: the decision paths of NER facts regenerated greedily by the generator (the table's variant)
-_PATHS = "decision_paths.ner/generator/greedy"
+#: the table's rows: Algorithm 1 on NER facts with greedy regeneration, aligned by the judge as
+#: released, and by token F1 (the reading that needs no reply format)
+_HEADLINE, _F1 = "hallucheck_ner_greedy", "hallucheck_ner_greedy_f1"
+
+
+def _agreement(paths: str, variant: str) -> AnswerSpread:
+    """A fact whose regenerated answer disagrees is flagged: when nearly every fact's does, the
+    regeneration, not the response, decides the score (``paths``: the decision paths of NER
+    facts regenerated greedily by the generator, under the variant's alignment)."""
+    return AnswerSpread(
+        role="generator",
+        answers=(("agreed", f"{paths}.passed + {paths}.ks_uniform"), ("disagreed", f"{paths}.misaligned")),
+        of=f"{paths}.passed + {paths}.ks_uniform + {paths}.misaligned",
+        noun="facts",
+        said="the {role}'s regenerated answer {answer} with the response for {count} of {of} {noun}",
+        variants=(variant,),
+    )
+
 
 SPEC = MethodSpec(
     raw=HalluCheckScores,
@@ -59,7 +79,7 @@ SPEC = MethodSpec(
     ),
     aggregate=StepInputs(params=("hallucheck.aggregate",)),
     order=70,
-    benchmark_variants=("hallucheck_ner_greedy",),  # Algorithm 1 on NER facts with greedy regeneration
+    benchmark_variants=(_HEADLINE, _F1),
     needs=(TEXT_LOGPROBS,),
     other_levels=("fact", "sentence"),
     calls=unplanned("its questions come from extracted facts and its re-answers from the questions"),
@@ -77,18 +97,26 @@ SPEC = MethodSpec(
             of="questions_asked",
             failed="facts got no question",
         ),
-        # a fact whose regenerated answer disagrees is flagged: when nearly every fact's does,
-        # the regeneration, not the response, decides the score
-        AnswerSpread(
-            role="generator",
-            answers=(
-                ("agreed", f"{_PATHS}.passed + {_PATHS}.ks_uniform"),
-                ("disagreed", f"{_PATHS}.misaligned"),
-            ),
-            of=f"{_PATHS}.passed + {_PATHS}.ks_uniform + {_PATHS}.misaligned",
-            noun="facts",
-            said="the {role}'s regenerated answer {answer} with the response for {count} of {of} {noun}",
-            variants=("hallucheck_ner_greedy",),
+        # the judge's replies: the released reading takes a Python-style list of one 0 or 1 per
+        # fact; a reply it cannot read leaves its response's facts unchecked
+        RoleCheck(
+            role="judge",
+            label="replies read as a list of one 0 or 1 per fact",
+            succeeded="judge_replies_parsed + judge_replies_too_long",
+            of="judge_prompts",
+            failed="replies were not a list of one 0 or 1 per fact",
+            variants=(_HEADLINE,),
         ),
+        AnswerSpread(
+            role="judge",
+            answers=(("the same thing", "judge_same"), ("not the same thing", "judge_different")),
+            of="judge_same + judge_different",
+            noun="pairs of answer spans",
+            said="the {role} judged {count} of {of} {noun} {answer}",
+            variants=(_HEADLINE,),
+        ),
+        _agreement("decision_paths.ner/generator/greedy", _HEADLINE),
+        _agreement("decision_paths_f1.ner/generator/greedy", _F1),
     ),
+    row_label=row_label,
 )

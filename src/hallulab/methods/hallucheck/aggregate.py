@@ -4,21 +4,26 @@ threshold, KS level and steps are knobs), response score = share of hallucinated
 The headline variant computes the checks as the released code does
 (:mod:`hallulab.methods.hallucheck.checks`): the answer span read out of the original response
 against the answer span read out of the regenerated answer (span against span,
-:mod:`hallulab.methods.hallucheck.spans`) by whitespace-token F1, then the KS test against
-scipy's U[min, min + max] on the first 50 steps: the regenerated span's steps and the step
-before. Each decoding (``greedy``, ``beam``, ``sampled``: :mod:`hallulab.methods.hallucheck.score`)
-gets every reading. Labelled variants, each changing one thing:
+:mod:`hallulab.methods.hallucheck.spans`), aligned when the judge says they refer to the same
+thing (``alignment: judge``, the released LLM judge, one prompt per response:
+:mod:`hallulab.methods.hallucheck.judge`), then the KS test against scipy's U[min, min + max] on
+the first 50 steps: the regenerated span's steps and the step before. Each decoding
+(``greedy``, ``beam``, ``sampled``: :mod:`hallulab.methods.hallucheck.score`) gets every
+reading. Labelled variants, each changing one thing:
 
 * ``_align``: alignment only, no probability check (Table 2's "Fact alignment" row);
+* ``_f1`` / ``_align_f1``: alignment by whitespace-token F1 >= 0.6 of the two spans instead of
+  the judge (the released ``calculate_f1_score``, whose call the released code leaves commented
+  out; the reading that needs no reply format);
 * ``_factwindow`` / ``_align_factwindow``: this project's earlier reading: the fact itself
   against the regenerated answer's word window that best matches it (close to containment),
-  the KS test on that window's steps;
+  by token F1, the KS test on that window's steps;
 * ``_ksminmax``: the KS test against U[min, max] as §3 describes it, on the span's own steps
   (a span beyond the tested steps flagged);
 * ``_squadf1`` / ``_align_squadf1``: alignment by token F1 after SQuAD normalisation;
 * ``_allsteps``: the KS test on every tested step;
-* ``_wholereply`` / ``_align_wholereply``: no span: the fact against the whole answer, KS on
-  every step.
+* ``_wholereply`` / ``_align_wholereply``: no span: the fact against the whole answer by token
+  F1, KS on every step.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from hallulab.core.config import setting
+from hallulab.core.config import ConfigError, setting
 from hallulab.core.units import DetailTable, ScoreTable
 from hallulab.methods.hallucheck.checks import (
     ALIGNMENTS,
@@ -54,7 +59,11 @@ NO_FACT_SENTENCE_SCORE = 0.5
 class HalluCheckKnobs:
     """params ``hallucheck.aggregate``."""
 
-    alignment: str = setting("f1", choices=ALIGNMENTS)
+    alignment: str = setting(
+        "judge",
+        choices=ALIGNMENTS,
+        doc="the headline's: judge (the released: llms.judge on the two spans) | f1 (>= f1_threshold) | containment",
+    )
     f1_threshold: float = setting(0.6, minimum=0.0, maximum=1.0, doc="aligned when token F1 >= this")
     ks_alpha: float = setting(0.05, above=0.0, maximum=1.0, doc="a step is uniform when the KS p-value exceeds this")
     ks_steps: int = setting(50, minimum=1, doc="generated steps tested")
@@ -69,11 +78,13 @@ ANSWER_READINGS = ("spans", "factwindow", "reply")
 @dataclass(frozen=True)
 class CheckMode:
     """Which texts alignment compares and how (§3; the released code: the two read answer
-    spans, whitespace tokens), whether the KS test runs, which steps it reads and against
-    which reference."""
+    spans, judged by an LLM), whether the KS test runs, which steps it reads and against which
+    reference."""
 
     suffix: str  # appended to the variant name
     probability_check: bool
+    #: None: the knob ``alignment`` (the headline's, the released judge); else one of ALIGNMENTS
+    alignment: str | None = None
     answer: str = "spans"  # ANSWER_READINGS
     ks_steps: str = "span"  # "span": the answer span's steps; "all": every tested step
     ks_reference: str = KS_RELEASED  # released: U[min, min + max] | minmax: U[min, max]
@@ -81,24 +92,29 @@ class CheckMode:
     f1_tokens: str = "split"  # split: whitespace tokens as they are (released) | squad: normalised
 
 
-#: the released checks: the original response's answer span against the regenerated answer's
-#: by whitespace-token F1, then the KS test against scipy's U[min, min + max] on the
-#: regenerated span's steps and the step before
+#: the released checks: the original response's answer span against the regenerated answer's,
+#: aligned by the judge (the knob ``alignment``), then the KS test against scipy's
+#: U[min, min + max] on the regenerated span's steps and the step before
 RELEASED = CheckMode("", probability_check=True)
+#: the released checks with token F1 for the judge: the reading that needs no reply format
+TOKEN_F1 = replace(RELEASED, suffix="_f1", alignment="f1")
 
 #: the released checks first, then each labelled reading: the released checks with the named
-#: settings changed
+#: settings changed (a reading that does not compare the two spans aligns by token F1: the
+#: judge was asked about the spans only)
 CHECK_MODES = (
     RELEASED,
     replace(RELEASED, suffix="_align", probability_check=False),
-    replace(RELEASED, suffix="_factwindow", answer="factwindow"),
-    replace(RELEASED, suffix="_align_factwindow", probability_check=False, answer="factwindow"),
+    TOKEN_F1,
+    replace(TOKEN_F1, suffix="_align_f1", probability_check=False),
+    replace(TOKEN_F1, suffix="_factwindow", answer="factwindow"),
+    replace(TOKEN_F1, suffix="_align_factwindow", probability_check=False, answer="factwindow"),
     replace(RELEASED, suffix="_ksminmax", ks_reference=KS_MINMAX, span_rule="own"),
-    replace(RELEASED, suffix="_squadf1", f1_tokens="squad"),
-    replace(RELEASED, suffix="_align_squadf1", probability_check=False, f1_tokens="squad"),
+    replace(TOKEN_F1, suffix="_squadf1", f1_tokens="squad"),
+    replace(TOKEN_F1, suffix="_align_squadf1", probability_check=False, f1_tokens="squad"),
     replace(RELEASED, suffix="_allsteps", ks_steps="all"),
-    replace(RELEASED, suffix="_wholereply", answer="reply", ks_steps="all"),
-    replace(RELEASED, suffix="_align_wholereply", probability_check=False, answer="reply", ks_steps="all"),
+    replace(TOKEN_F1, suffix="_wholereply", answer="reply", ks_steps="all"),
+    replace(TOKEN_F1, suffix="_align_wholereply", probability_check=False, answer="reply", ks_steps="all"),
 )
 
 
@@ -145,15 +161,18 @@ def fact_flag(
         if counts is not None:
             counts["spans_not_read_unchecked"] += 1
         return None
-    if knobs.alignment == "f1":
+    alignment = mode.alignment or knobs.alignment
+    if alignment == "f1":
         aligned = alignment_f1(compared.answer, compared.reference, mode.f1_tokens) >= knobs.f1_threshold
-    elif knobs.alignment == "containment":
+    elif alignment == "containment":
         aligned = contained(compared.reference, compared.answer)
     else:  # the judge's verdict on the two spans (the score step asked it)
         verdict = (entry.get("judge") or {}).get(key)
         if verdict is None:
+            if counts is not None:
+                counts["judge_no_verdict_unchecked"] += 1
             return None
-        aligned = bool(verdict)
+        aligned = verdict
     if not aligned:
         return True
     if not mode.probability_check:
@@ -180,14 +199,31 @@ def variant_name(tagging: str, key: str, mode: CheckMode = CHECK_MODES[0]) -> st
     return name + mode.suffix
 
 
+def require_verdicts(raw: HalluCheckScores, knobs: HalluCheckKnobs) -> None:
+    """The judge's alignment reads the verdicts the score step stored: a one-line error when a
+    fact has a question and no verdicts (the score step ran with ``judge: false``)."""
+    if knobs.alignment != "judge":
+        return
+    for rid, by_tagging in raw.records.items():
+        for tagging, entries in by_tagging.items():
+            for entry in entries:
+                if entry.get("question") is not None and "judge" not in entry:
+                    raise ConfigError(
+                        f"hallucheck raw scores, record {rid!r} ({tagging} fact {entry['index']}): field 'judge' "
+                        "is missing, which hallucheck.aggregate.alignment=judge reads; run the score step with "
+                        "hallucheck.score.judge=true, or set hallucheck.aggregate.alignment=f1"
+                    )
+
+
 def aggregate(ctx: AggregateContext[HalluCheckScores]) -> Aggregated:
     knobs = ctx.params.typed(HalluCheckKnobs, "hallucheck.aggregate")
     raw = ctx.raw
+    require_verdicts(raw, knobs)
     passages = {p.id: p for p in ctx.passages}
     table = ScoreTable()
     counts: Counter[str] = Counter()
-    #: (tagging, regeneration, mode suffix, record, fact index) -> the flag, for the two modes
-    #: the decision paths read (the headline and its alignment-only reading)
+    #: (tagging, regeneration, mode suffix, record, fact index) -> the flag, for the modes the
+    #: decision paths read (the headline, the token-F1 reading and their alignment-only readings)
     path_flags: dict[tuple[str, str, str, str, int], bool | None] = {}
     details = DetailTable()
     #: (tagging, record, fact index) -> the fact's details, computed once for all its variants
@@ -235,11 +271,10 @@ def aggregate(ctx: AggregateContext[HalluCheckScores]) -> Aggregated:
                     table.add_response(name, rid, float(np.mean(flags)) if flags else knobs.no_fact_score)
     for tagging in raw.taggings:
         _fact_nll_variant(tagging, raw, passages, table, counts)
-    decision_paths = _decision_paths(raw, path_flags)
     diagnostics: dict[str, Any] = {
         **raw.diagnostics,
         **dict(counts),
-        "decision_paths": decision_paths,
+        **{name: _decision_paths(raw, path_flags, modes) for name, modes in DECISION_PATHS.items()},
         "llms": raw.llms,
     }
     present = set(table.frame()["variant"])
@@ -250,6 +285,7 @@ def aggregate(ctx: AggregateContext[HalluCheckScores]) -> Aggregated:
             "hallucheck_ner_sampled",  # the released call (a model whose own settings sample)
             "hallucheck_ner_greedy",  # the paper's Greedy row: no released code path
             "hallucheck_ner_greedy_align",
+            "hallucheck_ner_greedy_f1",  # token F1 for the judge: no reply format to follow
             "hallucheck_ner_greedy_crosseval",
             "hallucheck_ner_factnll",
         )
@@ -304,21 +340,36 @@ def _fact_nll_variant(
         table.add_response(name, rid, worst if value is None else value)
 
 
-#: the modes whose flags make the decision paths: the headline and its alignment-only reading
-PATH_MODES = (RELEASED, next(m for m in CHECK_MODES if m.suffix == "_align"))
+def _mode(suffix: str) -> CheckMode:
+    return next(m for m in CHECK_MODES if m.suffix == suffix)
+
+
+#: the diagnostics key of each set of decision paths and the two modes whose flags make it (a
+#: reading with the KS check, and its alignment-only reading): the headline's (the judge) and
+#: the token-F1 reading's
+DECISION_PATHS = {
+    "decision_paths": (RELEASED, _mode("_align")),
+    "decision_paths_f1": (TOKEN_F1, _mode("_align_f1")),
+}
+PATH_MODES = tuple(mode for modes in DECISION_PATHS.values() for mode in modes)
+#: the paths a fact takes (:func:`_decision_paths`)
+DECISIONS = ("no_question", "no_verdict", "misaligned", "ks_uniform", "passed")
 
 
 def _decision_paths(
-    raw: HalluCheckScores, flags: Mapping[tuple[str, str, str, str, int], bool | None]
+    raw: HalluCheckScores,
+    flags: Mapping[tuple[str, str, str, str, int], bool | None],
+    modes: tuple[CheckMode, CheckMode],
 ) -> dict[str, dict[str, int]]:
     """Share of facts by decision path for each tagging and regeneration: no question,
-    misaligned, aligned but a uniform step (KS), passed; read from the flags the main loop
-    computed (``flags``, keyed as there)."""
-    headline, alignment_only = (mode.suffix for mode in PATH_MODES)
+    misaligned, aligned but a uniform step (KS), passed (no verdict: the judge's reply was not
+    read); read from the flags the main loop computed (``flags``, keyed as there) for ``modes``
+    (the reading with the KS check, its alignment-only reading)."""
+    headline, alignment_only = (mode.suffix for mode in modes)
     out: dict[str, dict[str, int]] = {}
     for tagging in raw.taggings:
         for key in raw.regenerations:
-            paths: Counter[str] = Counter()
+            paths: Counter[str] = Counter(dict.fromkeys(DECISIONS, 0))  # every path written, 0 included
             for rid, by_tag in raw.records.items():
                 for entry in by_tag.get(tagging, []):
                     if entry.get("question") is None:

@@ -4,13 +4,15 @@ alternatives.
 
 1. **Fact alignment**: the answer the LLM regenerates for the question about fact a must
    agree with the original answer: the answer span of the regenerated reply against the
-   answer span of the original response ("The answer span" below), token-set F1 >= 0.6 (the
-   threshold of the paper's first version). The released ``calculate_f1_score`` splits the two
-   spans on whitespace as they are (case and punctuation kept): :func:`split_token_f1`, the
-   headline. :func:`token_f1` normalises like SQuAD first (lower case, no punctuation, no
-   articles): the labelled ``_squadf1`` reading. ``containment`` (every token of the original
-   span occurs in the regenerated one) and an LLM ``judge`` of the two spans are the
-   alternatives.
+   answer span of the original response ("The answer span" below). The released code asks an
+   LLM judge whether the two spans refer to the same thing (the headline,
+   :mod:`hallulab.methods.hallucheck.judge`); its commented-out alternative, kept as the
+   labelled ``_f1`` reading, is token-set F1 >= 0.6 (the threshold of the paper's first
+   version): the released ``calculate_f1_score`` splits the two spans on whitespace as they
+   are (case and punctuation kept), :func:`split_token_f1`. :func:`token_f1` normalises like
+   SQuAD first (lower case, no punctuation, no articles): the labelled ``_squadf1`` reading.
+   ``containment`` (every token of the original span occurs in the regenerated one) is a
+   further choice of the headline's measure.
 2. **Probability check** for an aligned fact: at each tested step (the first 50 of the up to
    100 regenerated; the released ``range(0, 50)``), the top-5 token
    probabilities renormalised, p_k = e^{s_k} / sum_{m<=5} e^{s_m}, go through a one-sample

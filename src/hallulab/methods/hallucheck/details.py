@@ -1,8 +1,9 @@
 """What the report shows beside a HalluCheck fact: its question and, for every regenerated
 answer, the decision path of Section 3 as the headline variant reads it (the answer span of the
-original response and that of the regenerated answer, the whitespace-token F1 of the two, how
-many of the tested steps look guessed under the KS test against the released reference).
-Written by the aggregate step (a per-unit detail table), so the report recomputes nothing."""
+original response and that of the regenerated answer, the judge's verdict on the two, their
+whitespace-token F1 (the ``_f1`` reading), how many of the tested steps look guessed under the
+KS test against the released reference). Written by the aggregate step (a per-unit detail
+table), so the report recomputes nothing."""
 
 from __future__ import annotations
 
@@ -42,12 +43,13 @@ def decision_path(
     if "original_span" not in entry or "span" not in answer:
         return [*rows, (f"{key}: alignment", "spans not read (raw scores of an older score step)")]
     original, read = entry["original_span"], answer["span"]
+    rows.append((f"{key}: alignment", f"span {_shown(read)} against {_shown(original)}"))
+    rows.append((f"{key}: judge", _verdict(entry, key)))
     f1 = alignment_f1(read["text"] if read else "", original["text"] if original else "")
     rows.append(
         (
-            f"{key}: alignment",
-            f"span {_shown(read)} against {_shown(original)}, token F1 {f1:.2f} "
-            f"({'aligned' if f1 >= f1_threshold else 'not aligned'} at {f1_threshold:g})",
+            f"{key}: token F1",
+            f"{f1:.2f} ({'aligned' if f1 >= f1_threshold else 'not aligned'} at {f1_threshold:g})",
         )
     )
     steps: list[str] | None = answer.get("steps")
@@ -63,3 +65,13 @@ def decision_path(
             )
         )
     return rows
+
+
+def _verdict(entry: Mapping[str, Any], key: str) -> str:
+    """The judge's verdict on one regenerated answer's span, in words."""
+    if "judge" not in entry:
+        return "not asked"
+    verdict = entry["judge"].get(key)
+    if verdict is None:
+        return "no verdict (its reply was not read, or a span is missing)"
+    return "the same thing (0): aligned" if verdict else "not the same thing (1): not aligned"
