@@ -1,0 +1,53 @@
+"""LUQ, expensive step of the sentence reading: 1 - S(s_i, r_n) = P(contradict | premise sample r_n,
+hypothesis sentence s_i) for every sentence of the response and every stored sample, all pairs of
+the data set in one batched, cached NLI request.
+
+The sample is the premise whatever ``nli.pair_order`` says: LUQ asks whether each sentence is
+supported by a sample. The pairs go through the same cached P(contradict) as SelfCheckGPT-NLI's
+score step, so with ``nli.pair_order=sample_first`` every pair is one that step has already
+scored (and the two methods' sentence scores are the same numbers); with the default
+``sentence_first`` SelfCheckGPT-NLI reads the pairs the other way round and LUQ scores its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from hallulab.data.schema import Passage
+from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores, scorable, sentence_sample_grid, unflatten
+from hallulab.nli.scorer import NLIConfig, NLIScorer
+from hallulab.pipeline.context import BuildContext
+
+#: premises, hypotheses -> P(contradict) of each pair (SelfCheckGPT's Eq. 9 normalisation)
+Contradiction = Callable[[list[str], list[str]], np.ndarray]
+
+VARIANT = "luq_sentence"
+
+
+def sentence_matrices(passages: Sequence[Passage], contradiction: Contradiction) -> dict[str, np.ndarray]:
+    """Every record's I x N_max matrix of 1 - S(s_i, r_n), the sample r_n the premise."""
+    sentences, samples = sentence_sample_grid(passages, "LUQ")
+    return unflatten(passages, contradiction(samples, sentences))
+
+
+def score(ctx: BuildContext) -> SampleMatrixScores:
+    chosen = scorable(ctx.passages)
+    chosen.warn(ctx.log, "LUQ")
+    passages = chosen.kept
+    scorer = NLIScorer(ctx.params.typed(NLIConfig, "nli"), cache=ctx.resources.cache)
+    matrices = sentence_matrices(passages, lambda p, h: scorer.contradiction_probs(p, h, progress=True))
+    sentences, samples = sentence_sample_grid(passages, "LUQ")
+    stored = SampleMatrices(
+        method="luq",
+        variant=VARIANT,
+        identity={"name": scorer.config.name, **scorer.identity, "premise": "sample"},
+        matrices=matrices,
+        diagnostics={
+            "pairs": sum(m.size for m in matrices.values()),
+            **chosen.diagnostics(),
+            "pairs_truncated_for_nli": scorer.truncated_pairs(samples, sentences),
+        },
+    )
+    return SampleMatrixScores((stored,))
