@@ -12,7 +12,7 @@ Two kinds of value are no class default and are left out of the default check:
 * a value a selection decides: ``${profile.x}`` (quick or paper), a method's own table of
   profile values ``${<method>.by_profile.${profile.name}.x}``, ``${dataset.x}`` (no
   fallback), or a key a data set's file sets (``ensemble.members``);
-* a section a group's option file sets whole (``nli``, ``bertscore``, ``dataset``,
+* a section a group's option file sets whole (``nli``, ``bertscore``, ``sentence_similarity``, ``dataset``,
   ``nli_train``, an ``llm_catalogue`` entry): each option states every value, a choice and
   not a default, so only its keys are checked, in every option.
 """
@@ -43,6 +43,7 @@ from hallulab.llm.openai_backend import OpenAIConfig
 from hallulab.llm.vllm_backend import VLLMConfig
 from hallulab.methods.bertscore import BERTScoreConfig
 from hallulab.methods.sample_matrix import SampleSelection
+from hallulab.methods.sentence_similarity import SentenceSimilarityConfig
 from hallulab.nli.scorer import NLIConfig
 from hallulab.nli.train import TrainConfig
 from hallulab.pipeline import registry
@@ -78,6 +79,7 @@ KNOB_SECTIONS: dict[str, Section] = {
 OPTION_SECTIONS: dict[str, Section] = {
     "nli": Section(NLIConfig),
     "bertscore": Section(BERTScoreConfig),
+    "sentence_similarity": Section(SentenceSimilarityConfig),
     "dataset": Section(DatasetConfig),
     "nli_train": Section(TrainConfig, elsewhere=("profile",)),
 }

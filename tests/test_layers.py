@@ -116,12 +116,13 @@ SCRATCH = {
     "hallulab/methods/raw_scores.py": "",
     "hallulab/methods/sample_graph.py": "",
     "hallulab/methods/sample_matrix.py": "",
+    "hallulab/methods/sentence_similarity.py": "",
     "hallulab/methods/similarity_graph.py": "",
     "hallulab/methods/skipped.py": "",
     "hallulab/methods/token_statistics.py": "",
     "hallulab/methods/ccp/__init__.py": (
         "from hallulab.methods import raw_scores, sample_graph, sample_matrix, similarity_graph, skipped\n"
-        "from hallulab.methods import token_statistics\n"
+        "from hallulab.methods import sentence_similarity, token_statistics\n"
     ),
     "hallulab/methods/self_familiarity/__init__.py": "",
     "hallulab/methods/self_familiarity/similarity.py": "from hallulab.methods.bertscore import x\n",

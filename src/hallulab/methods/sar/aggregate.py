@@ -1,0 +1,65 @@
+"""SAR, cheap step: SentenceSAR and SAR over the chosen samples at the temperature t, and the
+response's TokenSAR (the formulas are in :mod:`hallulab.methods.sar.formula`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from hallulab.core.config import setting
+from hallulab.core.units import ScoreTable
+from hallulab.methods.sample_matrix import sample_choice_from, selected_columns
+from hallulab.methods.sar.formula import DEFAULT_TEMPERATURE, sar, sentence_sar
+from hallulab.methods.sar.raw import SarScores
+from hallulab.pipeline.context import AggregateContext, Aggregated
+
+
+@dataclass(frozen=True)
+class SarKnobs:
+    """params ``sar.aggregate``."""
+
+    temperature: float = setting(
+        DEFAULT_TEMPERATURE,
+        above=0.0,
+        doc="t, the sentence relevance's temperature: E(s_j) = -log(p_j + R_S(s_j) / t) (lm-polygraph's 0.001)",
+    )
+
+
+def aggregate(ctx: AggregateContext[SarScores]) -> Aggregated:
+    knobs = ctx.params.typed(SarKnobs, "sar.aggregate")
+    selection = sample_choice_from(ctx.params)
+    stored = ctx.raw
+    table = ScoreTable()
+    counts: Counter[str] = Counter()
+    for passage in ctx.passages:
+        record = stored.records.get(passage.id)
+        if record is None:
+            continue
+        if record["response_token_sar"] is not None:
+            table.add_response("token_sar", passage.id, record["response_token_sar"])
+        chosen = selected_columns(passage.id, len(record["log_probs"]), selection)
+        similarity = np.asarray(record["similarity"], dtype=np.float64)[np.ix_(chosen, chosen)]
+        log_probs = [v for i in chosen if (v := record["log_probs"][int(i)]) is not None]
+        if len(log_probs) < len(chosen):
+            counts["sentence_sar_records_with_an_empty_sample"] += 1
+        else:
+            table.add_response("sentence_sar", passage.id, sentence_sar(log_probs, similarity, knobs.temperature))
+        if "token_sar" in record:
+            token_sars = [v for i in chosen if (v := record["token_sar"][int(i)]) is not None]
+            if len(token_sars) < len(chosen):
+                counts["sar_records_with_a_sample_without_token_sar"] += 1
+            else:
+                table.add_response("sar", passage.id, sar(token_sars, similarity, knobs.temperature))
+        counts["records_scored"] += 1
+    diagnostics = {
+        **stored.diagnostics,
+        **dict(counts),
+        "num_samples": selection.used,
+        "temperature": knobs.temperature,
+        "token_relevance": stored.token_relevance,
+        "similarity": stored.similarity.get("name"),
+        "proxy": stored.proxy.get("model"),
+    }
+    return Aggregated(table.frame(), diagnostics)

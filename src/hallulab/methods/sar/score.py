@@ -1,0 +1,184 @@
+"""SAR, expensive step: each sample's token log-probabilities under the ``proxy`` LLM
+(teacher-forced after ``prefix``, in one batched, cached request: with Semantic Entropy's prefix
+these are its calls), then one request of sentence similarities for the whole data set: every
+ordered pair of a record's samples, and each token's relevance pair of each sample (with
+``token_relevance``) and of the response (its tokens from the ``response_tokens`` artifact). It
+stores each sample's sequence log-probability and TokenSAR, the samples' similarity matrix and
+the response's TokenSAR; N, the choice of samples and the temperature t are the aggregate
+step's."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hallulab.artifacts.response_tokens import token_stats
+from hallulab.artifacts.response_tokens.build import prefix_for
+from hallulab.core.config import ConfigError, setting
+from hallulab.core.errors import RecordError
+from hallulab.core.token_stats import TokenStats
+from hallulab.data.schema import Passage
+from hallulab.methods.sar.formula import token_sar
+from hallulab.methods.sar.raw import RecordSar, SarScores
+from hallulab.methods.sar.relevance import relevance_pairs
+from hallulab.methods.sentence_similarity import (
+    PairRequest,
+    PairSimilarity,
+    SentenceSimilarity,
+    SentenceSimilarityConfig,
+)
+from hallulab.methods.skipped import HAS_RESPONSE, HAS_SAMPLES, partition
+from hallulab.pipeline.context import BuildContext
+
+
+@dataclass(frozen=True)
+class SarScoreKnobs:
+    """params ``sar.score``."""
+
+    prefix: str = setting(
+        "{prompt}",
+        doc="what each sample is conditioned on for its log-probabilities: '{prompt}' = the question "
+        "(Semantic Entropy's setting, so its proxy calls are shared)",
+    )
+    token_relevance: bool = setting(
+        True,
+        doc="score each sample's token relevances (one similarity per token of every sample), which sar reads; "
+        "off: sentence_sar and token_sar only",
+    )
+
+
+@dataclass(frozen=True)
+class TokenPlan:
+    """One text's token similarities: the request's value at ``at[i]``, or ``fixed[i]`` where
+    ``at[i]`` is None (a similarity no model is asked for)."""
+
+    at: tuple[int | None, ...]
+    fixed: tuple[float, ...]
+
+    @classmethod
+    def of(cls, request: PairRequest, context: str | None, text: str, tokens: Sequence[TokenStats]) -> TokenPlan:
+        at: list[int | None] = []
+        fixed: list[float] = []
+        for item in relevance_pairs(context, text, tokens):
+            if isinstance(item, tuple):
+                at.append(request.add([item]).start)
+                fixed.append(0.0)
+            else:
+                at.append(None)
+                fixed.append(item)
+        return cls(tuple(at), tuple(fixed))
+
+    def read(self, values: np.ndarray) -> np.ndarray:
+        return np.asarray(
+            [self.fixed[i] if at is None else values[at] for i, at in enumerate(self.at)], dtype=np.float64
+        )
+
+
+def _plan(
+    request: PairRequest, passage: Passage, field: str, text: str, tokens: Sequence[TokenStats]
+) -> TokenPlan | None:
+    """The text's token plan (None without tokens); a RecordError naming the field when the
+    tokens' offsets do not fit the text."""
+    if not tokens:
+        return None
+    try:
+        return TokenPlan.of(request, passage.prompt, text, tokens)
+    except ValueError as error:
+        raise RecordError(passage.id, field, f"its token statistics do not fit its text ({error})") from error
+
+
+def sar_records(
+    passages: Sequence[Passage],
+    sample_tokens: Mapping[str, Sequence[Sequence[TokenStats]]],
+    response_tokens: Mapping[str, Sequence[TokenStats]],
+    similarity: PairSimilarity,
+    *,
+    token_relevance: bool,
+) -> tuple[dict[str, RecordSar], Counter[str]]:
+    """Each record's stored values (:class:`RecordSar`) from its samples' and its response's
+    token statistics, every similarity in one request to ``similarity``, and the counts."""
+    request = PairRequest.empty()
+    plans = []
+    for passage in passages:
+        samples = passage.samples
+        matrix = request.add([(a, b) for a in samples for b in samples])
+        tokens = sample_tokens[passage.id]
+        sample_plans = (
+            [
+                _plan(request, passage, f"samples[{j}]", s, t)
+                for j, (s, t) in enumerate(zip(samples, tokens, strict=True))
+            ]
+            if token_relevance
+            else None
+        )
+        response = _plan(request, passage, "response", passage.response or "", response_tokens.get(passage.id, ()))
+        plans.append((passage, matrix, sample_plans, response))
+    values = request.run(similarity)
+    counts: Counter[str] = Counter({"similarity_pairs": len(request.firsts)})
+    records: dict[str, RecordSar] = {}
+    for passage, matrix, sample_plans, response in plans:
+        n = len(passage.samples)
+        tokens = sample_tokens[passage.id]
+        log_probs: list[float | None] = [sum(t.logprob for t in stats) if stats else None for stats in tokens]
+        counts["samples_without_tokens"] += sum(not stats for stats in tokens)
+        record: RecordSar = {
+            "log_probs": log_probs,
+            "similarity": values[matrix].reshape(n, n).tolist(),
+            "response_token_sar": None,
+        }
+        if sample_plans is not None:
+            token_sars: list[float | None] = []
+            for stats, plan in zip(tokens, sample_plans, strict=True):
+                value = None if plan is None else token_sar([t.logprob for t in stats], plan.read(values))
+                counts["samples_with_every_relevance_zero"] += plan is not None and value is None
+                token_sars.append(value)
+            record["token_sar"] = token_sars
+        if response is None:
+            counts["responses_without_tokens"] += 1
+        else:
+            lls = [t.logprob for t in response_tokens[passage.id]]
+            record["response_token_sar"] = token_sar(lls, response.read(values))
+            counts["responses_with_every_relevance_zero"] += record["response_token_sar"] is None
+        records[passage.id] = record
+        counts["records_scored"] += 1
+    return records, counts
+
+
+def score(ctx: BuildContext) -> SarScores:
+    knobs = ctx.params.typed(SarScoreKnobs, "sar.score")
+    chosen = partition(ctx.passages, HAS_RESPONSE, HAS_SAMPLES)
+    chosen.warn(ctx.log, "SAR")
+    passages = chosen.kept
+    llm = ctx.resources.llm("proxy")
+    if not llm.capabilities.teacher_forcing:
+        raise ConfigError(
+            f"llms.proxy ({ctx.resources.llm_name('proxy')}) cannot teacher-force the samples for SAR; "
+            "choose a white-box backend (hf, vllm, or a vLLM server)"
+        )
+    prefixes = [prefix_for(knobs.prefix, p) for p in passages for _ in p.samples]
+    scored = llm.score(prefixes, [s for p in passages for s in p.samples]) if prefixes else []
+    sample_tokens: dict[str, list[list[TokenStats]]] = {}
+    at = 0
+    for passage in passages:
+        sample_tokens[passage.id] = scored[at : at + len(passage.samples)]
+        at += len(passage.samples)
+    config = ctx.params.typed(SentenceSimilarityConfig, "sentence_similarity")
+    similarity = SentenceSimilarity(config, cache=ctx.resources.cache)
+    records, counts = sar_records(
+        passages,
+        sample_tokens,
+        token_stats(ctx.artifacts["response_tokens"]),
+        similarity.scores,
+        token_relevance=knobs.token_relevance,
+    )
+    return SarScores(
+        proxy=llm.llm.identity().as_key(),
+        similarity={"name": config.name, **similarity.identity},
+        prefix=knobs.prefix,
+        token_relevance=knobs.token_relevance,
+        records=records,
+        diagnostics={**dict(counts), **chosen.diagnostics()},
+    )
