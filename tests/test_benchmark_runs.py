@@ -84,7 +84,7 @@ def test_a_cell_that_calls_an_llm_runs_on_its_data_sets_subset_the_rest_on_the_w
     assert BY_KEY["wikibio/selfcheck_ngram"].command == (
         'make result DATASET=wikibio METHOD=selfcheck_ngram NAME=benchmark_selfcheck_ngram ARGS=""'
     )
-    limited = BY_KEY["nq_open/semantic_entropy"]
+    limited = BY_KEY["nq_open/greybox"]  # calls an LLM, no method or NLI settings
     assert limited.command.endswith(f'ARGS="{" ".join(f"-S {s}" for s in SETTINGS.llm_subsets["nq_open"])}"')
     assert limited.make_arguments[-1] == "ARGS=" + " ".join(f"-S {s}" for s in SETTINGS.llm_subsets["nq_open"])
 
@@ -155,6 +155,10 @@ class _PublishingRunner:
         run.units_file(self.root).parent.mkdir(parents=True, exist_ok=True)
         rows = "".join(f"{variant},r-0,0,1,0.5\n" for variant in run.variants)
         run.units_file(self.root).write_text(f"# level: response\nvariant,record,unit,positive,score\n{rows}")
+        if run.member_variants:  # what a member cell keeps for a combining cell's choice
+            kept = "".join(f"{variant},r-0,0,1,0.5\n" for variant in run.member_variants)
+            header = "# level: response\nvariant,record,unit,positive,score\n"
+            run.member_units_file(self.root).write_text(header + kept)
         return 0
 
 

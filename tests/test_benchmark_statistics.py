@@ -178,7 +178,7 @@ def test_the_committed_table_file_is_what_its_command_writes_from_the_units_file
     work = tmp_path / "checkout"
     (work / "results").mkdir(parents=True)
     for run in RUNS:
-        for source in (run.results_file(REPO), run.units_file(REPO), run.cost_file(REPO)):
+        for source in (run.results_file(REPO), run.units_file(REPO), run.cost_file(REPO), run.member_units_file(REPO)):
             if source.is_file():
                 target = work / source.relative_to(REPO)
                 target.parent.mkdir(parents=True, exist_ok=True)

@@ -25,13 +25,13 @@ from hallulab.benchmark.runs import (
     BenchmarkSettings,
     CellRun,
     cell_runs,
+    export_units,
     is_done,
     make_runner,
     run_pending,
     with_arguments,
 )
 from hallulab.benchmark.table import rows as benchmark_rows
-from hallulab.benchmark.units import export_cell_units
 from hallulab.core.config import ConfigError
 from hallulab.core.errors import UserFacingError
 from hallulab.evaluation.protocol import ProtocolConfig
@@ -67,7 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         datasets = benchmark_datasets()
         cells = applicability(datasets=datasets)
-        runs = cell_runs(cells, datasets, BenchmarkSettings.load())
+        settings = BenchmarkSettings.load()
+        runs = cell_runs(cells, datasets, settings, root=args.root)
     except UserFacingError as error:
         print(f"hallulab benchmark: error: {error}", file=sys.stderr)
         return 2
@@ -81,22 +82,28 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"{key}\tn/a\t{cell.reason}")
                     continue
                 state = "done" if is_done(run, args.root) else "to run"
-                print(f"{key}\t{state}\t{run.command}")
+                blocked = run.members.blocked if run.members is not None and state == "to run" else None
+                print(f"{key}\t{state}\t{run.command}" + (f"\twaits: {blocked}" if blocked else ""))
             return 0
         if args.command == "units":
             run = next((run for run in runs if run.key == args.cell), None)
             if run is None:
                 raise ConfigError(f"--cell {args.cell}: not an applicable cell; applicable: {[r.key for r in runs]}")
-            count = export_cell_units(
-                run.dataset, run.method, run.levels, run.variants, run.units_file(args.root), args.root
-            )
-            print(f"{run.units_file()}: {count} labelled units")
+            count = export_units(run, args.root)
+            kept = [run.units_file(), *([run.member_units_file()] if run.member_variants else [])]
+            print(f"{' and '.join(map(str, kept))}: {count} labelled units")
             return 0
         if args.command == "table":
             print(f"{_write_table(args.root, datasets, cells, runs)}: written")
             return 0
         runs = with_arguments(runs, args.args)
-        outcome = run_pending(runs, make_runner(args.root), args.root, only=args.cell)
+
+        def plan(run: CellRun) -> CellRun:
+            # a combining cell planned again: its members judged from what the cells run so far left
+            fresh = with_arguments(cell_runs(cells, datasets, settings, root=args.root), args.args)
+            return next(found for found in fresh if found.key == run.key)
+
+        outcome = run_pending(runs, make_runner(args.root), args.root, only=args.cell, plan=plan)
         print(f"{_write_table(args.root, datasets, cells, runs)}: written")
     except UserFacingError as error:
         print(f"hallulab benchmark: error: {error}", file=sys.stderr)

@@ -10,9 +10,16 @@ A filled cell shows the value and its 95% interval, ``78.8 [73.0, 84.6]``, from
   not above 0;
 * ``‡``: model-limited (:mod:`hallulab.benchmark.validity`): the note under the tables gives
   the bounds and each such cell's reason (:func:`model_limited_note`);
+* ``paper 92.5``: in the table of the metric a paper's number is set beside
+  (:mod:`hallulab.benchmark.paper_numbers`), the published number of a paper that scored the
+  same data set, level and positive class; *Beside the papers* (:func:`papers_note`) gives each
+  such cell scored by the paper's own metric, the paper's model and what each side scored, then
+  the papers' numbers the table cannot speak to and why;
 
 and the level in parentheses where a column mixes levels. A cell that does not apply shows
-``n/a`` with its reason, one that applies and has no results file ``not run yet``.
+``n/a`` with its reason, one that applies and has no results file ``not run yet``. Under the
+tables, the NLI model and recipe of every NLI-bound cell (:func:`nli_table`) and each combining
+cell's members (:func:`members_note`).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hallulab.benchmark.paper_numbers import NOT_PAIRED
 from hallulab.benchmark.statistics import METRIC_TITLES, METRICS
 from hallulab.benchmark.table import TableRow
 from hallulab.benchmark.validity import MODEL_LIMITED
@@ -31,7 +39,8 @@ LEGEND = (
     "**Bold**: the column's best at that level among the cells not model-limited; ≈: not told apart "
     "from the best (the paired 95% interval of the difference holds 0); †: not above the trivial length "
     "baseline (its paired difference against it is not above 0); ‡: model-limited (the note below says "
-    "why). Hallucinated class positive; intervals resample records."
+    "why). Hallucinated class positive; intervals resample records. *paper*: the number a paper published for"
+    " the same data set, level and positive class, by its own metric (*Beside the papers*, below)."
 )
 
 COST_LEGEND = (
@@ -74,6 +83,9 @@ def cell_text(entry: Mapping[str, Any] | None, metric: str, best: str | None, ke
         text += f" {LIMITED_MARK}"
     if show_level:
         text += f" ({entry['level']})"
+    paper = entry.get("paper")
+    if paper is not None and paper["beside"] == metric:
+        text += f" · paper {_number(paper['value'])}"
     return text
 
 
@@ -151,6 +163,157 @@ def model_limited_note(rows: Sequence[TableRow], datasets: Sequence[str], table:
     cells = model_limited_cells(rows, datasets, table)
     listed = "".join(f"\n- {dataset}, {row.title} `{row.variant}`: {reason}" for dataset, row, reason in cells)
     return f"**Model-limited cells** ({LIMITED_MARK}). {rule}" + ("\n" + listed if listed else " None is.") + "\n"
+
+
+def _units_text(paper: Mapping[str, Any], entry: Mapping[str, Any]) -> str:
+    """What each side scored: ``the same 1,908 sentences`` or ``344 sentences of 40 records
+    (the paper: 1,908 of 238)``."""
+    level = entry["level"]
+    if paper["same_units"]:
+        return f"the same {entry['units']:,} {level}s"
+    return (
+        f"{entry['units']:,} {level}s of {entry['records']:,} records"
+        f" (the paper: {paper['paper_units']:,} of {paper['paper_records']:,})"
+    )
+
+
+def _models_text(models: Mapping[str, str]) -> str:
+    return "; ".join(f"{role}: {name}" for role, name in models.items()) or "none"
+
+
+#: the opening of :func:`papers_note`: what a pairing needs and why a paired cell is scored twice
+PAPERS_RULE = (
+    "A paper's number sits beside a cell only where the paper scored the same thing: the same data set (its"
+    " responses and their labels), level, positive class and metric. The papers' WikiBio AUC-PR is the area under"
+    " the precision-recall curve by the trapezoid rule, the table's PR-AUC is average precision, and the two part"
+    " most for a flat score, so each such cell is also scored here by the paper's rule, on its own units, with its"
+    " interval from the same resamples of its records. A cell that calls an LLM runs on a subset, so it scored"
+    " fewer units than the paper (the last column), where the share of positives, and so a random scorer's"
+    " AUC-PR, is not the paper's."
+)
+
+
+def paper_lines(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> list[str]:
+    """One Markdown table line per cell set beside a paper's number (:func:`papers_note`)."""
+    columns = table.get("columns", {})
+    lines = []
+    for dataset in datasets:
+        entries = columns.get(dataset, {}).get("rows", {})
+        for row in rows:
+            entry = entries.get(f"{row.method}/{row.variant}")
+            paper = None if entry is None else entry.get("paper")
+            if entry is None or paper is None:
+                continue
+            point, low, high = paper["cell"]
+            cell = f"{_number(point)} [{_number(low)}, {_number(high)}]"
+            if entry.get("verdict") == MODEL_LIMITED:
+                cell += f" {LIMITED_MARK}"
+            lines.append(
+                f"| {dataset} | {row.title} `{row.variant}` | {paper['metric_title']} | {cell}"
+                f" | {_number(paper['value'])} ({paper['paper']} {paper['where']})"
+                f" | {paper['model']} | {_models_text(paper['cell_models'])} | {_units_text(paper, entry)} |"
+            )
+    return lines
+
+
+def not_paired_lines() -> list[str]:
+    """The papers' numbers no cell is set beside, each with its reason."""
+    return [f"{found.paper} ({', '.join(found.datasets)}): {found.reason}." for found in NOT_PAIRED]
+
+
+def papers_note(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> str:
+    """*Beside the papers*: every cell set beside a paper's number, scored by the paper's metric
+    on its own units with its interval, the paper's number, model and source, the cell's models
+    and what each side scored; then the papers' numbers that no cell is set beside, and why."""
+    text = "**Beside the papers.** " + PAPERS_RULE
+    lines = paper_lines(rows, datasets, table)
+    if lines:
+        header = [
+            "| Data set | Method and variant | The paper's metric | This cell by it | The paper's number"
+            " | The paper's model | This cell's models | Units scored |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        text += "\n\n" + "\n".join(header + lines)
+    else:
+        text += " No filled cell is set beside a paper's number yet."
+    unpaired = "\n".join(f"- {line}" for line in not_paired_lines())
+    return (
+        text
+        + "\n\n**What the papers cannot speak to.** No cell is set beside these published numbers:\n\n"
+        + unpaired
+        + "\n"
+    )
+
+
+def nli_text(found: Mapping[str, Any]) -> str:
+    """``minilm_offline, recipe `swaps_wide`, sample first`` (a hub model: its id)."""
+    order = str(found["pair_order"]).replace("_", " ")
+    if found.get("recipe"):
+        return f"{found['name']}, recipe `{found['recipe']}`, {order}"
+    return f"{found['name']} (`{found['model']}`), {order}"
+
+
+def nli_table(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> str:
+    """Every NLI-bound row: per column, the NLI model and recipe its filled cell read, from the
+    table file's ``nli`` (:mod:`hallulab.benchmark.nli_model`); empty when no row reads one."""
+    columns = table.get("columns", {})
+    lines = []
+    for row in rows:
+        if not any(cell.reads_nli for cell in row.cells):
+            continue
+        texts = []
+        for dataset, cell in zip(datasets, row.cells, strict=True):
+            entry = columns.get(dataset, {}).get("rows", {}).get(f"{row.method}/{row.variant}")
+            if cell.reason is not None:
+                texts.append("n/a")
+            elif not cell.reads_nli:
+                texts.append("no NLI")
+            elif entry is None or "nli" not in entry:
+                texts.append(NOT_RUN if cell.result is None else "–")
+            else:
+                texts.append(nli_text(entry["nli"]))
+        lines.append(f"| {row.title} | `{row.variant}` | " + " | ".join(texts) + " |")
+    if not lines:
+        return ""
+    header = ["| Method | Variant | " + " | ".join(datasets) + " |", "|---|---|" + "---|" * len(datasets)]
+    return (
+        "**The NLI model of each NLI-bound cell** (its NLI config, the recipe the offline model was trained with,"
+        " and the order a pair is read in), from each cell's own settings:\n\n" + "\n".join(header + lines) + "\n"
+    )
+
+
+def member_lines(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> list[str]:
+    """Per combining cell: the members its run combined, those its next run combines where they
+    differ, each candidate left out with its reason and each not judged yet."""
+    columns = table.get("columns", {})
+    parts: dict[tuple[str, str], str] = {}
+    for dataset in datasets:
+        for row in rows:
+            entry = columns.get(dataset, {}).get("rows", {}).get(f"{row.method}/{row.variant}")
+            members = None if entry is None else entry.get("members")
+            if members is None or (dataset, row.method) in parts:
+                continue
+            text = f"{dataset}, {row.title}: combined " + ", ".join(f"`{key}`" for key in members["combined"])
+            if members["to_combine"] != members["combined"]:
+                text += "; to run again with " + ", ".join(f"`{key}`" for key in members["to_combine"])
+            for found in members["candidates"]:
+                if found["verdict"] == MODEL_LIMITED:
+                    text += f"; left out `{found['member']}` (model-limited: {found['reason']})"
+                elif found["verdict"] is None:
+                    text += f"; `{found['member']}` not judged yet ({found['reason']})"
+            parts[dataset, row.method] = text
+    return list(parts.values())
+
+
+def members_note(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> str:
+    """Each combining cell's members (:func:`member_lines`); empty where there is none."""
+    lines = member_lines(rows, datasets, table)
+    if not lines:
+        return ""
+    return (
+        "**A combining cell's members**: the candidates its data set's config lists, less those whose own cell is"
+        " model-limited (judged as the table judges its rows):\n\n" + "\n".join(f"- {line}" for line in lines) + "\n"
+    )
 
 
 def cost_text(cost: Mapping[str, Any] | None) -> str:
@@ -314,6 +477,11 @@ def render(
     note = model_limited_note(rows, datasets, table)
     if note:
         text += "\n" + note
+    if not metrics:
+        for write in (papers_note, nli_table, members_note):
+            extra = write(rows, datasets, table)
+            if extra:
+                text += "\n" + extra
     caption = runs_caption(rows, datasets, table) if not metrics else ""
     if caption:
         text += "\n" + caption + "\n"

@@ -28,7 +28,22 @@ set. A cell calls an LLM when (:func:`calls_an_llm`):
   token log-probabilities);
 * or it needs samples and the data set carries none: ``generate`` draws them from the prompts;
 * or the data set's records carry no response (Concept-7's prompts): ``generate`` writes it;
-* a combining method (the ensemble) calls one when one of its members does.
+* a combining method (the ensemble) calls one when one of the members it combines does.
+
+**The NLI model.** Every cell that reads an NLI model (:func:`hallulab.benchmark.nli_model.reads_nli`:
+its method's steps or a required artifact read ``nli``; an ensemble with such a member) takes
+``conf/benchmark.yaml``'s ``nli_settings`` after its method's own: the whole table reads one NLI
+model, and each such cell names it (model and training recipe) in the table.
+
+**A combining cell's members.** The ensemble's cell combines the candidates its data set's config
+lists less those whose own cells are model-limited (:mod:`hallulab.benchmark.member_choice`),
+judged from those cells' files when the combining cell's run is planned: its settings read the
+members' verdicts, so a member cell that runs again (and is judged again) can change them. A
+member cell keeps the units of the candidate variants the table does not show in its
+member-units file (:attr:`CellRun.member_variants`), so that each is judged as the table judges
+its rows. :func:`run_pending` runs the combining cells after the others, each planned again just
+before it runs, and leaves one whose candidates are not all judged (or too few not
+model-limited) not run, saying why.
 
 :func:`cell_runs` lists the runs; :func:`run_pending` runs those without a results file.
 """
@@ -46,11 +61,14 @@ import yaml
 
 from hallulab.benchmark.applicability import BenchmarkDataset, Cell
 from hallulab.benchmark.cost import CellTimer, cell_cost, write_cell_cost
+from hallulab.benchmark.member_choice import MemberChoice, MemberFiles, choose
+from hallulab.benchmark.nli_model import reads_nli
 from hallulab.benchmark.units import export_cell_units, read_units
 from hallulab.core.config import CONF_DIR, ConfigError
 from hallulab.core.io import read_json
 from hallulab.core.needs import SAMPLES
 from hallulab.pipeline import registry
+from hallulab.pipeline.members import Member
 from hallulab.pipeline.spec import ArtifactSpec, MethodSpec
 from hallulab.results.published import overrides_of, result_path
 from hallulab.results.run_files import RUN_FILES, kept_as_found, restore_line, tracked_changes
@@ -66,17 +84,30 @@ CELLS_DIR = Path("results/benchmark")
 @dataclass(frozen=True)
 class BenchmarkSettings:
     """``conf/benchmark.yaml``: data set -> the ``-S`` settings that select the subset a cell
-    that calls an LLM runs on (a data set without an entry runs whole), and method -> the
+    that calls an LLM runs on (a data set without an entry runs whole), method -> the
     settings that keep its cells to the variants the table shows (a method without an entry
-    runs at its defaults)."""
+    runs at its defaults), and the settings of the NLI model every NLI-bound cell reads (none:
+    the configured default)."""
 
     llm_subsets: Mapping[str, tuple[str, ...]]
     method_settings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    nli_settings: tuple[str, ...] = ()
 
     @classmethod
     def load(cls, path: Path = SETTINGS_FILE) -> BenchmarkSettings:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        return cls(_settings_by_name(raw, "llm_subsets", path), _settings_by_name(raw, "method_settings", path))
+        return cls(
+            _settings_by_name(raw, "llm_subsets", path),
+            _settings_by_name(raw, "method_settings", path),
+            _settings_list(raw.get("nli_settings") or [], f"{path}: nli_settings"),
+        )
+
+
+def _settings_list(value: Any, where: str) -> tuple[str, ...]:
+    """A list of ``key=value`` settings; anything else is one line naming ``where``."""
+    if not isinstance(value, list) or not all(isinstance(s, str) and "=" in s for s in value):
+        raise ConfigError(f"{where}: expected a list of key=value settings, got {value!r}")
+    return tuple(value)
 
 
 def _settings_by_name(raw: Mapping[str, Any], section: str, path: Path) -> dict[str, tuple[str, ...]]:
@@ -84,12 +115,7 @@ def _settings_by_name(raw: Mapping[str, Any], section: str, path: Path) -> dict[
     entries = raw.get(section) or {}
     if not isinstance(entries, dict):
         raise ConfigError(f"{path}: {section}: expected a mapping of name -> settings")
-    found: dict[str, tuple[str, ...]] = {}
-    for name, settings in entries.items():
-        if not isinstance(settings, list) or not all(isinstance(s, str) and "=" in s for s in settings):
-            raise ConfigError(f"{path}: {section}.{name}: expected a list of key=value settings, got {settings!r}")
-        found[str(name)] = tuple(settings)
-    return found
+    return {str(name): _settings_list(settings, f"{path}: {section}.{name}") for name, settings in entries.items()}
 
 
 def _roles_of(spec: MethodSpec, artifacts: Mapping[str, ArtifactSpec]) -> tuple[str, ...]:
@@ -105,18 +131,25 @@ def calls_an_llm(
     dataset: BenchmarkDataset,
     methods: Mapping[str, MethodSpec],
     artifacts: Mapping[str, ArtifactSpec],
+    members: Sequence[Member] | None = None,
 ) -> bool:
     """The rule of the module docstring: an LLM role of its own or of a required artifact,
     responses or samples the data set does not carry, or (a combining method) a member that
-    calls one."""
+    calls one (``members``: those it combines; by default every candidate of the data set's config)."""
     if _roles_of(spec, artifacts) or not dataset.provision.responses_in_data:
         return True
     if SAMPLES in spec.needs and not dataset.provision.samples_in_data:
         return True
     if spec.combines is not None:
-        members = dataset.combinations[spec.name].members
+        members = dataset.combinations[spec.name].members if members is None else members
         return any(calls_an_llm(methods[m.method], dataset, methods, artifacts) for m in members)
     return False
+
+
+def _shell_word(setting: str) -> str:
+    """A setting as ``make result`` hands it to bash unquoted: braces (a member list's
+    ``{method:...,variant:...}``) escaped, so that bash does not expand them."""
+    return setting.replace("{", "\\{").replace("}", "\\}")
 
 
 @dataclass(frozen=True)
@@ -133,6 +166,15 @@ class CellRun:
     #: (empty: every variant the method writes)
     levels: tuple[str, ...] = ()
     variants: tuple[str, ...] = ()
+    #: the variants a combining cell of the column may combine that the table does not show: the
+    #: cell keeps their units in its member-units file, so that each is judged as a row is
+    member_variants: tuple[str, ...] = ()
+    #: a combining cell: its candidates judged, and so the members it combines
+    members: MemberChoice | None = None
+    #: whether it reads an NLI model (:func:`hallulab.benchmark.nli_model.reads_nli`)
+    reads_nli: bool = False
+    #: the user's own settings, the last of :attr:`settings` (``make benchmark ARGS=...``)
+    arguments: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -145,12 +187,12 @@ class CellRun:
     @property
     def make_arguments(self) -> list[str]:
         """``make result``'s arguments for this cell (what :attr:`command` prints)."""
-        args = " ".join(f"-S {setting}" for setting in self.settings)
+        args = " ".join(f"-S {_shell_word(setting)}" for setting in self.settings)
         return ["result", f"DATASET={self.dataset}", f"METHOD={self.method}", f"NAME={self.name}", f"ARGS={args}"]
 
     @property
     def command(self) -> str:
-        args = " ".join(f"-S {setting}" for setting in self.settings)
+        args = " ".join(f"-S {_shell_word(setting)}" for setting in self.settings)
         return f'make result DATASET={self.dataset} METHOD={self.method} NAME={self.name} ARGS="{args}"'
 
     def results_file(self, root: Path = Path(".")) -> Path:
@@ -164,6 +206,15 @@ class CellRun:
         """What its run cost, from its stages' logs (:mod:`hallulab.benchmark.cost`)."""
         return root / CELLS_DIR / self.dataset / f"{self.method}.cost.json"
 
+    def member_units_file(self, root: Path = Path(".")) -> Path:
+        """The labelled units of its :attr:`member_variants` (not the table's rows)."""
+        return root / CELLS_DIR / self.dataset / f"{self.method}.member-units.csv"
+
+    def member_files(self, root: Path = Path(".")) -> MemberFiles:
+        """What judges a variant of this cell as a combining cell's member, in the checkout ``root``."""
+        command = f"make benchmark CELL={self.key}"
+        return MemberFiles(self.results_file(), (self.units_file(), self.member_units_file()), root, command)
+
 
 def cell_runs(
     cells: Sequence[Cell],
@@ -171,8 +222,10 @@ def cell_runs(
     settings: BenchmarkSettings,
     methods: Mapping[str, MethodSpec] | None = None,
     artifacts: Mapping[str, ArtifactSpec] | None = None,
+    root: Path = Path("."),
 ) -> tuple[CellRun, ...]:
-    """One run per applicable cell, in the cells' order (method by method)."""
+    """One run per applicable cell, in the cells' order (method by method); a combining cell's
+    members are judged from the member cells' files under ``root``."""
     methods = registry.methods() if methods is None else methods
     artifacts = registry.artifacts() if artifacts is None else artifacts
     by_name = {dataset.name: dataset for dataset in datasets}
@@ -184,25 +237,92 @@ def cell_runs(
     unknown = sorted(set(settings.method_settings) - set(methods))
     if unknown:
         raise ConfigError(f"{SETTINGS_FILE.name}: method_settings names methods that are not registered: {unknown}")
-    runs = []
-    for cell in cells:
-        if not cell.applies:
-            continue
-        dataset = by_name[cell.dataset]
+    applicable = [cell for cell in cells if cell.applies]
+    plain: dict[str, CellRun] = {}
+    for cell in applicable:
         spec = methods[cell.method]
-        llm = calls_an_llm(spec, dataset, methods, artifacts)
-        subset = settings.llm_subsets.get(cell.dataset, ()) if llm else ()
-        own = _method_settings(spec, dataset, settings)
-        runs.append(CellRun(cell.dataset, cell.method, subset + own, llm, cell.levels, spec.benchmark_variants))
-    return tuple(runs)
+        if spec.combines is None:
+            run = _plain_run(cell, spec, by_name[cell.dataset], settings, methods, artifacts)
+            plain[run.key] = run
+    found = dict(plain)
+    for cell in applicable:
+        spec = methods[cell.method]
+        if spec.combines is not None:
+            run = _combining_run(cell, spec, by_name[cell.dataset], settings, methods, artifacts, plain, root)
+            found[run.key] = run
+    return tuple(found[f"{cell.dataset}/{cell.method}"] for cell in applicable)
 
 
-def _method_settings(spec: MethodSpec, dataset: BenchmarkDataset, settings: BenchmarkSettings) -> tuple[str, ...]:
-    """The method's own settings; a combining method's members' settings too (each once, in
-    the members' order), so its run reads the outputs their cells wrote."""
-    names = [spec.name]
-    if spec.combines is not None:
-        names += [member.method for member in dataset.combinations[spec.name].members]
+def _candidate_variants(method: str, dataset: BenchmarkDataset) -> tuple[str, ...]:
+    """The variants of ``method`` that a combining method of the data set lists as candidates."""
+    found = [m.variant for c in dataset.combinations.values() for m in c.members if m.method == method]
+    return tuple(dict.fromkeys(found))
+
+
+def _plain_run(
+    cell: Cell,
+    spec: MethodSpec,
+    dataset: BenchmarkDataset,
+    settings: BenchmarkSettings,
+    methods: Mapping[str, MethodSpec],
+    artifacts: Mapping[str, ArtifactSpec],
+) -> CellRun:
+    """A cell of a method that combines none: its subset, its own settings, the NLI settings
+    where it reads an NLI model; the candidate variants the table does not show kept apart."""
+    llm = calls_an_llm(spec, dataset, methods, artifacts)
+    subset = settings.llm_subsets.get(cell.dataset, ()) if llm else ()
+    nli = reads_nli(spec, artifacts)
+    own = _method_settings([spec.name], settings) + (settings.nli_settings if nli else ())
+    variants = spec.benchmark_variants
+    extra = tuple(v for v in _candidate_variants(spec.name, dataset) if v not in variants) if variants else ()
+    return CellRun(cell.dataset, cell.method, subset + own, llm, cell.levels, variants, extra, reads_nli=nli)
+
+
+def _combining_run(
+    cell: Cell,
+    spec: MethodSpec,
+    dataset: BenchmarkDataset,
+    settings: BenchmarkSettings,
+    methods: Mapping[str, MethodSpec],
+    artifacts: Mapping[str, ArtifactSpec],
+    plain: Mapping[str, CellRun],
+    root: Path,
+) -> CellRun:
+    """A combining cell: its candidates judged from their cells (:mod:`hallulab.benchmark.member_choice`),
+    then the settings of the members it keeps: its subset where one of them calls an LLM, its own
+    and their method settings (each once, in the members' order, so its run reads the outputs
+    their cells wrote), the NLI settings where one reads an NLI model, and the narrowed member
+    list where a candidate is left out."""
+    assert spec.combines is not None
+    candidates = dataset.combinations[spec.name].members
+    files = {
+        member.method: run.member_files(root)
+        for member in candidates
+        if (run := plain.get(f"{cell.dataset}/{member.method}")) is not None
+    }
+    checks = {member.method: methods[member.method].role_checks for member in candidates}
+    choice = choose(spec.combines, candidates, files, checks)
+    kept = choice.kept
+    llm = calls_an_llm(spec, dataset, methods, artifacts, kept)
+    subset = settings.llm_subsets.get(cell.dataset, ()) if llm else ()
+    nli = reads_nli(spec, artifacts, methods, [member.method for member in kept])
+    own = _method_settings([spec.name, *(member.method for member in kept)], settings)
+    chosen = own + (settings.nli_settings if nli else ()) + choice.settings
+    return CellRun(
+        cell.dataset,
+        cell.method,
+        subset + chosen,
+        llm,
+        cell.levels,
+        spec.benchmark_variants,
+        members=choice,
+        reads_nli=nli,
+    )
+
+
+def _method_settings(names: Sequence[str], settings: BenchmarkSettings) -> tuple[str, ...]:
+    """The settings of these methods' entries, each once, in order (a combining method's own,
+    then its members', so its run reads the outputs their cells wrote)."""
     found: list[str] = []
     for name in dict.fromkeys(names):
         found += [setting for setting in settings.method_settings.get(name, ()) if setting not in found]
@@ -216,7 +336,7 @@ def with_arguments(runs: Sequence[CellRun], arguments: str) -> tuple[CellRun, ..
     extra = tuple(overrides_of(arguments))
     if len(words) != 2 * len(extra):
         raise ConfigError(f"benchmark ARGS {arguments!r}: expected -S key=value settings only")
-    return tuple(replace(run, settings=run.settings + extra) for run in runs)
+    return tuple(replace(run, settings=run.settings + extra, arguments=run.arguments + extra) for run in runs)
 
 
 def is_done(run: CellRun, root: Path = Path(".")) -> bool:
@@ -231,11 +351,17 @@ def is_done(run: CellRun, root: Path = Path(".")) -> bool:
 
 
 def missing_variants(run: CellRun, root: Path = Path(".")) -> tuple[str, ...]:
-    """The variants the table shows for the cell that its units file does not hold."""
-    if not run.variants:
-        return ()
-    kept = read_units(run.units_file(root))
-    return tuple(variant for variant in run.variants if variant not in kept)
+    """The variants the table shows for the cell that its units file does not hold, then the
+    :attr:`~CellRun.member_variants` its member-units file does not hold."""
+    missing: tuple[str, ...] = ()
+    if run.variants:
+        kept = read_units(run.units_file(root))
+        missing = tuple(variant for variant in run.variants if variant not in kept)
+    if run.member_variants:
+        path = run.member_units_file(root)
+        held = read_units(path) if path.is_file() else {}
+        missing += tuple(variant for variant in run.member_variants if variant not in held)
+    return missing
 
 
 def pending(runs: Sequence[CellRun], root: Path = Path(".")) -> list[CellRun]:
@@ -245,6 +371,17 @@ def pending(runs: Sequence[CellRun], root: Path = Path(".")) -> list[CellRun]:
 
 def _run_make(arguments: Sequence[str], root: Path) -> int:
     return subprocess.run(list(arguments), cwd=root, check=False).returncode
+
+
+def export_units(run: CellRun, root: Path) -> int:
+    """After the cell's run in the checkout ``root``: its variants' labelled units, and its
+    member variants' in its member-units file; returns the rows written."""
+    count = export_cell_units(run.dataset, run.method, run.levels, run.variants, run.units_file(root), root)
+    if run.member_variants:
+        count += export_cell_units(
+            run.dataset, run.method, run.levels, run.member_variants, run.member_units_file(root), root
+        )
+    return count
 
 
 def make_runner(
@@ -260,13 +397,14 @@ def make_runner(
     run changed that the cell does not publish is named in one line with its restore command."""
 
     def execute(run: CellRun) -> int:
-        published = {path.as_posix() for path in (run.results_file(), run.units_file(), run.cost_file())}
+        kept = (run.results_file(), run.units_file(), run.cost_file(), run.member_units_file())
+        published = {path.as_posix() for path in kept}
         before = tracked_changes(root)
         with kept_as_found(root, RUN_FILES) as restored:
             with CellTimer() as timer:
                 status = call([make, *run.make_arguments], root)
             if status == 0:
-                export_cell_units(run.dataset, run.method, run.levels, run.variants, run.units_file(root), root)
+                export_units(run, root)
                 cost = cell_cost(run.method, run.dataset, timer.started, timer.seconds, root)
                 write_cell_cost(run.cost_file(root), cost)
         if restored:
@@ -296,20 +434,34 @@ def run_pending(
     execute: Callable[[CellRun], int],
     root: Path = Path("."),
     only: str | None = None,
+    plan: Callable[[CellRun], CellRun] | None = None,
 ) -> Outcome:
     """Run every cell without a results file (or the one ``only`` names, ``DATASET/METHOD``,
-    whether or not it has one), in order; a failing cell is reported and the next one runs,
-    so one broken cell does not hold the rest of the table back."""
-    if only is not None:
-        chosen = [run for run in runs if run.key == only]
-        if not chosen:
-            raise ConfigError(f"--cell {only}: not an applicable cell; applicable: {[run.key for run in runs]}")
-        todo, done = chosen, []
-    else:
-        todo = pending(runs, root)
-        done = [run for run in runs if run not in todo]
+    whether or not it has one), in order, the combining cells last; a failing cell is reported
+    and the next one runs, so one broken cell does not hold the rest of the table back.
+
+    ``plan`` plans a combining cell again just before it runs (its members judged from the
+    files the cells before it left); one that cannot run (a candidate not judged, too few
+    members) is reported with its reason and counted as failed."""
+    if only is not None and only not in {run.key for run in runs}:
+        raise ConfigError(f"--cell {only}: not an applicable cell; applicable: {[run.key for run in runs]}")
+    ordered = [run for run in runs if run.members is None] + [run for run in runs if run.members is not None]
     ran: list[str] = []
     failed: list[str] = []
-    for run in todo:
+    done: list[str] = []
+    for run in ordered:
+        if only is not None and run.key != only:
+            continue
+        if run.members is not None and plan is not None:
+            run = plan(run)
+        if only is None and is_done(run, root):
+            done.append(run.key)
+            continue
+        blocked = run.members.blocked if run.members is not None else None
+        if blocked is not None:
+            print(f"benchmark: {run.key}: not run: {blocked}", flush=True)
+            failed.append(run.key)
+            continue
         (ran if execute(run) == 0 else failed).append(run.key)
-    return Outcome(tuple(ran), tuple(run.key for run in done), tuple(failed))
+    order = {run.key: index for index, run in enumerate(runs)}
+    return Outcome(tuple(ran), tuple(sorted(done, key=order.__getitem__)), tuple(failed))

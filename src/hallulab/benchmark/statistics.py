@@ -110,6 +110,19 @@ def cell_statistics(units: CellUnits, cfg: ProtocolConfig) -> CellStatistics:
     )
 
 
+def estimate(
+    units: CellUnits, weighted: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], cfg: ProtocolConfig
+) -> Estimate:
+    """One more metric of a cell, in percent (``weighted``: its form over (B, units)
+    multiplicities, as :data:`METRICS`), with its interval from the resamples of the records
+    :func:`cell_statistics` draws."""
+    if not units.records:
+        return Estimate(None, None, None)
+    weights, records = _weights(units.records, cfg)
+    point = 100.0 * float(weighted(units.positive, units.scores, np.ones((1, len(units.scores))))[0])
+    return _estimate(point, 100.0 * weighted(units.positive, units.scores, weights), cfg.ci_level, records)
+
+
 @dataclass(frozen=True)
 class Comparison:
     """A - B on the units both scored: per metric the difference and its paired interval."""

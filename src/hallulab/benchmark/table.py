@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hallulab.benchmark.applicability import BenchmarkDataset, Cell
+from hallulab.benchmark.member_choice import MemberChoice
 from hallulab.benchmark.runs import CellRun
 from hallulab.benchmark.units import binary_level
 from hallulab.pipeline.row_labels import CellSetting
@@ -45,6 +46,10 @@ class TableCell:
     #: where it applies, its units and cost files relative to the checkout (there or not)
     units_file: Path | None = None
     cost_file: Path | None = None
+    #: whether its method reads an NLI model (its run's :attr:`~hallulab.benchmark.runs.CellRun.reads_nli`)
+    reads_nli: bool = False
+    #: a combining cell: its candidate members judged (:mod:`hallulab.benchmark.member_choice`)
+    members: MemberChoice | None = None
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,16 @@ def rows(
                 run = by_run.get((name, dataset.name))
                 units = run.units_file() if run is not None else None
                 cost = run.cost_file() if run is not None else None
-                row.append(TableCell(result=result, level=binary_level(cell.levels), units_file=units, cost_file=cost))
+                row.append(
+                    TableCell(
+                        result=result,
+                        level=binary_level(cell.levels),
+                        units_file=units,
+                        cost_file=cost,
+                        reads_nli=run is not None and run.reads_nli,
+                        members=run.members if run is not None else None,
+                    )
+                )
             found.append(TableRow(name, row_title(spec, variant, settings), variant, tuple(row)))
     return tuple(found)
 

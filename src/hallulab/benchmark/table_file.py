@@ -17,6 +17,13 @@ model-limited cell keeps its numbers and its comparisons but is never a column's
 values are there too: ROC-AUC 50, PRR 0 and PR-AUC the positive rate. Beside the columns,
 ``total`` says what the whole table costs (:func:`whole_table`).
 
+Three fields say what a cell can be set against and what it read, each where it applies:
+``paper``, the published number of a paper that scored the same thing, with the cell scored
+by the paper's own metric (:mod:`hallulab.benchmark.paper_numbers`); ``nli``, the NLI model and
+training recipe of a cell that reads one (:mod:`hallulab.benchmark.nli_model`); ``members``, a
+combining cell's candidate members, each with its own cell's verdict, the members its run
+combined and those its next run combines (:mod:`hallulab.benchmark.member_choice`).
+
 The file is re-derived by its command from committed files; a test recomputes it. A units file
 it cannot take whole (not UTF-8, emptied, a unit listed twice, a score that is no finite number:
 :func:`~hallulab.benchmark.units.read_units`), or one missing for a cell whose results or cost
@@ -31,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from hallulab.benchmark.cost import SHARED_STAGE, CellCost, StageCost, read_cell_cost
+from hallulab.benchmark.nli_model import nli_reading
+from hallulab.benchmark.paper_numbers import pairing_for, paper_entry
 from hallulab.benchmark.statistics import METRICS, CellStatistics, Comparison, cell_statistics, paired
 from hallulab.benchmark.table import TableCell, TableRow
 from hallulab.benchmark.units import CellUnits, read_units
@@ -39,10 +48,10 @@ from hallulab.core.call_cache import RequestCost
 from hallulab.core.config import ConfigError
 from hallulab.core.io import read_json, write_json
 from hallulab.evaluation.protocol import ProtocolConfig
-from hallulab.pipeline.members import parse_members
+from hallulab.pipeline.members import Member, parse_members
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.spec import MethodSpec
-from hallulab.results.published import result_path
+from hallulab.results.published import PublishedResult, result_path
 
 TABLE_FILE = Path("results/benchmark.json")
 
@@ -173,15 +182,19 @@ def per_thousand_units(cost: CellCost | None, units: int) -> dict[str, Any] | No
     }
 
 
-def member_methods(spec: MethodSpec, params: Mapping[str, Any], where: str) -> tuple[str, ...]:
-    """The methods a combining method's run combined: its member list at the params key
+def combined_members(spec: MethodSpec, params: Mapping[str, Any], where: str) -> tuple[Member, ...]:
+    """The members a combining method's run combined: its member list at the params key
     ``spec.combines`` of its results file (``where`` names it), read and checked as the
     pipeline reads it (:class:`~hallulab.pipeline.params.ParamsView`,
-    :func:`~hallulab.pipeline.members.parse_members`), each method once, in order."""
+    :func:`~hallulab.pipeline.members.parse_members`)."""
     assert spec.combines is not None
     value = ParamsView(params, (spec.combines,), where).get(spec.combines)
-    members = parse_members(value, f"{where}: {spec.combines}", spec.name)
-    return tuple(dict.fromkeys(member.method for member in members))
+    return tuple(parse_members(value, f"{where}: {spec.combines}", spec.name))
+
+
+def member_methods(spec: MethodSpec, params: Mapping[str, Any], where: str) -> tuple[str, ...]:
+    """The methods a combining method's run combined (:func:`combined_members`), each once, in order."""
+    return tuple(dict.fromkeys(member.method for member in combined_members(spec, params, where)))
 
 
 def with_members(
@@ -365,6 +378,47 @@ def _refuse_a_done_cell_without_units(row: TableRow, cell: TableCell, dataset: s
         )
 
 
+def cell_extras(
+    row: TableRow,
+    cell: TableCell,
+    dataset: str,
+    units: CellUnits,
+    methods: Mapping[str, MethodSpec],
+    cfg: ProtocolConfig,
+) -> dict[str, Any]:
+    """A filled cell's ``nli``, ``members`` and ``paper`` fields (the module docstring), each
+    where it applies."""
+    result = cell.result
+    assert result is not None
+    found: dict[str, Any] = {}
+    reading = nli_reading(dataset, result.overrides, result.params.get("nli")) if cell.reads_nli else None
+    if reading is not None:
+        found["nli"] = reading.to_dict()
+    spec = methods[row.method]
+    if cell.members is not None and spec.combines is not None:
+        where = str(result_path(result.dataset, result.name))
+        found["members"] = {
+            "combined": [member.key for member in combined_members(spec, result.params, where)],
+            "to_combine": [member.key for member in cell.members.kept],
+            "candidates": [judged.to_dict() for judged in cell.members.judgements],
+        }
+    pairing = pairing_for(dataset, row_key(row))
+    if pairing is not None:
+        found["paper"] = paper_entry(pairing, units, cfg, _cell_models(result, reading.text() if reading else None))
+    return found
+
+
+def _cell_models(result: PublishedResult, nli: str | None) -> dict[str, str]:
+    """Role -> the model behind it in a cell's run: its LLM roles, its NLI model, its BERTScore encoder."""
+    models = {ref.role: ref.name for ref in result.models}
+    if nli is not None:
+        models["nli"] = nli
+    bertscore = result.params.get("bertscore")
+    if isinstance(bertscore, Mapping) and bertscore.get("name"):
+        models["bertscore"] = str(bertscore["name"])
+    return models
+
+
 def build(
     rows: Sequence[TableRow],
     datasets: Sequence[str],
@@ -381,6 +435,7 @@ def build(
         units: dict[str, CellUnits] = {}
         verdicts: dict[str, CellVerdict] = {}
         costs: dict[str, CellCost] = {}
+        extras: dict[str, dict[str, Any]] = {}
         for row in rows:
             cell = row.cells[index]
             if cell.units_file is None:
@@ -402,6 +457,7 @@ def build(
                 where = str(result_path(cell.result.dataset, cell.result.name))
                 checks = methods[row.method].role_checks
                 verdicts[row_key(row)] = cell_verdict(found[row.variant], checks, cell.result.diagnostics, where)
+                extras[row_key(row)] = cell_extras(row, cell, dataset, found[row.variant], methods, cfg)
                 if cell.cost_file is not None and (root / cell.cost_file).is_file():
                     in_column = cells.setdefault(dataset, {})
                     if cell.cost_file not in in_column:
@@ -420,7 +476,10 @@ def build(
             "baseline": column.baseline,
             "random": {level: random_scorer(column.entries.values(), level) for level in column.best},
             "generate": _generation_row(generating),
-            "rows": {key: {**entry.to_dict(), "cost": row_costs[key]} for key, entry in column.entries.items()},
+            "rows": {
+                key: {**entry.to_dict(), "cost": row_costs[key], **extras.get(key, {})}
+                for key, entry in column.entries.items()
+            },
         }
     return {
         "protocol": {

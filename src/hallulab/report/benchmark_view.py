@@ -9,7 +9,10 @@ each method's name a link to that data set's run page at its scores where that p
 A model-limited cell (:mod:`hallulab.benchmark.validity`: flat scores, or an LLM role the model
 could not play) is marked, with its reason under its name and on hover; "vs best" compares with
 the best among the cells not model-limited, as the table file chose it, and the page states the
-rule with the table file's bounds.
+rule with the table file's bounds. A cell a paper scored too shows the paper's number under its
+metric, with the cell scored by the paper's own metric (:mod:`hallulab.benchmark.paper_numbers`;
+the page says which papers' numbers no cell is set beside, and why); an NLI-bound cell names its
+NLI model and recipe, and a combining cell its members, under its name.
 
 Like the run pages it is one self-contained HTML file (no network, no server); it holds no
 number of its own: the rows are the table file's, read as the table command wrote them, and
@@ -24,7 +27,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hallulab.benchmark.render import SUBSET_PREFIX, model_limited_rule, whole_table_text
+from hallulab.benchmark.render import (
+    PAPERS_RULE,
+    SUBSET_PREFIX,
+    model_limited_rule,
+    nli_text,
+    not_paired_lines,
+    whole_table_text,
+)
 from hallulab.core.io import atomic_open, read_json
 from hallulab.report.page import default_path, fill_template
 from hallulab.results.published import load_result, result_path
@@ -101,7 +111,8 @@ def benchmark_rows(
     set's run page (``page``, ``None`` where there is none), the ``dataset.*`` settings of
     the subset it ran on (``subset``: empty for the whole data set, ``None`` where unknown) and
     its verdict (``verdict``, ``reason``, ``flat_share``, ``roles``: ``None`` and empty for a
-    table file that judges none)."""
+    table file that judges none), and where the table file has them its ``paper`` number, its NLI
+    model (``nli``, in words) and a combining cell's ``members``."""
     rows = []
     for dataset, column in table.get("columns", {}).items():
         baselines = set(column.get("baseline", {}).values())
@@ -128,6 +139,9 @@ def benchmark_rows(
                     "reason": row.get("reason"),
                     "flat_share": row.get("flat_share"),
                     "roles": row.get("roles") or [],
+                    "paper": row.get("paper"),
+                    "nli": _plain(nli_text(row["nli"])) if row.get("nli") else None,
+                    "members": row.get("members"),
                 }
             )
     return rows
@@ -143,7 +157,8 @@ def benchmark_payload(
     on (:func:`opening_view`), what the whole table costs (the docs' sentence,
     :func:`~hallulab.benchmark.render.whole_table_text`) and the rule that makes a cell
     model-limited with its bounds (:func:`~hallulab.benchmark.render.model_limited_rule`), both
-    as plain text: the page sets them as text, not Markdown."""
+    as plain text: the page sets them as text, not Markdown; and what a paper's number beside a
+    cell needs, with the papers' numbers no cell is set beside (``papers``)."""
     whole = whole_table_text(table.get("total"))
     return {
         "rows": benchmark_rows(table, titles, links, subsets),
@@ -151,6 +166,7 @@ def benchmark_payload(
         "opens": opening_view(table),
         "total": _plain(whole),
         "model_limited": _plain(model_limited_rule(table)),
+        "papers": {"rule": PAPERS_RULE, "not_paired": not_paired_lines()},
     }
 
 

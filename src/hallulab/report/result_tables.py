@@ -343,7 +343,7 @@ def render_benchmark(root: Path, metrics: Sequence[str] = (), *, best_only: bool
     methods = registry.methods()
     datasets = benchmark_datasets(methods)
     cells = applicability(methods, datasets)
-    runs = cell_runs(cells, datasets, BenchmarkSettings.load(), methods)
+    runs = cell_runs(cells, datasets, BenchmarkSettings.load(), methods, root=root)
     rows = benchmark_rows(methods, datasets, cells, runs, root)
     table = read_benchmark_table(root) or {}
     names = [d.name for d in datasets]
