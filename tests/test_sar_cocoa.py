@@ -287,3 +287,33 @@ def test_the_hub_cross_encoder_offline_is_one_line_naming_the_offline_choice(
         SentenceSimilarity(config).scores(["a"], ["b"])
     message = str(caught.value)
     assert "\n" not in message and "cross-encoder/stsb-roberta-large" in message and "minilm_offline" in message
+
+
+def test_a_similarity_model_that_cannot_load_stops_sar_before_the_proxys_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from hallulab.methods.sar.score import score
+    from hallulab.pipeline.context import BuildContext
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+
+    def no_call(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the proxy was called")
+
+    proxy = SimpleNamespace(capabilities=SimpleNamespace(teacher_forcing=True), score=no_call)
+    resources = SimpleNamespace(llm=lambda role: proxy, llm_name=lambda role: "x", cache=None)
+    hub = {"name": "stsb_roberta_large", "kind": "cross_encoder", "model": "cross-encoder/stsb-roberta-large"}
+    params = {
+        "sar": {"score": {"prefix": "{prompt}", "token_relevance": True}},
+        "sentence_similarity": {**hub, "model_package": None, "revision": None, "batch_size": 10, "device": "cpu"},
+        "llms": {"proxy": "x"},
+        "llm_catalogue": {"x": {}},
+    }
+    view = ParamsView(params, SAR.score.param_keys() if SAR.score else (), "score_sar")
+    artifacts = {"response_tokens": {"tokens": {}, "sources": {}, "llm": {}}}
+    with pytest.raises(UserFacingError, match="minilm_offline"):
+        score(BuildContext("t", [RECORD], artifacts, view, resources))  # type: ignore[arg-type]

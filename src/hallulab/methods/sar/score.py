@@ -158,6 +158,10 @@ def score(ctx: BuildContext) -> SarScores:
             f"llms.proxy ({ctx.resources.llm_name('proxy')}) cannot teacher-force the samples for SAR; "
             "choose a white-box backend (hf, vllm, or a vLLM server)"
         )
+    config = ctx.params.typed(SentenceSimilarityConfig, "sentence_similarity")
+    similarity = SentenceSimilarity(config, cache=ctx.resources.cache)
+    if passages:
+        similarity.model  # noqa: B018  (a model that cannot be loaded stops the step before the proxy's calls)
     prefixes = [prefix_for(knobs.prefix, p) for p in passages for _ in p.samples]
     scored = llm.score(prefixes, [s for p in passages for s in p.samples]) if prefixes else []
     sample_tokens: dict[str, list[list[TokenStats]]] = {}
@@ -165,8 +169,6 @@ def score(ctx: BuildContext) -> SarScores:
     for passage in passages:
         sample_tokens[passage.id] = scored[at : at + len(passage.samples)]
         at += len(passage.samples)
-    config = ctx.params.typed(SentenceSimilarityConfig, "sentence_similarity")
-    similarity = SentenceSimilarity(config, cache=ctx.resources.cache)
     records, counts = sar_records(
         passages,
         sample_tokens,
