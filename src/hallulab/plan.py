@@ -288,7 +288,10 @@ def _sentence_sample_counts(
     scored = [p for p in passages if p.response is not None and p.sentences]
     mean_sentences = sum(len(p.sentences) for p in scored) / max(len(scored), 1)
     if responses is not None:
-        n = int(params["samples"]["used"] or params["generate"]["samples_to_draw"])
+        from hallulab.methods.sample_matrix import SampleSelection
+
+        used = typed(SampleSelection, params["samples"], "samples").used
+        n = used or typed(GenerateConfig, params["generate"], "generate").samples_to_draw
         return round(responses * mean_sentences * n), responses, mean_sentences
     return sum(len(p.sentences) * len(p.samples) for p in scored), len(scored), mean_sentences
 
@@ -501,7 +504,10 @@ def stated_rates(args: argparse.Namespace, params: Mapping[str, Any]) -> Rates:
     stated = {name: value for name in RATE_OPTIONS if (value := getattr(args, name)) is not None}
     if len(stated) == len(RATE_OPTIONS):
         return Rates(**stated, endpoints=args.endpoints, source="stated: " + ", ".join(sorted(stated)))
-    rates = bench_rates(endpoints=args.endpoints, nli_runtime=str(params["nli"].get("runtime", "torch")))
+    from hallulab.nli.scorer import NLIConfig
+
+    runtime = typed(NLIConfig, params["nli"], "nli").runtime
+    rates = bench_rates(endpoints=args.endpoints, nli_runtime=runtime)
     if not stated:
         return rates
     return replace(rates, **stated, source="stated: " + ", ".join(sorted(stated)) + f"; the others: {rates.source}")
