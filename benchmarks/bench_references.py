@@ -15,12 +15,18 @@ records the largest difference between their scores:
                         method has no model and no cache: warm is cold.
   semantic_entropy    - lm-polygraph 0.7.0 ``SemanticMatrixCalculator`` (its NLI matrix over
                         each record's unique samples) + ``SemanticClassesCalculator`` +
-                        ``SemanticEntropy`` against hallulab's NLI classes (``nli_grids`` through
-                        the ``NLIScorer``) + the aggregate step, with the project's default NLI
-                        model on both sides; NQ-open samples, responses per second. Both sides read
-                        the same sample log-probabilities (the proxy LLM's teacher-forced pass,
-                        computed once, before the timed regions: it is the same work for both).
-                        Warm: the same NLI request again from the call cache (an N sweep point).
+                        ``SemanticEntropy`` against hallulab's NLI classes (the score step's
+                        ``nli_classes`` through the ``NLIScorer``: by default only the pairs the
+                        classes read, scored lazily in waves across the records) + the aggregate
+                        step, with the project's default NLI model on both sides; NQ-open
+                        samples, responses per second. Both sides read the same sample
+                        log-probabilities (the proxy LLM's teacher-forced pass, computed once,
+                        before the timed regions: it is the same work for both). Warm: the same
+                        NLI requests again from the call cache (an N sweep point). A row with
+                        ``semantic_entropy.score.pairs=all`` (every ordered pair first, as the
+                        reference scores them) shows what the lazy pairs save; the floor is the
+                        NLI scorer alone over the lazy path's distinct pairs, in its length
+                        groups. The set-up records how many pairs each side scored.
 
 Usage:
 
@@ -56,8 +62,9 @@ from hallulab.methods.lexical_similarity.aggregate import aggregate as lexsim_ag
 from hallulab.methods.sample_matrix import SampleSelection, selected_columns, sentence_scores
 from hallulab.methods.semantic_entropy import SPEC as SEMANTIC_ENTROPY
 from hallulab.methods.semantic_entropy.aggregate import aggregate as se_aggregate
+from hallulab.methods.semantic_entropy.pairs import ALL_PAIRS, UNSCORED, length_groups
 from hallulab.methods.semantic_entropy.raw import RecordSamples, SemanticEntropyScores
-from hallulab.methods.semantic_entropy.score import class_matrices, nli_grids
+from hallulab.methods.semantic_entropy.score import NLIClasses, nli_classes, nli_text
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
@@ -194,6 +201,7 @@ def bench_semantic_entropy(
 
     params = compose(["dataset=nq_open"])
     knobs = params["semantic_entropy"]["score"]
+    nli_input = str(knobs["nli_input"])
     proxy = params["llm_catalogue"][params["llms"]["proxy"]]
     llm = build_llm({**proxy, "num_threads": threads})
     scored = llm.score(
@@ -218,39 +226,62 @@ def bench_semantic_entropy(
     theirs, t_reference = timed(reference)
 
     view = ParamsView(params, SEMANTIC_ENTROPY.aggregate.param_keys(), "aggregate_semantic_entropy")
-    with CallCache(cache_dir / "calls.sqlite") as cache:
+    found_classes: dict[str, NLIClasses] = {}
+
+    def ours(scorer: NLIScorer, pairs: str = str(knobs["pairs"])) -> pd.Series:
+        """The score step's NLI classes of lm-polygraph's reading (``pairs`` as configured: the
+        default scores lazily) and the aggregate step, from the same log-probabilities."""
+        classes = nli_classes(
+            passages, nli_input, farquhar=False, pairs=pairs, class_probs=lambda p, h: scorer.class_probs(p, h)
+        )
+        found_classes[pairs] = classes
+        records: dict[str, RecordSamples] = {
+            p.id: {"log_probs": list(lp), "classes": m}
+            for p, lp, m in zip(passages, per_record, classes.matrices[nli_input], strict=True)
+        }
+        raw = SemanticEntropyScores(
+            nli={"name": config.name},
+            proxy={"name": "bench"},
+            nli_input=nli_input,
+            prefix=str(knobs["prefix"]),
+            records=records,
+            diagnostics={},
+            pairs=pairs,
+        )
+        frame = se_aggregate(AggregateContext("bench", passages, {}, raw, view)).scores
+        return frame[frame["variant"] == "se_sum"].set_index("record_id").loc[[p.id for p in passages], "score"]
+
+    with CallCache(cache_dir / "calls.sqlite") as cache, CallCache(cache_dir / "all_pairs.sqlite") as every:
         scorer = NLIScorer(config, cache=cache)
         scorer.identity  # noqa: B018 - load the model outside the timed region, as the reference did
         half = NLIScorer(replace(config, dtype="bfloat16"), cache=cache)
         half.identity  # noqa: B018 - load the model outside the timed region
+        all_pairs = NLIScorer(config, cache=every)
+        all_pairs.identity  # noqa: B018 - load the model outside the timed region
 
-        def ours(scorer: NLIScorer = scorer) -> pd.Series:
-            (premises, hypotheses) = nli_grids(passages, str(knobs["nli_input"]), farquhar=False)[
-                str(knobs["nli_input"])
-            ]
-            classes = scorer.class_probs(premises, hypotheses).argmax(axis=1)
-            records: dict[str, RecordSamples] = {
-                p.id: {"log_probs": list(lp), "classes": m}
-                for p, lp, m in zip(passages, per_record, class_matrices(passages, classes), strict=True)
-            }
-            raw = SemanticEntropyScores(
-                nli={"name": config.name},
-                proxy={"name": "bench"},
-                nli_input=str(knobs["nli_input"]),
-                prefix=str(knobs["prefix"]),
-                records=records,
-                diagnostics={},
-            )
-            frame = se_aggregate(AggregateContext("bench", passages, {}, raw, view)).scores
-            return frame[frame["variant"] == "se_sum"].set_index("record_id").loc[[p.id for p in passages], "score"]
-
-        mine, t_cold = timed(ours)
-        _, t_warm = timed(ours)
+        mine, t_cold = timed(lambda: ours(scorer))
+        lazy = found_classes[str(knobs["pairs"])]  # the float32 path's pairs
+        _, t_warm = timed(lambda: ours(scorer))
         quantised, t_bf16 = timed(lambda: ours(half))
+        whole, t_all = timed(lambda: ours(all_pairs, ALL_PAIRS))
+
+    def distinct_pairs(classes: NLIClasses) -> list[tuple[str, str]]:
+        """The distinct (premise, hypothesis) texts of the pairs a path scored."""
+        return list(
+            dict.fromkeys(
+                (nli_text(p, p.samples[a], nli_input), nli_text(p, p.samples[b], nli_input))
+                for p, m in zip(passages, classes.matrices[nli_input], strict=True)
+                for a, row in enumerate(m)
+                for b, value in enumerate(row)
+                if a != b and value != UNSCORED
+            )
+        )
+
+    distinct = distinct_pairs(lazy)
     bare = NLIScorer(config)
     bare.identity  # noqa: B018 - load the model outside the timed region
-    premises, hypotheses = nli_grids(passages, str(knobs["nli_input"]), farquhar=False)[str(knobs["nli_input"])]
-    _, t_floor = timed(lambda: bare.class_probs(premises, hypotheses))
+    groups = length_groups(distinct)  # as the lazy path sends a wave's pairs
+    _, t_floor = timed(lambda: [bare.class_probs([p for p, _ in g], [h for _, h in g]) for g in groups])
     worst = float(np.abs(mine.to_numpy() - theirs).max())
     rows = side_by_side(
         "semantic_entropy",
@@ -262,11 +293,28 @@ def bench_semantic_entropy(
         (t_bf16, float(np.abs(quantised.to_numpy() - theirs).max())),
         t_floor,
     )
+    rows.insert(
+        2,
+        BenchRow(
+            "semantic_entropy_all_pairs",
+            "hallulab with semantic_entropy.score.pairs=all (every ordered pair scored first), empty call cache "
+            f"(scores differ by up to {float(np.abs(whole.to_numpy() - theirs).max()):.3g})",
+            round(len(passages) / t_all, 1),
+            "responses/s",
+            round(t_reference / t_all, 2),
+        ),
+    )
     setup = {
         "dataset": "nq_open",
         "responses": len(passages),
         "samples": len(passages[0].samples),
         "nli": config.name,
+        "pairs": str(knobs["pairs"]),
+        "nli_pairs_scored": len(distinct),
+        "nli_requests": lazy.requests,
+        "nli_waves": lazy.waves,
+        "nli_pairs_scored_with_pairs_all": len(distinct_pairs(found_classes[ALL_PAIRS])),
+        "nli_pairs_scored_by_the_reference": sum(len(set(t)) ** 2 for t in texts),
         "max_abs_difference": float(f"{worst:.2e}"),
     }
     return rows, setup

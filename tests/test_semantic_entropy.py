@@ -17,9 +17,9 @@ from hallulab.methods.semantic_entropy import SPEC
 from hallulab.methods.semantic_entropy.aggregate import (
     aggregate,
     farquhar_entropy,
-    farquhar_equivalent,
     semantic_entropy,
 )
+from hallulab.methods.semantic_entropy.pairs import equivalent as farquhar_equivalent
 from hallulab.methods.semantic_entropy.raw import RecordSamples, SemanticEntropyScores
 from hallulab.methods.semantic_entropy.score import nli_grids, pair_grid
 from hallulab.pipeline.context import AggregateContext

@@ -9,10 +9,13 @@ For a record with N >= 2 samples s_1..s_N, ``entail[a][b]``, ``neutral[a][b]`` a
 contradiction with premise s_a and hypothesis s_b, for every ordered pair, the diagonal (a sample
 read against itself) included: lm-polygraph's matrices hold it and the degree and the Laplacian
 of the similarity graph read it. The NLI model reads each sample alone, the texts of Semantic
-Entropy's default ``nli_input: answer``, so the pairs a != b are already in the NLI call cache
-after Semantic Entropy's score step. Every pair of the data set goes to the NLI scorer in one
-batched, cached request; N and the choice of samples are the methods' cheap knobs (a chosen
-subset's matrix is the sub-matrix at its indices).
+Entropy's default ``nli_input: answer``, and the call cache keeps one entry per (premise,
+hypothesis, model): the pairs Semantic Entropy's classes read (the few it scores) are found there
+after its score step, and Semantic Entropy finds there every pair this artifact scored, so a run
+of these methods and Semantic Entropy pays for each pair once. Every pair of the data set goes to
+the NLI scorer in one batched, cached request, whichever of the four methods read it; N and the
+choice of samples are the methods' cheap knobs (a chosen subset's matrix is the sub-matrix at its
+indices).
 
 Stored JSON: ``{"nli", "records": {record: {"entail", "neutral", "contra"}}, "diagnostics"}``.
 """

@@ -11,7 +11,7 @@ way (the proxy's teacher-forced log-probabilities, the configured NLI model):
 1. **Semantic classes** (Kuhn et al. §3.2, Algorithm 1): the N samples s_1..s_N are clustered
    greedily; s_j joins the first class whose first member it bidirectionally entails (the
    NLI model's argmax is entailment both ways), else opens a new class
-   (:mod:`hallulab.text.semantic_classes`).
+   (:mod:`hallulab.methods.semantic_entropy.pairs`).
 2. **Class probabilities**: ``sum``, log p(c | x) = logsumexp_{j in c} log p(s_j | x), the
    samples' sequence log-probabilities (sum of token log-probabilities) under the ``proxy``
    LLM, teacher-forced after the question; ``frequency`` (Farquhar et al.'s discrete semantic
@@ -32,9 +32,14 @@ log-likelihood is length-normalised, l_j = log p(s_j | x) / |s_j|; log p(c | x) 
 logsumexp_{j in c} l_j - logsumexp_j l_j; SE = -sum_c p(c | x) log p(c | x).
 
 Higher means more likely hallucinated, the positive class of the response-level evaluation.
-The expensive step stores the samples' log-probabilities and token counts and the
-N_max x N_max NLI classes (of the answers alone, and of the question-conditioned answers);
-N, the choice of samples and the readings are cheap knobs of the aggregate step.
+The expensive step stores the samples' log-probabilities and token counts and the NLI
+classes of the sample pairs the greedy classes read (of the answers alone, and of the
+question-conditioned answers): a sample is compared with each class's first member only, so
+those pairs are scored lazily, in waves of batched requests across the data set
+(:mod:`hallulab.methods.semantic_entropy.pairs`), not all N_max (N_max - 1) ordered pairs first.
+The classes of the first N samples read a subset of them for every N, so N and the readings are
+cheap knobs of the aggregate step; a seeded random choice of samples reads every pair
+(``semantic_entropy.score.pairs: all``).
 
 The NLI input of lm-polygraph's reading is each sample alone (its ``semantic_matrix`` reads the
 sample texts); ``semantic_entropy.score.nli_input: question_answer`` prefixes the question to

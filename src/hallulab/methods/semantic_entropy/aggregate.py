@@ -9,20 +9,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hallulab.core.config import setting
+from hallulab.core.config import ConfigError, setting
+from hallulab.core.errors import RecordError
 from hallulab.core.units import ScoreTable
-from hallulab.methods.sample_matrix import sample_choice_from, selected_columns
+from hallulab.methods.sample_matrix import SampleSelection, sample_choice_from, selected_columns
+from hallulab.methods.semantic_entropy.pairs import (
+    FARQUHAR_EQUIVALENCES,
+    LAZY,
+    LM_POLYGRAPH,
+    Clustering,
+    UnscoredPairError,
+    farquhar,
+    stored_classes,
+)
 from hallulab.methods.semantic_entropy.raw import SemanticEntropyScores
 from hallulab.pipeline.context import AggregateContext, Aggregated
-from hallulab.text.semantic_classes import cluster_by_bidirectional_entailment, cluster_by_leaders, members
+from hallulab.text.semantic_classes import members
 
 CLASS_PROBABILITIES = ("sum", "frequency")
 ENTROPY_ESTIMATIONS = ("mean", "direct")
-#: when two answers are one meaning in Farquhar et al.'s reading: neither direction a
-#: contradiction and not both neutral (their released ``get_semantic_ids`` with
-#: ``strict_entailment=False``), or entailment both ways (``strict_entailment=True``, Kuhn et al.'s)
-FARQUHAR_EQUIVALENCES = ("no_contradiction", "bidirectional")
-ENTAILMENT, NEUTRAL, CONTRADICTION = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -67,22 +72,29 @@ def semantic_entropy(labels: Sequence[int], log_probs: Sequence[float] | None, e
     return float(-np.sum(per_sample * np.exp(per_sample)))
 
 
-def farquhar_equivalent(forward: int, backward: int, rule: str) -> bool:
-    """Whether two answers are one meaning, from the NLI classes of both directions
-    (:data:`FARQUHAR_EQUIVALENCES`)."""
-    if rule == "bidirectional":
-        return forward == ENTAILMENT and backward == ENTAILMENT
-    return CONTRADICTION not in (forward, backward) and (forward, backward) != (NEUTRAL, NEUTRAL)
+def record_classes(
+    record_id: str, field: str, classes: list[list[int]], columns: np.ndarray, clustering: Clustering
+) -> list[int]:
+    """The semantic classes of the samples at ``columns`` from one record's stored classes
+    (:func:`hallulab.methods.semantic_entropy.pairs.stored_classes`: lm-polygraph's rule, or
+    Farquhar et al.'s ``get_semantic_ids``); a pair they read that the score step did not score
+    is a one-line error naming the record and the field."""
+    try:
+        return stored_classes(np.asarray(classes, dtype=np.int64), columns, clustering)
+    except UnscoredPairError as missing:
+        raise RecordError(
+            record_id, field, f"{missing}; re-run score_semantic_entropy (semantic_entropy.score.pairs=all: every pair)"
+        ) from None
 
 
-def farquhar_classes(classes: np.ndarray, rule: str) -> list[int]:
-    """Farquhar et al.'s released ``get_semantic_ids``: leaders in order, each later answer
-    equivalent to a leader in that leader's class, the last such leader's where several are."""
-    return cluster_by_leaders(
-        classes.shape[0],
-        lambda i, leader: farquhar_equivalent(int(classes[leader, i]), int(classes[i, leader]), rule),
-        join="last",
-    )
+def check_selection(stored: SemanticEntropyScores, selection: SampleSelection) -> None:
+    """A lazy score step stored the pairs of the first N samples, for every N, not those of a
+    seeded random subset: that choice needs every pair (one line naming both settings)."""
+    if stored.pairs == LAZY and selection.selection != "first":
+        raise ConfigError(
+            f"samples.selection={selection.selection}: semantic_entropy's scores hold only the NLI pairs the classes "
+            "of the first N samples read (semantic_entropy.score.pairs=lazy); set semantic_entropy.score.pairs=all"
+        )
 
 
 def farquhar_entropy(labels: Sequence[int], log_probs: Sequence[float], token_counts: Sequence[int]) -> float:
@@ -99,6 +111,7 @@ def aggregate(ctx: AggregateContext[SemanticEntropyScores]) -> Aggregated:
     knobs = ctx.params.typed(SemanticEntropyKnobs, "semantic_entropy.aggregate")
     selection = sample_choice_from(ctx.params)
     stored = ctx.raw
+    check_selection(stored, selection)
     table = ScoreTable()
     counts: Counter[str] = Counter()
     class_counts: list[int] = []
@@ -108,8 +121,7 @@ def aggregate(ctx: AggregateContext[SemanticEntropyScores]) -> Aggregated:
         if record is None:
             continue
         chosen = selected_columns(passage.id, len(record["log_probs"]), selection)
-        entails = np.asarray(record["classes"])[np.ix_(chosen, chosen)] == ENTAILMENT
-        labels = cluster_by_bidirectional_entailment(entails)
+        labels = record_classes(passage.id, "classes", record["classes"], chosen, LM_POLYGRAPH)
         class_counts.append(max(labels) + 1)
         chosen_log_probs = [record["log_probs"][int(i)] for i in chosen]
         empty = any(v is None for v in chosen_log_probs)
@@ -128,8 +140,8 @@ def aggregate(ctx: AggregateContext[SemanticEntropyScores]) -> Aggregated:
         elif empty:
             counts["se_farquhar_records_with_an_empty_sample"] += 1
         else:
-            question = np.asarray(record["question_classes"])[np.ix_(chosen, chosen)]
-            grouped = farquhar_classes(question, knobs.farquhar_equivalence)
+            rule = farquhar(knobs.farquhar_equivalence)
+            grouped = record_classes(passage.id, "question_classes", record["question_classes"], chosen, rule)
             farquhar_counts.append(max(grouped) + 1)
             lengths = [record["token_counts"][int(i)] for i in chosen]
             entropy = farquhar_entropy(grouped, [float(v) for v in chosen_log_probs if v is not None], lengths)

@@ -1,9 +1,15 @@
 """Semantic Entropy, expensive step: each sample's sequence log-probability and token count
-under the ``proxy`` LLM (teacher-forced after ``prefix``) and the NLI class of every ordered
-pair of a record's samples, each in one batched, cached request for the whole data set: the
-pairs of the texts ``nli_input`` names, and with ``farquhar`` those of the question-conditioned
-texts too (Farquhar et al.'s reading, unless ``nli_input`` already is ``question_answer``). No
-sweep knob is read here: N, the choice of samples and the readings are the aggregate step's."""
+under the ``proxy`` LLM (teacher-forced after ``prefix``, one batched, cached request for the
+whole data set) and the NLI classes of the sample pairs the semantic classes read: of the texts
+``nli_input`` names for lm-polygraph's rule, and with ``farquhar`` of the question-conditioned
+texts for Farquhar et al.'s rules (both of them: which one the aggregate step uses is its knob).
+
+``pairs: lazy`` (the default) scores only the pairs the greedy clusterings read, in waves of
+batched, cached NLI requests across the data set (:mod:`hallulab.methods.semantic_entropy.pairs`);
+they hold the pairs of every prefix of the samples, so every ``samples.used`` with
+``samples.selection: first`` reads stored classes only. ``pairs: all`` scores every ordered pair
+in one request, which any choice of samples (a seeded random subset too) can read. No sweep knob
+is read here: N, the choice of samples and the readings are the aggregate step's."""
 
 from __future__ import annotations
 
@@ -14,6 +20,17 @@ from dataclasses import dataclass
 from hallulab.artifacts.response_tokens.build import prefix_for
 from hallulab.core.config import ConfigError, setting
 from hallulab.data.schema import Passage
+from hallulab.methods.semantic_entropy.pairs import (
+    ALL_PAIRS,
+    FARQUHAR_CLUSTERINGS,
+    LAZY,
+    LM_POLYGRAPH,
+    PAIR_MODES,
+    ClassProbs,
+    Clustering,
+    PairRequest,
+    lazy_class_matrices,
+)
 from hallulab.methods.semantic_entropy.raw import RecordSamples, SemanticEntropyScores
 from hallulab.methods.skipped import Requirement, partition
 from hallulab.nli.scorer import NLIConfig, NLIScorer
@@ -37,6 +54,12 @@ class SemanticEntropyScoreKnobs:
     farquhar: bool = setting(
         True, doc="also classify the question-conditioned pairs, for Farquhar et al.'s reading (se_farquhar)"
     )
+    pairs: str = setting(
+        LAZY,
+        choices=PAIR_MODES,
+        doc="lazy: only the pairs the semantic classes read, for any samples.used with samples.selection=first; "
+        "all: every ordered pair, for samples.selection=random too",
+    )
 
 
 TWO_SAMPLES = Requirement("fewer than two samples", lambda p: len(p.samples) >= 2)
@@ -47,6 +70,16 @@ def nli_text(passage: Passage, sample: str, nli_input: str) -> str:
     if nli_input == "question_answer" and passage.prompt:
         return f"{passage.prompt} {sample}"
     return sample
+
+
+def clusterings_by_input(nli_input: str, *, farquhar: bool) -> dict[str, tuple[Clustering, ...]]:
+    """NLI input -> the clusterings that read its pairs: lm-polygraph's rule reads the texts
+    ``nli_input`` names; Farquhar et al.'s rules (both: the aggregate step chooses) the
+    question-conditioned texts, which are the same texts when ``nli_input`` is ``question_answer``."""
+    found: dict[str, tuple[Clustering, ...]] = {nli_input: (LM_POLYGRAPH,)}
+    if farquhar:
+        found["question_answer"] = (*found.get("question_answer", ()), *FARQUHAR_CLUSTERINGS)
+    return found
 
 
 def pair_grid(passages: Sequence[Passage], nli_input: str) -> tuple[list[str], list[str]]:
@@ -67,8 +100,7 @@ def pair_grid(passages: Sequence[Passage], nli_input: str) -> tuple[list[str], l
 def nli_grids(passages: Sequence[Passage], nli_input: str, *, farquhar: bool) -> dict[str, tuple[list[str], list[str]]]:
     """NLI input -> the premises and hypotheses of every ordered pair (:func:`pair_grid`): the
     input ``nli_input`` names, and the question-conditioned one Farquhar et al. read."""
-    inputs = [nli_input] + (["question_answer"] if farquhar and nli_input != "question_answer" else [])
-    return {name: pair_grid(passages, name) for name in inputs}
+    return {name: pair_grid(passages, name) for name in clusterings_by_input(nli_input, farquhar=farquhar)}
 
 
 def class_matrices(passages: Sequence[Passage], classes: Sequence[int]) -> list[list[list[int]]]:
@@ -87,6 +119,46 @@ def class_matrices(passages: Sequence[Passage], classes: Sequence[int]) -> list[
     return out
 
 
+@dataclass(frozen=True)
+class NLIClasses:
+    """Per NLI input, each record's class matrix (in the order of the passages); how many pairs
+    were scored (the diagonal left out), in how many NLI requests and waves (a wave: the pairs
+    that the pairs scored before it make needed; every pair at once is one wave)."""
+
+    matrices: dict[str, list[list[list[int]]]]
+    pairs: int
+    requests: int
+    waves: int
+
+
+def nli_classes(
+    passages: Sequence[Passage], nli_input: str, *, farquhar: bool, pairs: str, class_probs: ClassProbs
+) -> NLIClasses:
+    """The NLI classes the score step stores, ``pairs`` as :class:`SemanticEntropyScoreKnobs`
+    says: every ordered pair in one ``class_probs`` request per NLI input, or lazily."""
+    readers = clusterings_by_input(nli_input, farquhar=farquhar)
+    if pairs == ALL_PAIRS:
+        matrices = {}
+        count = requests = 0
+        for name in readers:
+            premises, hypotheses = pair_grid(passages, name)
+            classes = class_probs(premises, hypotheses).argmax(axis=1) if premises else []
+            matrices[name] = class_matrices(passages, classes)
+            count += len(premises)
+            requests += bool(premises)
+        return NLIClasses(matrices, count, requests, min(requests, 1))
+    names = list(readers)
+    wanted = [
+        PairRequest([nli_text(passage, s, name) for s in passage.samples], readers[name])
+        for name in names
+        for passage in passages
+    ]
+    found = lazy_class_matrices(wanted, class_probs)
+    size = len(passages)
+    lazy = {name: [m.tolist() for m in found.matrices[at * size : (at + 1) * size]] for at, name in enumerate(names)}
+    return NLIClasses(lazy, found.pairs, found.requests, found.waves)
+
+
 def score(ctx: BuildContext) -> SemanticEntropyScores:
     knobs = ctx.params.typed(SemanticEntropyScoreKnobs, "semantic_entropy.score")
     chosen = partition(ctx.passages, TWO_SAMPLES)
@@ -101,11 +173,13 @@ def score(ctx: BuildContext) -> SemanticEntropyScores:
     prefixes = [prefix_for(knobs.prefix, p) for p in passages for _ in p.samples]
     scored = llm.score(prefixes, [s for p in passages for s in p.samples]) if prefixes else []
     scorer = NLIScorer(ctx.params.typed(NLIConfig, "nli"), cache=ctx.resources.cache)
-    grids = nli_grids(passages, knobs.nli_input, farquhar=knobs.farquhar)
-    matrices = {}
-    for name, (premises, hypotheses) in grids.items():
-        classes = scorer.class_probs(premises, hypotheses, progress=True).argmax(axis=1) if premises else []
-        matrices[name] = class_matrices(passages, classes)
+    found = nli_classes(
+        passages,
+        knobs.nli_input,
+        farquhar=knobs.farquhar,
+        pairs=knobs.pairs,
+        class_probs=lambda premises, hypotheses: scorer.class_probs(premises, hypotheses, progress=True),
+    )
     counts: Counter[str] = Counter()
     records: dict[str, RecordSamples] = {}
     token_at = 0
@@ -120,19 +194,25 @@ def score(ctx: BuildContext) -> SemanticEntropyScores:
         token_at += n
         record: RecordSamples = {
             "log_probs": log_probs,
-            "classes": matrices[knobs.nli_input][index],
+            "classes": found.matrices[knobs.nli_input][index],
             "token_counts": token_counts,
         }
         if knobs.farquhar:
-            record["question_classes"] = matrices["question_answer"][index]
+            record["question_classes"] = found.matrices["question_answer"][index]
         records[passage.id] = record
         counts["records_scored"] += 1
-    pairs = sum(len(premises) for premises, _ in grids.values())
     return SemanticEntropyScores(
         nli={"name": scorer.config.name, **scorer.identity},
         proxy=llm.llm.identity().as_key(),
         nli_input=knobs.nli_input,
         prefix=knobs.prefix,
         records=records,
-        diagnostics={**dict(counts), "pairs": pairs, **chosen.diagnostics()},
+        diagnostics={
+            **dict(counts),
+            "pairs": found.pairs,
+            "nli_requests": found.requests,
+            "nli_waves": found.waves,
+            **chosen.diagnostics(),
+        },
+        pairs=knobs.pairs,
     )
