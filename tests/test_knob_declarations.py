@@ -33,20 +33,7 @@ import yaml
 from omegaconf import OmegaConf
 
 from hallulab.core.config import CONF_DIR, REPO_ROOT, compose
-from hallulab.correction.run import CorrectionConfig
-from hallulab.data.dataset_config import DatasetConfig
-from hallulab.evaluation.protocol import ProtocolConfig
-from hallulab.generation import GenerateConfig
-from hallulab.llm.hf import HFConfig
-from hallulab.llm.langchain_backend import LangChainConfig
-from hallulab.llm.openai_backend import OpenAIConfig
-from hallulab.llm.vllm_backend import VLLMConfig
-from hallulab.methods.bertscore import BERTScoreConfig
-from hallulab.methods.sample_matrix import SampleSelection
-from hallulab.methods.sentence_similarity import SentenceSimilarityConfig
-from hallulab.nli.scorer import NLIConfig
-from hallulab.nli.train import TrainConfig
-from hallulab.pipeline import registry
+from hallulab.pipeline import settings_schema
 from hallulab.pipeline.members import Member
 
 SRC = REPO_ROOT / "src" / "hallulab"
@@ -61,35 +48,19 @@ class Section:
     elsewhere: tuple[str, ...] = ()
 
 
-#: The knob sections of the pipeline's own steps (generate, the choice of samples, the evaluation
-#: protocol, the correction). One composition gives every value (or a selection decides it).
-PIPELINE_SECTIONS: dict[str, Section] = {
-    "generate": Section(GenerateConfig),
-    "samples": Section(SampleSelection),
-    "evaluate": Section(ProtocolConfig),
-    "correction": Section(CorrectionConfig, elsewhere=("prompts", "by_profile")),
-}
-#: ... and every section a registered method or artifact declares on its spec (``knobs``): a new
+#: Every knob section with one default, as the settings' schema declares them
+#: (:func:`hallulab.pipeline.settings_schema.knob_sections`): the pipeline's own steps' and
+#: every section a registered method or artifact declares on its spec (``knobs``), so a new
 #: method's knob class is checked here without an edit to this file.
 KNOB_SECTIONS: dict[str, Section] = {
-    **PIPELINE_SECTIONS,
-    **{name: Section(cls, knob.elsewhere) for name, (cls, knob) in registry.knob_sections().items()},
+    name: Section(cls, knob.elsewhere) for name, (cls, knob) in settings_schema.knob_sections().items()
 }
 #: Sections a group's option file sets whole (``conf/<group>/<option>.yaml``).
 OPTION_SECTIONS: dict[str, Section] = {
-    "nli": Section(NLIConfig),
-    "bertscore": Section(BERTScoreConfig),
-    "sentence_similarity": Section(SentenceSimilarityConfig),
-    "dataset": Section(DatasetConfig),
-    "nli_train": Section(TrainConfig, elsewhere=("profile",)),
+    name: Section(cls, knob.elsewhere) for name, (cls, knob) in settings_schema.option_sections().items()
 }
 #: ``llm_catalogue`` entries (conf/llm/*.yaml) by backend; ``backend`` and ``name`` are read by build_llm.
-LLM_BACKENDS: dict[str, type] = {
-    "hf": HFConfig,
-    "openai": OpenAIConfig,
-    "vllm": VLLMConfig,
-    "langchain": LangChainConfig,
-}
+LLM_BACKENDS: dict[str, type] = settings_schema.llm_backends()
 #: Classes ``typed`` builds that are not a section: an item of a knob's list.
 ITEM_CLASSES = {"Member": "an item of ensemble.members (EnsembleKnobs.members)"}
 #: ``${profile.x}``, ``${<method>.by_profile.${profile.name}.x}`` or ``${dataset.x}``: a value

@@ -64,6 +64,7 @@ PIPELINE_KNOBS: tuple[KnobSection, ...] = (
 OPTION_KNOBS: tuple[KnobSection, ...] = (
     KnobSection("nli", "hallulab.nli.scorer:NLIConfig"),
     KnobSection("bertscore", "hallulab.methods.bertscore:BERTScoreConfig"),
+    KnobSection("sentence_similarity", "hallulab.methods.sentence_similarity:SentenceSimilarityConfig"),
     KnobSection("dataset", "hallulab.data.dataset_config:DatasetConfig"),
     KnobSection("nli_train", "hallulab.nli.train:TrainConfig", elsewhere=("profile",)),
 )
