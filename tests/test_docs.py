@@ -25,8 +25,9 @@ convention, by their language tag (DEVELOPERS.md, "Documentation", says the same
   A command found in none fails this suite, naming its page and line. Whichever table it is
   in, every ``make`` command is dry-run (``make -n``: the target exists), every ``dvc exp run``
   and ``dvc repro`` (given, or in a make recipe) names stages of dvc.yaml with settings that
-  compose from conf/ (unknown keys refused; a sweep by its first value), and every
-  ``python -m hallulab...`` module and ``python <file>.py`` script exists.
+  compose from conf/ and pass the settings' schema (unknown keys and mistyped values refused;
+  a sweep by its first value), and every ``python -m hallulab...`` module and
+  ``python <file>.py`` script exists.
 * any other tag (``text``, ``yaml``, ``json``, ``jsonl``, ``toml``, ...): shown, not run: output,
   a file's content, an example to read.
 * no tag: refused (an untagged block could hide a command), and so is an indented code block.
@@ -395,9 +396,10 @@ def first_of_sweep(setting: str) -> str:
 @functools.cache
 def compose_problem(settings: tuple[str, ...]) -> str | None:
     from hallulab.core.config import compose
+    from hallulab.pipeline.settings_schema import check_settings
 
     try:
-        compose([first_of_sweep(s) for s in settings])
+        check_settings(compose([first_of_sweep(s) for s in settings]))
     except Exception as error:
         return f"{type(error).__name__}: {error}"
     return None
