@@ -12,7 +12,10 @@ groups' options declare theirs below (:data:`PIPELINE_KNOBS`, :data:`OPTION_KNOB
   :func:`schema_type`);
 * registers every schema in Hydra's ConfigStore as ``schema/<section path>`` (:func:`register`):
   a config names one in its defaults list (``- /schema/samples@samples``) and states only what
-  differs from the class, and Hydra's merge refuses a key or a type the class does not declare;
+  differs from the class, and Hydra's merge refuses a key or a type the class does not declare.
+  No file under ``conf/`` names one yet: DVC composes ``params.yaml`` in its own process, which
+  sees the ConfigStore only through a ``hydra_plugins`` module, and a schema merged first sets
+  the order of its section's keys in ``params.yaml``;
 * checks composed settings against the schemas (:func:`check_settings`): a key no class or
   step declares is refused in one line naming it and the keys beside it (Hydra's ``+`` adds a
   key to any config, and no step would read it), and a value of the wrong type in
@@ -147,9 +150,10 @@ def schema_type(hint: Any, scalar_ok: bool = False) -> Any:
 
     OmegaConf types scalars, ``Optional``, ``Union`` of scalars, lists and mappings of those, and
     nested structured configs; it refuses a ``Literal``, a ``tuple`` default and a frozen class.
-    A tuple or sequence is a list; a ``Literal`` of strings is ``str``; a sequence knob that may
-    be one value (``scalar_ok``: a sweep point, ``-S selfcheck_ngram.n=2``) and anything else
-    OmegaConf cannot type is ``Any`` (its items are left to :func:`typed`).
+    A float is ``Union[int, float]`` (a value written ``0`` stays ``0``; :func:`typed` makes it
+    a float); a tuple or sequence is a list; a ``Literal`` of strings is ``str``; a sequence knob
+    that may be one value (``scalar_ok``: a sweep point, ``-S selfcheck_ngram.n=2``) and anything
+    else OmegaConf cannot type is ``Any`` (its items are left to :func:`typed`).
     """
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any or hint is type(None):
@@ -178,6 +182,8 @@ def schema_type(hint: Any, scalar_ok: bool = False) -> Any:
         return dict[str, schema_type(value)]  # type: ignore[misc]
     if dataclasses.is_dataclass(hint) and isinstance(hint, type):
         return schema_view(hint)
+    if hint is float:  # a number: OmegaConf's float would rewrite a value written 0 as 0.0
+        return Union[int, float]  # noqa: UP007
     if hint in _SCALARS:
         return hint
     return Any
