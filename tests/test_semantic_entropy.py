@@ -174,10 +174,12 @@ def test_farquhars_entropy_reads_length_normalised_likelihoods_normalised_over_t
     assert semantic_entropy(labels, log_probs, "mean") != pytest.approx(expected)
 
 
-def test_the_farquhar_row_clusters_the_question_conditioned_classes() -> None:
-    """se_farquhar reads the classes the score step stored for question + answer texts, with
-    Farquhar's equivalence, and the samples' length-normalised log-likelihoods; se_sum and
-    se_frequency keep lm-polygraph's reading of the answer-only classes."""
+def test_the_farquhar_rows_cluster_the_question_conditioned_classes_by_each_rule() -> None:
+    """se_farquhar reads the classes the score step stored for question + answer texts, with the
+    equivalence their command line runs by default (``--strict_entailment``: entailment both
+    ways), and the samples' length-normalised log-likelihoods; se_farquhar_nocontra, the looser
+    rule of ``get_semantic_ids``'s own default (no contradiction, not both neutral), labelled;
+    se_sum and se_frequency keep lm-polygraph's reading of the answer-only classes."""
     answers_only = [[E, C, C], [C, E, C], [C, C, E]]  # three meanings without the question
     with_question = [[E, E, N], [N, E, N], [N, N, E]]  # 0 ~ 1 (entail / neutral), 2 apart
     record: RecordSamples = {
@@ -198,9 +200,19 @@ def test_the_farquhar_row_clusters_the_question_conditioned_classes() -> None:
     view = ParamsView(compose([]), SPEC.aggregate.param_keys(), "aggregate_semantic_entropy")
     aggregated = aggregate(AggregateContext("t", passages, {}, raw, view))
     scores = aggregated.scores.set_index("variant")["score"]
-    assert scores["se_farquhar"] == pytest.approx(farquhar_entropy([0, 0, 1], [-2.0, -6.0, -3.0], [2, 3, 1]))
+    strict, loose = [0, 1, 2], [0, 0, 1]  # 0 entails 1, 1 does not entail 0
+    assert scores["se_farquhar"] == pytest.approx(farquhar_entropy(strict, [-2.0, -6.0, -3.0], [2, 3, 1]))
+    assert scores["se_farquhar_nocontra"] == pytest.approx(farquhar_entropy(loose, [-2.0, -6.0, -3.0], [2, 3, 1]))
+    assert scores["se_farquhar"] != pytest.approx(scores["se_farquhar_nocontra"])
     assert scores["se_frequency"] == pytest.approx(math.log(3))  # three answer-only classes
-    assert aggregated.diagnostics["mean_semantic_classes_farquhar"] == 2.0
+    assert aggregated.diagnostics["mean_semantic_classes_farquhar"] == 3.0
+    assert aggregated.diagnostics["mean_semantic_classes_farquhar_nocontra"] == 2.0
+    assert aggregated.diagnostics["farquhar_equivalences"] == {
+        "se_farquhar": "bidirectional",
+        "se_farquhar_nocontra": "no_contradiction",
+    }
+    assert "farquhar_equivalence" not in compose([])["semantic_entropy"]["aggregate"]  # both rules, always
+    assert "se_farquhar" in SPEC.benchmark_variants
 
 
 def test_the_score_step_asks_the_nli_for_question_conditioned_pairs_only_when_it_needs_them() -> None:

@@ -38,7 +38,6 @@ from hallulab.methods.semantic_entropy.aggregate import aggregate
 from hallulab.methods.semantic_entropy.pairs import (
     ALL_PAIRS,
     FARQUHAR_CLUSTERINGS,
-    FARQUHAR_EQUIVALENCES,
     LAZY,
     LM_POLYGRAPH,
     UNSCORED,
@@ -236,10 +235,9 @@ def test_lazy_and_all_pairs_give_the_same_scores_at_every_n_and_rule(nli_input: 
     passages = _passages()
     lazy, every = _raw(passages, LAZY, nli_input), _raw(passages, ALL_PAIRS, nli_input)
     assert lazy.diagnostics["pairs"] < every.diagnostics["pairs"]
-    for n in range(1, N_MAX + 1):
-        for rule in FARQUHAR_EQUIVALENCES:
-            overrides = [f"samples.used={n}", f"semantic_entropy.aggregate.farquhar_equivalence={rule}"]
-            pd.testing.assert_frame_equal(_scores(passages, lazy, overrides), _scores(passages, every, overrides))
+    for n in range(1, N_MAX + 1):  # every rule: se_farquhar and se_farquhar_nocontra are written together
+        overrides = [f"samples.used={n}"]
+        pd.testing.assert_frame_equal(_scores(passages, lazy, overrides), _scores(passages, every, overrides))
     for lazy_record, full_record in zip(lazy.records.values(), every.records.values(), strict=True):
         for field, clusterings in (("classes", (LM_POLYGRAPH,)), ("question_classes", FARQUHAR_CLUSTERINGS)):
             scored, full = np.asarray(lazy_record[field]), np.asarray(full_record[field])
@@ -390,11 +388,10 @@ def test_a_sweep_over_samples_used_calls_no_model_and_each_pair_is_paid_for_once
         scored_by_se = list(_StandInScorer.computed)
         assert len(scored_by_se) == len(set(scored_by_se))  # no pair scored twice
         used = (cache.stats.hits, cache.stats.misses)
+        variants = {"se_sum", "se_frequency", "se_farquhar", "se_farquhar_nocontra"}
         for n in range(1, N_MAX + 1):
-            for rule in FARQUHAR_EQUIVALENCES:
-                overrides = [f"samples.used={n}", f"semantic_entropy.aggregate.farquhar_equivalence={rule}"]
-                frame = _scores(passages, SemanticEntropyScores.from_dict(raw.to_dict()), overrides)
-                assert set(frame["variant"]) == {"se_sum", "se_frequency", "se_farquhar"} and len(frame) == 15
+            frame = _scores(passages, SemanticEntropyScores.from_dict(raw.to_dict()), [f"samples.used={n}"])
+            assert set(frame["variant"]) == variants and len(frame) == 4 * len(passages)
         assert len(_StandInScorer.computed) == len(scored_by_se) and (cache.stats.hits, cache.stats.misses) == used
 
         # the pair-matrix artifact (NumSemSets, EigValLaplacian, DegMat, Eccentricity) reads every
@@ -419,7 +416,9 @@ def test_a_random_choice_of_samples_needs_every_pair() -> None:
     with pytest.raises(ConfigError, match=r"samples\.selection=random.*semantic_entropy\.score\.pairs=all") as caught:
         _scores(passages, _raw(passages, LAZY), overrides)
     assert "\n" not in str(caught.value)
-    assert len(_scores(passages, _raw(passages, ALL_PAIRS), overrides)) == 3 * len(passages)
+    assert len(_scores(passages, _raw(passages, ALL_PAIRS), overrides)) == 4 * len(
+        passages
+    )  # se_sum, se_frequency, se_farquhar, se_farquhar_nocontra
     # a file whose classes miss a pair the classes read names the record and the field
     raw = _raw(passages, ALL_PAIRS)
     raw.records["born"]["classes"][0][1] = UNSCORED

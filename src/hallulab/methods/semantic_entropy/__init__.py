@@ -24,12 +24,15 @@ way (the proxy's teacher-forced log-probabilities, the configured NLI model):
    classes of log p(c | x)).
 
 **Farquhar et al.'s** (``se_farquhar``), as their released ``compute_uncertainty_measures.py``
-and ``semantic_entropy.py`` compute it: the NLI model reads each answer after the question;
-two answers are one meaning unless one contradicts the other (and not when both directions
-are neutral: ``get_semantic_ids`` with ``strict_entailment=False``; ``bidirectional`` is their
-strict rule), an answer equivalent to several leaders joining the last; each answer's
+and ``semantic_entropy.py`` compute it with their command line's defaults: the NLI model reads
+each answer after the question; two answers are one meaning when each entails the other
+(``get_semantic_ids`` with ``strict_entailment=True``, which their ``--strict_entailment``
+passes by default), an answer equivalent to several leaders joining the last; each answer's
 log-likelihood is length-normalised, l_j = log p(s_j | x) / |s_j|; log p(c | x) =
-logsumexp_{j in c} l_j - logsumexp_j l_j; SE = -sum_c p(c | x) log p(c | x).
+logsumexp_{j in c} l_j - logsumexp_j l_j; SE = -sum_c p(c | x) log p(c | x). The labelled
+``se_farquhar_nocontra`` clusters by the looser rule of the function's own default
+(``strict_entailment=False``): one meaning unless one answer contradicts the other, and not
+when both directions are neutral.
 
 Higher means more likely hallucinated, the positive class of the response-level evaluation.
 The expensive step stores the samples' log-probabilities and token counts and the NLI
@@ -60,7 +63,8 @@ SPEC = MethodSpec(
     score=StepInputs(params=("nli", "semantic_entropy.score"), llm_roles=("proxy",), files=("${nli.depends_on}",)),
     aggregate=StepInputs(params=("semantic_entropy.aggregate", *SAMPLE_CHOICE_PARAMS)),
     order=19,
-    benchmark_variants=("se_sum", "se_farquhar"),  # lm-polygraph's estimator and Farquhar et al.'s released reading
+    # lm-polygraph's estimator and Farquhar et al.'s released reading (their command line's strict rule)
+    benchmark_variants=("se_sum", "se_farquhar"),
     needs=(SAMPLES, TEXT_LOGPROBS),
     calls=unplanned("its NLI pairs follow the semantic classes the earlier pairs formed"),
     shards=True,

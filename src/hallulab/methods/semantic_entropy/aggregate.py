@@ -14,7 +14,6 @@ from hallulab.core.errors import RecordError
 from hallulab.core.units import ScoreTable
 from hallulab.methods.sample_matrix import SampleSelection, sample_choice_from, selected_columns
 from hallulab.methods.semantic_entropy.pairs import (
-    FARQUHAR_EQUIVALENCES,
     LAZY,
     LM_POLYGRAPH,
     Clustering,
@@ -28,6 +27,11 @@ from hallulab.text.semantic_classes import members
 
 CLASS_PROBABILITIES = ("sum", "frequency")
 ENTROPY_ESTIMATIONS = ("mean", "direct")
+#: Farquhar et al.'s reading, one variant per equivalence rule of their ``get_semantic_ids``:
+#: ``se_farquhar``, the rule their command line runs by default (``--strict_entailment``, True:
+#: entailment both ways); ``se_farquhar_nocontra``, the looser rule of the function's own default
+#: (``strict_entailment=False``: neither direction a contradiction, not both neutral), labelled
+FARQUHAR_VARIANTS = (("se_farquhar", "bidirectional"), ("se_farquhar_nocontra", "no_contradiction"))
 
 
 @dataclass(frozen=True)
@@ -44,12 +48,6 @@ class SemanticEntropyKnobs:
         "mean",
         choices=ENTROPY_ESTIMATIONS,
         doc="mean: lm-polygraph's per-sample Monte-Carlo mean (its default); direct: its other estimator",
-    )
-    farquhar_equivalence: str = setting(
-        "no_contradiction",
-        choices=FARQUHAR_EQUIVALENCES,
-        doc="se_farquhar's classes. no_contradiction: neither direction contradicts, not both neutral; "
-        "bidirectional: entailment both ways",
     )
 
 
@@ -115,7 +113,7 @@ def aggregate(ctx: AggregateContext[SemanticEntropyScores]) -> Aggregated:
     table = ScoreTable()
     counts: Counter[str] = Counter()
     class_counts: list[int] = []
-    farquhar_counts: list[int] = []
+    farquhar_counts: dict[str, list[int]] = {variant: [] for variant, _ in FARQUHAR_VARIANTS}
     for passage in ctx.passages:
         record = stored.records.get(passage.id)
         if record is None:
@@ -140,23 +138,28 @@ def aggregate(ctx: AggregateContext[SemanticEntropyScores]) -> Aggregated:
         elif empty:
             counts["se_farquhar_records_with_an_empty_sample"] += 1
         else:
-            rule = farquhar(knobs.farquhar_equivalence)
-            grouped = record_classes(passage.id, "question_classes", record["question_classes"], chosen, rule)
-            farquhar_counts.append(max(grouped) + 1)
             lengths = [record["token_counts"][int(i)] for i in chosen]
-            entropy = farquhar_entropy(grouped, [float(v) for v in chosen_log_probs if v is not None], lengths)
-            table.add_response("se_farquhar", passage.id, entropy)
+            answer_log_probs = [float(v) for v in chosen_log_probs if v is not None]
+            for variant, rule in FARQUHAR_VARIANTS:
+                grouped = record_classes(
+                    passage.id, "question_classes", record["question_classes"], chosen, farquhar(rule)
+                )
+                farquhar_counts[variant].append(max(grouped) + 1)
+                table.add_response(variant, passage.id, farquhar_entropy(grouped, answer_log_probs, lengths))
         counts["records_scored"] += 1
     diagnostics = {
         **stored.diagnostics,
         **dict(counts),
         "num_samples": selection.used,
         "entropy_estimation": knobs.entropy_estimation,
-        "farquhar_equivalence": knobs.farquhar_equivalence,
+        "farquhar_equivalences": dict(FARQUHAR_VARIANTS),
         "nli_input": stored.nli_input,
         "nli": stored.nli.get("name"),
         "proxy": stored.proxy.get("model"),
         "mean_semantic_classes": float(np.mean(class_counts)) if class_counts else None,
-        "mean_semantic_classes_farquhar": float(np.mean(farquhar_counts)) if farquhar_counts else None,
+        **{
+            f"mean_semantic_classes_{variant.removeprefix('se_')}": float(np.mean(found)) if found else None
+            for variant, found in farquhar_counts.items()
+        },
     }
     return Aggregated(table.frame(), diagnostics)

@@ -88,7 +88,7 @@ def farquhar(rule: str) -> Clustering:
     return Clustering(rule, "last")
 
 
-#: every clustering Farquhar et al.'s reading can ask for (its rule is a cheap aggregate knob)
+#: every clustering Farquhar et al.'s readings ask for (se_farquhar and se_farquhar_nocontra)
 FARQUHAR_CLUSTERINGS = tuple(farquhar(rule) for rule in FARQUHAR_EQUIVALENCES)
 
 

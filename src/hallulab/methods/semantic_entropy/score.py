@@ -2,7 +2,7 @@
 under the ``proxy`` LLM (teacher-forced after ``prefix``, one batched, cached request for the
 whole data set) and the NLI classes of the sample pairs the semantic classes read: of the texts
 ``nli_input`` names for lm-polygraph's rule, and with ``farquhar`` of the question-conditioned
-texts for Farquhar et al.'s rules (both of them: which one the aggregate step uses is its knob).
+texts for Farquhar et al.'s two rules (the aggregate step writes a variant for each).
 
 ``pairs: lazy`` (the default) scores only the pairs the greedy clusterings read, in waves of
 batched, cached NLI requests across the data set (:mod:`hallulab.methods.semantic_entropy.pairs`);
@@ -74,7 +74,7 @@ def nli_text(passage: Passage, sample: str, nli_input: str) -> str:
 
 def clusterings_by_input(nli_input: str, *, farquhar: bool) -> dict[str, tuple[Clustering, ...]]:
     """NLI input -> the clusterings that read its pairs: lm-polygraph's rule reads the texts
-    ``nli_input`` names; Farquhar et al.'s rules (both: the aggregate step chooses) the
+    ``nli_input`` names; Farquhar et al.'s two rules (a variant each in the aggregate step) the
     question-conditioned texts, which are the same texts when ``nli_input`` is ``question_answer``."""
     found: dict[str, tuple[Clustering, ...]] = {nli_input: (LM_POLYGRAPH,)}
     if farquhar:
