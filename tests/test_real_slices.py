@@ -113,8 +113,8 @@ def test_every_slice_method_is_within_its_committed_baseline(slice_run: tuple[st
 
 def test_the_gate_catches_a_planted_aggregate_change(slice_run: tuple[str, Path]) -> None:
     """A changed default in a method's cheap step (HalluCheck's F1 alignment threshold 0.6 ->
-    0.3; Self-Familiarity's Eq. 7 ratio r = 2 -> 1) re-runs only aggregate and evaluate through
-    the DAG, and the gate must fail on the method's headline variant."""
+    0.3, which its token-F1 readings read; Self-Familiarity's Eq. 7 ratio r = 2 -> 1) re-runs
+    only aggregate and evaluate through the DAG, and the gate must fail on a variant that reads it."""
     dataset, root = slice_run
     planted = {"nq_open": ("hallucheck", "hallucheck.aggregate.f1_threshold=0.3")}
     planted["concept7"] = ("self_familiarity", "self_familiarity.aggregate.ratio=1")
