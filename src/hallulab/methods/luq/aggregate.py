@@ -12,8 +12,7 @@ import pandas as pd
 from hallulab.core.config import setting
 from hallulab.core.errors import StaleScoresError
 from hallulab.core.units import concat
-from hallulab.methods.luq.formula import samples_uncertainty
-from hallulab.methods.luq.score import VARIANT
+from hallulab.methods.luq.formula import VARIANT, samples_uncertainty
 from hallulab.methods.sample_graph import ChosenSamples, response_scores
 from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores, sample_choice_from
 from hallulab.methods.sample_matrix import aggregate as sentence_rows

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+#: the sentence reading's variant name (the score step stores it, the aggregate step reads it)
+VARIANT = "luq_sentence"
+
 
 def support(entail: np.ndarray, contra: np.ndarray) -> np.ndarray:
     """S = p_e / (p_e + p_c), elementwise; both probabilities 0 somewhere is an error."""

@@ -16,14 +16,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from hallulab.data.schema import Passage
+from hallulab.methods.luq.formula import VARIANT
 from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores, scorable, sentence_sample_grid, unflatten
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.pipeline.context import BuildContext
 
 #: premises, hypotheses -> P(contradict) of each pair (SelfCheckGPT's Eq. 9 normalisation)
 Contradiction = Callable[[list[str], list[str]], np.ndarray]
-
-VARIANT = "luq_sentence"
 
 
 def sentence_matrices(passages: Sequence[Passage], contradiction: Contradiction) -> dict[str, np.ndarray]:
