@@ -194,3 +194,46 @@ def test_dvc_repro_leaves_the_git_index_as_it_was(tmp_path: Path) -> None:
     dvc(tmp_path, "repro", "-q")
     assert (tmp_path / "dvc.lock").is_file()
     assert git(tmp_path, "diff", "--cached", "--name-only") == ""
+
+
+MEMBERS_LOCK = """schema: '2.0'
+stages:
+  members_ensemble@0:
+    cmd: python stages/member.py --method ccp
+    deps:
+    - path: data/aggregated/toy/ccp.parquet
+      hash: md5
+      md5: a1
+    outs:
+    - path: data/members/toy/ensemble/ccp.k10.parquet
+      hash: md5
+      md5: a2
+  aggregate_ensemble:
+    cmd: python stages/aggregate.py --method ensemble
+    deps:
+    - path: conf/prompts/judge.yaml
+      hash: md5
+      md5: b1
+    - path: data/members/toy/ensemble
+      hash: md5
+      md5: a3.dir
+    outs:
+    - path: data/aggregated/toy/ensemble.parquet
+      hash: md5
+      md5: a4
+"""
+
+
+def test_a_folder_of_a_foreach_stage_outputs_is_computed_not_an_input() -> None:
+    """A combining stage reads the folder its member stages write file by file: the folder's hash
+    follows from theirs, so a member's new bits (a retrained NLI model upstream) are rounding, not
+    a changed input; a file no stage makes (a prompt) stays an input."""
+    inputs = lock_inputs(MEMBERS_LOCK)
+    assert inputs is not None
+    assert "aggregate_ensemble: data/members/toy/ensemble" not in inputs
+    assert "aggregate_ensemble: conf/prompts/judge.yaml" in inputs
+    rounded = MEMBERS_LOCK.replace("a2", "c2").replace("a3.dir", "c3.dir").replace("a1", "c1")
+    assert changed_input(MEMBERS_LOCK, rounded) == (True, "members_ensemble@0: data/aggregated/toy/ccp.parquet")
+    rounded_downstream = MEMBERS_LOCK.replace("a2", "c2").replace("a3.dir", "c3.dir")
+    assert changed_input(MEMBERS_LOCK, rounded_downstream) == (True, None)
+    assert changed_input(MEMBERS_LOCK, MEMBERS_LOCK.replace("b1", "b9")) == (True, "aggregate_ensemble: conf/prompts/judge.yaml")

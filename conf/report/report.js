@@ -301,7 +301,9 @@
     };
     const item = (series, method) => {
       const off = hidden.has(series.name);
-      const label = method && series.name.startsWith(`${method}: `) ? series.name.slice(method.length + 2) : series.name;
+      // the row names the method: a variant's label drops it ("hallucheck: hallucheck_ner_greedy" reads "ner_greedy")
+      let label = method && series.name.startsWith(`${method}: `) ? series.name.slice(method.length + 2) : series.name;
+      if (method && label.startsWith(`${method}_`)) label = label.slice(method.length + 1);
       const node = el("span", { class: "legend-item", "data-legend": series.name, title: "click: show or hide" });
       // its line as drawn (its method's colour, its dash), hollow while hidden
       const { colour, dash } = stroke.get(series.name);

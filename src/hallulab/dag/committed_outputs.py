@@ -178,7 +178,10 @@ def lock_inputs(text: str) -> dict[str, Any] | None:
     stages = loaded.get("stages") if isinstance(loaded, dict) else None
     if not isinstance(stages, dict):
         return None
-    made = {out["path"] for stage in stages.values() for out in stage.get("outs") or []}
+    outs = {out["path"] for stage in stages.values() for out in stage.get("outs") or []}
+    # a folder whose files stages make (a foreach stage's outputs, read whole downstream) is made
+    # too: its hash follows from theirs
+    made = outs | {str(parent) for path in outs for parent in Path(path).parents if str(parent) != "."}
 
     def _hash(entry: dict[str, Any]) -> dict[str, Any]:
         return {key: value for key, value in entry.items() if key not in ("path", "size", "nfiles")}
