@@ -236,4 +236,7 @@ def test_a_folder_of_a_foreach_stage_outputs_is_computed_not_an_input() -> None:
     assert changed_input(MEMBERS_LOCK, rounded) == (True, "members_ensemble@0: data/aggregated/toy/ccp.parquet")
     rounded_downstream = MEMBERS_LOCK.replace("a2", "c2").replace("a3.dir", "c3.dir")
     assert changed_input(MEMBERS_LOCK, rounded_downstream) == (True, None)
-    assert changed_input(MEMBERS_LOCK, MEMBERS_LOCK.replace("b1", "b9")) == (True, "aggregate_ensemble: conf/prompts/judge.yaml")
+    assert changed_input(MEMBERS_LOCK, MEMBERS_LOCK.replace("b1", "b9")) == (
+        True,
+        "aggregate_ensemble: conf/prompts/judge.yaml",
+    )
