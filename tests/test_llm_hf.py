@@ -32,6 +32,18 @@ def test_default_llm_is_the_packaged_gguf(smollm: HFLLM) -> None:
     assert len(identity.revision) == 64  # sha256 of the weights file
 
 
+def test_roles_filled_by_one_model_share_its_load(smollm: HFLLM) -> None:
+    """A second role on the same weights, dtype and device reads the model the first loaded (a
+    stage with a generator, a QA role and a judge loads SmolLM2 once); another dtype loads anew."""
+    cfg = compose()["llm_catalogue"]["smollm2"]
+    judge = build_llm({**cfg, "num_threads": 1})
+    assert isinstance(judge, HFLLM) and judge is not smollm
+    assert judge.model is smollm.model and judge.tokenizer is smollm.tokenizer
+    other = build_llm({**cfg, "num_threads": 1, "dtype": "bfloat16"})
+    assert isinstance(other, HFLLM)
+    assert other.dtype != smollm.dtype and other.model is not smollm.model
+
+
 def test_greedy_generation_returns_white_box_stats(smollm: HFLLM) -> None:
     params = DecodingParams(max_new_tokens=8, top_k_alternatives=3)
     (output,) = smollm.generate(PROMPTS[:1], params, [None])

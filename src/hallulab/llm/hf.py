@@ -31,7 +31,7 @@ import itertools
 import logging
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
@@ -197,6 +197,18 @@ def left_padded(rows: Sequence[Sequence[int]], pad: int) -> tuple[Any, Any]:
     return ids, mask
 
 
+#: (weights, revision, dtype, device, save_converted) -> the loaded (model, tokenizer) of this process
+_LOADED: dict[tuple[str, ...], tuple[Any, Any]] = {}
+
+
+def loaded_once(key: tuple[Any, ...], load: Callable[[], tuple[Any, Any]]) -> tuple[Any, Any]:
+    """``load()``'s (model, tokenizer) the first time ``key`` is asked for in this process, the
+    same objects after that."""
+    if key not in _LOADED:
+        _LOADED[key] = load()
+    return _LOADED[key]
+
+
 class HFLLM(LLM):
     """transformers backend (see module docstring)."""
 
@@ -250,6 +262,19 @@ class HFLLM(LLM):
 
     @cached_property
     def _loaded(self) -> tuple[Any, Any]:
+        """The model and tokenizer, loaded once per process for every role that names the same
+        weights, dtype and device (:func:`loaded_once`): a stage whose roles (generator, judge,
+        QA, ...) are filled by one model holds it once, and the roles read it, never change it."""
+        key = (
+            str(self.gguf_path) if self.gguf_path else self.config.model_id,
+            self.weights_hash or self.config.revision or "",
+            str(self.dtype),
+            self.device,
+            self.config.save_converted,
+        )
+        return loaded_once(key, self._load)
+
+    def _load(self) -> tuple[Any, Any]:
         import torch
         import transformers
 
@@ -394,6 +419,7 @@ class HFLLM(LLM):
                     attention_mask=mask.to(self.device),
                     position_ids=(mask.cumsum(-1) - 1).clamp(min=0).to(self.device),
                     use_cache=True,
+                    logits_to_keep=1,  # only the cache is read from this pass
                 )
                 past = first.past_key_values
                 past.reorder_cache(torch.tensor(owner, device=self.device))
@@ -408,6 +434,7 @@ class HFLLM(LLM):
                 position_ids=positions.to(self.device),
                 past_key_values=past,
                 use_cache=True,
+                logits_to_keep=1,  # the next token is chosen from the last position's logits alone
             )
         return out.logits[:, -1, :].float(), out.past_key_values, attention, positions[:, -1:].to(self.device)
 
@@ -616,11 +643,16 @@ class HFLLM(LLM):
             for r, sequence in enumerate(sequences):
                 ids[r, : len(sequence)] = torch.tensor(sequence)
                 mask[r, : len(sequence)] = 1
+            # the logits of the positions that predict a continuation's tokens: from the
+            # earliest such position of the chunk to the end (``skipped`` prefix positions not computed)
+            skipped = min(len(rows[i][0]) for i in chunk) - 1
             with torch.inference_mode():
-                logits = model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits.float()
+                logits = model(
+                    input_ids=ids.to(self.device), attention_mask=mask.to(self.device), logits_to_keep=width - skipped
+                ).logits.float()
             for r, index in enumerate(chunk):
                 prefix_ids, cont_ids, offsets = rows[index]
-                first = len(prefix_ids) - 1
+                first = len(prefix_ids) - 1 - skipped
                 window = torch.log_softmax(logits[r, first : first + len(cont_ids)], dim=-1)
                 entropy = -(window.exp() * window).sum(-1)
                 targets = torch.tensor(cont_ids, device=window.device)
@@ -727,7 +759,7 @@ class _CachedStepper:
 
         ids = torch.tensor([self.prompt_ids], device=self.device)
         with torch.inference_mode():
-            out = self.model(input_ids=ids, use_cache=True)
+            out = self.model(input_ids=ids, use_cache=True, logits_to_keep=1)
         self.past = out.past_key_values
         return self._logprobs(out.logits)
 
