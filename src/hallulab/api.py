@@ -156,6 +156,26 @@ def unit_texts(frame: pd.DataFrame, passages: Sequence[Passage]) -> list[str | N
     return texts
 
 
+@dataclass(frozen=True)
+class DetectorRun:
+    """One method's run over records: its unit scores (as :meth:`Detector.score` returns them),
+    its aggregate step's diagnostics (what the DAG writes beside the scores, and a results
+    file's ``diagnostics``: the counts its role checks read) and the records as its steps saw
+    them (split into sentences, with the samples ``generate`` drew)."""
+
+    scores: pd.DataFrame
+    diagnostics: dict[str, Any]
+    records: list[Passage]
+
+
+@dataclass(frozen=True)
+class _Stepped:
+    scores: pd.DataFrame
+    controls: AggregateControls
+    diagnostics: dict[str, Any]
+    passages: list[Passage]
+
+
 @dataclass
 class Detector:
     """One method with its settings (``settings`` as ``-S`` takes them, e.g.
@@ -198,12 +218,11 @@ class Detector:
             from hallulab.calibration.stored import resolve_calibration
 
             stored = resolve_calibration(calibration, self.method)
-        self.check_models()
         if cache is not None:
-            scores = self._score(records, cache, variants)
+            scores = self.run(records, cache, variants).scores
         else:
             with CallCache() as opened:
-                scores = self._score(records, opened, variants)
+                scores = self.run(records, opened, variants).scores
         if stored is None:
             return scores
         from hallulab.calibration.stored import calibrated, outside_fitted_range, range_warning
@@ -240,24 +259,37 @@ class Detector:
             config = self.view(("nli",), "api").typed(NLIConfig, "nli")
             check_model_available(config.model, config.revision)
 
-    def _score(self, records: Records, cache: CallCache, variants: str) -> pd.DataFrame:
-        spacy = Resources(self.view(("spacy",), "api"), cache).spacy
-        passages = _records(records, spacy.sentences, spacy.require_fits)
-        frame, controls = self._run(passages, cache)
-        frame["text"] = unit_texts(frame, passages)
+    def run(self, records: Records, cache: CallCache, variants: str = "headline") -> DetectorRun:
+        """What :meth:`score` returns (without a calibration), with the method's diagnostics
+        and the records as its steps saw them (split into sentences, samples drawn). The
+        models are checked first (:meth:`check_models`)."""
+        check_variants(variants)
+        self.check_models()
+        stepped = self._run(self.records_of(records, cache), cache)
+        frame = stepped.scores
+        frame["text"] = unit_texts(frame, stepped.passages)
         frame.insert(0, "method", self.method)
-        return with_headline(frame, controls.headline_variants, variants)
+        scores = with_headline(frame, stepped.controls.headline_variants, variants)
+        return DetectorRun(scores, stepped.diagnostics, stepped.passages)
 
-    def _run(self, passages: list[Passage], cache: CallCache) -> tuple[pd.DataFrame, AggregateControls]:
-        """The method's unit scores (as the DAG's aggregate stage writes them) and controls: the
-        steps of the configured pipeline graph (``PipelineGraph.steps_for``: a combining
-        method's members' steps first), in its order, each through the executor the stages
-        call."""
+    def records_of(self, records: Records, cache: CallCache) -> list[Passage]:
+        """``records`` as the steps read them: a record with a response and no ``sentences``
+        split by the configured spaCy model (its length checked first); none at all is an
+        error naming the file."""
+        spacy = Resources(self.view(("spacy",), "api"), cache).spacy
+        return _records(records, spacy.sentences, spacy.require_fits)
+
+    def _run(self, passages: list[Passage], cache: CallCache) -> _Stepped:
+        """The method's unit scores (as the DAG's aggregate stage writes them), controls and
+        diagnostics: the steps of the configured pipeline graph (``PipelineGraph.steps_for``: a
+        combining method's members' steps first), in its order, each through the executor the
+        stages call."""
         inputs: dict[str, Any] = {}
         raws: dict[str, Any] = {}
         scores: dict[str, pd.DataFrame] = {}
         members: dict[str, dict[str, pd.DataFrame]] = {}
         controls: dict[str, AggregateControls] = {}
+        diagnostics: dict[str, dict[str, Any]] = {}
         for node in self.graph().steps_for(self.method):
             view = self.view(node.inputs.param_keys(), node.stage)
             if node.kind == "generate":
@@ -281,7 +313,8 @@ class Detector:
                     spec, self.dataset, passages, needed, raws.get(node.name), view, self.log, members.get(node.name)
                 )
                 scores[node.name], controls[node.name] = _as_stored(score_frame(result.scores)), result.controls
-        return scores[self.method], controls[self.method]
+                diagnostics[node.name] = _as_stored(result.record())
+        return _Stepped(scores[self.method], controls[self.method], diagnostics[self.method], passages)
 
     def _members(self, combiner: str, view: ParamsView, scores: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
         """A combining method's members step: each member's rows out of its method's unit scores

@@ -96,6 +96,26 @@ def _score(args: argparse.Namespace) -> int:
     return 0
 
 
+def _benchmark(args: argparse.Namespace) -> int:
+    from hallulab.column.page import terminal_table
+    from hallulab.column.run import run_column
+    from hallulab.column.write import write_column
+
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"-o {out}: a file is in the way of the folder to write")
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else None
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    column = run_column(Path(args.records), args.name, args.set, methods, progress=say, no_llm=args.no_llm)
+    page = write_column(column, out, say)
+    print(terminal_table(column))
+    print(f"Column: {page} (and {out / 'column.json'}, units and calibrations under {out})")
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from hallulab.pipeline import registry
     from hallulab.report.scored_file import write_scored_report
@@ -462,6 +482,30 @@ def command_parsers() -> Parsers:
         calibrate, default="calibration.json", help="the calibration file to write (default: calibration.json)"
     )
     parsers[("calibrate",)] = calibrate
+    benchmark = commands.add_parser(
+        "benchmark",
+        help="every detector that applies on your labelled records: the table's column, its page and calibrations",
+        description="Run every detector that applies to what the records carry (samples, prompts, labels) on a "
+        "labelled JSONL file, with the benchmark table's statistics: ROC-AUC, PR-AUC and PRR with record-resampled "
+        "intervals, the paired difference against the length baseline, each cell's verdict (valid or "
+        "model-limited), its cost, an ensemble of the valid cells and a calibration of each. Writes column.json, "
+        "column.md, the units and the calibrations to the folder, and prints the table.",
+    )
+    benchmark.add_argument("records", help="the labelled JSONL records (the canonical schema)")
+    benchmark.add_argument(
+        "--methods",
+        default=None,
+        help="comma-separated methods to run (default: every one that applies; the length baseline always runs)",
+    )
+    benchmark.add_argument(
+        "--no-llm",
+        action="store_true",
+        help="only the detectors that call no LLM and read no NLI model (seconds on a CPU)",
+    )
+    benchmark.add_argument("--name", default=None, help="the column's name (default: the file's stem)")
+    add_setting_option(benchmark, help="a setting for every method, as dvc exp run -S takes it (repeatable)")
+    add_output_option(benchmark, default="column", help="the folder to write (default: column)")
+    parsers[("benchmark",)] = benchmark
     parsers[("calibrations",)] = commands.add_parser(
         "calibrations",
         help="list the committed calibrations (data set, method, variant, level, held-out Brier)",
@@ -490,6 +534,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _calibrate(args)
     if args.command == "calibrations":
         return _calibrations()
+    if args.command == "benchmark":
+        return _benchmark(args)
     if args.command == "plan":
         from hallulab.plan import run as run_plan
 
