@@ -77,6 +77,8 @@ RUN_HERE = (
     "hallulab report",
     "hallulab calibrate",
     "hallulab calibrations",
+    # a labelled file's column: the pages run it with --no-llm (seconds)
+    "hallulab benchmark",
     # read the committed metrics of the toy run
     "python -m hallulab.evaluation.summary",
     "python -m hallulab.evaluation.gate",

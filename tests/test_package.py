@@ -5,6 +5,7 @@ too."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import zipfile
@@ -138,3 +139,25 @@ def test_a_wheel_ships_the_committed_calibrations_and_reads_them_by_name(wheel_s
     rows = listed.stdout.splitlines()[1:]
     assert len(rows) == len(shipped)
     assert f"\t{packaged}/wikibio/selfcheck_ngram.ngram_n1_max.json" in listed.stdout
+
+
+def test_a_wheel_makes_a_column_of_a_labelled_file_outside_a_checkout(wheel_site: Path) -> None:
+    """`hallulab benchmark FILE -o DIR` from an installed package: the table's settings of each
+    cell (conf/benchmark.yaml) come from the wheel, and the column holds the length baseline
+    and the method asked for, each with its statistics, and a calibration of the method."""
+    folder = wheel_site / "column-user"
+    folder.mkdir()
+    (folder / "mine.jsonl").write_text((REPO / "examples" / "nq_open_60.jsonl").read_text(encoding="utf-8"))
+    env = {**wheel_environment(wheel_site), "HALLULAB_CACHE_DIR": str(folder / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-m", "hallulab.cli", "benchmark", "mine.jsonl", "--methods", "selfcheck_ngram"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    column = json.loads((folder / "column" / "column.json").read_text(encoding="utf-8"))
+    assert {c["method"] for c in column["cells"]} == {"length", "selfcheck_ngram"}
+    assert all(c["units"] == 60 and c["metrics"]["roc_auc"][0] is not None for c in column["cells"])
+    assert (folder / "column" / "calibrations" / "selfcheck_ngram.ngram_n1_max.json").is_file()
