@@ -21,7 +21,7 @@ from hallulab.benchmark.applicability import (
     evaluated_levels,
 )
 from hallulab.core.needs import PROMPTS, SAC3_OUTPUTS, Need
-from hallulab.data.provision import PROVISIONS
+from hallulab.data.sets import dataset_spec
 from hallulab.evaluation.levels import LEVEL_METRICS
 from hallulab.evaluation.protocol import METRIC_KEYS
 from hallulab.pipeline import registry
@@ -55,7 +55,7 @@ def test_the_columns_are_the_dataset_configs_whose_loader_declares_a_provision(
         "nq_open": "sac3",
         "wikibio": "wikibio",
     }
-    assert all(d.provision is PROVISIONS[d.loader] for d in datasets)
+    assert all(d.provision is dataset_spec(d.loader).provision for d in datasets)
 
 
 def test_every_registered_method_has_one_cell_per_data_set(cells: dict[tuple[str, str], Cell]) -> None:
@@ -156,15 +156,15 @@ def test_a_new_method_adds_its_row_from_its_declaration_alone(datasets: tuple[Be
 
 
 def test_evaluated_levels_add_passages_only_from_sentences() -> None:
-    wikibio = PROVISIONS["wikibio"]
+    wikibio = dataset_spec("wikibio").provision
     assert evaluated_levels(("sentence",), wikibio) == ("sentence", "passage")
     assert evaluated_levels(("response",), wikibio) == ()
-    assert evaluated_levels(("claim", "sentence", "response"), PROVISIONS["factualbio"]) == (
+    assert evaluated_levels(("claim", "sentence", "response"), dataset_spec("factualbio").provision) == (
         "claim",
         "sentence",
         "passage",
     )
-    assert evaluated_levels(("sentence", "response"), PROVISIONS["sac3"]) == ("response",)
+    assert evaluated_levels(("sentence", "response"), dataset_spec("sac3").provision) == ("response",)
 
 
 def test_a_cell_has_levels_or_a_reason() -> None:

@@ -635,7 +635,7 @@ def test_a_stale_partial_download_is_removed_at_the_next_fetch(tmp_path: Path) -
     set removes it, even when this one fails (here: the server is down)."""
     from hallulab.data import fetch as fetching
 
-    target = tmp_path / fetching.SAC3_QA_HALU.files[0].target
+    target = tmp_path / fetching.data_source("sac3_qa_halu").files[0].target
     target.parent.mkdir(parents=True)
     stale = target.parent / f".{target.name}.0123456789abcdef.part"
     stale.write_bytes(b"half a file")

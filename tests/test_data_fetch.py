@@ -90,7 +90,7 @@ def mirror(tmp_path: Path) -> Iterator[Mirror]:
     thread.start()
     try:
         served = Mirror(f"http://127.0.0.1:{server.server_address[1]}", folder)
-        for source in (fetching.SAC3_QA_HALU, fetching.CONCEPT7):
+        for source in (fetching.data_source("sac3_qa_halu"), fetching.data_source("concept7")):
             _lay_out(served, source, _real_root())
         yield served
     finally:
@@ -138,7 +138,7 @@ def test_every_manifest_sha256_matches_the_file_under_the_data_root() -> None:
 @pytest.mark.skipif(shutil.which("gzip") is None, reason="GNU gzip is not on PATH")
 def test_gzip_of_the_raw_chunk_reproduces_the_pinned_file(tmp_path: Path) -> None:
     """Decompress a FEVER chunk, compress it as fetch does: the pinned bytes come back."""
-    file = next(f for f in fetching.NLI.files if f.target.endswith("split_wiki_data_14.csv.gz"))
+    file = next(f for f in fetching.data_source("nli").files if f.target.endswith("split_wiki_data_14.csv.gz"))
     raw = tmp_path / "raw.csv"
     raw.write_bytes(gzip.decompress((_real_root() / file.target).read_bytes()))
     fetching.gzip_file(raw, tmp_path / "again.csv.gz", "test")
@@ -152,7 +152,7 @@ def test_the_nli_files_are_the_data_roots_nli_fingerprint() -> None:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(DATA_ROOT_ENV, str(_real_root()))
         found = fingerprint("nli_corpora", inputs)["files"]
-    pinned = {f.target.removeprefix("nli/"): f.sha256 for f in fetching.NLI.files}
+    pinned = {f.target.removeprefix("nli/"): f.sha256 for f in fetching.data_source("nli").files}
     assert pinned == found
 
 
@@ -182,7 +182,7 @@ def test_the_cli_help_names_the_manifest_defaults() -> None:
 @requires_data_root
 def test_fetch_writes_every_file_with_its_sha256_and_a_second_fetch_skips_them(mirror: Mirror, tmp_path: Path) -> None:
     root = tmp_path / "root"
-    source = fetching.SAC3_QA_HALU
+    source = fetching.data_source("sac3_qa_halu")
     heard: list[fetching.FileResult] = []
     report = fetching.fetch(source.name, root, base_url=mirror.url, on_file=heard.append)
     assert [r.outcome for r in report.files] == ["fetched"] * len(source.files)
@@ -201,7 +201,7 @@ def test_fetch_writes_every_file_with_its_sha256_and_a_second_fetch_skips_them(m
 @requires_data_root
 def test_a_changed_byte_is_a_one_line_sha256_error_and_nothing_is_written(mirror: Mirror, tmp_path: Path) -> None:
     root = tmp_path / "root"
-    file = fetching.SAC3_QA_HALU.files[0]
+    file = fetching.data_source("sac3_qa_halu").files[0]
     served = mirror.served(file)
     data = bytearray(served.read_bytes())
     data[len(data) // 2] ^= 0x01
@@ -218,7 +218,7 @@ def test_a_changed_byte_is_a_one_line_sha256_error_and_nothing_is_written(mirror
 
 @requires_data_root
 def test_a_missing_url_is_a_one_line_error_naming_it(mirror: Mirror, tmp_path: Path) -> None:
-    file = fetching.SAC3_QA_HALU.files[1]
+    file = fetching.data_source("sac3_qa_halu").files[1]
     mirror.served(file).unlink()
     with pytest.raises(fetching.DownloadError) as caught:
         fetching.fetch("sac3_qa_halu", tmp_path / "root", base_url=mirror.url)
@@ -236,7 +236,7 @@ def test_concept7_fetches_what_it_can_then_names_the_label_files_to_put(mirror: 
         fetching.fetch("concept7", root, base_url=mirror.url)
     message = str(caught.value)
     assert "\n" not in message
-    for file in fetching.CONCEPT7.files:
+    for file in fetching.data_source("concept7").files:
         if file.source is None:
             assert f"{root / file.target} (sha256 {file.sha256}" in message
             assert not (root / file.target).exists()
@@ -245,7 +245,7 @@ def test_concept7_fetches_what_it_can_then_names_the_label_files_to_put(mirror: 
 
 
 def test_wikibio_has_no_public_source_and_the_error_says_what_to_put_where(tmp_path: Path) -> None:
-    (file,) = fetching.WIKIBIO.files
+    (file,) = fetching.data_source("wikibio").files
     with pytest.raises(fetching.NoPublicSourceError) as caught:
         fetching.fetch("wikibio", tmp_path)
     message = str(caught.value)
@@ -270,7 +270,7 @@ def test_the_cli_fetches_into_the_root(mirror: Mirror, tmp_path: Path) -> None:
     root = tmp_path / "root"
     done = _hallulab("data", "fetch", "sac3_qa_halu", "--root", str(root), "--base-url", mirror.url)
     assert done.returncode == 0, done.stderr
-    for file in fetching.SAC3_QA_HALU.files:
+    for file in fetching.data_source("sac3_qa_halu").files:
         assert f"fetched: {root / file.target} <- {mirror.url_of(file)}" in done.stdout
         assert file_sha256(root / file.target) == file.sha256
     assert "sac3_qa_halu: 2 fetched, 0 already present" in done.stdout

@@ -183,7 +183,9 @@ def test_pipeline_data_set_names_fetch_the_data_set_they_come_from() -> None:
     from hallulab.core.config import CONF_DIR, dataset_config
     from hallulab.data import fetch as fetching
 
-    assert cli.DATASET_SOURCES == fetching.DATASET_SOURCES
+    assert (
+        cli.dataset_sources() == fetching.dataset_sources() == {"hotpotqa": "sac3_qa_halu", "nq_open": "sac3_qa_halu"}
+    )
     read_from_root = 0
     for config in sorted((CONF_DIR / "dataset").glob("*.yaml")):
         cfg = dataset_config(config.stem)
@@ -195,10 +197,12 @@ def test_pipeline_data_set_names_fetch_the_data_set_they_come_from() -> None:
             assert cfg["local_file"] in {f.target for f in source.files}, config.stem
     assert read_from_root >= 5
     assert fetching.data_source("nq_open") is fetching.data_source("sac3_qa_halu")  # the old name still works
-    with pytest.raises(fetching.UnknownDataSourceError, match=r"also nq_open \(in sac3_qa_halu\)"):
+    with pytest.raises(
+        fetching.UnknownDataSourceError, match=r"also hotpotqa \(in sac3_qa_halu\), nq_open \(in sac3_qa_halu\)"
+    ):
         fetching.data_source("nq")
     help_text = cli.command_parsers()["data", "fetch"].format_help()
-    assert "sac3_qa_halu" in " ".join(help_text.split()) and "nq_open and hotpotqa" in " ".join(help_text.split())
+    assert "sac3_qa_halu" in " ".join(help_text.split()) and "hotpotqa and nq_open" in " ".join(help_text.split())
 
 
 def test_data_fetch_takes_a_pipeline_data_set_name(

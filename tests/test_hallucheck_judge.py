@@ -258,7 +258,7 @@ def test_the_benchmark_row_says_whose_answers_are_regenerated_by_whom_and_the_re
 def test_the_table_reads_whose_answers_a_cell_scored_from_its_loader_and_its_run() -> None:
     from hallulab.benchmark.applicability import BenchmarkDataset
     from hallulab.benchmark.table import cell_setting, row_title
-    from hallulab.data.provision import PROVISIONS
+    from hallulab.data.sets import dataset_spec
     from hallulab.results.published import ModelRef, PublishedResult
 
     def result(overrides: list[str]) -> PublishedResult:
@@ -271,7 +271,7 @@ def test_the_table_reads_whose_answers_a_cell_scored_from_its_loader_and_its_run
         }
         return PublishedResult("n", "nq_open", "hallucheck", "", "", False, overrides, params, [model], {}, {}, {})
 
-    column = BenchmarkDataset("nq_open", "sac3", PROVISIONS["sac3"], {})
+    column = BenchmarkDataset("nq_open", "sac3", dataset_spec("sac3").provision, {})
     assert cell_setting(column, result([])).responses_by == "GPT-3.5"
     assert cell_setting(column, result(["generate.mode=all"])).responses_by is None  # the generator wrote them
     setting = cell_setting(column, result([]))

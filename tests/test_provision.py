@@ -1,21 +1,27 @@
-"""What each loader's data sets provide (hallulab.data.provision), held against the records
-the loader reads from the real data sets."""
+"""What each data set kind provides (its spec's provision, hallulab.data.sets), held against the
+records the loader reads from the real data sets and against the provision hallulab benchmark
+reads off a file's records (hallulab.column.provision)."""
 
 from __future__ import annotations
 
 import pytest
 
+from hallulab.column.provision import records_provision
 from hallulab.core.config import CONF_DIR, dataset_config
 from hallulab.core.needs import PROMPTS, SAC3_OUTPUTS, SAMPLES, TEXT_LOGPROBS
-from hallulab.data.loaders import LOADERS, load_dataset
-from hallulab.data.provision import FILE_DEFINED_LOADERS, LABEL_LEVELS, PROVISIONS, Provision
+from hallulab.data.loaders import load_dataset
+from hallulab.data.provision import LABEL_LEVELS, Provision
 from hallulab.data.schema import Passage
+from hallulab.data.sets import dataset_spec, dataset_specs
 from tests.conftest import requires_data_root
 
+PROVISIONS = {loader: spec.provision for loader, spec in dataset_specs().items() if spec.provision is not None}
 
-def test_every_loader_declares_what_it_provides_or_reads_a_file() -> None:
-    assert set(PROVISIONS) | set(FILE_DEFINED_LOADERS) == set(LOADERS)
-    assert not set(PROVISIONS) & set(FILE_DEFINED_LOADERS)
+
+def test_the_registry_holds_every_loader_and_only_a_file_loader_declares_no_provision() -> None:
+    assert set(dataset_specs()) == {"concept7", "factualbio", "jsonl", "sac3", "wikibio"}
+    assert [loader for loader, spec in dataset_specs().items() if spec.provision is None] == ["jsonl"]
+    assert all(spec.files is not None for spec in dataset_specs().values() if spec.source is None)
 
 
 def test_the_needs_follow_from_the_data() -> None:
@@ -77,9 +83,12 @@ def test_a_declaration_is_what_the_loader_reads(name: str) -> None:
         expected = getattr(declared, fact)
         assert all(per_record) if expected else not any(per_record), f"{name}: {fact} is declared {expected}"
     assert _labelled(passages) == declared.labels
+    if declared.responses_in_data:  # the same rule, read off the records, gives the declaration
+        read = records_provision(passages, name)
+        assert Provision(**{**read.__dict__, "responses_by": declared.responses_by}) == declared
 
 
 def test_the_benchmark_configs_are_the_five_real_data_sets() -> None:
     """toy and jsonl read a JSONL file, whose records hold what they hold: no declaration."""
     assert BENCHMARK_CONFIGS == ["concept7", "factualbio", "hotpotqa", "nq_open", "wikibio"]
-    assert {dataset_config(name)["loader"] for name in ("toy", "jsonl")} == set(FILE_DEFINED_LOADERS)
+    assert all(dataset_spec(dataset_config(name)["loader"]).provision is None for name in ("toy", "jsonl"))

@@ -158,7 +158,7 @@ def unit_texts(frame: pd.DataFrame, passages: Sequence[Passage]) -> list[str | N
 
 @dataclass(frozen=True)
 class DetectorRun:
-    """One method's run over records: its unit scores (as :meth:`Detector.score` returns them),
+    """One method's run over records: its unit scores (as ``Detector.score`` returns them),
     its aggregate step's diagnostics (what the DAG writes beside the scores, and a results
     file's ``diagnostics``: the counts its role checks read) and the records as its steps saw
     them (split into sentences, with the samples ``generate`` drew)."""
@@ -260,9 +260,9 @@ class Detector:
             check_model_available(config.model, config.revision)
 
     def run(self, records: Records, cache: CallCache, variants: str = "headline") -> DetectorRun:
-        """What :meth:`score` returns (without a calibration), with the method's diagnostics
+        """What ``score`` returns (without a calibration), with the method's diagnostics
         and the records as its steps saw them (split into sentences, samples drawn). The
-        models are checked first (:meth:`check_models`)."""
+        models are checked first (``check_models``)."""
         check_variants(variants)
         self.check_models()
         stepped = self._run(self.records_of(records, cache), cache)

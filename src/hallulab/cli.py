@@ -130,9 +130,14 @@ def _report(args: argparse.Namespace) -> int:
 #: ``data`` defaults as its help names them (hallulab.data.loaders.DATA_ROOT_ENV, hallulab.data.fetch.GITHUB_RAW)
 DATA_ROOT_ENV_NAME = "HALLULAB_DATA_ROOT"
 GITHUB_RAW_URL = "https://raw.githubusercontent.com"
-#: the pipeline's data sets whose files another data set holds, as the help names them
-#: (hallulab.data.fetch.DATASET_SOURCES)
-DATASET_SOURCES = {"nq_open": "sac3_qa_halu", "hotpotqa": "sac3_qa_halu"}
+
+
+def dataset_sources() -> dict[str, str]:
+    """The pipeline's data sets whose files another data source holds, as the help names them
+    (the data-set registry's: :func:`hallulab.data.sets.dataset_sources`)."""
+    from hallulab.data.sets import dataset_sources as from_registry
+
+    return from_registry()
 
 
 class DataRootError(ValueError, UserFacingError):
@@ -210,7 +215,7 @@ def _data_list(args: argparse.Namespace) -> int:
         print(f"{source.name:<14} {count} ({fetchable}): {state}")
         print(f"{'':<14} {source.title}")
         print(f"{'':<14} licence: {source.licence}")
-        if also := [alias for alias, name in DATASET_SOURCES.items() if name == source.name]:
+        if also := [alias for alias, name in dataset_sources().items() if name == source.name]:
             print(f"{'':<14} the pipeline's data sets {', '.join(also)} (-S dataset=NAME) come from it")
     print(f"data root: {root}" if root is not None else f"data root: not set (--root DIR or ${DATA_ROOT_ENV_NAME})")
     return 0
@@ -327,7 +332,7 @@ def _add_data_commands(data: argparse.ArgumentParser, parsers: Parsers) -> None:
     )
     parsers["data", "list"] = listing
     parsers["data", "fetch"] = fetching
-    from_bundle = ", ".join(f"{alias} come from {source}" for alias, source in _by_source(DATASET_SOURCES).items())
+    from_bundle = ", ".join(f"{alias} come from {source}" for alias, source in _by_source(dataset_sources()).items())
     fetching.add_argument(
         "names",
         nargs="+",

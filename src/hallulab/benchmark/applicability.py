@@ -6,8 +6,8 @@ A cell is read off two declarations and nothing typed by hand:
   with its one-line reason) and the levels it writes unit scores at (``level``, then
   ``other_levels``: SelfCheckGPT's passage score beside its sentence scores, CCP's sentences
   and responses beside its claims);
-* the data set's loader's :class:`~hallulab.data.provision.Provision`: the needs it meets and
-  the levels it labels.
+* the data set's spec's :class:`~hallulab.data.provision.Provision` (its loader's, in the
+  registry :mod:`hallulab.data.sets`): the needs it meets and the levels it labels.
 
 The rule, for a method ``m`` and a data set ``d``:
 
@@ -26,9 +26,10 @@ both read from the data set's composed config (``conf/dataset/<name>.yaml`` sets
 set): it applies where each member applies and scores that level, and is evaluated at that level
 (plus the passage level from sentences); otherwise ``n/a`` with the first member's reason.
 
-The data sets are the configs under ``conf/dataset/`` whose loader declares a provision (the
-``jsonl`` loader's toy and ``jsonl`` configs hold whatever their file holds, so they are not
-benchmark columns). Adding a method or a data set config adds its row or column here with no
+The data sets are the configs under ``conf/dataset/`` whose loader's spec declares a provision
+(the ``jsonl`` loader's toy and ``jsonl`` configs hold whatever their file holds, so they are
+not benchmark columns; ``hallulab benchmark FILE`` makes a labelled file a column of its own).
+Adding a method or a data set config adds its row or column here with no
 edit to this module.
 """
 
@@ -39,7 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hallulab.core.config import CONF_DIR, compose
-from hallulab.data.provision import PROVISIONS, Provision
+from hallulab.data.provision import Provision
+from hallulab.data.sets import dataset_spec
 from hallulab.pipeline import registry
 from hallulab.pipeline.members import Member, check_level, parse_members
 from hallulab.pipeline.params import ParamsView
@@ -146,13 +148,14 @@ def benchmark_datasets(
     for path in sorted((conf_dir / "dataset").glob("*.yaml")):
         params = compose([f"dataset={path.stem}"], conf_dir)
         loader = str(params["dataset"]["loader"])
-        if loader not in PROVISIONS:
+        provision = dataset_spec(loader).provision
+        if provision is None:
             continue
         where = f"conf/dataset/{path.name}"
         combinations = {
             spec.name: _combination(params, spec, where) for spec in methods.values() if spec.combines is not None
         }
-        found.append(BenchmarkDataset(path.stem, loader, PROVISIONS[loader], combinations))
+        found.append(BenchmarkDataset(path.stem, loader, provision, combinations))
     return tuple(found)
 
 

@@ -107,7 +107,7 @@ def records_provision(passages: Sequence[Passage], where: str) -> Provision:
     return Provision(
         prompts=all(p.prompt for p in passages),
         samples_in_data=all(p.samples for p in passages),
-        sac3_outputs=all("perb_sc" in p.meta and "self_sc" in p.meta for p in passages),
+        sac3_outputs=all(bool(p.meta.get("perb_sc")) and bool(p.meta.get("self_sc")) for p in passages),
         labels=tuple(level for level in LABEL_LEVELS if level in labelled),
         responses_in_data=all(p.response is not None for p in passages),
     )

@@ -15,7 +15,6 @@ from typing import Any
 from hallulab.core.config import ConfigError, setting, typed
 from hallulab.core.errors import UserFacingError
 
-LOADER_NAMES = ("wikibio", "jsonl", "factualbio", "sac3", "concept7")
 CONCEPT7_LABEL_SOURCES = (
     "vicuna-13b-v1.3",
     "falcon-7b-instruct",
@@ -35,7 +34,9 @@ class DatasetConfig:
     """params ``dataset``."""
 
     name: str = "dataset"
-    loader: str = setting("jsonl", choices=LOADER_NAMES)
+    loader: str = setting(
+        "jsonl", doc="a loader of the data-set registry (hallulab.data.sets; another is refused when it is read)"
+    )
     source: str = setting(
         "auto", choices=("auto", "local", "hub"), doc="local copy, hub, or local when the root is set"
     )

@@ -1,7 +1,8 @@
-"""What the data sets of each loader provide: the needs they meet and the levels they label.
+"""What the data sets of a loader provide: the needs they meet and the levels they label.
 
-The one declaration the benchmark's applicability rule (:mod:`hallulab.benchmark.applicability`)
-reads of a data set, by its ``dataset.loader``. A method names what it needs
+What the benchmark's applicability rule (:mod:`hallulab.benchmark.applicability`) reads of a
+data set: each data set's spec declares it (``DatasetSpec.provision``,
+:mod:`hallulab.data.sets`). A method names what it needs
 (:attr:`hallulab.pipeline.spec.MethodSpec.needs`, the vocabulary of :mod:`hallulab.core.needs`);
 a data set meets
 
@@ -20,7 +21,8 @@ protocol's passage correlations, so a data set labels passages exactly where it 
 sentences), ``response`` (a label of the whole response: the SAC3 QA sets) and ``prompt``
 (Concept-7's familiarity labels).
 
-The ``jsonl`` loader is not declared: a JSONL file holds whatever its records hold.
+The ``jsonl`` loader declares none: a JSONL file holds whatever its records hold
+(:mod:`hallulab.column.provision` reads one off a labelled file's records).
 ``tests/test_provision.py`` checks each declaration against the records its loader reads.
 """
 
@@ -32,9 +34,6 @@ from hallulab.core.needs import PROMPTS, SAC3_OUTPUTS, SAMPLES, TEXT_LOGPROBS, N
 
 #: The levels a data set can label, finest first (``passage``: the sentence protocol's).
 LABEL_LEVELS = ("claim", "sentence", "passage", "response", "prompt")
-
-#: Loaders whose data sets hold whatever their file holds: nothing is declared for them.
-FILE_DEFINED_LOADERS = ("jsonl",)
 
 
 @dataclass(frozen=True)
@@ -76,31 +75,3 @@ class Provision:
         if self.sac3_outputs:
             met.append(SAC3_OUTPUTS)
         return tuple(met)
-
-
-#: loader (``dataset.loader``) -> what its data sets provide
-PROVISIONS: dict[str, Provision] = {
-    # SelfCheckGPT's WikiBio GPT-3 set: no prompt, 20 samples, a label per sentence (GPT-3's
-    # passages, text-davinci-003)
-    "wikibio": Provision(
-        prompts=False, samples_in_data=True, sac3_outputs=False, labels=("sentence", "passage"), responses_by="GPT-3"
-    ),
-    # FactualBio: the question, no samples, sentence labels and labelled atomic facts (claims)
-    # (GPT-4's biographies)
-    "factualbio": Provision(
-        prompts=True,
-        samples_in_data=False,
-        sac3_outputs=False,
-        labels=("claim", "sentence", "passage"),
-        responses_by="GPT-4",
-    ),
-    # the SAC3 QA sets (NQ-open, HotpotQA): question, 10 resampled answers, SAC3's verdicts,
-    # a correct / wrong label per answer (gpt-3.5's answers)
-    "sac3": Provision(
-        prompts=True, samples_in_data=True, sac3_outputs=True, labels=("response",), responses_by="GPT-3.5"
-    ),
-    # Concept-7: prompt-only records (generate writes the response and samples), familiarity labels
-    "concept7": Provision(
-        prompts=True, samples_in_data=False, sac3_outputs=False, labels=("prompt",), responses_in_data=False
-    ),
-}

@@ -8,7 +8,7 @@ on :attr:`hallulab.pipeline.spec.MethodSpec.row_label`: a function of the row's 
 filled cells' settings (:class:`CellSetting`, one per data set whose results file is there) that
 returns the words the table puts after the title. Nothing is typed per data set: the models are those each results
 file names for its roles, the settings those it ran with, and who wrote the data's responses is
-its loader's declaration (``hallulab.data.provision``).
+its spec in the data-set registry (``hallulab.data.sets``).
 """
 
 from __future__ import annotations
