@@ -32,6 +32,7 @@ CONTRACTS = (
     "nli-above-data",
     "no-circles",
     "independent-methods",
+    "independent-data-sets",
     "report-reads-outputs",
     "stage-contract",
 )
@@ -108,6 +109,10 @@ SCRATCH = {
     "hallulab/data/__init__.py": "",
     "hallulab/data/records.py": "import hallulab.text.answers\n",
     "hallulab/data/fingerprints.py": "def fingerprint() -> None:\n    from hallulab.nli.open_subset import FILES\n",
+    "hallulab/data/sets/__init__.py": "",
+    "hallulab/data/sets/spec.py": "",
+    "hallulab/data/sets/wikibio.py": "from hallulab.data.sets import spec\n",
+    "hallulab/data/sets/sac3.py": "def load() -> None:\n    from hallulab.data.sets.wikibio import SPEC\n",
     "hallulab/nli/__init__.py": "",
     "hallulab/nli/data.py": "from hallulab.nli.open_subset import open_sources\n",
     "hallulab/nli/open_subset.py": "def build() -> None:\n    from hallulab.nli.data import training_sources\n",
@@ -147,6 +152,7 @@ UPWARD = {
     # a circle has no upward import: the contract names the package whose modules make one
     "no-circles": "No cycles are allowed in hallulab.nli.",
     "independent-methods": "hallulab.methods.semantic_entropy.score -> hallulab.methods.ccp",
+    "independent-data-sets": "hallulab.data.sets.sac3 -> hallulab.data.sets.wikibio",
     "report-reads-outputs": "hallulab.report.units -> hallulab.methods.ccp",
     "stage-contract": "hallulab.pipeline.runner -> hallulab.correction.run",
 }
