@@ -58,11 +58,11 @@ def column_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder / "column"
 
 
-def _cheap_applicable() -> set[str]:
+def _cheap_applicable(cache_file: Path) -> set[str]:
     """Every method that applies to the example and calls no model, worked out here from the
     registry and the records, not from the command's output."""
     passages = load_jsonl_passages(EXAMPLE, None)
-    with CallCache(":memory:") as cache:
+    with CallCache(cache_file) as cache:
         runner = ColumnRunner(passages, EXAMPLE.stem, column_settings(EXAMPLE, EXAMPLE.stem), [], cache)
     methods = registry.methods()
     found = set()
@@ -88,7 +88,7 @@ def test_every_cheap_detector_that_applies_has_a_cell_and_the_table_has_its_shap
     column = json.loads((column_dir / "column.json").read_text(encoding="utf-8"))
     assert column["records"] == 60 and column["name"] == "nq_open_60"
     methods = {c["method"] for c in column["cells"]}
-    assert methods == _cheap_applicable()
+    assert methods == _cheap_applicable(column_dir.parent / "applicable.sqlite")
     assert {"length", "selfcheck_ngram", "lexical_similarity", "ensemble"} <= methods
     for found in column["cells"]:
         assert found["level"] == "response" and found["units"] == 60 and found["positives"] == 30
