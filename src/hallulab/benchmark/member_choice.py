@@ -144,11 +144,17 @@ class MemberChoice:
         nothing where every candidate is kept (the data set's config then holds the list)."""
         if not self.left_out:
             return ()
-        listed = ",".join(f"{{method:{member.method},variant:{member.variant}}}" for member in self.kept)
-        return (f"{self.key}=[{listed}]",)
+        return (members_setting(self.key, [found.member for found in self.kept]),)
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "candidates": [found.to_dict() for found in self.judgements]}
+
+
+def members_setting(key: str, members: Sequence[Member]) -> str:
+    """The ``-S`` setting that lists ``members`` under ``key`` (``ensemble.members``), in
+    Hydra's override grammar."""
+    listed = ",".join(f"{{method:{member.method},variant:{member.variant}}}" for member in members)
+    return f"{key}=[{listed}]"
 
 
 def choose(

@@ -38,11 +38,11 @@ from typing import Any
 
 from hallulab.api import Detector, DetectorRun, override_strings
 from hallulab.benchmark.applicability import BenchmarkDataset, Cell, Combination, cell
-from hallulab.benchmark.member_choice import MIN_MEMBERS
+from hallulab.benchmark.member_choice import MIN_MEMBERS, members_setting
 from hallulab.benchmark.nli_model import reads_nli
 from hallulab.benchmark.runs import BenchmarkSettings, calls_an_llm
 from hallulab.benchmark.statistics import CellStatistics, Comparison, cell_statistics, paired
-from hallulab.benchmark.units import CellUnits, binary_level, cell_units
+from hallulab.benchmark.units import BINARY_LEVELS, CellUnits, binary_level, cell_units
 from hallulab.benchmark.validity import CellVerdict, cell_verdict
 from hallulab.column.provision import ColumnInputError, records_provision
 from hallulab.core.call_cache import CallCache
@@ -233,11 +233,11 @@ def _calls_a_model(spec: MethodSpec, runner: ColumnRunner, registered: Mapping[s
     return calls_an_llm(spec, dataset, registered, artifacts, members=()) or reads_nli(spec, artifacts)
 
 
-def ensemble_members(cells: Sequence[ColumnCell], spec: MethodSpec) -> tuple[str, tuple[Member, ...]] | None:
-    """The finest level at which at least :data:`MIN_MEMBERS` methods have a valid row that
-    ``spec`` (the combining method) can read (one member per method, its first valid row), with
-    those members; None where no level has enough."""
-    levels = [lv for lv in ("claim", "sentence", "response", "prompt") if any(c.level == lv for c in cells)]
+def ensemble_members(cells: Sequence[ColumnCell]) -> tuple[str, tuple[Member, ...]] | None:
+    """The finest level at which at least :data:`MIN_MEMBERS` methods have a valid row a
+    combining method can read (one member per method, its first valid row, of a method that
+    scores that level), with those members; None where no level has enough."""
+    levels = [level for level in BINARY_LEVELS if any(c.level == level for c in cells)]
     for level in levels:
         members: dict[str, Member] = {}
         for found in cells:
@@ -248,12 +248,6 @@ def ensemble_members(cells: Sequence[ColumnCell], spec: MethodSpec) -> tuple[str
         if len(members) >= MIN_MEMBERS:
             return level, tuple(members.values())
     return None
-
-
-def members_setting(section: str, members: Sequence[Member]) -> str:
-    """The ``-S`` setting listing ``members`` under ``section`` (Hydra's override grammar)."""
-    listed = ",".join(f"{{method:{m.method},variant:{m.variant}}}" for m in members)
-    return f"{section}.members=[{listed}]"
 
 
 def told_apart(cells: Sequence[ColumnCell], cfg: ProtocolConfig) -> tuple[Apart, ...]:
@@ -347,7 +341,7 @@ def _run(
     reason: str | None = None
     for offset, spec in enumerate(s for s in combining if methods is None or s.name in methods):
         index = len(applicable) + offset + 1
-        chosen_members = ensemble_members(cells, spec)
+        chosen_members = ensemble_members(cells)
         if chosen_members is None:
             reason = f"fewer than {MIN_MEMBERS} methods have a cell that is not model-limited at one level"
             progress(f"[{index}/{total}] {spec.name}: not run: {reason}")
@@ -362,7 +356,7 @@ def _run(
             progress(f"[{index}/{total}] {spec.name}: not run: {reason}")
             continue
         progress(f"[{index}/{total}] {spec.name} of {', '.join(m.key for m in listed)} ...")
-        extra = [f"{section}.level={level}", members_setting(section, listed)]
+        extra = [f"{section}.level={level}", members_setting(spec.combines, listed)]
         ran = runner.run(spec, runner.settings_for([m.method for m in listed] + [spec.name], extra))
         cells += runner.cells_of(ran, found, baseline)
         members = tuple(m.key for m in listed)
