@@ -144,7 +144,7 @@ class MemberChoice:
         nothing where every candidate is kept (the data set's config then holds the list)."""
         if not self.left_out:
             return ()
-        return (members_setting(self.key, [found.member for found in self.kept]),)
+        return (members_setting(self.key, self.kept),)
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "candidates": [found.to_dict() for found in self.judgements]}
