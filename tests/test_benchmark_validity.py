@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from hallulab.benchmark import table_file
-from hallulab.benchmark.render import LIMITED_MARK, best_table, cell_text, model_limited_note
+from hallulab.benchmark.render import LIMITED_MARK, best_table, cell_text, model_limited_note, verdict_lines
 from hallulab.benchmark.table import TableCell, TableRow
 from hallulab.benchmark.table_file import column_entries
 from hallulab.benchmark.units import CellUnits, read_units, write_units
@@ -229,3 +229,32 @@ def test_the_renderings_mark_a_model_limited_cell_and_say_why() -> None:
     assert "Best by ROC-AUC (among cells not model-limited)" in best
     assert "| d (response) | Method B `v`: 70.0 [60.0, 80.0] | – | 2 of 2 | 1 of 2 |" in best
     assert model_limited_note(rows, ["d"], {"columns": {}}) == ""
+
+
+def test_the_column_verdicts_name_what_beats_length_and_what_ties_the_best_without_model_limited_cells() -> None:
+    def entry(point: float, baseline: str | None, best: str | None, verdict: str = VALID) -> dict[str, object]:
+        return {
+            "level": "response",
+            "metrics": {"roc_auc": [point, point - 5, point + 5]},
+            "vs_baseline": {} if baseline is None else {"roc_auc": {"verdict": baseline}},
+            "vs_best": {} if best is None else {"roc_auc": {"verdict": best}},
+            "verdict": verdict,
+        }
+
+    rows = [TableRow(m, f"Method {m.upper()}", "v", (TableCell(),)) for m in ("a", "b", "c", "d", "len")]
+    entries = {
+        "a/v": entry(80.0, "better", None),
+        "b/v": entry(75.0, "tied", "tied"),
+        "c/v": entry(60.0, "worse", "worse"),
+        "d/v": entry(79.0, "better", "tied", verdict=MODEL_LIMITED),
+        "len/v": entry(74.0, None, "tied"),
+    }
+    table = {"columns": {"d": {"best": {"response": {"roc_auc": "a/v"}}, "rows": entries}}}
+    assert verdict_lines(rows, ["d"], table) == [
+        "- d (response): above the length baseline: Method A `v`; not told apart from the best (Method A `v`):"
+        " Method B `v`, Method LEN `v`."
+    ]
+    alone = {"columns": {"d": {"best": {"response": {"roc_auc": "c/v"}}, "rows": {"c/v": entries["c/v"]}}}}
+    assert verdict_lines(rows, ["d"], alone) == [
+        "- d (response): above the length baseline: none; not told apart from the best (Method C `v`): none."
+    ]

@@ -165,6 +165,50 @@ def model_limited_note(rows: Sequence[TableRow], datasets: Sequence[str], table:
     return f"**Model-limited cells** ({LIMITED_MARK}). {rule}" + ("\n" + listed if listed else " None is.") + "\n"
 
 
+def _roc_verdict(entry: Mapping[str, Any], against: str) -> str | None:
+    """A cell's paired ROC-AUC verdict against its column's baseline or best (None: no pairing)."""
+    found = entry.get(against, {}).get("roc_auc")
+    return None if found is None else str(found["verdict"])
+
+
+def verdict_lines(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> list[str]:
+    """Per data set and level with a best cell, by ROC-AUC and the paired 95% intervals the
+    table file holds: the cells above the length baseline, and those not told apart from the
+    column's best (cells not model-limited only, in row order)."""
+    titles = {f"{row.method}/{row.variant}": f"{row.title} `{row.variant}`" for row in rows}
+    order = {f"{row.method}/{row.variant}": index for index, row in enumerate(rows)}
+    lines = []
+    for dataset in datasets:
+        column = table.get("columns", {}).get(dataset, {})
+        entries = column.get("rows", {})
+        for level, best in column.get("best", {}).items():
+            key = best.get("roc_auc")
+            if key is None:
+                continue
+            valid = sorted(
+                (k for k, e in entries.items() if e["level"] == level and e.get("verdict") != MODEL_LIMITED),
+                key=lambda k: order.get(k, len(order)),
+            )
+            above = [titles.get(k, k) for k in valid if _roc_verdict(entries[k], "vs_baseline") == "better"]
+            tied = [titles.get(k, k) for k in valid if k != key and _roc_verdict(entries[k], "vs_best") == "tied"]
+            lines.append(
+                f"- {dataset} ({level}): above the length baseline: {', '.join(above) or 'none'}; not told apart"
+                f" from the best ({titles.get(key, key)}): {', '.join(tied) or 'none'}."
+            )
+    return lines
+
+
+def verdicts_note(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> str:
+    """What each column can tell apart (:func:`verdict_lines`), under a title; empty without cells."""
+    lines = verdict_lines(rows, datasets, table)
+    if not lines:
+        return ""
+    return (
+        "**What each column tells apart** (ROC-AUC; a paired 95% interval of the difference that excludes 0,"
+        " on the units both cells scored; cells not model-limited):\n\n" + "\n".join(lines) + "\n"
+    )
+
+
 def _units_text(paper: Mapping[str, Any], entry: Mapping[str, Any]) -> str:
     """What each side scored: ``the same 1,908 sentences`` or ``344 sentences of 40 records
     (the paper: 1,908 of 238)``."""
@@ -478,7 +522,7 @@ def render(
     if note:
         text += "\n" + note
     if not metrics:
-        for write in (papers_note, nli_table, members_note):
+        for write in (verdicts_note, papers_note, nli_table, members_note):
             extra = write(rows, datasets, table)
             if extra:
                 text += "\n" + extra
