@@ -313,10 +313,11 @@ def _run(
     combining = [s for s in registered.values() if s.combines is not None]
     chosen = [s for s in plain if s.trivial_baseline or methods is None or s.name in methods]
     chosen.sort(key=lambda s: not s.trivial_baseline)  # the baseline first: every row is read against it
+    cells_by_method = {s.name: cell(s, dataset, registered) for s in plain}
     not_applicable = [
-        NotApplicable(s.name, found.reason) for s in plain if (found := cell(s, dataset, registered)).reason
+        NotApplicable(name, found.reason) for name, found in cells_by_method.items() if found.reason is not None
     ]
-    applicable = [(s, cell(s, dataset, registered)) for s in chosen if cell(s, dataset, registered).applies]
+    applicable = [(s, cells_by_method[s.name]) for s in chosen if cells_by_method[s.name].applies]
     if not any(s.trivial_baseline for s, _ in applicable):
         raise ColumnInputError(f"{runner.name}: the length baseline does not apply: no labels at a level it scores")
     total = len(applicable) + sum(1 for s in combining if methods is None or s.name in methods)

@@ -49,6 +49,7 @@ import yaml
 
 from hallulab.core.errors import UserFacingError
 from hallulab.core.io import file_in_the_way, file_sha256
+from hallulab.data.sets import dataset_sources
 
 #: Where GitHub serves a file at a commit: ``<base>/<repository>/<commit>/<path>``.
 GITHUB_RAW = "https://raw.githubusercontent.com"
@@ -237,16 +238,6 @@ def read_sources(path: Path = SOURCES_FILE) -> tuple[DataSource, ...]:
 
 #: Every data source, in the order ``hallulab data list`` shows them.
 DATA_SOURCES: tuple[DataSource, ...] = read_sources()
-
-
-def dataset_sources() -> dict[str, str]:
-    """The pipeline's data sets (``-S dataset=<name>``, conf/dataset) whose files come in a data
-    source of another name: ``hallulab data fetch nq_open`` fetches ``sac3_qa_halu``. The others
-    (``wikibio``, ``factualbio``, ``concept7``) have the same name in both. Read from each
-    config's loader's spec (:func:`hallulab.data.sets.dataset_sources`)."""
-    from hallulab.data.sets import dataset_sources as from_registry
-
-    return from_registry()
 
 
 def data_source(name: str) -> DataSource:
