@@ -233,6 +233,7 @@ def test_the_command_parsers_are_every_subcommand_under_its_words() -> None:
         ("nli",),
         ("nli", "train"),
         ("calibrate",),
+        ("benchmark",),
         ("calibrations",),
     ]
     for words, parser in parsers.items():
@@ -245,7 +246,7 @@ def test_the_command_parsers_are_every_subcommand_under_its_words() -> None:
 
 
 def test_every_output_option_is_dash_o_output_and_the_old_out_still_works() -> None:
-    """score, report, calibrate, plan and nli train write where -o/--output says; --out, the
+    """score, report, calibrate, plan, nli train and benchmark write where -o/--output says; --out, the
     spelling plan and nli train once took, is still accepted (published commands keep working)
     but the help shows one spelling."""
     writers = []
@@ -258,7 +259,7 @@ def test_every_output_option_is_dash_o_output_and_the_old_out_still_works() -> N
         writers.append(words)
         assert [a.option_strings for a in outputs] == [["-o", "--output"]], words
         assert "--out " not in parser.format_help() and "--out]" not in parser.format_usage(), words
-    assert writers == [("score",), ("report",), ("plan",), ("nli", "train"), ("calibrate",)]
+    assert writers == [("score",), ("report",), ("plan",), ("nli", "train"), ("calibrate",), ("benchmark",)]
     parser = build_parser()
     for words in (["plan", "--dataset", "toy"], ["nli", "train"]):
         for flag in ("-o", "--output", "--out"):

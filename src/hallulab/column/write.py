@@ -8,7 +8,7 @@
 * ``calibrations/<method>.<variant>.json``: a calibration of each row that is not model-limited
   and not the baseline, fitted as the committed ones are
   (:func:`hallulab.calibration.fit.fit_calibration`: isotonic and Platt maps on a development
-  half of the records, the flag's threshold by the best-F1 rule, both measured on the held-out
+  half of the records, the flag's threshold by the best-F1 rule, both evaluated on the held-out
   half), which ``hallulab score --calibration`` takes. A row that cannot be calibrated (one
   class in a half) has none, and the reason is printed.
 """

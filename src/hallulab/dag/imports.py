@@ -3,7 +3,9 @@
 Every ``import hallulab...`` / ``from hallulab... import ...`` statement counts, at module
 level or inside a function (a lazily imported backend is still code the stage may run),
 except imports under ``if TYPE_CHECKING:`` (never executed). Package ``__init__`` files on
-the way are included (Python runs them). Modules imported by name at run time (a stage's
+the way are included (Python runs them). A package whose ``__init__`` imports its own modules by
+name (``pkgutil.iter_modules(__path__)``, a registry such as the data sets') reaches every module
+in its folder. Modules imported by name at run time (a stage's
 method or artifact step) are given as extra roots by the caller. ``root`` is the checkout
 whose ``src/`` is read: the repository by default, the DVC workspace for the ``code_files``
 stage (which runs in the workspace it fingerprints).
@@ -64,12 +66,34 @@ def _imported_names(file: Path, mtime_ns: int, size: int) -> frozenset[str]:
     for node in ast.walk(tree):
         if id(node) in skipped:
             continue
+        if file.name == "__init__.py" and _lists_own_modules(node):
+            names.update(_own_modules(file))
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
     return frozenset(n for n in names if n.split(".")[0] == "hallulab")
+
+
+def _lists_own_modules(node: ast.AST) -> bool:
+    """``pkgutil.iter_modules(__path__)`` (or ``iter_modules(__path__)``): the package imports
+    whatever modules its folder holds."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return False
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    first = node.args[0]
+    return called == "iter_modules" and isinstance(first, ast.Name) and first.id == "__path__"
+
+
+def _own_modules(init: Path) -> set[str]:
+    """Dotted names of the modules and subpackages beside a package's ``__init__.py``."""
+    parts = init.parent.parts
+    package = ".".join(parts[len(parts) - 1 - parts[::-1].index("hallulab") :])
+    found = {f"{package}.{p.stem}" for p in init.parent.glob("*.py") if p.name != "__init__.py"}
+    found |= {f"{package}.{p.parent.name}" for p in init.parent.glob("*/__init__.py")}
+    return found
 
 
 def closure(roots: Iterable[Path], root: Path = REPO_ROOT) -> set[Path]:
