@@ -161,8 +161,11 @@ result: $(STAMP) .git/HEAD
 ## made with other settings counts as not done).
 ## `make benchmark-list` prints every cell: done, to run (with its command), or n/a and why.
 CELL ?=
+## DATASET=NAME fills one column (a data set of your own: `hallulab data add NAME FILE`); given on
+## the command line only, since DATASET's default names `make result`'s data set.
+BENCHMARK_COLUMN = $(if $(filter command line environment,$(origin DATASET)),--dataset $(DATASET))
 benchmark: $(STAMP) .git/HEAD
-	$(BIN)/python -m hallulab.benchmark run $(if $(CELL),--cell $(CELL)) --args '$(ARGS)'
+	$(BIN)/python -m hallulab.benchmark run $(if $(CELL),--cell $(CELL)) $(BENCHMARK_COLUMN) --args '$(ARGS)'
 	$(BIN)/python -m hallulab.calibration
 	$(BIN)/python -m hallulab.report.benchmark_view
 	$(BIN)/hallulab plan --dataset wikibio --responses 100000 -o benchmarks/plans/wikibio_100000 > /dev/null
@@ -175,7 +178,7 @@ calibration: $(STAMP)
 	$(BIN)/python -m hallulab.calibration
 
 benchmark-list: $(STAMP)
-	@$(BIN)/python -m hallulab.benchmark list
+	@$(BIN)/python -m hallulab.benchmark list $(BENCHMARK_COLUMN)
 
 ## The offline NLI model trained with a profile's recipe (paper: the full recipe, with its
 ## held-out evaluation), or with one recipe of conf/nli_train by name
@@ -212,9 +215,9 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 ## Every test: lint, the import contracts (the package's layers, pyproject.toml's
-## [tool.importlinter]), the strict documentation build (`make docs`, so that .ci/run builds
-## the site too), then types (mypy, beside the tests) and unit, stage, end-to-end DAG, WikiBio
-## reproduction + the CI metric gate, in
+## [tool.importlinter]), then types (mypy, beside the tests) and unit, stage, end-to-end DAG,
+## WikiBio reproduction + the CI metric gate, and the strict documentation build that `make docs`
+## runs (tests/test_docs.py builds the site with it, so .ci/run builds it once), in
 ## TEST_WORKERS pytest-xdist workers (2: one per core) that take the next unit of work as they
 ## free up. A unit is a test module (tests/scheduling.py: each test's unit is its xdist_group,
 ## which --dist loadgroup hands out whole), so each module's fixtures are built once; the longest
@@ -234,7 +237,6 @@ test: export OMP_WAIT_POLICY := PASSIVE
 test: $(STAMP) $(LLAMACPP_STAMP)
 	$(BIN)/ruff check src stages tests benchmarks docs/hooks.py
 	$(BIN)/lint-imports
-	$(MAKE) docs
 	@mkdir -p build; $(BIN)/mypy > build/mypy.log 2>&1 & types=$$!; \
 	$(PYTEST) $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder); \
 	tests=$$?; wait $$types; typed=$$?; echo "mypy:"; cat build/mypy.log; \

@@ -229,6 +229,7 @@ def test_the_command_parsers_are_every_subcommand_under_its_words() -> None:
         ("data",),
         ("data", "list"),
         ("data", "fetch"),
+        ("data", "add"),
         ("plan",),
         ("nli",),
         ("nli", "train"),

@@ -414,6 +414,14 @@ def test_the_detector_table_page_draws_and_sorts_in_chromium(browser: Any, tmp_p
     assert all(values == sorted(values) for values in groups())
     _fits_the_window(browser, 1400)
     assert browser.find_element(By.ID, "whole-table").text.startswith("The whole table: its ")
+    # the column's verdict: which cells are above length and which are not told apart from the best
+    verdict = browser.find_element(By.ID, "verdict").text
+    best = table["columns"]["nq_open"]["best"]["response"]["roc_auc"]
+    assert verdict.startswith("nq_open (response), by ROC-AUC") and "above the length baseline:" in verdict
+    from hallulab.pipeline import registry
+
+    method, variant = best.split("/")
+    assert f"; not told apart from the best ({registry.method(method).title} {variant}): " in verdict, verdict
     _screenshot(browser, tmp_path, "benchmark-nq_open.png")
 
 
@@ -697,6 +705,15 @@ def test_the_detector_table_page_holds_every_cell_of_the_table_file(tmp_path: Pa
     # what the whole table costs, the docs' sentence as plain text
     assert payload["total"].startswith(f"The whole table: its {table['total']['cells']} filled cells")
     assert "**" not in payload["total"] and "`" not in payload["total"]
+    # the column verdicts of docs/benchmark.md, per data set and level, as plain text
+    for dataset, column in table["columns"].items():
+        for level, best in column.get("best", {}).items():
+            if best.get("roc_auc") is not None:
+                sentence = payload["verdicts"][dataset][level]
+                assert sentence.startswith("above the length baseline: ") and "`" not in sentence
+                method, variant = best["roc_auc"].split("/")
+                named = f"{'Unit length' if method == 'length' else method} {variant}"
+                assert f"; not told apart from the best ({named}): " in sentence, sentence
     (tmp_path / "results").mkdir()
     shutil.copy("results/benchmark.json", tmp_path / "results" / "benchmark.json")
     page = write_benchmark_view(tmp_path).read_text(encoding="utf-8")

@@ -249,6 +249,29 @@ def _data_fetch(args: argparse.Namespace) -> int:
     return 0
 
 
+def _data_add(args: argparse.Namespace) -> int:
+    from hallulab.column.add import add_dataset
+    from hallulab.column.provision import ColumnInputError
+    from hallulab.core.config import package_checkout
+
+    checkout = Path(args.checkout) if args.checkout else package_checkout()
+    if checkout is None or not (checkout / "conf" / "dataset").is_dir():
+        raise ColumnInputError(
+            "data add: no repository checkout (conf/dataset) to add the data set to: pass --checkout DIR; "
+            "from an installed package, `hallulab benchmark FILE -o DIR` makes the file's column"
+        )
+    added = add_dataset(args.name, Path(args.file), checkout)
+    provision = added.provision
+    carries = [word for word, held in (("prompts", provision.prompts), ("samples", provision.samples_in_data)) if held]
+    print(f"{added.config}: written ({added.records} records)")
+    print(f"  carries: {', '.join(carries) or 'responses only'}; labels: {', '.join(provision.labels)}")
+    if added.ensemble_level is not None:
+        listed = ", ".join(member.key for member in added.members)
+        print(f"  ensemble candidates at the {added.ensemble_level} level: {listed}")
+    print(f"  its column: make benchmark DATASET={added.name}  (the cells: make benchmark-list)")
+    return 0
+
+
 @contextmanager
 def _terminate_as_exit() -> Iterator[None]:
     """While the block runs, SIGTERM (``kill``, a job scheduler) exits through the block's
@@ -330,8 +353,25 @@ def _add_data_commands(data: argparse.ArgumentParser, parsers: Parsers) -> None:
         description="Download data sets from their public sources into the data root: each file is pinned to a "
         "repository commit and checked by sha256, and a file already there with the right sha256 is kept.",
     )
+    adding = actions.add_parser(
+        "add",
+        help="make a labelled JSONL file of your own a data set: a column of make benchmark",
+        description="Make a labelled JSONL file (the canonical record schema) a data set of the checkout: "
+        "conf/dataset/NAME.yaml names the file and declares what its records carry and the levels they "
+        "label, read off them, so `make benchmark DATASET=NAME` fills its column with every detector that "
+        "applies (samples drawn with the configured LLM for a record that has none). A file without "
+        "labels, or with one class only, is refused before anything is written.",
+    )
+    adding.add_argument("name", metavar="NAME", help="the data set's name (-S dataset=NAME)")
+    adding.add_argument("file", metavar="FILE", help="the labelled JSONL records")
+    adding.add_argument(
+        "--checkout",
+        default=None,
+        help="the repository checkout to add it to (default: the one hallulab runs from)",
+    )
     parsers["data", "list"] = listing
     parsers["data", "fetch"] = fetching
+    parsers["data", "add"] = adding
     from_bundle = ", ".join(f"{alias} come from {source}" for alias, source in _by_source(dataset_sources()).items())
     fetching.add_argument(
         "names",
@@ -418,9 +458,10 @@ def command_parsers() -> Parsers:
     parsers[("report",)] = report
     data = commands.add_parser(
         "data",
-        help="list the real data sets, or fetch them from their public sources",
-        description="List the real data sets, or fetch them from their public sources into the data root "
-        "(each file pinned to a repository commit and checked by sha256).",
+        help="list the real data sets, fetch them from their public sources, or add your own",
+        description="List the real data sets, fetch them from their public sources into the data root "
+        "(each file pinned to a repository commit and checked by sha256), or add a labelled file of your own "
+        "as a data set of the checkout.",
     )
     parsers[("data",)] = data
     _add_data_commands(data, parsers)
@@ -530,6 +571,8 @@ def command_parsers() -> Parsers:
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "data":
+        if args.data_command == "add":
+            return _data_add(args)
         return _data_list(args) if args.data_command == "list" else _data_fetch(args)
     if args.command == "report":
         return _report(args)

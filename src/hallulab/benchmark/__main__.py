@@ -3,10 +3,12 @@
     python -m hallulab.benchmark list              # every cell: done, to run, or n/a and why
     python -m hallulab.benchmark run               # every applicable cell without a results file
     python -m hallulab.benchmark run --cell nq_open/length   # one cell, done or not
+    python -m hallulab.benchmark run --dataset mine          # one column's cells not done yet
     python -m hallulab.benchmark units --cell nq_open/length # keep the units of a cell just run
     python -m hallulab.benchmark table             # results/benchmark.json from the units files
 
-``make benchmark`` runs the second, then the table (``CELL=nq_open/length`` for one cell); see
+``make benchmark`` runs the second, then the table (``CELL=nq_open/length`` for one cell,
+``DATASET=mine`` for one column: a data set of one's own, ``hallulab data add``); see
 :mod:`hallulab.benchmark.runs` for what a cell runs and on which subset, and
 :mod:`hallulab.benchmark.table_file` for what the table computes. ``units`` is for a cell run by
 the ``make result`` line of its results file: ``run`` keeps a cell's units itself.
@@ -32,7 +34,7 @@ from hallulab.benchmark.runs import (
     with_arguments,
 )
 from hallulab.benchmark.table import rows as benchmark_rows
-from hallulab.core.config import ConfigError
+from hallulab.core.config import CONF_DIR, ConfigError
 from hallulab.core.errors import UserFacingError
 from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.pipeline import registry
@@ -41,11 +43,13 @@ from hallulab.pipeline.params import ParamsView
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m hallulab.benchmark", description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=Path, default=Path("."), help="the checkout (results/ and the Makefile)")
+    parser.add_argument("--root", type=Path, default=Path("."), help="the checkout (conf/, results/ and the Makefile)")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("list", help="every cell: done, to run, or n/a with its reason")
+    listing = commands.add_parser("list", help="every cell: done, to run, or n/a with its reason")
     run = commands.add_parser("run", help="run the applicable cells without a results file, then the table")
     run.add_argument("--cell", help="DATASET/METHOD: run this cell alone, whether or not it is done")
+    for sub in (listing, run):
+        sub.add_argument("--dataset", help="one column: only this data set's cells")
     run.add_argument("--args", default="", help="-S key=value settings added to every cell (other models)")
     units = commands.add_parser("units", help="keep the labelled units of a cell the workspace has just run")
     units.add_argument("--cell", required=True, help="DATASET/METHOD")
@@ -62,13 +66,26 @@ def _write_table(
     return table_file.write(table_file.build(rows, [d.name for d in datasets], methods, cfg, root), root)
 
 
+def _column(args: argparse.Namespace, datasets: Sequence[BenchmarkDataset]) -> str | None:
+    """``--dataset``'s column, checked against the table's columns (None: every column)."""
+    name: str | None = getattr(args, "dataset", None)
+    if name is not None and name not in {dataset.name for dataset in datasets}:
+        raise ConfigError(
+            f"--dataset {name}: not a column of the table; columns: {[d.name for d in datasets]} "
+            "(a labelled file of your own becomes one with `hallulab data add NAME FILE`)"
+        )
+    return name
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        datasets = benchmark_datasets()
+        own_conf = args.root / "conf"
+        datasets = benchmark_datasets(conf_dir=own_conf if (own_conf / "dataset").is_dir() else CONF_DIR)
         cells = applicability(datasets=datasets)
         settings = BenchmarkSettings.load()
         runs = cell_runs(cells, datasets, settings, root=args.root)
+        column = _column(args, datasets)
     except UserFacingError as error:
         print(f"hallulab benchmark: error: {error}", file=sys.stderr)
         return 2
@@ -76,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "list":
             by_key = {run.key: run for run in runs}
             for cell in cells:
+                if column is not None and cell.dataset != column:
+                    continue
                 key = f"{cell.dataset}/{cell.method}"
                 run = by_key.get(key)
                 if run is None:
@@ -103,7 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             fresh = with_arguments(cell_runs(cells, datasets, settings, root=args.root), args.args)
             return next(found for found in fresh if found.key == run.key)
 
-        outcome = run_pending(runs, make_runner(args.root), args.root, only=args.cell, plan=plan)
+        chosen = [run for run in runs if column is None or run.dataset == column]
+        outcome = run_pending(chosen, make_runner(args.root), args.root, only=args.cell, plan=plan)
         print(f"{_write_table(args.root, datasets, cells, runs)}: written")
     except UserFacingError as error:
         print(f"hallulab benchmark: error: {error}", file=sys.stderr)

@@ -26,9 +26,11 @@ both read from the data set's composed config (``conf/dataset/<name>.yaml`` sets
 set): it applies where each member applies and scores that level, and is evaluated at that level
 (plus the passage level from sentences); otherwise ``n/a`` with the first member's reason.
 
-The data sets are the configs under ``conf/dataset/`` whose loader's spec declares a provision
-(the ``jsonl`` loader's toy and ``jsonl`` configs hold whatever their file holds, so they are
-not benchmark columns; ``hallulab benchmark FILE`` makes a labelled file a column of its own).
+The data sets are the configs under ``conf/dataset/`` whose loader's spec declares a provision,
+or that declare one themselves (``dataset.provision``: a labelled JSONL file of one's own, which
+``hallulab data add NAME FILE`` reads off its records; the ``jsonl`` loader's toy and ``jsonl``
+configs hold whatever their file holds and declare none, so they are not benchmark columns;
+``hallulab benchmark FILE`` makes a labelled file a column of its own without a checkout).
 Adding a method or a data set config adds its row or column here with no
 edit to this module.
 """
@@ -40,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hallulab.core.config import CONF_DIR, compose
+from hallulab.data.dataset_config import dataset_settings
 from hallulab.data.provision import Provision
 from hallulab.data.sets import dataset_spec
 from hallulab.pipeline import registry
@@ -141,14 +144,14 @@ def _combination(params: Mapping[str, object], spec: MethodSpec, where: str) -> 
 def benchmark_datasets(
     methods: Mapping[str, MethodSpec] | None = None, conf_dir: Path = CONF_DIR
 ) -> tuple[BenchmarkDataset, ...]:
-    """Every data set config under ``conf_dir/dataset`` whose loader declares a provision, by
-    file name, each composed as ``-S dataset=<name>`` selects it."""
+    """Every data set config under ``conf_dir/dataset`` whose loader or own config declares a
+    provision, by file name, each composed as ``-S dataset=<name>`` selects it."""
     methods = registry.methods() if methods is None else methods
     found = []
     for path in sorted((conf_dir / "dataset").glob("*.yaml")):
         params = compose([f"dataset={path.stem}"], conf_dir)
         loader = str(params["dataset"]["loader"])
-        provision = dataset_spec(loader).provision
+        provision = dataset_spec(loader).provision or dataset_settings(params["dataset"]).provision
         if provision is None:
             continue
         where = f"conf/dataset/{path.name}"

@@ -171,13 +171,16 @@ def _roc_verdict(entry: Mapping[str, Any], against: str) -> str | None:
     return None if found is None else str(found["verdict"])
 
 
-def verdict_lines(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> list[str]:
+def column_verdicts(
+    table: Mapping[str, Any], datasets: Sequence[str], titles: Mapping[str, str] | None = None
+) -> dict[tuple[str, str], str]:
     """Per data set and level with a best cell, by ROC-AUC and the paired 95% intervals the
-    table file holds: the cells above the length baseline, and those not told apart from the
-    column's best (cells not model-limited only, in row order)."""
-    titles = {f"{row.method}/{row.variant}": f"{row.title} `{row.variant}`" for row in rows}
-    order = {f"{row.method}/{row.variant}": index for index, row in enumerate(rows)}
-    lines = []
+    table file holds, one sentence: the cells above the length baseline, and those not told
+    apart from the column's best (cells not model-limited only, in the order of ``titles``, which
+    names a ``method/variant`` key, then the table file's; a key without a title is shown as is)."""
+    names = titles or {}
+    order = {key: index for index, key in enumerate(names)}
+    found = {}
     for dataset in datasets:
         column = table.get("columns", {}).get(dataset, {})
         entries = column.get("rows", {})
@@ -189,13 +192,22 @@ def verdict_lines(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapp
                 (k for k, e in entries.items() if e["level"] == level and e.get("verdict") != MODEL_LIMITED),
                 key=lambda k: order.get(k, len(order)),
             )
-            above = [titles.get(k, k) for k in valid if _roc_verdict(entries[k], "vs_baseline") == "better"]
-            tied = [titles.get(k, k) for k in valid if k != key and _roc_verdict(entries[k], "vs_best") == "tied"]
-            lines.append(
-                f"- {dataset} ({level}): above the length baseline: {', '.join(above) or 'none'}; not told apart"
-                f" from the best ({titles.get(key, key)}): {', '.join(tied) or 'none'}."
+            above = [names.get(k, k) for k in valid if _roc_verdict(entries[k], "vs_baseline") == "better"]
+            tied = [names.get(k, k) for k in valid if k != key and _roc_verdict(entries[k], "vs_best") == "tied"]
+            found[dataset, level] = (
+                f"above the length baseline: {', '.join(above) or 'none'}; not told apart"
+                f" from the best ({names.get(key, key)}): {', '.join(tied) or 'none'}."
             )
-    return lines
+    return found
+
+
+def verdict_lines(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> list[str]:
+    """:func:`column_verdicts` as Markdown list items, the cells named by their rows' titles."""
+    titles = {f"{row.method}/{row.variant}": f"{row.title} `{row.variant}`" for row in rows}
+    return [
+        f"- {dataset} ({level}): {sentence}"
+        for (dataset, level), sentence in column_verdicts(table, datasets, titles).items()
+    ]
 
 
 def verdicts_note(rows: Sequence[TableRow], datasets: Sequence[str], table: Mapping[str, Any]) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 from hallulab.core.config import ConfigError, setting, typed
 from hallulab.core.errors import UserFacingError
+from hallulab.data.provision import Provision
 
 CONCEPT7_LABEL_SOURCES = (
     "vicuna-13b-v1.3",
@@ -69,6 +70,9 @@ class DatasetConfig:
     limit: int | None = setting(None, minimum=1, doc="keep N records (null: all)")
     limit_order: str = setting("first", choices=("first", "random"))
     limit_seed: int = 0
+    # a JSONL data set of one's own (``hallulab data add``): what its records carry and label,
+    # read off them, which makes it a column of the benchmark table
+    provision: Provision | None = None
 
 
 def dataset_settings(raw: Mapping[str, Any] | DatasetConfig) -> DatasetConfig:

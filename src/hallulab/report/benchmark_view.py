@@ -30,6 +30,7 @@ from typing import Any
 from hallulab.benchmark.render import (
     PAPERS_RULE,
     SUBSET_PREFIX,
+    column_verdicts,
     model_limited_rule,
     nli_text,
     not_paired_lines,
@@ -158,8 +159,19 @@ def benchmark_payload(
     :func:`~hallulab.benchmark.render.whole_table_text`) and the rule that makes a cell
     model-limited with its bounds (:func:`~hallulab.benchmark.render.model_limited_rule`), both
     as plain text: the page sets them as text, not Markdown; and what a paper's number beside a
-    cell needs, with the papers' numbers no cell is set beside (``papers``)."""
+    cell needs, with the papers' numbers no cell is set beside (``papers``); per data set and
+    level, the sentence on which cells are above the length baseline and which are not told
+    apart from the best (``verdicts``, :func:`~hallulab.benchmark.render.column_verdicts`)."""
     whole = whole_table_text(table.get("total"))
+    datasets = list(table.get("columns", {}))
+    cells = {
+        key: f"{titles.get(key.partition('/')[0], key.partition('/')[0])} {key.partition('/')[2]}"
+        for column in table.get("columns", {}).values()
+        for key in column.get("rows", {})
+    }
+    verdicts: dict[str, dict[str, str]] = {}
+    for (dataset, level), sentence in column_verdicts(table, datasets, cells).items():
+        verdicts.setdefault(dataset, {})[level] = sentence
     return {
         "rows": benchmark_rows(table, titles, links, subsets),
         "random": {dataset: column.get("random", {}) for dataset, column in table.get("columns", {}).items()},
@@ -167,6 +179,7 @@ def benchmark_payload(
         "total": _plain(whole),
         "model_limited": _plain(model_limited_rule(table)),
         "papers": {"rule": PAPERS_RULE, "not_paired": not_paired_lines()},
+        "verdicts": verdicts,
     }
 
 
