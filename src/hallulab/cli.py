@@ -358,7 +358,7 @@ def _add_data_commands(data: argparse.ArgumentParser, parsers: Parsers) -> None:
         help="make a labelled JSONL file of your own a data set: a column of make benchmark",
         description="Make a labelled JSONL file (the canonical record schema) a data set of the checkout: "
         "conf/dataset/NAME.yaml names the file and declares what its records carry and the levels they "
-        "label, read off them, so `make benchmark DATASET=NAME` fills its column with every detector that "
+        "label, read off them, so make benchmark DATASET=NAME fills its column with every detector that "
         "applies (samples drawn with the configured LLM for a record that has none). A file without "
         "labels, or with one class only, is refused before anything is written.",
     )

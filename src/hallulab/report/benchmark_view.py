@@ -160,8 +160,8 @@ def benchmark_payload(
     model-limited with its bounds (:func:`~hallulab.benchmark.render.model_limited_rule`), both
     as plain text: the page sets them as text, not Markdown; and what a paper's number beside a
     cell needs, with the papers' numbers no cell is set beside (``papers``); per data set and
-    level, the sentence on which cells are above the length baseline and which are not told
-    apart from the best (``verdicts``, :func:`~hallulab.benchmark.render.column_verdicts`)."""
+    level, the sentence on which cells are above the column's trivial baseline and which are not
+    told apart from the best (``verdicts``, :func:`~hallulab.benchmark.render.column_verdicts`)."""
     whole = whole_table_text(table.get("total"))
     datasets = list(table.get("columns", {}))
     cells = {
