@@ -33,18 +33,16 @@ import yaml
 
 from hallulab.benchmark.applicability import BenchmarkDataset, benchmark_datasets, cell
 from hallulab.benchmark.member_choice import MIN_MEMBERS
+from hallulab.benchmark.units import BINARY_LEVELS
 from hallulab.column.provision import ColumnInputError, records_provision
+from hallulab.column.run import LOADER
 from hallulab.data.provision import Provision
 from hallulab.data.records import load_jsonl_passages
 from hallulab.pipeline import registry
 from hallulab.pipeline.members import Member
 
-#: the loader of an own data set's records, and the config it takes its defaults from
-LOADER = "jsonl"
 #: a data set's name: a config file's stem and a results folder, so one plain word
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")
-#: the level a passage label is (the mean of its sentence labels): no combining method scores it
-_DERIVED_LEVELS = ("passage",)
 
 
 @dataclass(frozen=True)
@@ -69,7 +67,8 @@ def candidate_members(
     enough."""
     methods = registry.methods()
     own = BenchmarkDataset("own", LOADER, provision, {})
-    for level in (level for level in provision.labels if level not in _DERIVED_LEVELS):
+    # the levels units are labelled at one by one (not the passage's mean of its sentences)
+    for level in (level for level in provision.labels if level in BINARY_LEVELS):
         found: dict[str, Member] = {}
         for column in columns:
             for combination in column.combinations.values():
