@@ -346,7 +346,9 @@ def test_unlabelled_and_partly_labelled_data_run_through_the_dag(tmp_path: Path)
     ]
     data = _jsonl(tmp_path / "partial.jsonl", *records)
     root = copy_workspace(
-        tmp_path / "ws", ("dataset=jsonl", "dataset.name=partial", f"dataset.path={data}", "profile=quick")
+        tmp_path / "ws",
+        ("dataset=jsonl", "dataset.name=partial", f"dataset.path={data}", "profile=quick"),
+        keep_lock=False,
     )
     dvc(root, "repro", target)
     info = json.loads((root / "metrics/partial/selfcheck_ngram.info.json").read_text())

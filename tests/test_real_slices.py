@@ -88,7 +88,7 @@ def slice_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     spec = SLICES[dataset]
     if spec.needs_nli_model:
         train_nli_once(tmp_path_factory.mktemp(f"nli-once-{dataset}"), spec.overrides)
-    root = copy_workspace(tmp_path_factory.mktemp(f"slice-{dataset}"), spec.overrides)
+    root = copy_workspace(tmp_path_factory.mktemp(f"slice-{dataset}"), spec.overrides, keep_lock=False)
     dvc(root, "repro", *(f"evaluate@{m}" for m in spec.methods))
     return dataset, root
 

@@ -72,7 +72,7 @@ SUBSET_SENTENCES = 344
 @pytest.fixture(scope="module")
 def wikibio_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """SelfCheckGPT n-gram on all 238 passages (the paper's tables)."""
-    root = copy_workspace(tmp_path_factory.mktemp("wikibio"))
+    root = copy_workspace(tmp_path_factory.mktemp("wikibio"), keep_lock=False)
     dvc(root, "exp", "run", "-S", "dataset=wikibio", "evaluate@selfcheck_ngram")
     return root
 
@@ -82,7 +82,7 @@ def wikibio_subset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The grey-box proxy, FactSelfCheck's KG-frequency and RandomFact (no LLM call: its LLM
     variants are off here; results/wikibio/factselfcheck_llm3.json holds the run with them) and
     the ensemble of the three CI members on :data:`SUBSET`."""
-    root = copy_workspace(tmp_path_factory.mktemp("wikibio-subset"))
+    root = copy_workspace(tmp_path_factory.mktemp("wikibio-subset"), keep_lock=False)
     settings = ("dataset=wikibio", *SUBSET, "factselfcheck.score.llm_variants=[]", f"ensemble.members={CI_ENSEMBLE}")
     targets = [f"evaluate@{method}" for method in SUBSET_METHODS]
     dvc(root, "exp", "run", *(arg for value in settings for arg in ("-S", value)), *targets)

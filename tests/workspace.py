@@ -28,12 +28,15 @@ HANG_GUARD_S = 90 * 60
 SHARED_DVC_CACHE_ENV = "HALLULAB_TEST_DVC_CACHE"
 
 
-def copy_workspace(destination: Path, overrides: tuple[str, ...] = ()) -> Path:
+def copy_workspace(destination: Path, overrides: tuple[str, ...] = (), keep_lock: bool = True) -> Path:
     """Copy tracked and untracked-but-not-ignored files, compose params.yaml (with Hydra
     ``overrides``), share the session's DVC cache, then make a one-commit git repo.
 
     The toy set selects the quick profile (quick NLI recipe, 1 MQAG question per sentence)
-    by itself, as `make run` does."""
+    by itself, as `make run` does. ``keep_lock=False`` leaves the committed dvc.lock out: a
+    workspace for another data set runs each of its stages anyway (their params differ from
+    the toy's), and DVC reads and rewrites the whole lock after every stage it runs, so the
+    toy's entries would only make each stage slower."""
     listed = (
         subprocess.run(
             ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -45,6 +48,8 @@ def copy_workspace(destination: Path, overrides: tuple[str, ...] = ()) -> Path:
         .split("\0")
     )
     for relative in filter(None, listed):
+        if relative == "dvc.lock" and not keep_lock:
+            continue
         source, target = REPO / relative, destination / relative
         if source.is_symlink():  # as git checks it out (src/hallulab/conf -> ../../conf)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -85,7 +90,7 @@ def train_nli_once(scratch: Path, overrides: tuple[str, ...] = ()) -> None:
     with open(Path(shared_cache) / "train_nli.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         # with no data root, as in a bare clone: the quick recipe reads only data/nli_open
-        dvc(copy_workspace(scratch, overrides), "repro", "train_nli", env=bare_environment())
+        dvc(copy_workspace(scratch, overrides, keep_lock=False), "repro", "train_nli", env=bare_environment())
 
 
 def environment() -> dict[str, str]:
