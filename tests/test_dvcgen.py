@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 import yaml
 
 from hallulab.dag import code_manifests, dvcgen, method_defaults, stage_code
-from hallulab.dag.imports import closure, module_roots
+from hallulab.dag.imports import closure, imported_names, module_roots
 from hallulab.pipeline import paths, registry
 from tests.conftest import REPO
 
@@ -144,3 +145,53 @@ def test_a_removed_stage_leaves_no_manifest_behind(tmp_path: Path) -> None:
     stale.write_text("{}\n")
     code_manifests.write_manifests(dvcgen.code_sets(), root)
     assert not stale.exists()
+
+
+def test_the_import_scan_finds_imports_in_every_block_and_skips_type_checking(tmp_path: Path) -> None:
+    """Imports at module level, in functions, classes, ``try``/``except``/``finally``, ``with``,
+    loops and ``match`` count; an ``if TYPE_CHECKING:`` body does not (its ``else`` does); a
+    package ``__init__`` that iterates its own ``__path__`` reaches every module beside it."""
+    package = tmp_path / "src" / "hallulab" / "demo"
+    package.mkdir(parents=True)
+    (package / "one.py").write_text("")
+    (package / "sub").mkdir()
+    (package / "sub" / "__init__.py").write_text("")
+    source = textwrap.dedent(
+        """
+        import pkgutil
+        from typing import TYPE_CHECKING
+        import hallulab.a
+        if TYPE_CHECKING:
+            import hallulab.never
+        else:
+            from hallulab import b
+        def f():
+            from hallulab.c import d
+            class K:
+                import hallulab.e
+        try:
+            import hallulab.f
+        except ImportError:
+            import hallulab.g
+        finally:
+            import hallulab.h
+        with open(__file__):
+            for _ in ():
+                import hallulab.i
+            else:
+                import hallulab.j
+        match 1:
+            case 1:
+                import hallulab.k
+        for module in pkgutil.iter_modules(__path__):
+            pass
+        """
+    )
+    (package / "__init__.py").write_text(source)
+    found = imported_names(package / "__init__.py")
+    expected = {"hallulab", "hallulab.a", "hallulab.b", "hallulab.c", "hallulab.c.d", "hallulab.e"}
+    expected |= {f"hallulab.{x}" for x in "fghijk"} | {"hallulab.demo.one", "hallulab.demo.sub"}
+    assert found == expected
+    plain = tmp_path / "plain.py"
+    plain.write_text(source.replace("__path__", "[]"))
+    assert imported_names(plain) == expected - {"hallulab.demo.one", "hallulab.demo.sub"}

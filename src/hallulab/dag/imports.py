@@ -33,16 +33,30 @@ def module_file(name: str, root: Path = REPO_ROOT) -> Path | None:
     return None
 
 
-def _type_checking_nodes(tree: ast.AST) -> set[int]:
-    skipped: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If):
-            test = node.test
-            name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else ""
-            if name == "TYPE_CHECKING":
-                for child in node.body:
-                    skipped.update(id(n) for n in ast.walk(child))
-    return skipped
+def _is_type_checking(node: ast.stmt) -> bool:
+    """``if TYPE_CHECKING:`` (or ``if typing.TYPE_CHECKING:``)."""
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else ""
+    return name == "TYPE_CHECKING"
+
+
+def _statements(body: Iterable[ast.stmt]) -> Iterable[ast.stmt]:
+    """Every statement of ``body`` and of the blocks nested in it (functions, classes, loops,
+    ``try``, ``with``, ``match``), the bodies of ``if TYPE_CHECKING:`` left out (their
+    ``else`` kept). An import is a statement, so only statements need visiting, not the
+    expressions inside them."""
+    for node in body:
+        yield node
+        blocks: list[list[ast.stmt]] = []
+        if not _is_type_checking(node):
+            blocks.append(getattr(node, "body", []))
+        blocks += [getattr(node, "orelse", []), getattr(node, "finalbody", [])]
+        blocks += [handler.body for handler in getattr(node, "handlers", [])]
+        blocks += [case.body for case in getattr(node, "cases", [])]
+        for block in blocks:
+            yield from _statements(block)
 
 
 def imported_names(file: Path) -> set[str]:
@@ -57,22 +71,23 @@ def imported_names(file: Path) -> set[str]:
 def _imported_names(file: Path, mtime_ns: int, size: int) -> frozenset[str]:
     """:func:`imported_names`, parsed once per version of a file (dvc.yaml's ~40 code sets
     share most of their files; an edited file is parsed again)."""
+    text = file.read_text(encoding="utf-8")
     try:
-        tree = ast.parse(file.read_text(encoding="utf-8"))
+        tree = ast.parse(text)
     except SyntaxError:
         return frozenset()
-    skipped = _type_checking_nodes(tree)
     names: set[str] = set()
-    for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
-        if file.name == "__init__.py" and _lists_own_modules(node):
-            names.update(_own_modules(file))
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    if file.name == "__init__.py" and "iter_modules" in text:
+        guarded = [node for node in _statements(tree.body) if isinstance(node, ast.If) and _is_type_checking(node)]
+        skipped = {id(n) for guard in guarded for child in guard.body for n in ast.walk(child)}
+        if any(_lists_own_modules(node) for node in ast.walk(tree) if id(node) not in skipped):
+            names.update(_own_modules(file))
     return frozenset(n for n in names if n.split(".")[0] == "hallulab")
 
 
