@@ -53,14 +53,17 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 from hallulab.benchmark.applicability import applicability, benchmark_datasets
 from hallulab.benchmark.render import best_table as benchmark_best_table
 from hallulab.benchmark.render import render as render_benchmark_tables
 from hallulab.benchmark.runs import BenchmarkSettings, cell_runs
+from hallulab.benchmark.table import TableRow
 from hallulab.benchmark.table import rows as benchmark_rows
 from hallulab.benchmark.table_file import read as read_benchmark_table
 from hallulab.core.io import read_json
@@ -304,9 +307,11 @@ def render_excerpt(lines: list[str], head: int, rows: tuple[str, ...]) -> str:
     return "```text\n" + "\n".join(kept) + "\n```\n"
 
 
-def render(text: str, root: Path) -> str:
+def render(text: str, root: Path, benchmark: Callable[[], BenchmarkInputs] | None = None) -> str:
     """The document with every marked table rewritten from its results file and every
-    excerpt from its text file."""
+    excerpt from its text file; ``benchmark`` gives the benchmark tables' inputs (read from
+    ``root`` once per call where not given)."""
+    benchmark = benchmark or cache(lambda: read_benchmark_inputs(root))
 
     def replace(match: re.Match[str]) -> str:
         counts = _names(match["n"]) if match["n"] else ()
@@ -326,30 +331,48 @@ def render(text: str, root: Path) -> str:
         return match["open"] + render_section(match["section"], results) + match["close"]
 
     def replace_benchmark(match: re.Match[str]) -> str:
-        return match["open"] + render_benchmark(root, _names(match["metrics"] or "")) + match["close"]
+        tables = render_benchmark(root, _names(match["metrics"] or ""), inputs=benchmark())
+        return match["open"] + tables + match["close"]
 
     text = PAIRED.sub(replace_paired, EXCERPT.sub(replace_excerpt, MARKER.sub(replace, text)))
 
     def replace_benchmark_best(match: re.Match[str]) -> str:
-        return match["open"] + render_benchmark(root, best_only=True) + match["close"]
+        return match["open"] + render_benchmark(root, best_only=True, inputs=benchmark()) + match["close"]
 
     text = BENCHMARK.sub(replace_benchmark, BENCH.sub(replace_bench, text))
     return BENCHMARK_BEST.sub(replace_benchmark_best, text)
 
 
-def render_benchmark(root: Path, metrics: Sequence[str] = (), *, best_only: bool = False) -> str:
-    """The benchmark tables (:mod:`hallulab.benchmark.render`) from the results under ``root``:
-    every metric's, or those ``metrics`` names; ``best_only``: the excerpt of each column's best."""
+@dataclass(frozen=True)
+class BenchmarkInputs:
+    """What the benchmark tables are rendered from: the table's rows, its data sets' names and
+    the committed table file. Composing every data set's config to find the columns is the
+    costly part, so one rewrite of several documents reads them once."""
+
+    rows: tuple[TableRow, ...]
+    names: tuple[str, ...]
+    table: Mapping[str, Any]
+
+
+def read_benchmark_inputs(root: Path) -> BenchmarkInputs:
     methods = registry.methods()
     datasets = benchmark_datasets(methods)
     cells = applicability(methods, datasets)
     runs = cell_runs(cells, datasets, BenchmarkSettings.load(), methods, root=root)
     rows = benchmark_rows(methods, datasets, cells, runs, root)
-    table = read_benchmark_table(root) or {}
-    names = [d.name for d in datasets]
+    return BenchmarkInputs(tuple(rows), tuple(d.name for d in datasets), read_benchmark_table(root) or {})
+
+
+def render_benchmark(
+    root: Path, metrics: Sequence[str] = (), *, best_only: bool = False, inputs: BenchmarkInputs | None = None
+) -> str:
+    """The benchmark tables (:mod:`hallulab.benchmark.render`) from the results under ``root``
+    (or ``inputs`` already read from them): every metric's, or those ``metrics`` names;
+    ``best_only``: the excerpt of each column's best."""
+    found = read_benchmark_inputs(root) if inputs is None else inputs
     if best_only:
-        return benchmark_best_table(rows, names, table)
-    return render_benchmark_tables(rows, names, table, metrics)
+        return benchmark_best_table(found.rows, found.names, found.table)
+    return render_benchmark_tables(found.rows, found.names, found.table, metrics)
 
 
 def documents(paths: Sequence[str | Path]) -> list[Path]:
@@ -370,9 +393,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     root = Path(args.root).resolve()
     stale: list[Path] = []
+    benchmark = cache(lambda: read_benchmark_inputs(root))  # read once for every document
     for path in documents(args.documents):
         text = path.read_text(encoding="utf-8")
-        rendered = render(text, root)
+        rendered = render(text, root, benchmark)
         if rendered == text:
             continue
         if args.check:
