@@ -8,7 +8,10 @@ OmegaConf and never call ``@hydra.main`` (the DVC Hydra guide's advice).
 from __future__ import annotations
 
 import collections.abc
+import copy
 import dataclasses
+import functools
+import hashlib
 import math
 import re
 import types
@@ -52,14 +55,46 @@ def load_params(path: str | Path = "params.yaml") -> DictConfig:
 
 
 def compose(overrides: Sequence[str] = (), conf_dir: Path = CONF_DIR) -> dict[str, Any]:
-    """Compose ``conf/config.yaml`` with Hydra overrides, resolved to plain containers."""
+    """Compose ``conf/config.yaml`` with Hydra overrides, resolved to plain containers.
+
+    A composition depends only on the overrides and the YAML files under ``conf_dir``, so a
+    process composes each distinct pair once (the table's columns and the checks compose the
+    same data sets again and again) and every call gets a copy of its own. A config tree that
+    names a schema of the ConfigStore (``/schema/...``, which lives in the process, not in the
+    files) is composed every time."""
+    root = conf_dir.resolve()
+    digest = _config_files_digest(root)
+    if digest is None:
+        return _compose(tuple(overrides), root)
+    return copy.deepcopy(_composed(tuple(overrides), root, digest))
+
+
+def _config_files_digest(root: Path) -> str | None:
+    """A digest of every YAML file under ``root`` (names and contents), or None where one
+    names a ConfigStore schema."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.yaml")):
+        data = path.read_bytes()
+        if b"/schema/" in data:
+            return None
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + data + b"\0")
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=512)
+def _composed(overrides: tuple[str, ...], root: Path, digest: str) -> dict[str, Any]:
+    """:func:`_compose`, once per overrides and version of the config files (``digest``)."""
+    return _compose(overrides, root)
+
+
+def _compose(overrides: tuple[str, ...], root: Path) -> dict[str, Any]:
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
     try:
-        with initialize_config_dir(config_dir=str(conf_dir.resolve()), version_base=None):
+        with initialize_config_dir(config_dir=str(root), version_base=None):
             cfg = hydra_compose(config_name="config", overrides=list(overrides))
     except (HydraException, OmegaConfBaseException) as error:  # a bad override: one line, naming it
         message = " ".join(str(error).split())
