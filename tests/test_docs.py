@@ -553,8 +553,8 @@ def test_a_broken_link_or_a_page_missing_from_the_nav_fails_the_strict_build(
         else:
             config = root / "mkdocs.yml"
             text = config.read_text(encoding="utf-8")
-            assert "\n  - Home: index.md\n" in text
             home = "\n  - Home: index.md\n"
+            assert home in text
             config.write_text(text.replace(home, f"{home[:-1]}\n  - no-such-page-in-nav.md\n"))
     done = mkdocs_build(root / "mkdocs.yml", tmp_path / "site")
     assert done.returncode != 0

@@ -14,7 +14,7 @@ stage (which runs in the workspace it fingerprints).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 
@@ -59,6 +59,16 @@ def _statements(body: Iterable[ast.stmt]) -> Iterable[ast.stmt]:
             yield from _statements(block)
 
 
+def _own_parts(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of one statement other than the statements nested in it (which
+    :func:`_statements` visits in their own turn, or skips under ``if TYPE_CHECKING:``)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.excepthandler, ast.match_case)):
+            yield from _own_parts(child)
+        elif not isinstance(child, ast.stmt):
+            yield from ast.walk(child)
+
+
 def imported_names(file: Path) -> set[str]:
     """Dotted hallulab names a file imports (``from a.b import c`` gives ``a.b`` and ``a.b.c``).
     A file that does not parse imports nothing here: the stage that runs it fails itself,
@@ -77,16 +87,14 @@ def _imported_names(file: Path, mtime_ns: int, size: int) -> frozenset[str]:
     except SyntaxError:
         return frozenset()
     names: set[str] = set()
+    may_list_own_modules = file.name == "__init__.py" and "iter_modules" in text
     for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
             names.update(f"{node.module}.{alias.name}" for alias in node.names)
-    if file.name == "__init__.py" and "iter_modules" in text:
-        guarded = [node for node in _statements(tree.body) if isinstance(node, ast.If) and _is_type_checking(node)]
-        skipped = {id(n) for guard in guarded for child in guard.body for n in ast.walk(child)}
-        if any(_lists_own_modules(node) for node in ast.walk(tree) if id(node) not in skipped):
+        elif may_list_own_modules and any(_lists_own_modules(part) for part in _own_parts(node)):
             names.update(_own_modules(file))
     return frozenset(n for n in names if n.split(".")[0] == "hallulab")
 
