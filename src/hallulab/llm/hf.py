@@ -32,7 +32,7 @@ import logging
 import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -91,6 +91,22 @@ def resolve_dtype(name: str, device: str) -> Any:
     if name == "auto":
         return torch.bfloat16 if device.startswith("cuda") else torch.float32
     return getattr(torch, name)
+
+
+def thread_invariant_attention(device: str) -> AbstractContextManager[None]:
+    """Attention whose bits do not depend on the number of CPU threads, for the decoding steps.
+
+    On a CPU, torch's fused (flash) attention splits a one-token query's work differently on 1
+    and on 2 threads, so a decoding step sums in another order and a greedy reply can change; a
+    whole-prompt pass (the prefill, teacher-forced scoring) comes out the same on any count.
+    The decoding steps therefore run on torch's reference ("math") attention on a CPU: matrix
+    products and a row-wise softmax, the same on any thread count, so a stage gives the same
+    replies on one core beside other work as on two alone. On CUDA the fused kernels stay."""
+    if device.startswith("cuda"):
+        return nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel(SDPBackend.MATH)
 
 
 @contextmanager
@@ -252,6 +268,9 @@ class HFLLM(LLM):
             extra={
                 "dtype": str(self.dtype).replace("torch.", ""),
                 "chat_template": self.config.chat_template,
+                # the decoding steps' attention on a CPU (thread_invariant_attention): replies
+                # cached by a build that decoded on the fused kernel are not taken for its own
+                **({} if self.device.startswith("cuda") else {"decode_attention": "math"}),
                 **({"prompt_format": self.config.prompt_format} if self.config.prompt_format else {}),
                 **({"bos": True} if self.config.bos else {}),
             },
@@ -481,13 +500,14 @@ class HFLLM(LLM):
                     break
                 attention = torch.cat([attention, attention.new_ones((rows, 1))], dim=-1)
                 positions = positions + 1
-                out = model(
-                    input_ids=next_ids[:, None],
-                    attention_mask=attention,
-                    position_ids=positions,
-                    past_key_values=past,
-                    use_cache=True,
-                )
+                with thread_invariant_attention(self.device):
+                    out = model(
+                        input_ids=next_ids[:, None],
+                        attention_mask=attention,
+                        position_ids=positions,
+                        past_key_values=past,
+                        use_cache=True,
+                    )
                 past = out.past_key_values
                 logits = out.logits[:, -1, :].float()
         return [
@@ -511,7 +531,7 @@ class HFLLM(LLM):
         sampling = {} if params.greedy else {"temperature": params.temperature, "top_p": params.top_p, "top_k": 0}
         with torch.random.fork_rng(devices=[self.device] if self.device.startswith("cuda") else []):
             torch.manual_seed(0 if seed is None else int(seed))
-            with torch.inference_mode():
+            with torch.inference_mode(), thread_invariant_attention(self.device):
                 out = model.generate(
                     input_ids=encoded.to(self.device),
                     attention_mask=mask.to(self.device),
@@ -773,7 +793,7 @@ class _CachedStepper:
         rows = len(parents)
         ids = torch.tensor(list(tokens), device=self.device)[:, None]
         positions = torch.full((rows, 1), self.length, device=self.device)
-        with torch.inference_mode():
+        with torch.inference_mode(), thread_invariant_attention(self.device):
             out = self.model(input_ids=ids, position_ids=positions, past_key_values=self.past, use_cache=True)
         self.past = out.past_key_values
         self.length += 1
