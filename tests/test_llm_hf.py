@@ -62,28 +62,29 @@ def test_batched_generation_equals_one_at_a_time(smollm: HFLLM) -> None:
     assert [g.text for g in batched] == [g.text for g in single]
 
 
-@pytest.mark.parametrize("temperature", [0.0, 1.0], ids=["greedy", "sampled"])
-def test_replies_have_the_same_bits_on_one_and_two_threads(smollm: HFLLM, temperature: float) -> None:
-    """Every token, log-probability and entropy of a batch of replies is the same on 1 and on 2
-    torch threads, so a stage may decode on one core beside other work and still give the
-    committed replies. Without thread_invariant_attention the decoding steps' fused attention
-    sums in another order on 2 threads, and on these prompts (a shared opening, rows of several
-    lengths) replies' statistics differ from the second token on."""
+@pytest.mark.parametrize(("rows", "keys"), [(1, 40), (4, 400)])
+def test_the_decoding_attention_has_the_same_bits_on_one_and_two_threads(rows: int, keys: int) -> None:
+    """A decoding step's attention (one query per head over a cache of ``keys`` positions,
+    SmolLM2's 9 heads of 64) sums alike on 1 and on 2 torch threads under
+    thread_invariant_attention. torch's fused CPU kernel splits these two shapes over the
+    threads, and its results differ in the last bits between the two counts."""
     import torch
+    import torch.nn.functional as F
 
-    opening = "Here is a passage about a city: it was founded long ago by settlers from the coast. "
-    prompts = [opening + f"Write one sentence about city {i} and its {'long ' * (i % 4)}history." for i in range(8)]
-    params = DecodingParams(max_new_tokens=10, temperature=temperature)
-    seeds = [None] * 8 if temperature == 0 else list(range(8))
-    replies = {}
+    from hallulab.llm.hf import thread_invariant_attention
+
+    generator = torch.Generator().manual_seed(0)
+    query, key, value = (torch.randn(rows, 9, n, 64, generator=generator) for n in (1, keys, keys))
+    outputs = []
     before = torch.get_num_threads()
     try:
         for threads in (1, 2):
             torch.set_num_threads(threads)
-            replies[threads] = [g.to_dict() for g in smollm.generate(prompts, params, seeds)]
+            with thread_invariant_attention("cpu"):
+                outputs.append(F.scaled_dot_product_attention(query, key, value))
     finally:
         torch.set_num_threads(before)
-    assert replies[1] == replies[2]
+    assert torch.equal(outputs[0], outputs[1])
 
 
 def test_prompts_sharing_a_context_are_batched_together_and_share_their_opening() -> None:

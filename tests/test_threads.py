@@ -24,9 +24,9 @@ PROBE_TORCH_LATER = (
 
 
 def _stage_threads(code: str, **env: str) -> subprocess.CompletedProcess[str]:
-    base = environment()
-    base.pop(TORCH_THREADS_ENV)  # the suite's own count (tests/workspace.py): a new user's shell has none
-    return subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**base, **env}, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env={**environment(), **env}, capture_output=True, text=True
+    )
 
 
 def test_the_stage_thread_count_defaults_to_two_and_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -94,14 +94,15 @@ def resolve_dtype(name: str, device: str) -> Any:
 
 
 def thread_invariant_attention(device: str) -> AbstractContextManager[None]:
-    """Attention whose bits do not depend on the number of CPU threads, for the decoding steps.
+    """Attention for the decoding steps whose sums do not depend on the number of CPU threads.
 
-    On a CPU, torch's fused (flash) attention splits a one-token query's work differently on 1
-    and on 2 threads, so a decoding step sums in another order and a greedy reply can change; a
-    whole-prompt pass (the prefill, teacher-forced scoring) comes out the same on any count.
-    The decoding steps therefore run on torch's reference ("math") attention on a CPU: matrix
-    products and a row-wise softmax, the same on any thread count, so a stage gives the same
-    replies on one core beside other work as on two alone. On CUDA the fused kernels stay."""
+    On a CPU, torch's fused (flash) attention splits a one-token query's keys over the
+    threads, so a decoding step adds in another order on 1 and on 2 threads. The decoding
+    steps run on torch's reference ("math") attention on a CPU instead: matrix products and a
+    row-wise softmax. That removes one source of thread-dependent bits, not every one: on some
+    CPUs a matrix product of a few rows (5 to 11 where it was measured, with MKL) also splits
+    its work by thread count, so the stages still run on a fixed count
+    (:mod:`hallulab.pipeline.threads`). On CUDA the fused kernels stay."""
     if device.startswith("cuda"):
         return nullcontext()
     from torch.nn.attention import SDPBackend, sdpa_kernel

@@ -2,19 +2,14 @@
 
 A float sum split over another number of threads adds in another order and rounds
 differently in the last bits (``benchmarks/cpu_reproducibility.py`` shows it for the quick NLI
-model's training: 1 and 2 threads give other digests). Every stage
+model's training and SmolLM2's sampling: 1 and 2 threads give other digests). Every stage
 therefore runs torch (and MKL / OpenMP under it) on the same number of threads, 2 unless
 ``HALLULAB_TORCH_THREADS`` says otherwise, so the committed toy outputs come out bit for bit
 on a machine with more cores. ``HALLULAB_TORCH_THREADS=0`` leaves torch its own default
 (every core, or ``OMP_NUM_THREADS`` where that is set: faster on a big machine, last bits
-machine-dependent). A model config's own ``num_threads`` (NLI training) still wins where it
-is set. Inference does not depend on the count: an encoder's or the LLM's whole-input pass
-sums in the same order on any number of threads, and the LLM's decoding steps run on an
-attention that does too (``hallulab.llm.hf.thread_invariant_attention``), so the embedded
-LLM takes the stages' count and a stage that only scores may run on one thread beside other
-work (the test suite does) and give the committed outputs; training does depend on it.
-Only torch is pinned: numpy's BLAS is loaded before a stage starts and keeps the
-environment's count (the stages' numpy work is small sums and sorts).
+machine-dependent). A model config's own ``num_threads`` (the LLM backend, NLI training)
+still wins where it is set. Only torch is pinned: numpy's BLAS is loaded before a stage
+starts and keeps the environment's count (the stages' numpy work is small sums and sorts).
 """
 
 from __future__ import annotations
