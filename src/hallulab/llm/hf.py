@@ -100,7 +100,7 @@ def thread_invariant_attention(device: str) -> AbstractContextManager[None]:
     threads, so a decoding step adds in another order on 1 and on 2 threads. The decoding
     steps run on torch's reference ("math") attention on a CPU instead: matrix products and a
     row-wise softmax. That removes one source of thread-dependent bits, not every one: on some
-    CPUs a matrix product of a few rows (5 to 11 where it was measured, with MKL) also splits
+    CPUs a matrix product of a few rows (MKL's kernels for 5 to 11 rows on AVX2) also splits
     its work by thread count, so the stages still run on a fixed count
     (:mod:`hallulab.pipeline.threads`). On CUDA the fused kernels stay."""
     if device.startswith("cuda"):
