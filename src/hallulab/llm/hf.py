@@ -93,6 +93,12 @@ def resolve_dtype(name: str, device: str) -> Any:
     return getattr(torch, name)
 
 
+def decodes_on_math_attention(device: str) -> bool:
+    """Whether decoding on ``device`` runs on torch's reference attention
+    (:func:`thread_invariant_attention`): on a CPU, not on CUDA."""
+    return not device.startswith("cuda")
+
+
 def thread_invariant_attention(device: str) -> AbstractContextManager[None]:
     """Attention for the decoding steps whose sums do not depend on the number of CPU threads.
 
@@ -103,7 +109,7 @@ def thread_invariant_attention(device: str) -> AbstractContextManager[None]:
     CPUs a matrix product of a few rows (MKL's kernels for 5 to 11 rows on AVX2) also splits
     its work by thread count, so the stages still run on a fixed count
     (:mod:`hallulab.pipeline.threads`). On CUDA the fused kernels stay."""
-    if device.startswith("cuda"):
+    if not decodes_on_math_attention(device):
         return nullcontext()
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
@@ -271,7 +277,7 @@ class HFLLM(LLM):
                 "chat_template": self.config.chat_template,
                 # the decoding steps' attention on a CPU (thread_invariant_attention): replies
                 # cached by a build that decoded on the fused kernel are not taken for its own
-                **({} if self.device.startswith("cuda") else {"decode_attention": "math"}),
+                **({"decode_attention": "math"} if decodes_on_math_attention(self.device) else {}),
                 **({"prompt_format": self.config.prompt_format} if self.config.prompt_format else {}),
                 **({"bos": True} if self.config.bos else {}),
             },
