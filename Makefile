@@ -306,7 +306,8 @@ plots: $(STAMP)
 	$(BIN)/python -m hallulab.tooling.plots_html --out dvc_plots
 
 ## Benchmarks (not tests): n-gram and NLI vs the reference selfcheckgpt package (and the NLI
-## runtime's check against the published results), LLM calls, CCP's cost over MaxProb; each
+## runtime's check against the published results), the sampling estimators (pair matrix, SAR,
+## CoCoA) vs lm-polygraph, LLM calls, CCP's cost over MaxProb; each
 ## records into benchmarks/results.json, then the README's and the docs' tables are rendered
 ## from it. Run alone on an idle machine (other work skews the timings); CCP's reads
 ## the toy run's artifacts (make run first).
@@ -316,6 +317,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_nli.py
 	$(BIN)/python benchmarks/bench_references.py
 	$(BIN)/python benchmarks/bench_graph_uq.py
+	$(BIN)/python benchmarks/bench_sar_cocoa.py
 	$(BIN)/python benchmarks/check_nli_runtime.py
 	$(BIN)/python benchmarks/bench_llm.py
 	$(BIN)/python benchmarks/bench_llm_floor.py
