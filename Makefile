@@ -119,20 +119,24 @@ run: $(STAMP) .git/HEAD
 
 ## The SelfCheckGPT reproduction on WikiBio (papers' profile: trains the full offline NLI model,
 ## then every variant; NLI / Prompt / MQAG are slow on a CPU).
-## `make wikibio TARGETS="evaluate@selfcheck_ngram evaluate@greybox"` runs a subset.
+## `make wikibio TARGETS="aggregate_selfcheck_ngram aggregate_greybox"` runs a subset (a
+## method's aggregate stage also writes its metrics; `evaluate@<method>`, the name of that
+## evaluation when it was a stage of its own, as in the commands some results files record,
+## names the same stage).
 TARGETS ?=
+STAGE_TARGETS = $(patsubst evaluate@%,aggregate_%,$(TARGETS))
 wikibio: $(STAMP) .git/HEAD
-	$(BIN)/dvc exp run -S dataset=wikibio $(TARGETS)
+	$(BIN)/dvc exp run -S dataset=wikibio $(STAGE_TARGETS)
 	@$(BIN)/python -m hallulab.evaluation.summary --dataset wikibio
 	@$(BIN)/python -m hallulab.report --dataset wikibio
 
 ## One paper's method on its own data set (papers' profile), then its summary, e.g.
-##   make experiment DATASET=concept7 TARGETS="evaluate@self_familiarity" ARGS="-S dataset.test_concepts=14"
-##   make experiment DATASET=factualbio TARGETS="evaluate@ccp knob_curve_ccp"
+##   make experiment DATASET=concept7 TARGETS="aggregate_self_familiarity" ARGS="-S dataset.test_concepts=14"
+##   make experiment DATASET=factualbio TARGETS="aggregate_ccp knob_curve_ccp"
 DATASET ?= wikibio
 ARGS ?=
 experiment: $(STAMP) .git/HEAD
-	$(BIN)/dvc exp run -S dataset=$(DATASET) $(ARGS) $(TARGETS)
+	$(BIN)/dvc exp run -S dataset=$(DATASET) $(ARGS) $(STAGE_TARGETS)
 	@$(BIN)/python -m hallulab.evaluation.summary --dataset $(DATASET)
 	@$(BIN)/python -m hallulab.report --dataset $(DATASET)
 
@@ -142,7 +146,7 @@ experiment: $(STAMP) .git/HEAD
 ##   make result DATASET=wikibio METHOD=factselfcheck NAME=factselfcheck_llm3 ARGS="-S factselfcheck.score.llm_records=3"
 METHOD ?=
 NAME ?= $(METHOD)
-RESULT_TARGET = $(if $(filter correction,$(METHOD)),correct,evaluate@$(METHOD))
+RESULT_TARGET = $(if $(filter correction,$(METHOD)),correct,aggregate_$(METHOD))
 # (the shell's EXIT trap says it after a failed or interrupted run too)
 result: $(STAMP) .git/HEAD
 	trap '$(BIN)/python -m hallulab.results run-files' EXIT; \

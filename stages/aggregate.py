@@ -1,9 +1,13 @@
-"""DVC stage `aggregate_<method>`: a method's cheap step (the sweep knobs; no model).
+"""DVC stage `aggregate_<method>`: a method's cheap step (the sweep knobs; no model), then its
+evaluation (the ``evaluate`` protocol).
 
     python stages/aggregate.py --method NAME --dataset NAME [--params params.yaml]
 
 Writes the unit-level scores (``data/aggregated/<dataset>/<method>.parquet``, see
-:mod:`hallulab.core.units`) and the method's diagnostics (``.diagnostics.json``).
+:mod:`hallulab.core.units`), the method's diagnostics (``.diagnostics.json``), controls and unit
+details, then its metrics at every level the data set labels, with bootstrap intervals and PR
+curves (``metrics/<dataset>/<method>.json``, ``.ci.json``, ``.info.json``, ``pr/<method>.csv``:
+:mod:`hallulab.evaluation.method_metrics`).
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import pandas as pd
 from hallulab.core.io import read_json, write_json
 from hallulab.core.units import DETAIL_COLUMNS, detail_frame, score_frame
 from hallulab.data.records import load_jsonl_passages
+from hallulab.evaluation.method_metrics import write_method_metrics
+from hallulab.evaluation.protocol import ProtocolConfig
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.aggregate_step import aggregate_method
 from hallulab.pipeline.members import parse_members
@@ -33,6 +39,7 @@ def main() -> None:
     log = stage_logger(stage)
     spec = registry.method(args.method)
     view = ParamsView.load(args.params, spec.aggregate.param_keys(), stage)
+    protocol = ParamsView.load(args.params, ("evaluate",), stage).typed(ProtocolConfig, "evaluate")
     passages = load_jsonl_passages(paths.passages(args.dataset))
     artifacts = read_artifacts(spec.requires, args.dataset)
     raw_path = paths.raw_scores(args.method, args.dataset)
@@ -53,6 +60,7 @@ def main() -> None:
     seconds = time.perf_counter() - started
     variants = list(dict.fromkeys(frame["variant"]))
     log.info("%s: %d score rows, variants %s in %.2fs", args.method, len(frame), variants, seconds)
+    write_method_metrics(args.method, args.dataset, passages, protocol, log)
     write_run_log(stage, args.dataset, {"seconds": seconds, "rows": len(frame)})
 
 

@@ -200,9 +200,7 @@ def test_an_unknown_method_or_artifact_stops_the_stage_in_one_line(workspace: Pa
     _one_line_error(done, f"unknown {flag[2:]} 'nope'; registered:")
 
 
-@pytest.mark.parametrize(
-    "script", ["score.py", "aggregate.py", "evaluate.py", "curve.py", ("knob_curve.py", "--knob", "k_max")]
-)
+@pytest.mark.parametrize("script", ["score.py", "aggregate.py", "curve.py", ("knob_curve.py", "--knob", "k_max")])
 def test_every_method_stage_names_a_typo_before_a_missing_file(workspace: Path, script: str | tuple[str, ...]) -> None:
     """No params.yaml and no inputs in the folder: the method's name is checked first."""
     name, *extra = (script,) if isinstance(script, str) else script
@@ -337,7 +335,7 @@ def test_unlabelled_and_partly_labelled_data_run_through_the_dag(tmp_path: Path)
     toy set runs once per test session, in the ``toy_run`` fixture.)"""
     from tests.workspace import copy_workspace, dvc
 
-    target = "evaluate@selfcheck_ngram"
+    target = "aggregate_selfcheck_ngram"
 
     records = [
         {**GOOD, "labels": ["accurate", "major_inaccurate"], "samples": ["A cat sat.", "A dog barked."]},

@@ -28,7 +28,7 @@ from tests.workspace import HANG_GUARD_S, dvc, git
 pytestmark = pytest.mark.slow
 METHODS = list(registry.methods())
 CURVES = {f"curve@{m}" for m, spec in registry.methods().items() if spec.sample_curve}
-EVALUATES = {f"evaluate@{m}" for m in METHODS}
+AGGREGATES = {f"aggregate_{m}" for m in METHODS}
 
 
 def _aggregates_reading(key: str) -> set[str]:
@@ -250,7 +250,7 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
             {"methods": ["bayes"], "beta1": 0.7, "beta2": 0.8, "answerability_threshold": 0.5},
             {"aggregate_selfcheck_mqag"},
         ),
-        ("evaluate", "bootstrap_samples", 10, EVALUATES | CURVES),
+        ("evaluate", "bootstrap_samples", 10, AGGREGATES | CURVES),
         (
             "spacy",
             "batch_size",
@@ -343,7 +343,7 @@ def test_a_code_edit_invalidates_only_the_stages_that_import_it(workspace: Path)
     original = path.read_text()
     try:
         path.write_text(original + "\n# edited\n")
-        assert _changed_stages(workspace, refresh_code=True) == EVALUATES | CURVES
+        assert _changed_stages(workspace, refresh_code=True) == AGGREGATES | CURVES
     finally:
         path.write_text(original)
         _refresh_code_manifests(workspace)  # back to the manifests the other tests read
@@ -424,7 +424,7 @@ QUEUED_METHODS = ("selfcheck_ngram", "selfcheck_nli", "selfcheck_mqag")
 def test_queued_sweep_over_n_runs_offline_without_rescoring(workspace: Path) -> None:
     """Each queued experiment runs in a temporary copy of the workspace: there it finds every
     expensive stage of its targets unchanged and runs only their cheap stages."""
-    targets = [f"evaluate@{method}" for method in QUEUED_METHODS]
+    targets = [f"aggregate_{method}" for method in QUEUED_METHODS]
     # one queued point: every queued experiment runs the same way (in its own temporary copy),
     # so a second point would repeat the first one's checks at the price of a whole copy and run
     dvc(workspace, "exp", "run", "--queue", "-S", "samples.used=2", *targets)
@@ -451,7 +451,7 @@ def test_nli_model_sweep_returns_to_a_scored_model_without_recomputing(workspace
     other = export_two_label(workspace / "models/nli_minilm", tmp_path / "two_label")
     # SelfCheck-NLI's stages, and BERTScore's to show a stage that reads no NLI setting is kept;
     # which stages an nli edit re-runs is test_a_param_edit_invalidates_exactly_the_stages_that_read_it's
-    targets = ("evaluate@selfcheck_nli", "evaluate@selfcheck_bertscore")
+    targets = ("aggregate_selfcheck_nli", "aggregate_selfcheck_bertscore")
     try:
         log = dvc(
             workspace,

@@ -798,15 +798,15 @@ def test_a_covering_test_must_name_the_options_the_command_uses() -> None:
 
 
 def test_a_stage_or_a_setting_that_does_not_exist_is_named() -> None:
-    assert dvc_problems(("dvc", "exp", "run", "-S", "dataset=wikibio", "evaluate@selfcheck_ngram"), "p:1") == []
+    assert dvc_problems(("dvc", "exp", "run", "-S", "dataset=wikibio", "aggregate_selfcheck_ngram"), "p:1") == []
     assert dvc_problems(("dvc", "exp", "run", "--queue", "-S", "selfcheck_ngram.n=range(1,6)"), "p:1") == []
-    problems = dvc_problems(("dvc", "exp", "run", "-S", "samples.temprature=1", "evaluate@nope"), "p:1")
-    assert problems[0].endswith("no stage 'evaluate@nope' in dvc.yaml")
+    problems = dvc_problems(("dvc", "exp", "run", "-S", "samples.temprature=1", "curve@nope"), "p:1")
+    assert problems[0].endswith("no stage 'curve@nope' in dvc.yaml")
     assert "samples.temprature: no such setting" in problems[1]
     assert make_problems(("make", "no-such-target"), "p:1")[0].startswith("p:1: `make no-such-target`: make -n fails")
     recipe = make_problems(("make", "result", "DATASET=wikibio", "METHOD=nope"), "p:1")
     assert recipe == [
-        "p:1 (its recipe): `dvc exp run -S dataset=wikibio evaluate@nope`: no stage 'evaluate@nope' in dvc.yaml"
+        "p:1 (its recipe): `dvc exp run -S dataset=wikibio aggregate_nope`: no stage 'aggregate_nope' in dvc.yaml"
     ]
 
 

@@ -91,7 +91,7 @@ def test_no_stage_lists_source_files_in_dvc_yaml() -> None:
 
 def test_cheap_stages_import_no_model_backend() -> None:
     stages = _stages()
-    cheap = [n for n in stages if n.startswith("aggregate_")] + ["evaluate", "curve", "summary"]
+    cheap = [n for n in stages if n.startswith("aggregate_")] + ["curve", "summary"]
     for name in cheap:
         files = " ".join(_manifest_files(name, stages[name].get("do", stages[name])))
         for backend in ("src/hallulab/llm/", "src/hallulab/nli/", "src/hallulab/text/spacy_tokens.py"):
@@ -103,7 +103,8 @@ def test_every_registered_method_is_scored_aggregated_and_evaluated() -> None:
     for name, spec in registry.methods().items():
         assert f"aggregate_{name}" in stages
         assert (f"score_{name}" in stages) == (spec.score is not None)
-        assert name in stages["evaluate"]["foreach"]
+        metrics = [next(iter(m)) if isinstance(m, dict) else m for m in stages[f"aggregate_{name}"]["metrics"]]
+        assert f"metrics/${{dataset.name}}/{name}.json" in metrics  # the aggregate stage evaluates
         assert (name in stages.get("curve", {}).get("foreach", [])) == spec.sample_curve
 
 
@@ -135,7 +136,9 @@ def test_an_edit_changes_exactly_the_manifests_of_the_stages_that_import_it(tmp_
     changed = {name.removesuffix(".json") for name in before if before[name] != after[name]}
     importers = {s.key for s in code_sets if edited in s.files(root)}
     assert changed == importers
-    assert "evaluate" in changed and not any(name.startswith(("score_", "extract_")) for name in changed)
+    assert "aggregate_selfcheck_ngram" in changed and not any(
+        name.startswith(("score_", "extract_")) for name in changed
+    )
 
 
 def test_a_removed_stage_leaves_no_manifest_behind(tmp_path: Path) -> None:

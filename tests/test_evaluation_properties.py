@@ -9,26 +9,26 @@ vectorised bootstrap equals the loop that resamples records and recomputes.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import auc, average_precision_score, precision_recall_curve, roc_auc_score
 
+from hallulab.core.config import typed
 from hallulab.core.units import score_frame, unit_id
 from hallulab.data.schema import GivenClaim, Passage
 from hallulab.evaluation import bootstrap, undefined
 from hallulab.evaluation.levels import LEVEL_METRICS, LevelResult, evaluate_levels, undefined_report
+from hallulab.evaluation.method_metrics import write_method_metrics
 from hallulab.evaluation.protocol import (
     METRIC_KEYS,
     LabelledScores,
@@ -326,35 +326,27 @@ def test_vectorised_bootstrap_equals_the_loop_on_any_shape(
             assert fast[key].high == pytest.approx(high, abs=1e-9), key
 
 
-# -- the evaluate stage on a subset that used to crash it ---------------------------------------
+# -- a method's evaluation on a subset that used to crash it -------------------------------------
 
 
-def test_evaluate_stage_writes_every_variant_with_nulls_and_reasons(tmp_path: Path) -> None:
+def test_the_evaluation_writes_every_variant_with_nulls_and_reasons(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """FactSelfCheck's LLM variants on one record whose mean label is >= 0.99: NonFact* keeps no
-    sentence of theirs. The stage exits 0, writes the variant scored everywhere with numbers and
-    the subset variant with nulls, and counts the reasons in .info.json."""
+    sentence of theirs. The evaluation (the second half of a method's aggregate stage) writes the
+    variant scored everywhere with numbers and the subset variant with nulls, and counts the
+    reasons in .info.json."""
     records = [[(1.0, 0.9), (1.0, 0.8)], [(0.0, 0.1), (1.0, 0.7)], [(0.0, 0.2), (0.5, 0.6)]]
     case = sentence_case(records, None)
     subset = _frame([("llm", "sentence", "r0", i, score) for i, score in enumerate((0.4, 0.6))])
     frame = pd.concat([case.frame, subset], ignore_index=True)
-    (tmp_path / "data/generated/ds").mkdir(parents=True)
     (tmp_path / "data/aggregated/ds").mkdir(parents=True)
-    with (tmp_path / "data/generated/ds/passages.jsonl").open("w", encoding="utf-8") as handle:
-        for passage in case.passages:
-            handle.write(json.dumps(passage.to_dict()) + "\n")
     frame.to_parquet(tmp_path / "data/aggregated/ds/factselfcheck.parquet")
     (tmp_path / "data/aggregated/ds/factselfcheck.diagnostics.json").write_text("{}", encoding="utf-8")
     (tmp_path / "data/aggregated/ds/factselfcheck.controls.json").write_text("{}", encoding="utf-8")
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump({"evaluate": {"bootstrap_samples": 50}}), encoding="utf-8")
-    script = Path(__file__).resolve().parents[1] / "stages" / "evaluate.py"
-    done = subprocess.run(
-        [sys.executable, str(script), "--method", "factselfcheck", "--dataset", "ds"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    monkeypatch.chdir(tmp_path)
+    cfg = typed(ProtocolConfig, {"bootstrap_samples": 50}, "evaluate")
+    write_method_metrics("factselfcheck", "ds", list(case.passages), cfg, logging.getLogger("test"))
     metrics = json.loads((tmp_path / "metrics/ds/factselfcheck.json").read_text(encoding="utf-8"))
     info = json.loads((tmp_path / "metrics/ds/factselfcheck.info.json").read_text(encoding="utf-8"))
     assert metrics["v"]["nonfact_aucpr"] is not None and metrics["v"]["roc_auc"] is not None

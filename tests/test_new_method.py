@@ -6,7 +6,7 @@ regen`` is run, and every reader of the pipeline's shape finds it without anothe
 ``dvc.yaml`` (its score and aggregate stages, its evaluate item), the sharded ``dvc.yaml``, the
 API, ``hallulab plan``, the report page of its scores, and the knob and params checks (its knob
 class, declared on its spec, checked against its conf). Its toy baseline comes from running only
-its own stages (``dvc repro evaluate@throwaway``, no whole ``make run``), then ``make regen``.
+its own stages (``dvc repro aggregate_throwaway``, no whole ``make run``), then ``make regen``.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def test_a_method_added_by_its_package_and_make_regen_reaches_every_reader(tmp_p
     stages = yaml.safe_load((root / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
     assert "throwaway.unit" in stages["score_throwaway"]["params"]
     assert "throwaway.scale" in stages["aggregate_throwaway"]["params"]
-    assert "throwaway" in stages["evaluate"]["foreach"]
+    assert any("throwaway.json" in str(m) for m in stages["aggregate_throwaway"]["metrics"])
     assert (root / "data" / "code_files" / "score_throwaway.json").is_file()
 
     sharded = tmp_path / "sharded.yaml"
@@ -145,7 +145,7 @@ def test_a_method_added_by_its_package_and_make_regen_reaches_every_reader(tmp_p
     _run(root, python, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *checks)
 
     # its toy baseline: only its own stages run, then make regen writes the baseline from its metrics
-    log = _run(root, str(BIN / "dvc"), "repro", "evaluate@throwaway").stdout
+    log = _run(root, str(BIN / "dvc"), "repro", "aggregate_throwaway").stdout
     assert "Running stage 'score_throwaway'" in log and "Running stage 'train_nli'" not in log
     _run(root, "make", "-o", str(BIN.parent / ".hallulab-installed"), "regen", f"VENV={BIN.parent}")
     baseline = json.loads((root / "tests" / "baselines" / "toy" / "throwaway.json").read_text(encoding="utf-8"))

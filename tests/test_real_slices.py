@@ -89,7 +89,7 @@ def slice_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     if spec.needs_nli_model:
         train_nli_once(tmp_path_factory.mktemp(f"nli-once-{dataset}"), spec.overrides)
     root = copy_workspace(tmp_path_factory.mktemp(f"slice-{dataset}"), spec.overrides, keep_lock=False)
-    dvc(root, "repro", *(f"evaluate@{m}" for m in spec.methods))
+    dvc(root, "repro", *(f"aggregate_{m}" for m in spec.methods))
     return dataset, root
 
 
@@ -123,7 +123,7 @@ def test_the_gate_catches_a_planted_aggregate_change(slice_run: tuple[str, Path]
     method, override = planted[dataset]
     # `dvc exp run` composes params.yaml from conf/ again: the slice's own overrides go with it
     settings = [arg for value in (*SLICES[dataset].overrides, override) for arg in ("-S", value)]
-    log = dvc(root, "exp", "run", *settings, f"evaluate@{method}")
+    log = dvc(root, "exp", "run", *settings, f"aggregate_{method}")
     assert f"Running stage 'score_{method}'" not in log  # a cheap knob: no model call re-runs
     metrics = _json(root / f"metrics/{dataset}/{method}.json")
     assert check(metrics, _json(REPO / f"tests/baselines/{dataset}/{method}.json")), "planted change passed the gate"

@@ -41,7 +41,7 @@ def _dvc_like(status: int = 0, error: BaseException | None = None) -> Callable[[
     def call(arguments: Sequence[str], root: Path) -> int:
         assert arguments[:2] == ["make", "result"] and f"DATASET={RUN.dataset}" in arguments
         (root / "params.yaml").write_text(PARAMS.replace("toy", "nq_open").replace("quick", "paper"))
-        (root / "dvc.lock").write_text(LOCK.replace("{}", "{evaluate@selfcheck_ngram: {}}"))
+        (root / "dvc.lock").write_text(LOCK.replace("{}", "{aggregate_selfcheck_ngram: {}}"))
         if error is not None:
             raise error
         return status

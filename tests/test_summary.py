@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_without_the_summary_stage_the_evaluated_methods_are_printed_as_partial(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`make experiment TARGETS=evaluate@factselfcheck` runs no summary stage: the table is
+    """`make experiment TARGETS=aggregate_factselfcheck` runs no summary stage: the table is
     rendered from the metrics present, says it is partial and names the models; nothing is
     written."""
     shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")

@@ -73,7 +73,7 @@ SUBSET_SENTENCES = 344
 def wikibio_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """SelfCheckGPT n-gram on all 238 passages (the paper's tables)."""
     root = copy_workspace(tmp_path_factory.mktemp("wikibio"), keep_lock=False)
-    dvc(root, "exp", "run", "-S", "dataset=wikibio", "evaluate@selfcheck_ngram")
+    dvc(root, "exp", "run", "-S", "dataset=wikibio", "aggregate_selfcheck_ngram")
     return root
 
 
@@ -84,7 +84,7 @@ def wikibio_subset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     the ensemble of the three CI members on :data:`SUBSET`."""
     root = copy_workspace(tmp_path_factory.mktemp("wikibio-subset"), keep_lock=False)
     settings = ("dataset=wikibio", *SUBSET, "factselfcheck.score.llm_variants=[]", f"ensemble.members={CI_ENSEMBLE}")
-    targets = [f"evaluate@{method}" for method in SUBSET_METHODS]
+    targets = [f"aggregate_{method}" for method in SUBSET_METHODS]
     dvc(root, "exp", "run", *(arg for value in settings for arg in ("-S", value)), *targets)
     if WRITE_BASELINES:
         for method in SUBSET_METHODS:

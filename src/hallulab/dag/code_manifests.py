@@ -15,7 +15,7 @@ gives byte-identical manifests (committed, like the data fingerprints of ``data_
 
 What each stage runs (:class:`~hallulab.dag.stage_code.CodeSet`) is collected while the
 generator (:mod:`hallulab.dag.dvcgen`) builds ``dvc.yaml``, in :mod:`hallulab.dag.stage_code`.
-One manifest serves every item of a ``foreach`` stage (``evaluate@<method>`` runs the same
+One manifest serves every item of a ``foreach`` stage (``curve@<method>`` runs the same
 code for every method), so the key is the stage's name in ``dvc.yaml``, not the item's.
 
 What it costs: a DVC command that does not run ``code_files`` first cannot see a code edit:

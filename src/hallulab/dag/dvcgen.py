@@ -32,7 +32,7 @@ HEADER = """\
 # fails when this file and the graph disagree.
 #
 # source -> prepare -> generate -> extract_<artifact> -> score_<method> -> aggregate_<method>
-#        -> evaluate@<method> (-> curve@<method>) -> summary;  train_nli -> the offline NLI model
+#        (unit scores, then their metrics) (-> curve@<method>) -> summary;  train_nli -> the offline NLI model
 # Each stage's code is one manifest, data/code_files/<stage>.json, which the always-run
 # code_files stage rewrites first (an edit re-runs exactly the stages that import it).
 # Paths are templated on ${dataset.name}; params.yaml is composed from conf/ on `dvc exp run`.

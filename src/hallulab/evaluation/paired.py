@@ -11,7 +11,7 @@ over the records both variants scored. An interval above 0 says A beats B at the
 evaluation's confidence level; one that holds 0 says the data cannot tell them apart.
 
 A combining method writes its members' own scores as variants named ``member.<method>.<variant>``
-(:mod:`hallulab.methods.ensemble`); the evaluate stage then reports every other variant of
+(:mod:`hallulab.methods.ensemble`); the evaluation then reports every other variant of
 that method against each member (:func:`against_members`), in ``.info.json`` under ``paired``.
 """
 

@@ -312,7 +312,7 @@ def model_notes(view: ParamsView) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     """Print the data set's summary table. After an experiment that targeted some methods only
-    (``make experiment TARGETS=evaluate@...``) the summary stage has not run: the table is then
+    (``make experiment TARGETS=aggregate_...``) the summary stage has not run: the table is then
     rendered from the metrics present, labelled partial, and nothing is written."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", default="toy")

@@ -2,7 +2,7 @@
 
 The evaluation is total: for any subset of units (empty, one class, one record, tied or
 non-finite scores) every metric is a number or NaN, and every NaN carries one of these
-reasons, which the evaluate stage counts in ``.info.json``. A metric is never 0 because it
+reasons, which the evaluation counts in ``.info.json``. A metric is never 0 because it
 could not be computed, and one undefined metric never stops the others from being written.
 
 Point estimates:

@@ -3,8 +3,12 @@
 Every stage of ``dvc.yaml`` is a node, in the file's order::
 
     code_files, data_files, train_nli, source -> prepare -> generate -> extract_<artifact>
-        -> score_<method> -> (members_<method>) -> aggregate_<method> -> evaluate@<method>
+        -> score_<method> -> (members_<method>) -> aggregate_<method>
         -> (curve@<method>, knob_curve_<method>) -> correct -> summary
+
+A method's aggregate stage also evaluates its unit scores (its metrics at every labelled level):
+one stage per method for the cheap arithmetic, so a sweep point runs one process per method it
+touches and ``dvc.lock`` keeps one entry for both.
 
 Each node declares its command and code, what its step reads (params, prompt files, other
 files: :class:`~hallulab.pipeline.spec.StepInputs`), the outputs of other nodes it reads
@@ -62,7 +66,6 @@ KINDS = (
     "score",
     "members",
     "aggregate",
-    "evaluate",
     "curve",
     "knob_curve",
     "correct",
@@ -91,7 +94,7 @@ class StageCode:
 @dataclass(frozen=True)
 class Node:
     """One stage of ``dvc.yaml``: a plain stage, one item of a ``foreach`` stage
-    (``evaluate@<method>``), or, in :attr:`PipelineGraph.definitions`, the ``foreach`` stage
+    (``curve@<method>``), or, in :attr:`PipelineGraph.definitions`, the ``foreach`` stage
     itself with ``${item}`` in its strings."""
 
     stage: str  #: its DVC stage name
@@ -253,25 +256,9 @@ def _method_nodes(spec: MethodSpec) -> Iterator[Node]:
         code=StageCode(
             f"aggregate_{spec.name}", "aggregate", (package, f"{package}.aggregate", *_artifact_packages(spec.requires))
         ),
-        inputs=spec.aggregate,
+        # the method's cheap knobs, then the evaluation protocol of its metrics
+        inputs=replace(spec.aggregate, params=(*spec.aggregate.params, "evaluate")),
         reads=(*_data_files(spec.aggregate), *records, *steps),
-    )
-
-
-def _evaluate_node(method: str, foreach: tuple[str, ...] | None = None) -> Node:
-    """``evaluate@<method>`` (or, with ``foreach``, the ``foreach`` stage over the methods)."""
-    return _node(
-        "evaluate",
-        method,
-        command=f"python stages/evaluate.py --method {method} --dataset ${{dataset.name}}",
-        # hallulab.methods: the method's name is checked against the registry (package only)
-        code=StageCode("evaluate", "evaluate", ("hallulab.methods",)),
-        inputs=StepInputs(params=("evaluate",)),
-        reads=(
-            Read("generate", "passages"),
-            *(Read("aggregate", key, method) for key in ("unit_scores", "diagnostics", "controls")),
-        ),
-        foreach=foreach,
     )
 
 
@@ -296,7 +283,7 @@ def _knob_curve_node(method: str, knob: str) -> Node:
         method,
         command=f"python stages/knob_curve.py --method {method} --dataset ${{dataset.name}} --knob {knob}",
         code=StageCode(f"knob_curve_{method}", "knob_curve", ("hallulab.methods",)),
-        reads=(Read("evaluate", "metrics", method), Read("aggregate", "controls", method)),
+        reads=(Read("aggregate", "metrics", method), Read("aggregate", "controls", method)),
     )
 
 
@@ -317,7 +304,7 @@ def _correct_node() -> Node:
 
 
 def _summary_node(methods: tuple[str, ...], correction: bool) -> Node:
-    reads = [Read("evaluate", key, method) for method in methods for key in ("metrics", "ci", "info")]
+    reads = [Read("aggregate", key, method) for method in methods for key in ("metrics", "ci", "info")]
     if correction:
         reads.append(Read("correct", "metrics"))
     return _node(
@@ -433,7 +420,6 @@ def pipeline_graph() -> PipelineGraph:
     for spec in methods.values():
         definitions.extend(_method_nodes(spec))
     names = tuple(methods)
-    definitions.append(_evaluate_node(ITEM, foreach=names))
     curves = tuple(name for name, spec in methods.items() if spec.sample_curve)
     if curves:
         definitions.append(_curve_node(ITEM, curves, foreach=curves))
@@ -447,9 +433,7 @@ def pipeline_graph() -> PipelineGraph:
     definitions.insert(0, _code_files_node([node.code for node in definitions if node.code is not None]))
     nodes: dict[str, Node] = {}
     for node in definitions:  # a foreach stage's items in its place (a members step stays one node)
-        if node.kind == "evaluate":
-            nodes.update((item.stage, item) for item in map(_evaluate_node, names))
-        elif node.kind == "curve":
+        if node.kind == "curve":
             nodes.update((item.stage, item) for item in (_curve_node(name, curves) for name in curves))
         else:
             nodes[node.stage] = node

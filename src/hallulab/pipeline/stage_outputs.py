@@ -17,13 +17,12 @@ from typing import Literal
 from hallulab.core.data_files import DATA_FILE_GROUPS
 from hallulab.pipeline import paths, registry
 
-#: how a node of each kind is named in ``dvc.yaml`` (an evaluate item as ``evaluate@<method>``)
+#: how a node of each kind is named in ``dvc.yaml`` (a curve item as ``curve@<method>``)
 STAGE_NAMES = {
     "artifact": "extract_{}",
     "score": "score_{}",
     "members": "members_{}",
     "aggregate": "aggregate_{}",
-    "evaluate": "evaluate@{}",
     "curve": "curve@{}",
     "knob_curve": "knob_curve_{}",
 }
@@ -117,15 +116,12 @@ def outputs_of(kind: str, name: str = "") -> Mapping[str, Output]:
             "member": Output(paths.member_scores(name, "${item.method}", "${item.variant}")),
             "members": Output(paths.members_dir(name), listed=False),
         }
-    if kind == "aggregate":
+    if kind == "aggregate":  # the unit scores, then their metrics (the stage evaluates them)
         return {
             "unit_scores": Output(paths.unit_scores(name)),
             "diagnostics": Output(paths.diagnostics(name)),
             "controls": Output(paths.controls(name)),
             "unit_details": Output(paths.unit_details(name)),
-        }
-    if kind == "evaluate":
-        return {
             "metrics": _metric(paths.metrics(name)),
             "ci": _metric(paths.metrics(name, "ci")),
             "info": _metric(paths.metrics(name, "info")),

@@ -236,7 +236,7 @@ def reliability_groups(calibrations: Sequence[HeldoutReliability]) -> list[Curve
 
 def _summary(frame: pd.DataFrame | None, undefined: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """summary.csv's rows, and per row why each empty value or interval is empty (the reasons
-    the evaluate stage wrote into ``.info.json``, in words)."""
+    the evaluation wrote into ``.info.json``, in words)."""
     if frame is None:
         return {"columns": [], "rows": [], "reasons": []}
     columns = list(frame.columns)

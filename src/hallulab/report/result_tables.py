@@ -9,7 +9,7 @@ variants (rows) and the metrics (columns):
 
 A cell is the value in percent with its 95% bootstrap interval, or ``null (reason)`` where the
 metric is undefined on that run (:mod:`hallulab.evaluation.undefined`). A row named
-``random@<level>`` shows the random scorer's value at that level, as the evaluate stage wrote it.
+``random@<level>`` shows the random scorer's value at that level, as the evaluation wrote it.
 
 A last field ``n: counts.test_passages, diagnostics.verdicts_unparseable`` shows those counts of
 the results file under the table (how many units a percentage is of).

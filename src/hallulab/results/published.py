@@ -11,8 +11,8 @@ Publishing gathers them into ``results/<dataset>/<name>.json``:
 * ``models``: every LLM role the method and its artifacts use, by catalogue entry, model name
   and the sha256 of the weights file where the weights are a local file (the packaged GGUF);
 * ``metrics`` / ``intervals``: variant -> metric (percent; null = undefined) and its bootstrap
-  interval, exactly as the evaluate stage wrote them;
-* ``counts``, ``undefined``, ``random_baselines``, ``diagnostics``: the evaluate stage's
+  interval, exactly as the evaluation wrote them;
+* ``counts``, ``undefined``, ``random_baselines``, ``diagnostics``: the evaluation's
   record counts, the reason of every null, the random scorer's value at each level, and the
   method's own diagnostics (malformed replies, decision paths, Table 8-style statistics);
 * ``environment``: the lock files' digest, whether the installed packages match them, and the
@@ -199,7 +199,7 @@ def _provenance(name: str, command: str, overrides: Sequence[str]) -> dict[str, 
 def collect(
     dataset: str, method: str, name: str, command: str, overrides: Sequence[str], params: DictConfig
 ) -> PublishedResult:
-    """The run's metrics (as the evaluate stage wrote them in the workspace) with its provenance."""
+    """The run's metrics (as the evaluation wrote them in the workspace) with its provenance."""
     info = read_json(paths.metrics(method, "info", dataset))
     resolved = _resolved(params)
     return PublishedResult(
