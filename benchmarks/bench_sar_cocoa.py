@@ -60,7 +60,7 @@ from hallulab.methods.sentence_similarity import SentenceSimilarity, SentenceSim
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.registry import method
-from hallulab.tooling.bench_record import BenchRow, print_rows, record, timed
+from hallulab.tooling.bench_record import BenchRow, print_rows, rate_rows, record, timed
 
 #: each method's readings and lm-polygraph's estimator of each (default arguments)
 REFERENCE_CLASSES = {
@@ -196,32 +196,18 @@ def our_scores(
 
 
 def method_rows(name: str, units: int, reference: Timed, cold: Timed, warm: Timed) -> list[BenchRow]:
-    unit = "responses/s"
-    t_reference, t_cold, t_warm = (sum(side[1:]) for side in (reference, cold, warm))
+    """The reference's, the cold and the warm rows of one method, each side's seconds its
+    similarities' plus its estimators'."""
     classes = ", ".join(REFERENCE_CLASSES[name].values())
-    return [
-        BenchRow(
-            f"{name}_reference",
-            f"lm-polygraph 0.7.0 {CALCULATORS[name]} + {classes}",
-            round(units / t_reference, 1),
-            unit,
-            1.0,
-        ),
-        BenchRow(
-            f"{name}_cold",
-            f"hallulab {name}'s score step's similarities + its aggregate step, empty call cache",
-            round(units / t_cold, 1),
-            unit,
-            round(t_reference / t_cold, 2),
-        ),
-        BenchRow(
-            f"{name}_warm",
+    sides = {
+        "reference": (f"lm-polygraph 0.7.0 {CALCULATORS[name]} + {classes}", reference),
+        "cold": (f"hallulab {name}'s score step's similarities + its aggregate step, empty call cache", cold),
+        "warm": (
             f"hallulab {name}, a sweep point (samples.used=5: the aggregate step on the stored similarities)",
-            round(units / t_warm, 1),
-            unit,
-            round(t_reference / t_warm, 1),
+            warm,
         ),
-    ]
+    }
+    return rate_rows(name, "responses/s", units, {k: (label, sum(side[1:])) for k, (label, side) in sides.items()}, 1)
 
 
 def main() -> None:
