@@ -172,7 +172,7 @@ benchmark: $(STAMP) .git/HEAD
 	$(BIN)/python -m hallulab.benchmark run $(if $(CELL),--cell $(CELL)) $(BENCHMARK_COLUMN) --args '$(ARGS)'
 	$(BIN)/python -m hallulab.calibration
 	$(BIN)/python -m hallulab.report.benchmark_view
-	$(BIN)/hallulab plan --dataset wikibio --responses 100000 -o benchmarks/plans/wikibio_100000 > /dev/null
+	$(BIN)/hallulab plan --dataset wikibio --responses 100000 -o perf/plans/wikibio_100000 > /dev/null
 
 ## What a score means: every committed cell of the table calibrated (isotonic and Platt on a
 ## development split of its records, a flag's threshold by a stated rule, both checked on the
@@ -205,7 +205,7 @@ report: $(STAMP)
 	$(BIN)/python -m hallulab.report.benchmark_view
 
 ## Rewrite the result tables, excerpts and benchmark tables of the README and of every page
-## under docs/ from results/, metrics/ and benchmarks/ (tests/test_results.py checks them).
+## under docs/ from results/, metrics/ and perf/ (tests/test_results.py checks them).
 readme: $(STAMP)
 	$(BIN)/python -m hallulab.report.result_tables README.md docs
 
@@ -229,7 +229,7 @@ docs: $(STAMP)
 ## runs once for both workers, each then working in a copy of it (tests/conftest.py::toy_run).
 ## The workers share one DVC cache, so the quick NLI model trains once
 ## (tests/workspace.train_nli_once), and one call cache. TEST_WORKERS=0: one process.
-## `python benchmarks/record_test_suite.py` after it records the run's times (build/pytest.xml).
+## `python perf/record_test_suite.py` after it records the run's times (build/pytest.xml).
 TEST_WORKERS ?= 2
 ## every test's time is kept in build/pytest.xml (JUnit XML) for finding where CI time goes
 PYTEST := $(BIN)/python -m pytest --durations=15 --junitxml=build/pytest.xml
@@ -239,7 +239,7 @@ test: export OMP_WAIT_POLICY := PASSIVE
 # mypy (one process, one core) checks the types beside the tests instead of before them; its
 # report is printed after theirs, and either failing fails the target
 test: $(STAMP) $(LLAMACPP_STAMP)
-	$(BIN)/ruff check src stages tests benchmarks docs/hooks.py
+	$(BIN)/ruff check src stages tests perf docs/hooks.py
 	$(BIN)/lint-imports
 	@mkdir -p build; $(BIN)/mypy > build/mypy.log 2>&1 & types=$$!; \
 	$(PYTEST) $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder); \
@@ -252,14 +252,14 @@ test: $(STAMP) $(LLAMACPP_STAMP)
 ## cores work instead of one).
 FAST_WORKERS ?= 2
 test-fast: $(STAMP)
-	$(BIN)/ruff check src stages tests benchmarks docs/hooks.py
+	$(BIN)/ruff check src stages tests perf docs/hooks.py
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) -m "not slow and not model and not server and not reference"
 
 lint: $(STAMP)
-	$(BIN)/ruff check src stages tests benchmarks docs/hooks.py
-	$(BIN)/ruff format --check src stages tests benchmarks docs/hooks.py
+	$(BIN)/ruff check src stages tests perf docs/hooks.py
+	$(BIN)/ruff format --check src stages tests perf docs/hooks.py
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
@@ -312,24 +312,24 @@ plots: $(STAMP)
 ## Benchmarks (not tests): n-gram and NLI vs the reference selfcheckgpt package (and the NLI
 ## runtime's check against the published results), the sampling estimators (pair matrix, SAR,
 ## CoCoA) vs lm-polygraph, LLM calls, CCP's cost over MaxProb; each
-## records into benchmarks/results.json, then the README's and the docs' tables are rendered
+## records into perf/results.json, then the README's and the docs' tables are rendered
 ## from it. Run alone on an idle machine (other work skews the timings); CCP's reads
 ## the toy run's artifacts (make run first).
 BENCH_PASSAGES ?= 40
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_ngram.py --passages $(BENCH_PASSAGES)
-	$(BIN)/python benchmarks/bench_nli.py
-	$(BIN)/python benchmarks/bench_references.py
-	$(BIN)/python benchmarks/bench_graph_uq.py
-	$(BIN)/python benchmarks/bench_sar_cocoa.py
-	$(BIN)/python benchmarks/check_nli_runtime.py
-	$(BIN)/python benchmarks/bench_llm.py
-	$(BIN)/python benchmarks/bench_llm_floor.py
-	$(BIN)/python benchmarks/bench_ccp.py
-	$(BIN)/python benchmarks/bench_greybox.py
-	$(BIN)/python benchmarks/bench_selfcheck_prompt.py
-	$(BIN)/python benchmarks/bench_ptrue.py
-	$(BIN)/python benchmarks/bench_stage_start.py
+	$(BIN)/python perf/bench_ngram.py --passages $(BENCH_PASSAGES)
+	$(BIN)/python perf/bench_nli.py
+	$(BIN)/python perf/bench_references.py
+	$(BIN)/python perf/bench_graph_uq.py
+	$(BIN)/python perf/bench_sar_cocoa.py
+	$(BIN)/python perf/check_nli_runtime.py
+	$(BIN)/python perf/bench_llm.py
+	$(BIN)/python perf/bench_llm_floor.py
+	$(BIN)/python perf/bench_ccp.py
+	$(BIN)/python perf/bench_greybox.py
+	$(BIN)/python perf/bench_selfcheck_prompt.py
+	$(BIN)/python perf/bench_ptrue.py
+	$(BIN)/python perf/bench_stage_start.py
 	$(BIN)/python -m hallulab.report.result_tables README.md docs
 
 clean-venv:

@@ -599,7 +599,7 @@ def test_a_plan_with_every_rate_stated_reads_no_bench_file(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Run outside any checkout (the working folder elsewhere, the package installed without
-    one): with every rate stated nothing of benchmarks/ or data/toy is read; with one missing,
+    one): with every rate stated nothing of perf/ or data/toy is read; with one missing,
     the bench file is named with the options that replace it."""
     from hallulab import plan
     from hallulab.cli import main
@@ -610,7 +610,7 @@ def test_a_plan_with_every_rate_stated_reads_no_bench_file(
     assert main(["plan", *dataset, *PLAN_RATES]) == 0
     assert "Rates: 100 generated tokens/s" in capsys.readouterr().out
     line = _cli_error(capsys, "plan", *dataset, *PLAN_RATES[:4])
-    assert "benchmarks/results.json: not found under" in line and "--prompt-verdicts-per-second" in line
+    assert "perf/results.json: not found under" in line and "--prompt-verdicts-per-second" in line
 
 
 def test_the_language_check_judges_text_written_without_spaces() -> None:

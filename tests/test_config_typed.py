@@ -48,5 +48,5 @@ def test_method_knobs_reject_the_values_that_used_to_pass_silently() -> None:
         typed(NgramKnobs, {"n": 2.7}, "selfcheck_ngram")
     with pytest.raises(ConfigError, match=r"selfcheck_ngram.smoothing_k: must be >= 0.0, got -1"):
         typed(NgramKnobs, {"smoothing_k": -1}, "selfcheck_ngram")
-    with pytest.raises(ConfigError, match=r"selfcheck_mqag.score.beta1: must be > 0.0"):
-        typed(MQAGScoringKnobs, {"beta1": 0.0}, "selfcheck_mqag.score")
+    with pytest.raises(ConfigError, match=r"selfcheck_mqag.aggregate.beta1: must be > 0.0"):
+        typed(MQAGScoringKnobs, {"beta1": 0.0}, "selfcheck_mqag.aggregate")

@@ -1,4 +1,4 @@
-"""The CPU probe's results file (benchmarks/cpu_reproducibility.json): its table is rendered
+"""The CPU probe's results file (perf/cpu_reproducibility.json): its table is rendered
 from it, and what docs/explanation/reproducibility.md says of it holds in it."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from typing import Any
 from tests.helpers.modules import load_module
 from tests.workspace import REPO
 
-RESULTS = REPO / "benchmarks" / "cpu_reproducibility.json"
+RESULTS = REPO / "perf" / "cpu_reproducibility.json"
 
 
 def _probe() -> ModuleType:
-    return load_module("cpu_reproducibility", REPO / "benchmarks" / "cpu_reproducibility.py")
+    return load_module("cpu_reproducibility", REPO / "perf" / "cpu_reproducibility.py")
 
 
 def _recorded() -> dict[str, Any]:

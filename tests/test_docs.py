@@ -143,7 +143,7 @@ NOT_RUN: dict[str, str] = {
         "fills the detector table cell by cell: days on a CPU; tests/test_benchmark_runs.py runs its resume and"
         " its cell list, and each cell's results file names the command that made it"
     ),
-    "python benchmarks/cpu_reproducibility.py": (
+    "python perf/cpu_reproducibility.py": (
         "a probe run once per machine; tests/test_cpu_reproducibility.py checks the results file it writes"
     ),
 }

@@ -241,7 +241,7 @@ def test_plan_runs_from_any_folder_of_a_checkout(
     assert "Plan for 6 responses of toy" in capsys.readouterr().out
 
     monkeypatch.setattr(plan, "package_checkout", lambda: None)
-    with pytest.raises(plan.PlanError, match=r"benchmarks/results.json: not found under .*--llm-tokens-per-second"):
+    with pytest.raises(plan.PlanError, match=r"perf/results.json: not found under .*--llm-tokens-per-second"):
         plan.bench_rates()
 
 

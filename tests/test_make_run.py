@@ -66,10 +66,10 @@ def test_make_run_leaves_every_committed_output_as_committed(toy_run: ToyRun) ->
     """`git status` is clean after `make run` (run here with another OpenMP thread count in
     its environment): every output comes out bit for bit. Expected where this CPU computes
     the probe's digests as the machine that made the committed outputs did (the machines in
-    benchmarks/cpu_reproducibility.json agree); a CPU that computes other bits (one without
+    perf/cpu_reproducibility.json agree); a CPU that computes other bits (one without
     AVX-512, say) may rewrite last bits, which the CI gate compares within its tolerance."""
-    probe = REPO / "benchmarks" / "cpu_reproducibility.py"
-    reference = json.loads((REPO / "benchmarks" / "cpu_reproducibility.json").read_text())["reference"]
+    probe = REPO / "perf" / "cpu_reproducibility.py"
+    reference = json.loads((REPO / "perf" / "cpu_reproducibility.json").read_text())["reference"]
     done = subprocess.run([sys.executable, str(probe), "--fingerprint"], capture_output=True, text=True, check=True)
     here = json.loads(done.stdout)
     if here != reference:

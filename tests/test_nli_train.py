@@ -167,7 +167,7 @@ print(hashlib.sha256((Path(sys.argv[1]) / "model.safetensors").read_bytes()).hex
 def test_training_gives_the_same_weights_in_every_process(tmp_path: Path) -> None:
     """The committed toy outputs rest on this: training with the quick recipe's settings (batch
     32, 64 tokens, frozen word embeddings and lowest two layers, dropout on, the stages' 2 threads) comes out bit for
-    bit in separate processes. benchmarks/cpu_reproducibility.py met a thread race in torch's
+    bit in separate processes. perf/cpu_reproducibility.py met a thread race in torch's
     own attention layer with dropout (about 1 process in 8), so the model actually trained is
     checked here; three processes are a guard against a frequent race, not proof of none."""
     digests = {

@@ -3,7 +3,7 @@
 A comment says why the code is as it is, never how long something took on some machine: a
 timing typed into a comment rots as the code, the packages and the machines change, and soon
 disagrees with the benchmark that measures it now. Measured numbers live in the results files
-(``benchmarks/results.json``, ``results/``) and the pages rendered from them. The check is a
+(``perf/results.json``, ``results/``) and the pages rendered from them. The check is a
 plain grep, so the word it looks for stays out of these files in every sense.
 """
 
@@ -27,6 +27,6 @@ def test_no_measured_timings_in_code_comments_or_configuration() -> None:
     )
     # git grep exits 1 when nothing matches, 0 when something does, above 1 on an error
     assert found.returncode != 0, (
-        "timings belong in benchmarks/results.json or results/, not in code or configuration:\n" + found.stdout
+        "timings belong in perf/results.json or results/, not in code or configuration:\n" + found.stdout
     )
     assert found.returncode == 1, found.stderr

@@ -39,10 +39,10 @@ def test_every_stage_param_exists_in_the_composed_config() -> None:
 def test_the_toy_set_selects_the_quick_profile_and_other_sets_the_papers() -> None:
     toy = compose()
     assert toy["profile"]["name"] == "quick" and toy["nli_train"]["profile"] == "quick"
-    assert toy["selfcheck_mqag"]["generate"]["num_questions_per_sentence"] == 1
+    assert toy["selfcheck_mqag"]["score"]["num_questions_per_sentence"] == 1
     wikibio = compose(["dataset=wikibio"])
     assert wikibio["profile"]["name"] == "paper" and wikibio["nli_train"]["profile"] == "full"
-    assert wikibio["selfcheck_mqag"]["generate"]["num_questions_per_sentence"] == 5
+    assert wikibio["selfcheck_mqag"]["score"]["num_questions_per_sentence"] == 5
     assert wikibio["generate"]["samples_to_draw"] == 20  # N_max of the data set
     assert compose(["profile=paper"])["profile"]["name"] == "paper"
 

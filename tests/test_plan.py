@@ -75,7 +75,7 @@ def test_the_plan_finds_the_generate_stages_replies_under_their_own_keys(tmp_pat
 
 
 def test_the_bench_rates_are_the_recorded_ones() -> None:
-    results = json.loads(Path("benchmarks/results.json").read_text())
+    results = json.loads(Path("perf/results.json").read_text())
     rates = bench_rates()
     nli = next(r for r in results["nli"]["rows"] if r["key"] == "fp32")
     assert rates.nli_pairs_per_second == nli["value"] and rates.endpoints == 1
@@ -99,7 +99,7 @@ def test_after_the_toy_run_the_plan_finds_every_nli_pair_in_the_cache(toy_run: T
 
 
 def test_the_published_plan_is_what_its_command_writes(tmp_path: Path) -> None:
-    """docs/how-to/scale.md's plan for 10^5 responses (benchmarks/plans/wikibio_100000.*) is what
+    """docs/how-to/scale.md's plan for 10^5 responses (perf/plans/wikibio_100000.*) is what
     `hallulab plan --dataset wikibio --responses 100000 -o ...` writes from the committed
     bench rates and the WikiBio records."""
     if not wikibio_available():
@@ -112,7 +112,7 @@ def test_the_published_plan_is_what_its_command_writes(tmp_path: Path) -> None:
         capture_output=True,
     )
     for suffix in (".json", ".md"):
-        published = Path("benchmarks/plans/wikibio_100000").with_suffix(suffix)
+        published = Path("perf/plans/wikibio_100000").with_suffix(suffix)
         assert out.with_suffix(suffix).read_text() == published.read_text(), suffix
 
 

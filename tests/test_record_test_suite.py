@@ -1,4 +1,4 @@
-"""The test suite's time record (benchmarks/record_test_suite.py) reads pytest's JUnit XML as
+"""The test suite's time record (perf/record_test_suite.py) reads pytest's JUnit XML as
 ``make test`` writes it under pytest-xdist, and ranks the slowest tests with their speed-ups."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ XML = """<?xml version="1.0" encoding="utf-8"?>
 
 
 def test_the_record_reads_wall_time_test_times_and_the_speed_up_over_a_reference(tmp_path: Path) -> None:
-    module = load_module("record_test_suite", REPO / "benchmarks" / "record_test_suite.py")
+    module = load_module("record_test_suite", REPO / "perf" / "record_test_suite.py")
     (tmp_path / "before.xml").write_text(XML.format(wall=100.0, slow=80.0))
     (tmp_path / "after.xml").write_text(XML.format(wall=50.0, slow=20.0))
     now, before = module.read_junit(tmp_path / "after.xml"), module.read_junit(tmp_path / "before.xml")

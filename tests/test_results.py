@@ -76,9 +76,9 @@ def _copy_rendered_files(tmp_path: Path) -> str:
     returns the README's text."""
     shutil.copytree(ROOT / RESULTS_DIR, tmp_path / RESULTS_DIR)
     shutil.copytree(ROOT / "metrics", tmp_path / "metrics")
-    (tmp_path / "benchmarks").mkdir()
-    for rendered in [*(ROOT / "benchmarks").glob("*.json"), *(ROOT / "benchmarks").glob("*.md")]:
-        shutil.copy2(rendered, tmp_path / "benchmarks" / rendered.name)
+    (tmp_path / "perf").mkdir()
+    for rendered in [*(ROOT / "perf").glob("*.json"), *(ROOT / "perf").glob("*.md")]:
+        shutil.copy2(rendered, tmp_path / "perf" / rendered.name)
     return (ROOT / "README.md").read_text(encoding="utf-8")
 
 

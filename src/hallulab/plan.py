@@ -27,7 +27,7 @@ listed with why not, without an edit here:
 * ``none``: steps that call no LLM and no NLI model, listed as such.
 
 Rates: generated tokens per second per endpoint and NLI pairs per second, by default the ones
-``make bench`` recorded (``benchmarks/results.json``: the embedded SmolLM2 on that CPU, the
+``make bench`` recorded (``perf/results.json``: the embedded SmolLM2 on that CPU, the
 offline MiniLM NLI model in float32), or stated (``--llm-tokens-per-second``,
 ``--nli-pairs-per-second``; ``--endpoints`` for a fleet). The LLM time is an upper bound (every
 request its full ``max_new_tokens``); the NLI time is for the distinct pairs the cache lacks.
@@ -66,7 +66,7 @@ from hallulab.data.schema import Passage
 from hallulab.generation import GenerateConfig, needs_samples, sample_seed
 from hallulab.pipeline.graph import pipeline_graph, setting_of
 
-BENCH_RESULTS = Path("benchmarks/results.json")
+BENCH_RESULTS = Path("perf/results.json")
 TABLE_RESULTS = Path("results/benchmark.json")
 TOY_PASSAGES = Path("data/toy/passages.jsonl")
 

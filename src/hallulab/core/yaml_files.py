@@ -6,7 +6,7 @@ own reading (its float rule, which reads ``1e-4`` as a number; no timestamps; a 
 refused), parsed by PyYAML's pure-Python scanner, as OmegaConf offers no public way to hand the
 parsing to libyaml. :func:`safe_read` is ``yaml.safe_load``'s reading, parsed by libyaml
 (``yaml.CSafeLoader``) where PyYAML was built with it and by ``yaml.SafeLoader`` elsewhere.
-``benchmarks/bench_stage_start.py`` times what this reading costs a stage.
+``perf/bench_stage_start.py`` times what this reading costs a stage.
 """
 
 from __future__ import annotations

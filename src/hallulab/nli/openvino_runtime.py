@@ -13,7 +13,7 @@ the weights and the calibration, so only the first run converts it.
 orders pairs exactly as for torch. Int8 moves single probabilities, so a scorer keys its
 P(contradict) by the runtime. It scores P(contradict) only (SelfCheck-NLI): int8 flipped
 enough of CCP's argmax classes on FactualBio to move claim ROC-AUC past half a point, so
-class decisions stay float32 torch's, under torch's keys. ``benchmarks/check_nli_runtime.py``
+class decisions stay float32 torch's, under torch's keys. ``perf/check_nli_runtime.py``
 pairs the published results with and without the runtime.
 """
 

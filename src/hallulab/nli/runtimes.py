@@ -10,7 +10,7 @@ A runtime says three things a scorer needs, and nothing else differs between run
 * :attr:`NLIRuntime.exact_classes`: whether class decisions (CCP's argmax class) come from the
   float32 torch copy under torch's keys rather than from the runtime. Int8 flipped enough of
   CCP's argmax classes on FactualBio to move claim ROC-AUC past half a point
-  (``benchmarks/check_nli_runtime.py``), so the int8 runtime scores P(contradict) only.
+  (``perf/check_nli_runtime.py``), so the int8 runtime scores P(contradict) only.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """One torch thread count for every stage, whatever the machine's core count.
 
 A float sum split over another number of threads adds in another order and rounds
-differently in the last bits (``benchmarks/cpu_reproducibility.py`` shows it for the quick NLI
+differently in the last bits (``perf/cpu_reproducibility.py`` shows it for the quick NLI
 model's training and SmolLM2's sampling: 1 and 2 threads give other digests). Every stage
 therefore runs torch (and MKL / OpenMP under it) on the same number of threads, 2 unless
 ``HALLULAB_TORCH_THREADS`` says otherwise, so the committed toy outputs come out bit for bit

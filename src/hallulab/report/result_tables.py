@@ -32,7 +32,7 @@ PR-AUC and PRR from ``results/benchmark.json``) sit between ``<!-- benchmark -->
 ``<!-- /benchmark -->``; ``<!-- benchmark metrics=roc_auc -->`` renders the ROC-AUC one only, and
 ``<!-- benchmark-best -->`` … ``<!-- /benchmark-best -->`` the excerpt of each column's best.
 
-A speed benchmark table (``make bench`` writes ``benchmarks/results.json``, :mod:`hallulab.tooling.bench_record`)
+A speed benchmark table (``make bench`` writes ``perf/results.json``, :mod:`hallulab.tooling.bench_record`)
 sits between ``<!-- bench: SECTION -->`` and ``<!-- /bench -->``.
 
 An excerpt of a committed text file (the toy run's ``metrics/toy/summary.md``) sits between

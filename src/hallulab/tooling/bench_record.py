@@ -1,6 +1,6 @@
 """The benchmark report: every ``make bench`` script records its numbers in one file.
 
-``benchmarks/results.json`` holds one section per benchmark:
+``perf/results.json`` holds one section per benchmark:
 
     {"ngram": {"command": "...", "setup": {...}, "machine": {...},
                "rows": [{"key": "reference", "label": "...", "value": 378.0, "unit": "s", "ratio": 1.0}, ...]}}
@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from hallulab.core.io import read_json, write_json
 
-RESULTS = Path("benchmarks") / "results.json"
+RESULTS = Path("perf") / "results.json"
 
 T = TypeVar("T")
 
@@ -122,7 +122,7 @@ def record(
 def render_section(section: str, results: dict[str, Any]) -> str:
     """The README table of one section: measurement, value, ratio."""
     if section not in results:
-        raise KeyError(f"benchmarks/results.json has no section {section!r}: run make bench")
+        raise KeyError(f"perf/results.json has no section {section!r}: run make bench")
     body = results[section]
     lines = ["| measurement | value | ratio |", "|---|---|---|"]
     for row in body["rows"]:

@@ -19,7 +19,7 @@ SPEC = MethodSpec(
     level="sentence",
     raw=StoredMQAG,
     score=StepInputs(
-        params=("selfcheck_mqag.roles", "selfcheck_mqag.hub", "selfcheck_mqag.generate"),
+        params=("selfcheck_mqag.roles", "selfcheck_mqag.hub", "selfcheck_mqag.score"),
         llm_roles=("qa",),
         prompts=(
             "selfcheck_mqag.prompts.g1",
@@ -28,7 +28,7 @@ SPEC = MethodSpec(
             "selfcheck_mqag.prompts.answerability",
         ),
     ),
-    aggregate=StepInputs(params=("selfcheck_mqag.score", *SELECTION_PARAMS)),
+    aggregate=StepInputs(params=("selfcheck_mqag.aggregate", *SELECTION_PARAMS)),
     paper_table="table5",
     order=50,
     benchmark_variants=("mqag_bayes_with_alpha",),  # Table 2's MQAG row, Bayes with alpha
@@ -36,9 +36,9 @@ SPEC = MethodSpec(
     other_levels=("response",),
     calls=unplanned("its questions and answers come from earlier replies"),
     knobs=(
-        KnobSection("selfcheck_mqag.generate", "score:MQAGGenerateKnobs"),
+        KnobSection("selfcheck_mqag.score", "score:MQAGQuestionKnobs"),
         KnobSection("selfcheck_mqag.hub", "score:MQAGHubKnobs"),
-        KnobSection("selfcheck_mqag.score", "scoring:MQAGScoringKnobs"),
+        KnobSection("selfcheck_mqag.aggregate", "scoring:MQAGScoringKnobs"),
     ),
     # G1 writes a question and its answer for a sentence, G2 three wrong options for it
     role_checks=(

@@ -9,7 +9,7 @@ from hallulab.pipeline.context import AggregateContext, Aggregated
 
 
 def aggregate(ctx: AggregateContext[StoredMQAG]) -> Aggregated:
-    scoring = ctx.params.typed(MQAGScoringKnobs, "selfcheck_mqag.score")
+    scoring = ctx.params.typed(MQAGScoringKnobs, "selfcheck_mqag.aggregate")
     selection = selection_from(ctx.params)
     frame, diagnostics = aggregate_questions(
         ctx.raw, scoring, lambda pid, available: selected_columns(pid, available, selection)

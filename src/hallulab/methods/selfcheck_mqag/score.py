@@ -15,8 +15,8 @@ from hallulab.pipeline.context import BuildContext
 
 
 @dataclass(frozen=True)
-class MQAGGenerateKnobs:
-    """params ``selfcheck_mqag.generate`` (read by the expensive step)."""
+class MQAGQuestionKnobs:
+    """params ``selfcheck_mqag.score`` (read by the expensive step)."""
 
     num_questions_per_sentence: int = setting(5, minimum=1, doc="paper: 5")
     question_temperature: float = setting(1.0, above=0.0, doc="G1 samples its questions")
@@ -35,7 +35,7 @@ class MQAGHubKnobs:
 
 
 def score(ctx: BuildContext) -> StoredMQAG:
-    generate = ctx.params.typed(MQAGGenerateKnobs, "selfcheck_mqag.generate")
+    questions = ctx.params.typed(MQAGQuestionKnobs, "selfcheck_mqag.score")
     kind = ctx.params.get("selfcheck_mqag.roles")
     roles: MQAGRoles
     if kind == "llm_substitute":
@@ -43,8 +43,8 @@ def score(ctx: BuildContext) -> StoredMQAG:
         roles = LLMRoles(
             ctx.resources.llm("qa"),
             prompts,
-            top_k=generate.top_k,
-            question_temperature=generate.question_temperature,
+            top_k=questions.top_k,
+            question_temperature=questions.question_temperature,
         )
     elif kind == "hub":
         hub = ctx.params.typed(MQAGHubKnobs, "selfcheck_mqag.hub")
@@ -56,8 +56,8 @@ def score(ctx: BuildContext) -> StoredMQAG:
     stored = build_questions(
         chosen.kept,
         roles,
-        num_questions=generate.num_questions_per_sentence,
-        seed=generate.seed,
+        num_questions=questions.num_questions_per_sentence,
+        seed=questions.seed,
         cache=ctx.resources.cache,
     )
     ctx.log.info("MQAG (%s): %s", kind, dict(stored.diagnostics))

@@ -88,7 +88,7 @@ class MQAGQuestion:
 
 @dataclass(frozen=True)
 class MQAGScoringKnobs:
-    """``selfcheck_mqag.score`` knobs (read by the cheap aggregate stage)."""
+    """``selfcheck_mqag.aggregate`` knobs (read by the cheap aggregate stage)."""
 
     methods: tuple[str, ...] = setting(SCORINGS, choices=SCORINGS, scalar_ok=True)
     beta1: float = setting(0.8, above=0.0, maximum=0.999999)

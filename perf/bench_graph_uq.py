@@ -18,7 +18,7 @@ the estimators, which the parity tests hold equal on the same NLI outputs.
 
 Usage:
 
-    python benchmarks/bench_graph_uq.py [--threads 2] [--questions 40]
+    python perf/bench_graph_uq.py [--threads 2] [--questions 40]
 """
 
 from __future__ import annotations

@@ -13,9 +13,9 @@ written by ``make result`` (its ``command``):
 The check stops unless the two sides share every parameter but ``nli.runtime`` and the same NLI
 weights, so each change is paired on the same units. It reads the files and measures nothing;
 the speed is ``bench_nli.py``'s ``ov_int8`` row, side by side with the reference. Records the
-section ``nli_runtime`` of ``benchmarks/results.json``:
+section ``nli_runtime`` of ``perf/results.json``:
 
-    python benchmarks/check_nli_runtime.py
+    python perf/check_nli_runtime.py
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ caches and one process:
 
 Prints seconds and the ratio ccp / inference. Usage:
 
-    python benchmarks/bench_ccp.py [--dataset toy] [--threads 2]
+    python perf/bench_ccp.py [--dataset toy] [--threads 2]
 """
 
 from __future__ import annotations

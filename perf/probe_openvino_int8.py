@@ -3,7 +3,7 @@
 Issue 21 §3 asks for an NLI path on the CPU with at least 3x the float32 pairs/s that moves
 SelfCheck-NLI's NonFact AUC-PR on WikiBio by at most half a point. ``nli_cpu_paths.py`` measures
 the dynamic-quantisation paths (neither reaches 3x, and both move single probabilities by
-tenths; their ratios are the ``nli_cpu`` section of ``benchmarks/results.json``). This probe
+tenths; their ratios are the ``nli_cpu`` section of ``perf/results.json``). This probe
 measures the static one: the 2-label export of the offline cross-encoder converted to
 OpenVINO and quantised post-training by NNCF (int8 weights and activations, activation
 ranges calibrated on NLI training pairs: the first 180 FEVER and 180 MNLI pairs of the
@@ -14,9 +14,9 @@ with the project's NonFact AUC-PR and ROC-AUC, so the change of the metric is pa
 
 It is a probe, not a scorer path: ``openvino`` and ``nncf`` are not in the project's lock
 (``pip install openvino nncf`` into the venv first). It records the section ``nli_openvino``
-of ``benchmarks/results.json``. Usage:
+of ``perf/results.json``. Usage:
 
-    python benchmarks/probe_openvino_int8.py [--passages 80] [--model models/nli_minilm]
+    python perf/probe_openvino_int8.py [--passages 80] [--model models/nli_minilm]
 """
 
 from __future__ import annotations

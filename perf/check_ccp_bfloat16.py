@@ -24,9 +24,9 @@ where two classes are nearly tied, so those near-ties are re-scored in float32. 
   prefix, a few to a few dozen tokens: tokenising and per-batch work weigh more than on
   SelfCheck-NLI's passage-length pairs, so the ratio is CCP's own.
 
-Records the section ``ccp_bfloat16`` of ``benchmarks/results.json``. Usage:
+Records the section ``ccp_bfloat16`` of ``perf/results.json``. Usage:
 
-    python benchmarks/check_ccp_bfloat16.py [--threads 2] [--skip-speed]
+    python perf/check_ccp_bfloat16.py [--threads 2] [--skip-speed]
 """
 
 from __future__ import annotations

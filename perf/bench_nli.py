@@ -18,7 +18,7 @@ on the same distinct pairs, against float32 torch, into the section ``nli_cpu``.
 
 Prints pairs/s for each and the ratios, and checks the two agree to 1e-4. Usage:
 
-    python benchmarks/bench_nli.py [--passages 4] [--samples 20] [--threads 2]
+    python perf/bench_nli.py [--passages 4] [--samples 20] [--threads 2]
 """
 
 from __future__ import annotations

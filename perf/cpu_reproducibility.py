@@ -22,7 +22,7 @@ bit for bit across those CPUs. ``--record`` adds this machine to the results fil
 stage-setting digests ``tests/test_make_run.py`` compares against before it expects a fresh
 ``make run`` to leave every committed output unchanged::
 
-    python benchmarks/cpu_reproducibility.py --record benchmarks/cpu_reproducibility.json
+    python perf/cpu_reproducibility.py --record perf/cpu_reproducibility.json
 """
 
 from __future__ import annotations
@@ -242,7 +242,7 @@ def record(path: Path, report: dict[str, Any], *, reference: bool) -> None:
         machines.append(report)
     stage = stage_digests(report["settings"][STAGE_SETTING])
     recorded = {
-        "command": "python benchmarks/cpu_reproducibility.py --record benchmarks/cpu_reproducibility.json",
+        "command": "python perf/cpu_reproducibility.py --record perf/cpu_reproducibility.json",
         "stage_setting": STAGE_SETTING,
         "reference": stage if reference else recorded.get("reference"),
         "machines": machines,

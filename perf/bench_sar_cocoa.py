@@ -24,7 +24,7 @@ stored similarities, as ``dvc exp run -S samples.used=5`` re-runs only it).
 
 Usage:
 
-    python benchmarks/bench_sar_cocoa.py [--threads 2] [--questions 20]
+    python perf/bench_sar_cocoa.py [--threads 2] [--questions 20]
 
 SAR asks for one similarity per token of every sample (the token removed in turn), so its pairs
 far outnumber the questions: the default count keeps a run of both sides short.

@@ -7,7 +7,7 @@ prompts share encoded once (:func:`hallulab.llm.hf.prefix_batches`) against ever
 encoded whole; and the speed-up of a call-cache hit over a miss. Ratios, not assertions.
 Usage:
 
-    python benchmarks/bench_llm.py [--prompts 16] [--new-tokens 32] [--batch-size N] [--threads 2]
+    python perf/bench_llm.py [--prompts 16] [--new-tokens 32] [--batch-size N] [--threads 2]
 """
 
 from __future__ import annotations

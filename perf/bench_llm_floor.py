@@ -19,7 +19,7 @@ log-probability. The ``hf`` backend reads the GGUF's quantised weights back to f
 computes in float32; llama.cpp computes on the quantised blocks, so the two differ by its
 rounding. Usage:
 
-    python benchmarks/bench_llm_floor.py [--prompts 16] [--new-tokens 32] [--threads 2]
+    python perf/bench_llm_floor.py [--prompts 16] [--new-tokens 32] [--threads 2]
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ The reference re-parses every text with the full spaCy pipeline for every n, and
 sentence of every text again. Its spaCy name ``en_core_web_sm`` is pointed at the offline
 package for the run. Usage:
 
-    python benchmarks/bench_ngram.py [--passages 238] [--skip-reference]
+    python perf/bench_ngram.py [--passages 238] [--skip-reference]
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """Benchmark record: what one run of the test suite (``make test``, which ``.ci/run`` calls) took.
 
 ``make test`` keeps every test's time in a JUnit XML file (``build/pytest.xml``). This reads it
-and records, in ``benchmarks/results.json`` (section ``test_suite``), the session's wall time,
+and records, in ``perf/results.json`` (section ``test_suite``), the session's wall time,
 the time of every test added up (what the two workers spent together: setup, call and teardown,
 module fixtures included in the first test that uses them), and the ten slowest tests; with
 ``--reference`` (the XML file of an earlier run on the same machine), each row also gets its
 speed-up over that run. CI's time limit is a guard, not a target: no test asserts a duration,
-and this figure lives here and on ``docs/benchmarks.md`` only. Usage, after ``make test``:
+and this figure lives here and on ``docs/performance.md`` only. Usage, after ``make test``:
 
-    python benchmarks/record_test_suite.py [--junit build/pytest.xml] [--reference OLD.xml]
+    python perf/record_test_suite.py [--junit build/pytest.xml] [--reference OLD.xml]
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ records the largest difference between their scores:
 
 Usage:
 
-    python benchmarks/bench_references.py [--threads 2] [--passages 8] [--questions 40]
+    python perf/bench_references.py [--threads 2] [--passages 8] [--questions 40]
 """
 
 from __future__ import annotations

@@ -26,9 +26,9 @@ this script scores what the pipeline scores. To re-derive the section: ``make nl
 NLI_RECIPE=passages`` (the model from the run cache), then this script on
 ``models/nli_minilm``.
 
-Records the section ``nli_bfloat16`` of ``benchmarks/results.json``. Usage:
+Records the section ``nli_bfloat16`` of ``perf/results.json``. Usage:
 
-    python benchmarks/check_nli_bfloat16.py [--model models/nli_minilm] [--passages 238]
+    python perf/check_nli_bfloat16.py [--model models/nli_minilm] [--passages 238]
         [--pair-order sample_first] [--paths bf16 bf16_compiled]
 """
 

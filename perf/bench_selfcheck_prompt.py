@@ -17,7 +17,7 @@ off here for the comparison: the same tokens in, the same verdicts out):
 Sentences per second, and the largest difference between the two sides' sentence scores
 (S_Prompt(i), the mean verdict over samples). Usage:
 
-    python benchmarks/bench_selfcheck_prompt.py [--passages 2] [--samples 5] [--threads 2]
+    python perf/bench_selfcheck_prompt.py [--passages 2] [--samples 5] [--threads 2]
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ lm-polygraph's calculator also keeps the end-of-sequence token's log-probability
 (hallulab stops before it), so its sequence scores are recomputed without that last position
 for the comparison. Usage:
 
-    python benchmarks/bench_greybox.py [--questions 24] [--new-tokens 48] [--threads 2]
+    python perf/bench_greybox.py [--questions 24] [--new-tokens 48] [--threads 2]
 """
 
 from __future__ import annotations

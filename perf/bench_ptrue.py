@@ -19,7 +19,7 @@ token "True"; hallulab sums the top-K tokens that read "true" once stripped and 
 (" True", "true", ...), so its P(True) is never lower. The set-up records the largest difference
 and on how many claims the two agree. Usage:
 
-    python benchmarks/bench_ptrue.py [--claims 64] [--threads 2]
+    python perf/bench_ptrue.py [--claims 64] [--threads 2]
 """
 
 from __future__ import annotations

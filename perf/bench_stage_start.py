@@ -12,7 +12,7 @@ n-gram's aggregation on the toy set: interpreter start, imports, parameters, its
 a scratch copy of ``data/`` and ``params.yaml`` so the workspace is not touched; the median of
 several runs. Ratios, not assertions. Usage:
 
-    python benchmarks/bench_stage_start.py [--repeats 7]
+    python perf/bench_stage_start.py [--repeats 7]
 """
 
 from __future__ import annotations
