@@ -447,7 +447,7 @@ class HFLLM(LLM):
                     use_cache=True,
                     logits_to_keep=1,  # only the cache is read from this pass
                 )
-                past = first.past_key_values
+                past = first.cache
                 past.reorder_cache(torch.tensor(owner, device=self.device))
             rests = [token_rows[i][group.shared :] for group in batch for i in group.members]
             rest_ids, rest_mask = left_padded(rests, pad)
@@ -458,11 +458,11 @@ class HFLLM(LLM):
                 input_ids=rest_ids.to(self.device),
                 attention_mask=attention,
                 position_ids=positions.to(self.device),
-                past_key_values=past,
+                cache=past,
                 use_cache=True,
                 logits_to_keep=1,  # the next token is chosen from the last position's logits alone
             )
-        return out.logits[:, -1, :].float(), out.past_key_values, attention, positions[:, -1:].to(self.device)
+        return out.logits[:, -1, :].float(), out.cache, attention, positions[:, -1:].to(self.device)
 
     def _generate_batch(
         self,
@@ -512,10 +512,10 @@ class HFLLM(LLM):
                         input_ids=next_ids[:, None],
                         attention_mask=attention,
                         position_ids=positions,
-                        past_key_values=past,
+                        cache=past,
                         use_cache=True,
                     )
-                past = out.past_key_values
+                past = out.cache
                 logits = out.logits[:, -1, :].float()
         return [
             self._finish(ids, row_stats, reason, params)
@@ -787,7 +787,7 @@ class _CachedStepper:
         ids = torch.tensor([self.prompt_ids], device=self.device)
         with torch.inference_mode():
             out = self.model(input_ids=ids, use_cache=True, logits_to_keep=1)
-        self.past = out.past_key_values
+        self.past = out.cache
         return self._logprobs(out.logits)
 
     def advance(self, parents: Sequence[int], tokens: Sequence[int]) -> Any:
@@ -801,7 +801,7 @@ class _CachedStepper:
         ids = torch.tensor(list(tokens), device=self.device)[:, None]
         positions = torch.full((rows, 1), self.length, device=self.device)
         with torch.inference_mode(), thread_invariant_attention(self.device):
-            out = self.model(input_ids=ids, position_ids=positions, past_key_values=self.past, use_cache=True)
-        self.past = out.past_key_values
+            out = self.model(input_ids=ids, position_ids=positions, cache=self.past, use_cache=True)
+        self.past = out.cache
         self.length += 1
         return self._logprobs(out.logits)
