@@ -239,6 +239,8 @@ def test_a_benchmark_table_renders_from_the_results_file(tmp_path: Path) -> None
     table = render_section("ngram", results)
     assert "| the reference | 412.0 s | 1.0x |" in table and "| ours | 13.3 s | 31.0x |" in table
     assert "2 torch threads" in table
+    # a section recorded without a reference has no ratio column
+    assert render_section("other", results).startswith("| measurement | value |\n|---|---|\n| x | 0.5 s |\n")
     with pytest.raises(KeyError, match="no section 'nli'"):
         render_section("nli", results)
 

@@ -120,14 +120,21 @@ def record(
 
 
 def render_section(section: str, results: dict[str, Any]) -> str:
-    """The README table of one section: measurement, value, ratio."""
+    """The README table of one section: measurement, value and, where a row has one, ratio
+    (a section recorded without a reference has no ratio column)."""
     if section not in results:
         raise KeyError(f"perf/results.json has no section {section!r}: run make bench")
     body = results[section]
-    lines = ["| measurement | value | ratio |", "|---|---|---|"]
+    with_ratio = any(row["ratio"] is not None for row in body["rows"])
+    lines = (
+        ["| measurement | value | ratio |", "|---|---|---|"] if with_ratio else ["| measurement | value |", "|---|---|"]
+    )
     for row in body["rows"]:
         value = row["value"]
         shown = f"{value:.3g} {row['unit']}" if value < 10 else f"{value:,.1f} {row['unit']}"
+        if not with_ratio:
+            lines.append(f"| {row['label']} | {shown} |")
+            continue
         ratio = "" if row["ratio"] is None else f"{row['ratio']:,.1f}x"
         lines.append(f"| {row['label']} | {shown} | {ratio} |")
     where = body["machine"]
