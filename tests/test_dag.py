@@ -246,7 +246,7 @@ def test_every_stage_depends_on_the_code_it_actually_ran(toy_run: ToyRun) -> Non
         ("samples", "selection", "random", {*SAMPLE_CHOICE_AGGREGATES, *SELECTION_AGGREGATES}),
         (
             "selfcheck_mqag",
-            "score",
+            "aggregate",
             {"methods": ["bayes"], "beta1": 0.7, "beta2": 0.8, "answerability_threshold": 0.5},
             {"aggregate_selfcheck_mqag"},
         ),
