@@ -65,6 +65,8 @@ class ScorerPath:
     label: str
     dtype: str
     compile: bool = False
+    device: str = "cpu"
+    batch_size: int = 32  # the scorer's default (nli.batch_size)
 
 
 FLOAT32 = ScorerPath("fp32", "NLIScorer float32, empty call cache", "float32")
@@ -126,7 +128,14 @@ def score_with(passages: Sequence[Passage], path: ScorerPath, model: str, pair_o
 
     A compiled path compiles in a one-pair call first (inside the timed region, with an
     empty Inductor cache), so the compile time is recorded apart from the total."""
-    config = NLIConfig(model=model, pair_order=pair_order, dtype=path.dtype, compile=path.compile)
+    config = NLIConfig(
+        model=model,
+        pair_order=pair_order,
+        dtype=path.dtype,
+        compile=path.compile,
+        device=path.device,
+        batch_size=path.batch_size,
+    )
     scorer = NLIScorer(config)
     scorer.load()  # outside the timed region
 

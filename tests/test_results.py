@@ -268,6 +268,22 @@ def test_a_benchmark_names_the_cpu_features_its_ratios_depend_on(tmp_path: Path)
     section["machine"]["cpu_features"] = ["avx512_bf16", "amx_bf16"]
     assert "on 2 CPUs (avx512_bf16, amx_bf16), 2 torch threads." in render_section("nli", {"nli": section})
     assert "on 2 CPUs, 2 torch threads." in without  # sections recorded before the field render as they did
+    section["machine"]["accelerator"] = "NVIDIA H200"  # a device check's section names its GPU
+    assert "on 2 CPUs (avx512_bf16, amx_bf16) and one NVIDIA H200, 2 torch threads." in render_section(
+        "nli", {"nli": section}
+    )
+
+
+def test_a_bench_records_the_cuda_device_it_ran_beside_and_none_without_one() -> None:
+    import torch
+
+    from hallulab.tooling.bench_record import machine
+
+    recorded = machine(2)
+    if torch.cuda.is_available():
+        assert recorded["accelerator"] == torch.cuda.get_device_name()
+    else:
+        assert "accelerator" not in recorded
 
 
 def test_a_correction_table_publishes_in_percent_with_its_detectors_and_models(

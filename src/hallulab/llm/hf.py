@@ -77,6 +77,22 @@ class HFConfig:
     save_converted: bool = True
 
 
+def with_cache(model: Any, past: Any) -> dict[str, Any]:
+    """The forward keyword that hands ``model`` its key-value cache: ``cache`` from
+    transformers 5.24, which renamed it (the old name warns and is to go), ``past_key_values``
+    before; read from the model's own signature, so either release decodes."""
+    import inspect
+
+    name = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+    return {name: past}
+
+
+def output_cache(out: Any) -> Any:
+    """The key-value cache a forward pass returned (``cache``, or ``past_key_values`` before
+    transformers 5.24)."""
+    return out.cache if hasattr(out, "cache") else out.past_key_values
+
+
 def resolve_device(name: str) -> str:
     import torch
 
@@ -447,7 +463,7 @@ class HFLLM(LLM):
                     use_cache=True,
                     logits_to_keep=1,  # only the cache is read from this pass
                 )
-                past = first.cache
+                past = output_cache(first)
                 past.reorder_cache(torch.tensor(owner, device=self.device))
             rests = [token_rows[i][group.shared :] for group in batch for i in group.members]
             rest_ids, rest_mask = left_padded(rests, pad)
@@ -458,11 +474,11 @@ class HFLLM(LLM):
                 input_ids=rest_ids.to(self.device),
                 attention_mask=attention,
                 position_ids=positions.to(self.device),
-                cache=past,
                 use_cache=True,
                 logits_to_keep=1,  # the next token is chosen from the last position's logits alone
+                **with_cache(model, past),
             )
-        return out.logits[:, -1, :].float(), out.cache, attention, positions[:, -1:].to(self.device)
+        return out.logits[:, -1, :].float(), output_cache(out), attention, positions[:, -1:].to(self.device)
 
     def _generate_batch(
         self,
@@ -512,10 +528,10 @@ class HFLLM(LLM):
                         input_ids=next_ids[:, None],
                         attention_mask=attention,
                         position_ids=positions,
-                        cache=past,
                         use_cache=True,
+                        **with_cache(model, past),
                     )
-                past = out.cache
+                past = output_cache(out)
                 logits = out.logits[:, -1, :].float()
         return [
             self._finish(ids, row_stats, reason, params)
@@ -787,7 +803,7 @@ class _CachedStepper:
         ids = torch.tensor([self.prompt_ids], device=self.device)
         with torch.inference_mode():
             out = self.model(input_ids=ids, use_cache=True, logits_to_keep=1)
-        self.past = out.cache
+        self.past = output_cache(out)
         return self._logprobs(out.logits)
 
     def advance(self, parents: Sequence[int], tokens: Sequence[int]) -> Any:
@@ -801,7 +817,7 @@ class _CachedStepper:
         ids = torch.tensor(list(tokens), device=self.device)[:, None]
         positions = torch.full((rows, 1), self.length, device=self.device)
         with torch.inference_mode(), thread_invariant_attention(self.device):
-            out = self.model(input_ids=ids, position_ids=positions, cache=self.past, use_cache=True)
-        self.past = out.cache
+            out = self.model(input_ids=ids, position_ids=positions, use_cache=True, **with_cache(self.model, self.past))
+        self.past = output_cache(out)
         self.length += 1
         return self._logprobs(out.logits)

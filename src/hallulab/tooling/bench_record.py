@@ -91,14 +91,26 @@ def cpu_features(cpuinfo: Path = Path("/proc/cpuinfo")) -> list[str]:
     return [name for name in CPU_FEATURES if name in flags]
 
 
+def accelerator() -> str | None:
+    """The CUDA device's name where the bench imported torch and torch sees one, else None
+    (torch is not imported for the question)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available():
+        return None
+    name: str = torch.cuda.get_device_name()
+    return name
+
+
 def machine(threads: int | None = None) -> dict[str, Any]:
-    return {
+    found = {
         "cpus": os.cpu_count(),
         "torch_threads": threads,
         "python": platform.python_version(),
         "processor": platform.machine(),
         "cpu_features": cpu_features(),
     }
+    device = accelerator()
+    return {**found, "accelerator": device} if device else found
 
 
 def record(
@@ -141,5 +153,6 @@ def render_section(section: str, results: dict[str, Any]) -> str:
     threads = f", {where['torch_threads']} torch threads" if where.get("torch_threads") else ""
     lines.append("")
     features = f" ({', '.join(where['cpu_features'])})" if where.get("cpu_features") else ""
-    lines.append(f"`{body['command']}` on {where['cpus']} CPUs{features}{threads}.")
+    device = f" and one {where['accelerator']}" if where.get("accelerator") else ""
+    lines.append(f"`{body['command']}` on {where['cpus']} CPUs{features}{device}{threads}.")
     return "\n".join(lines) + "\n"
