@@ -38,7 +38,7 @@ from hallulab.core.call_cache import CallCache
 from hallulab.core.config import compose, dataset_config, typed
 from hallulab.data.loaders import load_dataset
 from hallulab.data.schema import Passage
-from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores
+from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView

@@ -59,10 +59,12 @@ from hallulab.methods.ccp.aggregate import claim_scores
 from hallulab.methods.ccp.score import fill_classes, nli_class, nli_requests
 from hallulab.methods.lexical_similarity import SPEC as LEXSIM
 from hallulab.methods.lexical_similarity.aggregate import aggregate as lexsim_aggregate
-from hallulab.methods.sample_matrix import SampleSelection, selected_columns, sentence_scores
+from hallulab.methods.sample_matrix import selected_columns, sentence_scores
+from hallulab.methods.sample_selection import SampleSelection
 from hallulab.methods.semantic_entropy import SPEC as SEMANTIC_ENTROPY
 from hallulab.methods.semantic_entropy.aggregate import aggregate as se_aggregate
-from hallulab.methods.semantic_entropy.pairs import ALL_PAIRS, UNSCORED, length_groups
+from hallulab.methods.semantic_entropy.knobs import ALL_PAIRS
+from hallulab.methods.semantic_entropy.pairs import UNSCORED, length_groups
 from hallulab.methods.semantic_entropy.raw import RecordSamples, SemanticEntropyScores
 from hallulab.methods.semantic_entropy.score import NLIClasses, nli_classes, nli_text
 from hallulab.nli.scorer import NLIConfig, NLIScorer

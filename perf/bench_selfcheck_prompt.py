@@ -40,7 +40,8 @@ from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.hf import HFLLM
 from hallulab.llm.prompts import load_prompt
-from hallulab.methods.selfcheck_prompt.prompting import PromptMatrices, SelfCheckPromptKnobs, passage_matrices
+from hallulab.methods.selfcheck_prompt.knobs import SelfCheckPromptKnobs
+from hallulab.methods.selfcheck_prompt.prompting import PromptMatrices, passage_matrices
 from hallulab.tooling.bench_record import print_rows, rate_rows, record, timed
 
 

@@ -14,7 +14,8 @@ from hallulab.artifacts.sentences import spans_by_record
 from hallulab.core.config import typed
 from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage
-from hallulab.methods.ccp.score import CCPScoreKnobs, NLIRequests, nli_requests
+from hallulab.methods.ccp.knobs import CCPScoreKnobs
+from hallulab.methods.ccp.score import NLIRequests, nli_requests
 from hallulab.pipeline import paths
 from hallulab.pipeline.runner import read_artifacts
 

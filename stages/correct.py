@@ -17,7 +17,8 @@ from hallulab.artifacts.knowledge_graphs import graphs_by_record
 from hallulab.core.call_cache import CallCache
 from hallulab.core.config import typed
 from hallulab.core.io import write_json
-from hallulab.correction.run import CorrectionConfig, correct, table3, table3_p_no
+from hallulab.correction.knobs import CorrectionConfig
+from hallulab.correction.run import correct, table3, table3_p_no
 from hallulab.data.records import load_jsonl_passages
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.params import ParamsView

@@ -20,7 +20,9 @@ from hallulab.core.io import atomic_open, read_json
 from hallulab.core.units import record_scores, sentence_scores
 from hallulab.data.records import load_jsonl_passages
 from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
-from hallulab.methods.sample_matrix import SampleMatrixScores, SampleSelection, aggregate
+from hallulab.methods.sample_matrix import aggregate
+from hallulab.methods.sample_scores import SampleMatrixScores
+from hallulab.methods.sample_selection import SampleSelection
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger

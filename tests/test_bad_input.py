@@ -19,7 +19,7 @@ from hallulab.core.errors import RecordError, UserFacingError
 from hallulab.core.io import InputFileError
 from hallulab.data.loaders import DatasetConfigError, load_dataset, load_jsonl_passages
 from hallulab.methods.ccp.formula import claim_ccp
-from hallulab.methods.sample_matrix import SampleSelection
+from hallulab.methods.sample_selection import SampleSelection
 from hallulab.methods.self_familiarity.masking import mask_concept
 from hallulab.methods.selfcheck_ngram.corpus import NgramCorpus
 from hallulab.methods.selfcheck_ngram.ngram import score_corpora

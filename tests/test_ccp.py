@@ -12,8 +12,9 @@ import pytest
 from hallulab.artifacts.claims.alignment import align_claim, align_to_sentence, tokens_in_spans, words
 from hallulab.artifacts.claims.parsing import parse_claims
 from hallulab.core.token_stats import TokenStats
-from hallulab.methods.ccp.aggregate import CCPKnobs, unit_log_ccp, variant_modes, variant_name
+from hallulab.methods.ccp.aggregate import unit_log_ccp, variant_modes, variant_name
 from hallulab.methods.ccp.formula import claim_ccp, combine_nli, word_log_ccp
+from hallulab.methods.ccp.knobs import CCPKnobs
 from hallulab.methods.ccp.score import nli_class, p_true
 from hallulab.methods.ccp.units import alternatives, claim_words, nli_pairs, outside_top_k, token_spans
 from hallulab.methods.token_statistics import max_entropy, max_probability, perplexity

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import pytest
 
 from hallulab.core.config import ConfigError, setting, typed
-from hallulab.methods.selfcheck_mqag.scoring import MQAGScoringKnobs
-from hallulab.methods.selfcheck_ngram.aggregate import NgramKnobs
+from hallulab.methods.selfcheck_mqag.knobs import MQAGScoringKnobs
+from hallulab.methods.selfcheck_ngram.knobs import NgramKnobs
 
 
 @dataclass(frozen=True)

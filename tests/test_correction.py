@@ -14,17 +14,9 @@ from hallulab.artifacts.knowledge_graphs import RecordGraphs, Triple
 from hallulab.core.errors import UserFacingError
 from hallulab.core.units import ScoreTable
 from hallulab.correction.fact_labels import FactLabels, JudgedFact, unique_facts
+from hallulab.correction.knobs import CorrectionConfig
 from hallulab.correction.parsing import parse_numbered, parse_verdict
-from hallulab.correction.run import (
-    ROWS,
-    Correction,
-    CorrectionConfig,
-    correct,
-    format_free_verdict,
-    require_variant,
-    table3,
-    table3_p_no,
-)
+from hallulab.correction.run import ROWS, Correction, correct, format_free_verdict, require_variant, table3, table3_p_no
 from hallulab.correction.selection import f1_threshold, in_dev_split
 from hallulab.correction.thresholds import released_thresholds, thresholds
 from hallulab.data.schema import Passage

@@ -11,14 +11,8 @@ from sklearn.linear_model import LogisticRegression
 from hallulab.core.config import ConfigError
 from hallulab.core.units import ScoreTable
 from hallulab.data.schema import Passage
-from hallulab.methods.ensemble.aggregate import (
-    EnsembleKnobs,
-    aggregate,
-    cross_fit,
-    rank_matrix,
-    record_folds,
-    unit_positives,
-)
+from hallulab.methods.ensemble.aggregate import aggregate, cross_fit, rank_matrix, record_folds, unit_positives
+from hallulab.methods.ensemble.knobs import EnsembleKnobs
 from hallulab.methods.ensemble.logistic import fit_logistic
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.members import AbsentVariant, Member, MemberError, parse_members, select_member

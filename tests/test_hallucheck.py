@@ -10,14 +10,7 @@ import pytest
 from scipy.stats import kstest
 
 from hallulab.artifacts.atomic_facts.tagging import TaggedToken, pos_spans, random_spans
-from hallulab.methods.hallucheck.aggregate import (
-    CHECK_MODES,
-    RELEASED,
-    CheckMode,
-    HalluCheckKnobs,
-    fact_flag,
-    variant_name,
-)
+from hallulab.methods.hallucheck.aggregate import CHECK_MODES, RELEASED, CheckMode, fact_flag, variant_name
 from hallulab.methods.hallucheck.checks import (
     KS_MINMAX,
     KS_RELEASED,
@@ -33,6 +26,7 @@ from hallulab.methods.hallucheck.checks import (
     step_is_uniform,
     token_f1,
 )
+from hallulab.methods.hallucheck.knobs import HalluCheckKnobs
 from hallulab.methods.hallucheck.raw import HalluCheckScores
 from hallulab.methods.hallucheck.score import parse_question, stored_logprob
 from hallulab.methods.sac3.aggregate import inconsistency
@@ -230,7 +224,8 @@ def test_each_decoding_regenerates_as_its_row_says() -> None:
     model whose own settings sample: 5 beams drawing at Qwen2.5-7B-Instruct's temperature 0.7,
     top-p 0.8), each over 100 steps; the paper's settings run all three."""
     from hallulab.core.config import compose
-    from hallulab.methods.hallucheck.score import HalluCheckScoreKnobs, decoding_params, question_seed
+    from hallulab.methods.hallucheck.knobs import HalluCheckScoreKnobs
+    from hallulab.methods.hallucheck.score import decoding_params, question_seed
 
     knobs = HalluCheckScoreKnobs()
     greedy, beam, sampled = (decoding_params(knobs, d) for d in ("greedy", "beam", "sampled"))

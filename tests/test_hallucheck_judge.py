@@ -14,11 +14,12 @@ import pytest
 from hallulab.core.config import ConfigError, compose
 from hallulab.llm.prompts import load_prompt
 from hallulab.methods.hallucheck import SPEC
-from hallulab.methods.hallucheck.aggregate import CHECK_MODES, RELEASED, HalluCheckKnobs, fact_flag, require_verdicts
+from hallulab.methods.hallucheck.aggregate import CHECK_MODES, RELEASED, fact_flag, require_verdicts
 from hallulab.methods.hallucheck.judge import OUTCOMES, pairs_text, parse_judge_reply
+from hallulab.methods.hallucheck.knobs import HalluCheckKnobs, HalluCheckScoreKnobs
 from hallulab.methods.hallucheck.raw import CheckedFact, HalluCheckScores
 from hallulab.methods.hallucheck.row_label import row_label
-from hallulab.methods.hallucheck.score import HalluCheckScoreKnobs, _judge_records
+from hallulab.methods.hallucheck.score import _judge_records
 from hallulab.pipeline.row_labels import CellSetting
 
 PEAKED = [math.log(x) for x in (0.96, 0.01, 0.01, 0.01, 0.01)]

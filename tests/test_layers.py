@@ -118,9 +118,12 @@ SCRATCH = {
     "hallulab/nli/open_subset.py": "def build() -> None:\n    from hallulab.nli.data import training_sources\n",
     "hallulab/methods/__init__.py": "from hallulab.data import records\n",
     "hallulab/methods/bertscore.py": "",
+    "hallulab/methods/graph_knobs.py": "",
     "hallulab/methods/raw_scores.py": "",
     "hallulab/methods/sample_graph.py": "",
     "hallulab/methods/sample_matrix.py": "",
+    "hallulab/methods/sample_scores.py": "",
+    "hallulab/methods/sample_selection.py": "",
     "hallulab/methods/sentence_similarity.py": "",
     "hallulab/methods/similarity_graph.py": "",
     "hallulab/methods/skipped.py": "",
@@ -128,6 +131,7 @@ SCRATCH = {
     "hallulab/methods/ccp/__init__.py": (
         "from hallulab.methods import raw_scores, sample_graph, sample_matrix, similarity_graph, skipped\n"
         "from hallulab.methods import sentence_similarity, token_statistics\n"
+        "from hallulab.methods import graph_knobs, sample_scores, sample_selection\n"
     ),
     "hallulab/methods/self_familiarity/__init__.py": "",
     "hallulab/methods/self_familiarity/similarity.py": "from hallulab.methods.bertscore import x\n",

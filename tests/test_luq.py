@@ -19,7 +19,7 @@ from hallulab.core.errors import StaleScoresError
 from hallulab.data.schema import Passage
 from hallulab.methods.luq.formula import samples_uncertainty, support
 from hallulab.methods.luq.score import sentence_matrices
-from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores
+from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores
 from hallulab.methods.selfcheck_nli.score import passage_matrices
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.pipeline.context import AggregateContext

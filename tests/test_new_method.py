@@ -38,7 +38,7 @@ PACKAGE = {
             aggregate=StepInputs(params=("throwaway.scale",)),
             calls=NO_MODEL_CALLS,
             shards=True,
-            knobs=(KnobSection("throwaway", "aggregate:ThrowawayKnobs", elsewhere=("unit",)),),
+            knobs=(KnobSection("throwaway", "knobs:ThrowawayKnobs", elsewhere=("unit",)),),
         )
     ''',
     "raw.py": '''
@@ -66,15 +66,12 @@ PACKAGE = {
                 {p.id: [len(s.split()) if words else len(s) for s in p.sentences] for p in ctx.passages}
             )
     ''',
-    "aggregate.py": '''
-        """Cheap step: a sentence's length times the scale, its response's mean."""
+    "knobs.py": '''
+        """The throw-away method's knob class."""
 
         from dataclasses import dataclass
 
-        from hallulab.core.config import setting, typed
-        from hallulab.core.units import ScoreTable
-        from hallulab.methods.throwaway.raw import ThrowawayScores
-        from hallulab.pipeline.context import AggregateContext, Aggregated
+        from hallulab.core.config import setting
 
 
         @dataclass(frozen=True)
@@ -82,6 +79,15 @@ PACKAGE = {
             """The aggregate step's knob (``unit`` is the score step's)."""
 
             scale: float = setting(1.0, minimum=0.0, doc="what a length is multiplied by")
+    ''',
+    "aggregate.py": '''
+        """Cheap step: a sentence's length times the scale, its response's mean."""
+
+        from hallulab.core.config import typed
+        from hallulab.core.units import ScoreTable
+        from hallulab.methods.throwaway.knobs import ThrowawayKnobs
+        from hallulab.methods.throwaway.raw import ThrowawayScores
+        from hallulab.pipeline.context import AggregateContext, Aggregated
 
 
         def aggregate(ctx: AggregateContext[ThrowawayScores]) -> Aggregated:

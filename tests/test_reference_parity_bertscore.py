@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from hallulab.methods.bertscore import BERTScoreConfig, BERTScoreSupport, passage_matrices
-from hallulab.methods.sample_matrix import SampleSelection, selected_columns, sentence_scores
+from hallulab.methods.sample_matrix import selected_columns, sentence_scores
+from hallulab.methods.sample_selection import SampleSelection
 from hallulab.text.spacy_tokens import SpacyTokenizer
 from hallulab.tooling.reference import bertscore_english_model, reference_bertscore, spacy_name_alias
 from tests.conftest import requires_wikibio

@@ -32,7 +32,8 @@ import yaml
 from hallulab.artifacts.nli_pair_matrix.build import pair_matrices_of
 from hallulab.core.config import CONF_DIR, compose
 from hallulab.data.schema import Passage
-from hallulab.methods.sample_matrix import SampleSelection, selected_columns
+from hallulab.methods.sample_matrix import selected_columns
+from hallulab.methods.sample_selection import SampleSelection
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.registry import method

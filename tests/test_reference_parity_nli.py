@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hallulab.methods.sample_matrix import SampleSelection, selected_columns, sentence_scores
+from hallulab.methods.sample_matrix import selected_columns, sentence_scores
+from hallulab.methods.sample_selection import SampleSelection
 from hallulab.methods.selfcheck_nli.score import passage_matrices
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.nli.train import TrainConfig, export_two_label, train_cross_encoder

@@ -7,15 +7,9 @@ import pytest
 
 from hallulab.core.config import ConfigError, typed
 from hallulab.core.units import record_scores, sentence_scores
-from hallulab.methods.sample_matrix import (
-    SampleMatrices,
-    SampleMatrixScores,
-    SampleSelection,
-    aggregate,
-    selected_columns,
-    sentence_sample_grid,
-    unflatten,
-)
+from hallulab.methods.sample_matrix import aggregate, selected_columns
+from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores, sentence_sample_grid, unflatten
+from hallulab.methods.sample_selection import SampleSelection
 
 
 def _stored() -> SampleMatrices:

@@ -20,10 +20,11 @@ from hallulab.methods.self_familiarity.aggregate import (
     forward_familiarity,
     weighted_familiarity,
 )
+from hallulab.methods.self_familiarity.knobs import ThresholdKnobs
 from hallulab.methods.self_familiarity.masking import case_forms, constraint_strings, mask_concept
 from hallulab.methods.self_familiarity.self_detection import first_line
 from hallulab.methods.self_familiarity.similarity import central_similarity
-from hallulab.methods.self_familiarity.threshold import ThresholdKnobs, basic_threshold
+from hallulab.methods.self_familiarity.threshold import basic_threshold
 from hallulab.text.semantic_classes import cluster_by_similarity, cluster_entropy
 
 FILLER = [f"filler{i}" for i in range(990)]

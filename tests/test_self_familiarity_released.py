@@ -20,8 +20,8 @@ from hallulab.llm.base import ConstrainedParams, ConstrainedResult, DecodingPara
 from hallulab.llm.constrained_beam import constrained_beam_search
 from hallulab.methods.self_familiarity import masking
 from hallulab.methods.self_familiarity.aggregate import concept_familiarity
-from hallulab.methods.self_familiarity.knobs import SelfFamiliarityScoreKnobs
-from hallulab.methods.self_familiarity.threshold import ThresholdKnobs, basic_threshold
+from hallulab.methods.self_familiarity.knobs import SelfFamiliarityScoreKnobs, ThresholdKnobs
+from hallulab.methods.self_familiarity.threshold import basic_threshold
 from tests.conftest import REPO
 
 PAGE = REPO / "docs/papers/self-familiarity.md"

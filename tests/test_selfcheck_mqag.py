@@ -9,19 +9,15 @@ import pytest
 
 from hallulab.core.token_stats import TokenStats
 from hallulab.core.units import sentence_scores
+from hallulab.methods.selfcheck_mqag.knobs import MQAGScoringKnobs
+from hallulab.methods.selfcheck_mqag.raw import MQAGQuestion, StoredMQAG
 from hallulab.methods.selfcheck_mqag.roles import (
     first_token_distribution,
     parse_distractors,
     parse_question,
     shuffled_options,
 )
-from hallulab.methods.selfcheck_mqag.scoring import (
-    MQAGQuestion,
-    MQAGScoringKnobs,
-    StoredMQAG,
-    aggregate,
-    question_score,
-)
+from hallulab.methods.selfcheck_mqag.scoring import aggregate, question_score
 
 
 def _random_question(rng: np.random.Generator, samples: int) -> MQAGQuestion:

@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 
 from hallulab.core.units import variants
-from hallulab.methods.sample_matrix import SampleSelection, selected_columns
-from hallulab.methods.selfcheck_ngram.aggregate import NgramKnobs, headline_variants
+from hallulab.methods.sample_matrix import selected_columns
+from hallulab.methods.sample_selection import SampleSelection
+from hallulab.methods.selfcheck_ngram.aggregate import headline_variants
 from hallulab.methods.selfcheck_ngram.corpus import NgramCorpus
+from hallulab.methods.selfcheck_ngram.knobs import NgramKnobs
 from hallulab.methods.selfcheck_ngram.ngram import score_corpora, selfcheck_ngram, selfcheck_ngram_orders
 
 

@@ -13,7 +13,9 @@ import transformers
 
 from hallulab.core.call_cache import CallCache
 from hallulab.core.config import ConfigError, typed
-from hallulab.methods.sample_matrix import SampleMatrices, SampleSelection, aggregate
+from hallulab.methods.sample_matrix import aggregate
+from hallulab.methods.sample_scores import SampleMatrices
+from hallulab.methods.sample_selection import SampleSelection
 from hallulab.nli.inference import compiled_for_inference, inductor_cpp_compiler
 from hallulab.nli.scorer import NLIConfig, NLIScorer, label_indices, model_max_length
 from hallulab.nli.train import TrainConfig, train_cross_encoder

@@ -9,13 +9,8 @@ from hallulab.core.token_stats import TokenStats, yes_no_probability
 from hallulab.llm import build_llm
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import load_prompt
-from hallulab.methods.selfcheck_prompt.prompting import (
-    PAPER_TEMPLATE,
-    SelfCheckPromptKnobs,
-    build_prompt,
-    parse_verdict,
-    passage_matrices,
-)
+from hallulab.methods.selfcheck_prompt.knobs import SelfCheckPromptKnobs
+from hallulab.methods.selfcheck_prompt.prompting import PAPER_TEMPLATE, build_prompt, parse_verdict, passage_matrices
 
 
 @pytest.mark.parametrize(

@@ -35,10 +35,9 @@ from hallulab.data.schema import Passage
 from hallulab.methods.semantic_entropy import SPEC
 from hallulab.methods.semantic_entropy import score as score_step
 from hallulab.methods.semantic_entropy.aggregate import aggregate
+from hallulab.methods.semantic_entropy.knobs import ALL_PAIRS, LAZY
 from hallulab.methods.semantic_entropy.pairs import (
-    ALL_PAIRS,
     FARQUHAR_CLUSTERINGS,
-    LAZY,
     LM_POLYGRAPH,
     UNSCORED,
     Clustering,

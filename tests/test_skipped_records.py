@@ -69,7 +69,9 @@ def test_the_sample_methods_share_one_rule() -> None:
 def test_the_sample_matrix_aggregate_reports_what_the_score_step_stored() -> None:
     import numpy as np
 
-    from hallulab.methods.sample_matrix import SampleMatrices, SampleSelection, aggregate
+    from hallulab.methods.sample_matrix import aggregate
+    from hallulab.methods.sample_scores import SampleMatrices
+    from hallulab.methods.sample_selection import SampleSelection
 
     found = scorable(RECORDS)
     stored = SampleMatrices("selfcheck_nli", "nli", {}, {"scored": np.zeros((2, 2))}, found.diagnostics())

@@ -288,7 +288,7 @@ def _sentence_sample_counts(
     scored = [p for p in passages if p.response is not None and p.sentences]
     mean_sentences = sum(len(p.sentences) for p in scored) / max(len(scored), 1)
     if responses is not None:
-        from hallulab.methods.sample_matrix import SampleSelection
+        from hallulab.methods.sample_selection import SampleSelection
 
         used = typed(SampleSelection, params["samples"], "samples").used
         n = used or typed(GenerateConfig, params["generate"], "generate").samples_to_draw

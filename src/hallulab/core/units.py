@@ -38,12 +38,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-LEVELS = ("sentence", "claim", "fact", "response", "prompt")
+from hallulab.core.levels import LEVELS as LEVELS
+from hallulab.core.levels import MEMBER_PREFIX as MEMBER_PREFIX
+
 COLUMNS = ("variant", "level", "record_id", "unit_id", "unit_index", "sentence_index", "start", "end", "score")
 REDUCTIONS = ("max", "mean", "min")
-#: A combining method (the ensemble) also writes each member's own scores, as the variant
-#: ``member.<method>.<variant>``: the evaluation compares it with each on the same resamples.
-MEMBER_PREFIX = "member."
 
 
 def unit_id(record_id: str, level: str, index: int) -> str:

@@ -12,10 +12,11 @@ from typing import Any
 import pandas as pd
 
 from hallulab.artifacts.knowledge_graphs import RecordGraphs
-from hallulab.core.config import ConfigError, setting
+from hallulab.core.config import ConfigError
 from hallulab.core.units import level_rows, sentence_scores
 from hallulab.correction.fact_labels import judge_facts
 from hallulab.correction.judge import judge_replies
+from hallulab.correction.knobs import CorrectionConfig
 from hallulab.correction.parsing import VERDICTS, parse_numbered
 from hallulab.correction.selection import in_dev_split
 from hallulab.correction.thresholds import released_thresholds, thresholds
@@ -31,33 +32,6 @@ READINGS = ("released", "dev")
 #: Table 3's rows: the baseline (no flags: one per passage, whatever the reading), then each
 #: flagging level under each reading, ``<level>_<reading>``
 ROWS = ("baseline", *(f"{level}_{reading}" for reading in READINGS for level in LEVELS[1:]))
-#: how the dev reading's fact threshold is chosen: by fact-level F1 on judge-labelled development
-#: facts (the fact-level evaluation of the paper's Appendix C), or by Table 3's sentence-level rule
-FACT_THRESHOLD_LABELS = ("judge", "sentence")
-
-
-@dataclass(frozen=True)
-class CorrectionConfig:
-    """params ``correction`` (without the prompts, which are files)."""
-
-    fact_method: str = "factselfcheck"
-    fact_variant: str = setting("fsc_kg_freq", doc="the FactSelfCheck variant whose fact scores flag facts")
-    sentence_method: str = "selfcheck_prompt"
-    sentence_variant: str = setting("prompt", doc="the sentence-level detector (the paper: SelfCheckGPT-Prompt)")
-    dev_fraction: float = setting(0.5, above=0.0, maximum=0.95)
-    fact_threshold_labels: str = setting(
-        "judge",
-        choices=FACT_THRESHOLD_LABELS,
-        doc="the dev reading's fact threshold. judge: fact-level F1 on the judge's labels of the dev facts; "
-        "sentence: Table 3's rule (sentence-level F1 of the facts' mean) on the dev labels",
-    )
-    seed: int = 0
-    max_records: int | None = setting(None, minimum=1, doc="test passages corrected (null: all)")
-    temperature: float = setting(0.5, minimum=0.0, doc="the paper: 0.5")
-    max_new_tokens: int = setting(384, minimum=16)
-    judge_top_k: int = setting(
-        20, minimum=0, doc="top-K log-probabilities of the judge's first reply token for the P(No) reading; 0: off"
-    )
 
 
 @dataclass

@@ -43,7 +43,7 @@ from hallulab.core.call_cache import CallCache, cache_key
 from hallulab.core.config import setting
 from hallulab.core.package_files import find_package_file, local_weights_digest
 from hallulab.data.schema import Passage
-from hallulab.methods.sample_matrix import sentence_sample_grid, unflatten
+from hallulab.methods.sample_scores import sentence_sample_grid, unflatten
 from hallulab.text.spacy_tokens import SpacyTokenizer
 
 

@@ -12,10 +12,9 @@ from typing import Any
 import numpy as np
 
 from hallulab.artifacts.nli_pair_matrix import PairMatrix, pair_matrices
-from hallulab.core.config import setting
 from hallulab.core.units import ScoreTable
 from hallulab.methods.sample_matrix import sample_choice_from, selected_columns
-from hallulab.methods.similarity_graph import SIMILARITIES, similarity_matrix
+from hallulab.methods.similarity_graph import similarity_matrix
 from hallulab.pipeline.context import AggregateContext, Aggregated
 
 
@@ -63,17 +62,6 @@ def chosen_records(ctx: AggregateContext[None]) -> ChosenRecords:
 
 
 RecordScore = Callable[[ChosenSamples], float]
-
-
-def similarities_setting(prefix: str) -> Any:
-    """The ``similarities`` knob of a graph estimator whose variants are ``<prefix>_<similarity>``."""
-    return setting(
-        SIMILARITIES,
-        choices=SIMILARITIES,
-        scalar_ok=True,
-        doc="the graph's weights: entail (NLI entailment, lm-polygraph's default), contra (1 - NLI "
-        f"contradiction), jaccard (word sets); one variant {prefix}_<similarity> each",
-    )
 
 
 def similarity_variants(

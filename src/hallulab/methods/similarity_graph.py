@@ -24,8 +24,7 @@ import numpy as np
 from scipy.linalg import eigh
 
 from hallulab.artifacts.nli_pair_matrix import PairMatrix
-
-SIMILARITIES = ("entail", "contra", "jaccard")
+from hallulab.methods.graph_knobs import SIMILARITIES
 
 
 def jaccard_matrix(texts: Sequence[str]) -> np.ndarray:

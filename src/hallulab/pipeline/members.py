@@ -19,14 +19,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from hallulab.core.config import typed
 from hallulab.core.errors import UserFacingError
-from hallulab.core.units import LEVELS, MEMBER_PREFIX, score_frame
+from hallulab.core.levels import LEVELS, MEMBER_PREFIX
 from hallulab.pipeline import registry
+
+if TYPE_CHECKING:  # the score tables are read by the combining step, not by the knob class's import
+    import pandas as pd
 
 __all__ = [
     "MEMBER_PREFIX",
@@ -107,5 +108,7 @@ def member_rows(frame: pd.DataFrame, member: Member, level: str, source: str, lo
     try:
         return select_member(frame, member, level, source)
     except AbsentVariant as absent:
+        from hallulab.core.units import score_frame
+
         log.warning("%s; the combiner combines the other members", absent)
         return score_frame()

@@ -58,9 +58,9 @@ from hallulab.pipeline.spec import KnobSection
 #: module in full, and imported only when the schema is built (the steps sit above this layer).
 PIPELINE_KNOBS: tuple[KnobSection, ...] = (
     KnobSection("generate", "hallulab.generation:GenerateConfig"),
-    KnobSection("samples", "hallulab.methods.sample_matrix:SampleSelection"),
+    KnobSection("samples", "hallulab.methods.sample_selection:SampleSelection"),
     KnobSection("evaluate", "hallulab.evaluation.protocol:ProtocolConfig"),
-    KnobSection("correction", "hallulab.correction.run:CorrectionConfig", elsewhere=("prompts", "by_profile")),
+    KnobSection("correction", "hallulab.correction.knobs:CorrectionConfig", elsewhere=("prompts", "by_profile")),
 )
 #: Sections a config group's option sets whole (``conf/<group>/<option>.yaml``): each option
 #: states its own values, a choice rather than a default.

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, Self
 
 from hallulab.core.errors import StaleScoresError
+from hallulab.core.levels import LEVELS
 
 # the needs a method declares (MethodSpec.needs); their vocabulary lives in the foundation, where
 # the data layer's declaration of what each data set meets names it too (hallulab.data.provision)
@@ -41,7 +42,6 @@ from hallulab.core.needs import SAC3_OUTPUTS as SAC3_OUTPUTS
 from hallulab.core.needs import SAMPLES as SAMPLES
 from hallulab.core.needs import TEXT_LOGPROBS as TEXT_LOGPROBS
 from hallulab.core.needs import Need
-from hallulab.core.units import LEVELS
 
 # the success rates of its LLM roles a method declares (MethodSpec.role_checks)
 from hallulab.pipeline.role_checks import AnswerSpread as AnswerSpread

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hallulab.core.units import LEVELS
+from hallulab.core.levels import LEVELS
 
 
 @dataclass(frozen=True)

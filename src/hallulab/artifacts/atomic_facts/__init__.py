@@ -27,7 +27,7 @@ SPEC = ArtifactSpec(
     description="atomic facts (NER, POS and random spans) of every response sentence",
     inputs=StepInputs(params=("spacy", "atomic_facts")),
     requires=("sentences",),
-    knobs=(KnobSection("atomic_facts", "build:AtomicFactsKnobs"),),
+    knobs=(KnobSection("atomic_facts", "knobs:AtomicFactsKnobs"),),
 )
 
 TAGGINGS = ("ner", "pos", "random")

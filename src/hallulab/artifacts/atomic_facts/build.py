@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
-from hallulab.artifacts.atomic_facts import TAGGINGS, AtomicFact
+from hallulab.artifacts.atomic_facts import AtomicFact
+from hallulab.artifacts.atomic_facts.knobs import AtomicFactsKnobs
 from hallulab.artifacts.atomic_facts.tagging import TaggedToken, pos_spans, random_spans
 from hallulab.artifacts.sentences import spans_by_record
-from hallulab.core.config import setting
 from hallulab.pipeline.context import BuildContext
-
-
-@dataclass(frozen=True)
-class AtomicFactsKnobs:
-    """params ``atomic_facts``."""
-
-    taggings: tuple[str, ...] = setting(TAGGINGS, choices=TAGGINGS, scalar_ok=True)
-    seed: int = 0
 
 
 def build(ctx: BuildContext) -> dict[str, Any]:

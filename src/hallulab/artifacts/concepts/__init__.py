@@ -47,7 +47,7 @@ SPEC = ArtifactSpec(
         data_files=("word_list",),  # the word list under the data root
     ),
     calls=unplanned("its concepts come from the extractor LLM's replies, or from spaCy"),
-    knobs=(KnobSection("concepts", "build:ConceptsKnobs"),),
+    knobs=(KnobSection("concepts", "knobs:ConceptsKnobs"),),
 )
 
 SOURCES = ("auto", "given", "llm", "spacy")

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from hallulab.artifacts.concepts import PROCESSINGS, SOURCES
-from hallulab.artifacts.concepts.processing import COMMON_FILTERS, WORD_RANKS, WordRanks, process
-from hallulab.core.config import setting
+from hallulab.artifacts.concepts import PROCESSINGS
+from hallulab.artifacts.concepts.knobs import ConceptsKnobs
+from hallulab.artifacts.concepts.processing import WordRanks, process
 from hallulab.core.errors import RecordError, UserFacingError
 from hallulab.core.io import file_sha256
 from hallulab.data.loaders import DATA_ROOT_ENV, data_root
@@ -17,35 +16,11 @@ from hallulab.data.schema import Passage
 from hallulab.llm.base import DecodingParams
 from hallulab.pipeline.context import BuildContext
 
-WORD_LISTS = ("auto", "file", "wordfreq")
 _LEADING = {"DET", "PRON", "PART", "ADP", "CCONJ", "SCONJ", "AUX", "PUNCT"}
 
 
 class WordListError(ValueError, UserFacingError):
     """The configured frequency list cannot be read."""
-
-
-@dataclass(frozen=True)
-class ConceptsKnobs:
-    """params ``concepts``."""
-
-    source: str = setting("auto", choices=SOURCES)
-    prompt: str = "sf_concept_extraction"
-    word_list: str = setting("auto", choices=WORD_LISTS, doc="auto: the file when at hand, else wordfreq")
-    word_list_file: str = "concept7_self_familiarity/wiki-100k.txt"
-    word_list_size: int = setting(100000, minimum=1, doc="entries read from the list")
-    common_words: int = setting(10000, minimum=0, doc="the top-N words that are common (Appendix D: 10,000)")
-    common_filter: str = setting(
-        "whole_string", choices=COMMON_FILTERS, doc="whole_string: the released code; every_word: a labelled variant"
-    )
-    frequency_h: float = setting(100.0, above=0.0, doc="H of Eq. 6 (Appendix D: 100)")
-    word_rank: str = setting(
-        "released",
-        choices=WORD_RANKS,
-        doc="p of Eq. 6: released = 1-based, a word's last listing, words split at spaces; "
-        "first_listing = 0-based first listing (this project's earlier reading)",
-    )
-    max_new_tokens: int = setting(64, minimum=1, doc="reply length of the LLM extractor")
 
 
 def load_word_list(cfg: ConceptsKnobs) -> tuple[list[str], dict[str, Any]]:

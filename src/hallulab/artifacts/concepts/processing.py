@@ -27,12 +27,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hallulab.artifacts.concepts import Concept
+from hallulab.artifacts.concepts.knobs import COMMON_FILTERS, WORD_RANKS
 from hallulab.core.config import ConfigError
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")
-
-
-WORD_RANKS = ("released", "first_listing")
 
 
 @dataclass(frozen=True)
@@ -86,9 +84,6 @@ def words_of(text: str) -> tuple[str, ...]:
 def log_frequency(words: Sequence[str], ranks: WordRanks, h: float) -> float:
     """ln f_i of Eq. 6."""
     return -sum(ranks.rank(w) for w in words) / h
-
-
-COMMON_FILTERS = ("whole_string", "every_word")
 
 
 def is_common(words: Sequence[str], ranks: WordRanks, common_words: int, how: str = "whole_string") -> bool:

@@ -34,7 +34,7 @@ SPEC = ArtifactSpec(
     requires=("main_tokens",),
     calls=unplanned("its teacher-forced passes (one per response) are not counted by the plan yet"),
     shards=True,
-    knobs=(KnobSection("response_tokens", "build:ResponseTokensKnobs"),),
+    knobs=(KnobSection("response_tokens", "knobs:ResponseTokensKnobs"),),
 )
 
 

@@ -3,24 +3,14 @@ response, teacher forcing through the proxy LLM otherwise."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from hallulab.core.config import ConfigError, setting
+from hallulab.artifacts.response_tokens.knobs import ResponseTokensKnobs
+from hallulab.core.config import ConfigError
 from hallulab.core.errors import RecordError
 from hallulab.data.schema import Passage
 from hallulab.llm.base import ContextLengthError, Prompt
 from hallulab.pipeline.context import BuildContext
-
-
-@dataclass(frozen=True)
-class ResponseTokensKnobs:
-    """params ``response_tokens``."""
-
-    top_k: int = setting(10, minimum=0, doc="K_max alternatives stored per token (CCP: 10)")
-    prefix: str = setting(
-        "", doc="what the response is conditioned on: '' = the start token only; '{prompt}' = the record's prompt"
-    )
 
 
 def prefix_for(template: str, passage: Passage) -> Prompt:

@@ -13,10 +13,12 @@ located), ``text``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from hallulab.pipeline.spec import ArtifactSpec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SPEC = ArtifactSpec(
     name="sentences",
@@ -44,6 +46,8 @@ def locate(response: str, sentences: Sequence[str]) -> list[Span | None]:
 
 def spans_by_record(frame: pd.DataFrame) -> dict[str, list[Span | None]]:
     """record id -> the span of each sentence, in sentence order."""
+    import pandas as pd  # here, not above: the artifact's declaration is imported with every spec
+
     out: dict[str, list[Span | None]] = {}
     ordered = frame.sort_values(["record_id", "sentence_index"], kind="stable")
     for rid, group in ordered.groupby("record_id", sort=False):

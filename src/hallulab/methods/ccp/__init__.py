@@ -56,7 +56,7 @@ SPEC = MethodSpec(
     needs=(TEXT_LOGPROBS,),
     other_levels=("sentence", "response"),
     calls=unplanned("its NLI pairs follow the white-box pass's top-K alternatives"),
-    knobs=(KnobSection("ccp.score", "score:CCPScoreKnobs"), KnobSection("ccp.aggregate", "aggregate:CCPKnobs")),
+    knobs=(KnobSection("ccp.score", "knobs:CCPScoreKnobs"), KnobSection("ccp.aggregate", "knobs:CCPKnobs")),
     # the proxy's top-K alternatives of each claim word are what CCP's NLI judges
     role_checks=(
         RoleCheck(

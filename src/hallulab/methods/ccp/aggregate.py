@@ -8,36 +8,25 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from hallulab.artifacts.claims import claims_by_record
 from hallulab.artifacts.response_tokens import token_stats
-from hallulab.core.config import ConfigError, setting
+from hallulab.core.config import ConfigError
 from hallulab.core.token_stats import TokenStats
 from hallulab.core.units import DetailTable, ScoreTable
 from hallulab.data.schema import Passage
-from hallulab.methods.ccp.formula import (
-    AGGREGATIONS,
-    claim_ccp,
-    combine_nli,
-    word_log_ccp,
-)
+from hallulab.methods.ccp.formula import claim_ccp, combine_nli, word_log_ccp
+from hallulab.methods.ccp.knobs import BLANK_RULES, CCPKnobs
 from hallulab.methods.ccp.raw import CCPClaim, CCPScores
-from hallulab.methods.ccp.units import CONTEXT_NAMES, CONTEXTS, alternatives, outside_top_k, strip_word
+from hallulab.methods.ccp.units import CONTEXT_NAMES, alternatives, outside_top_k, strip_word
 from hallulab.methods.token_statistics import max_entropy, max_probability, perplexity
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls, KnobPoint
 from hallulab.text.stopwords import is_stopword
 
-STOPWORD_RULES = ("paper", "reference", "none")
-#: what an alternative that is only spaces or punctuation counts as in the paper's word mode:
-#: ``neutral`` (this project's rule: a line break or a comma is another continuation, not
-#: another value of the claim), or ``nli`` (the NLI model's class of the stripped strings, as
-#: lm-polygraph 0.7.0 judges every alternative). Neither paper nor released code states it.
-BLANK_RULES = ("neutral", "nli")
 NO_CLAIM_SENTENCE_SCORE = 0.5
 
 
@@ -63,25 +52,6 @@ class CCPMode(NamedTuple):
             aggregation=self.aggregation,
             blank=self.blank,
         )
-
-
-@dataclass(frozen=True)
-class CCPKnobs:
-    """params ``ccp.aggregate`` (the sweep knobs; no model call)."""
-
-    k: tuple[int, ...] = setting(
-        tuple(range(1, 11)), minimum=1, scalar_ok=True, doc="alternatives per word (K <= K_max); Figure 7: 1..10"
-    )
-    nli_context: tuple[str, ...] = setting(("claim_prefix",), choices=CONTEXTS, scalar_ok=True)
-    word_merge: bool = True
-    stopwords: str = setting("paper", choices=STOPWORD_RULES)
-    claim_aggregation: tuple[str, ...] = setting(
-        AGGREGATIONS, choices=AGGREGATIONS, scalar_ok=True, doc="Table 9; prod is the paper's"
-    )
-    reference_compatible: bool = setting(True, doc="also emit lm-polygraph's mode (tokens, raw-token stop words)")
-    blank_alternatives: str = setting(
-        "neutral", choices=BLANK_RULES, doc="a space/punctuation alternative: neutral | the NLI model's class"
-    )
 
 
 def variant_name(k: int, context: str, *, merge: bool, stopwords: str, aggregation: str, blank: str = "neutral") -> str:

@@ -27,9 +27,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from hallulab.core.config import ConfigError
+from hallulab.methods.ccp.knobs import AGGREGATIONS
 
 ENTAIL, NEUTRAL, CONTRA = "e", "n", "c"
-AGGREGATIONS = ("prod", "len", "min", "mean")
 
 
 def combine_nli(forward: str, backward: str) -> str:

@@ -15,24 +15,16 @@ import numpy as np
 from hallulab.artifacts.claims import Claim, claims_by_record
 from hallulab.artifacts.response_tokens import token_stats
 from hallulab.artifacts.sentences import spans_by_record
-from hallulab.core.config import setting
 from hallulab.core.token_stats import TokenStats
 from hallulab.data.schema import Passage
 from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.methods.ccp.formula import CONTRA, ENTAIL, NEUTRAL
+from hallulab.methods.ccp.knobs import CCPScoreKnobs
 from hallulab.methods.ccp.raw import CCPClaim, CCPPTrue, CCPScores
-from hallulab.methods.ccp.units import CONTEXTS, alternatives, claim_words, nli_pairs
+from hallulab.methods.ccp.units import alternatives, claim_words, nli_pairs
 from hallulab.methods.skipped import HAS_RESPONSE, partition, present_in
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.pipeline.context import BuildContext
-
-
-@dataclass(frozen=True)
-class CCPScoreKnobs:
-    """params ``ccp.score`` (read by the expensive step)."""
-
-    nli_contexts: tuple[str, ...] = setting(("claim_prefix",), choices=CONTEXTS, scalar_ok=True)
-    ptrue_top_k: int = setting(20, minimum=1, doc="first-token top-K read for P(True)")
 
 
 def nli_class(probabilities: np.ndarray) -> str:

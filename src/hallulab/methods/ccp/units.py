@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from hallulab.artifacts.claims.alignment import Span, tokens_in_spans
 from hallulab.core.config import ConfigError
 from hallulab.core.token_stats import TokenStats, same_token
+from hallulab.methods.ccp.knobs import CONTEXTS
 
-CONTEXTS = ("no_context", "claim_prefix", "sentence_prefix")
 CONTEXT_NAMES = {"no_context": "nocontext", "claim_prefix": "claimpref", "sentence_prefix": "sentpref"}
 _STRIP = string.punctuation + " \n"
 

@@ -28,7 +28,7 @@ similarities are lm-polygraph's (tests/test_reference_parity_sar_cocoa.py).
 """
 
 from hallulab.methods.cocoa.raw import CocoaScores
-from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
+from hallulab.methods.sample_selection import SAMPLE_CHOICE_PARAMS
 from hallulab.pipeline.spec import NO_MODEL_CALLS, SAMPLES, TEXT_LOGPROBS, MethodSpec, StepInputs
 
 SPEC = MethodSpec(

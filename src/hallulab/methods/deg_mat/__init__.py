@@ -13,7 +13,7 @@ step: the NLI probabilities come from the ``nli_pair_matrix`` artifact, N and th
 samples from ``samples``. A record with fewer than two chosen samples is not scored (counted).
 """
 
-from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
+from hallulab.methods.sample_selection import SAMPLE_CHOICE_PARAMS
 from hallulab.pipeline.spec import SAMPLES, KnobSection, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
@@ -28,5 +28,5 @@ SPEC = MethodSpec(
     order=23,
     benchmark_variants=("degmat_entail",),  # lm-polygraph's default similarity
     needs=(SAMPLES,),
-    knobs=(KnobSection("deg_mat", "aggregate:DegMatKnobs"),),
+    knobs=(KnobSection("deg_mat", "knobs:DegMatKnobs"),),
 )

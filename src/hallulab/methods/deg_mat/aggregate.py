@@ -3,18 +3,10 @@ the package docstring)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from hallulab.methods.sample_graph import response_scores, similarities_setting, similarity_variants
+from hallulab.methods.deg_mat.knobs import DegMatKnobs
+from hallulab.methods.sample_graph import response_scores, similarity_variants
 from hallulab.methods.similarity_graph import degree_uncertainty
 from hallulab.pipeline.context import AggregateContext, Aggregated
-
-
-@dataclass(frozen=True)
-class DegMatKnobs:
-    """params ``deg_mat``."""
-
-    similarities: tuple[str, ...] = similarities_setting("degmat")
 
 
 def aggregate(ctx: AggregateContext[None]) -> Aggregated:

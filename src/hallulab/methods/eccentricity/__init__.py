@@ -18,7 +18,7 @@ come from the ``nli_pair_matrix`` artifact, N and the choice of samples from ``s
 record with fewer than two chosen samples is not scored (counted).
 """
 
-from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
+from hallulab.methods.sample_selection import SAMPLE_CHOICE_PARAMS
 from hallulab.pipeline.spec import SAMPLES, KnobSection, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
@@ -33,5 +33,5 @@ SPEC = MethodSpec(
     order=24,
     benchmark_variants=("ecc_entail",),  # lm-polygraph's default similarity
     needs=(SAMPLES,),
-    knobs=(KnobSection("eccentricity", "aggregate:EccentricityKnobs"),),
+    knobs=(KnobSection("eccentricity", "knobs:EccentricityKnobs"),),
 )

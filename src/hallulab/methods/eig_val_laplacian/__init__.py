@@ -15,7 +15,7 @@ step: the NLI probabilities come from the ``nli_pair_matrix`` artifact, N and th
 samples from ``samples``. A record with fewer than two chosen samples is not scored (counted).
 """
 
-from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
+from hallulab.methods.sample_selection import SAMPLE_CHOICE_PARAMS
 from hallulab.pipeline.spec import SAMPLES, KnobSection, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
@@ -30,5 +30,5 @@ SPEC = MethodSpec(
     order=22,
     benchmark_variants=("eigv_entail",),  # lm-polygraph's default similarity
     needs=(SAMPLES,),
-    knobs=(KnobSection("eig_val_laplacian", "aggregate:EigValLaplacianKnobs"),),
+    knobs=(KnobSection("eig_val_laplacian", "knobs:EigValLaplacianKnobs"),),
 )

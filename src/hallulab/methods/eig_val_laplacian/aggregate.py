@@ -3,18 +3,10 @@ normalised graph Laplacian (the formula is in the package docstring)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from hallulab.methods.sample_graph import response_scores, similarities_setting, similarity_variants
+from hallulab.methods.eig_val_laplacian.knobs import EigValLaplacianKnobs
+from hallulab.methods.sample_graph import response_scores, similarity_variants
 from hallulab.methods.similarity_graph import eigenvalue_sum
 from hallulab.pipeline.context import AggregateContext, Aggregated
-
-
-@dataclass(frozen=True)
-class EigValLaplacianKnobs:
-    """params ``eig_val_laplacian``."""
-
-    similarities: tuple[str, ...] = similarities_setting("eigv")
 
 
 def aggregate(ctx: AggregateContext[None]) -> Aggregated:

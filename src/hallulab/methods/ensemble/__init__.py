@@ -54,5 +54,5 @@ SPEC = MethodSpec(
     order=95,
     benchmark_variants=("rank_mean", "logistic_cv5"),  # the unsupervised and the cross-fitted combination
     combines="ensemble.members",
-    knobs=(KnobSection("ensemble", "aggregate:EnsembleKnobs"),),
+    knobs=(KnobSection("ensemble", "knobs:EnsembleKnobs"),),
 )

@@ -9,28 +9,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from hallulab.core.config import setting
-from hallulab.core.units import COLUMNS, LEVELS, score_frame
+from hallulab.core.units import COLUMNS, score_frame
 from hallulab.data.schema import Passage
+from hallulab.methods.ensemble.knobs import EnsembleKnobs
 from hallulab.methods.ensemble.logistic import fit_logistic
 from hallulab.pipeline.context import AggregateContext, Aggregated
-from hallulab.pipeline.members import MEMBER_PREFIX, Member, MemberError, check_level, parse_members
+from hallulab.pipeline.members import MEMBER_PREFIX, MemberError, check_level, parse_members
 
-COMBINERS = ("rank_mean", "logistic")
 POSITIVE_ABOVE = 0.499  # the evaluation's positive class at every level (levels.UNSUPPORTED_ABOVE)
 MISSING_RANK = 0.5  # a member that did not score a unit enters the regression at the median rank
-
-
-@dataclass(frozen=True)
-class EnsembleKnobs:
-    """params ``ensemble`` (the member list is checked by :func:`parse_members`)."""
-
-    level: str = setting("sentence", choices=LEVELS, doc="the level every member scores")
-    members: tuple[Member, ...] = setting((), doc="[{method, variant}, ...]: registered methods' variants")
-    combiners: tuple[str, ...] = setting(COMBINERS, choices=COMBINERS, scalar_ok=True)
-    folds: int = setting(5, minimum=2, doc="cross-fitting folds over the labelled records")
-    l2: float = setting(1.0, above=0.0, doc="lambda of the L2 penalty (scikit-learn's C = 1 / lambda)")
-    seed: int = setting(0, doc="the seed of the fold assignment")
 
 
 @dataclass(frozen=True)

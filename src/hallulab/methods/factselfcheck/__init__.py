@@ -23,7 +23,7 @@ reply format.
 """
 
 from hallulab.methods.factselfcheck.raw import FactSelfCheckScores
-from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
+from hallulab.methods.sample_selection import SAMPLE_CHOICE_PARAMS
 from hallulab.pipeline.spec import SAMPLES, KnobSection, MethodSpec, RoleCheck, StepInputs, unplanned
 
 SPEC = MethodSpec(
@@ -50,8 +50,8 @@ SPEC = MethodSpec(
     shards=True,
     corrects_facts=True,
     knobs=(
-        KnobSection("factselfcheck.score", "score:FactSelfCheckScoreKnobs"),
-        KnobSection("factselfcheck.aggregate", "aggregate:FactSelfCheckKnobs"),
+        KnobSection("factselfcheck.score", "knobs:FactSelfCheckScoreKnobs"),
+        KnobSection("factselfcheck.aggregate", "knobs:FactSelfCheckKnobs"),
     ),
     # KG-LLM reads the evaluator's answer per (fact, sample); KG-frequency calls no LLM
     role_checks=(

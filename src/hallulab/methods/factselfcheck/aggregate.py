@@ -10,31 +10,19 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
-from hallulab.core.config import setting
 from hallulab.core.units import ScoreTable
+from hallulab.methods.factselfcheck.knobs import FactSelfCheckKnobs
 from hallulab.methods.factselfcheck.raw import FactSelfCheckScores
 from hallulab.methods.factselfcheck.scoring import defined_scores, frequency_score, llm_score, sentence_score
 from hallulab.methods.sample_matrix import sample_choice_from, selected_columns
 from hallulab.methods.skipped import HAS_RESPONSE, HAS_SAMPLES, partition, present_in
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls
-
-AGGREGATIONS = ("max", "mean")
-
-
-@dataclass(frozen=True)
-class FactSelfCheckKnobs:
-    """params ``factselfcheck.aggregate`` (N and the choice of samples come from ``samples``:
-    :func:`sample_choice_from`)."""
-
-    aggregations: tuple[str, ...] = setting(AGGREGATIONS, choices=AGGREGATIONS, scalar_ok=True)
-    random_seed: int = 0
 
 
 def aggregate(ctx: AggregateContext[FactSelfCheckScores]) -> Aggregated:

@@ -8,34 +8,15 @@ evaluator too small to follow the reply format (this project's addition, labelle
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
-from hallulab.core.config import setting
 from hallulab.core.token_stats import yes_no_probability
 from hallulab.llm.base import DecodingParams
+from hallulab.methods.factselfcheck.knobs import FactSelfCheckScoreKnobs
 from hallulab.methods.factselfcheck.raw import FactSelfCheckScores
 from hallulab.methods.factselfcheck.scoring import graph_text, psi
 from hallulab.methods.skipped import HAS_RESPONSE, HAS_SAMPLES, partition, present_in
 from hallulab.pipeline.context import BuildContext
-
-LLM_VARIANTS = ("kg", "text")
-
-
-@dataclass(frozen=True)
-class FactSelfCheckScoreKnobs:
-    """params ``factselfcheck.score``."""
-
-    llm_variants: tuple[str, ...] = setting(
-        LLM_VARIANTS, choices=LLM_VARIANTS, scalar_ok=True, empty_ok=True, doc="[]: KG-frequency and RandomFact only"
-    )
-    llm_records: int | None = setting(
-        None, minimum=0, doc="ask the LLM on the first N records only (null: all); the same subset for both variants"
-    )
-    max_new_tokens: int = setting(4, minimum=1)
-    top_k: int = setting(
-        20, minimum=0, doc="top-K log-probabilities of the first reply token read for P(No) (white-box LLMs); 0: off"
-    )
 
 
 def score(ctx: BuildContext) -> FactSelfCheckScores:

@@ -86,8 +86,8 @@ SPEC = MethodSpec(
     shards=True,
     units=UNIT_TEXTS,  # its checked facts, one set per tagging
     knobs=(
-        KnobSection("hallucheck.score", "score:HalluCheckScoreKnobs"),
-        KnobSection("hallucheck.aggregate", "aggregate:HalluCheckKnobs"),
+        KnobSection("hallucheck.score", "knobs:HalluCheckScoreKnobs"),
+        KnobSection("hallucheck.aggregate", "knobs:HalluCheckKnobs"),
     ),
     role_checks=(
         RoleCheck(

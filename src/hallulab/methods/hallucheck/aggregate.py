@@ -35,10 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from hallulab.core.config import ConfigError, setting
+from hallulab.core.config import ConfigError
 from hallulab.core.units import DetailTable, ScoreTable
 from hallulab.methods.hallucheck.checks import (
-    ALIGNMENTS,
     KS_MINMAX,
     KS_RELEASED,
     alignment_f1,
@@ -48,26 +47,12 @@ from hallulab.methods.hallucheck.checks import (
     span_check_steps,
 )
 from hallulab.methods.hallucheck.details import fact_details
+from hallulab.methods.hallucheck.knobs import HalluCheckKnobs
 from hallulab.methods.hallucheck.raw import CheckedFact, HalluCheckScores, RegeneratedAnswer
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls
 
 NO_FACT_SENTENCE_SCORE = 0.5
-
-
-@dataclass(frozen=True)
-class HalluCheckKnobs:
-    """params ``hallucheck.aggregate``."""
-
-    alignment: str = setting(
-        "judge",
-        choices=ALIGNMENTS,
-        doc="the headline's: judge (the released: llms.judge on the two spans) | f1 (>= f1_threshold) | containment",
-    )
-    f1_threshold: float = setting(0.6, minimum=0.0, maximum=1.0, doc="aligned when token F1 >= this")
-    ks_alpha: float = setting(0.05, above=0.0, maximum=1.0, doc="a step is uniform when the KS p-value exceeds this")
-    ks_steps: int = setting(50, minimum=1, doc="generated steps tested")
-    no_fact_score: float = setting(1.0, minimum=0.0, maximum=1.0, doc="response score when no fact could be checked")
 
 
 #: what alignment compares: the two read spans (released) | the fact and the answer's

@@ -66,7 +66,6 @@ import numpy as np
 
 from hallulab.text.answers import normalize_answer
 
-ALIGNMENTS = ("f1", "containment", "judge")
 F1_TOKENS = ("split", "squad")  # whitespace tokens as they are (released) | SQuAD-normalised
 KS_RELEASED, KS_MINMAX = "released", "minmax"
 KS_REFERENCES = (KS_RELEASED, KS_MINMAX)

@@ -8,10 +8,6 @@ from typing import Any, NotRequired, TypedDict
 
 from hallulab.methods.raw_scores import CountsAndSkipped, RawScores
 
-#: how a regeneration decodes (Table 3; :mod:`hallulab.methods.hallucheck.score`): greedy, the
-#: released 5-beam call, or that call sampling; the second part of a ``role/decoding`` key
-DECODINGS = ("greedy", "beam", "sampled")
-
 
 class ReadSpan(TypedDict):
     """An answer span of a text: its characters ``start:end`` of the text, its ``text`` and

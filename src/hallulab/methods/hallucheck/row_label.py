@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hallulab.methods.hallucheck.raw import DECODINGS
+from hallulab.methods.hallucheck.knobs import DECODINGS
 from hallulab.pipeline.row_labels import CellSetting, distinct
 
 #: the alignment measures (``hallucheck.aggregate.alignment``) other than the judge, in words

@@ -22,50 +22,20 @@ import hashlib
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from hallulab.artifacts.atomic_facts import TAGGINGS, facts_by_record
-from hallulab.core.config import ConfigError, setting
+from hallulab.artifacts.atomic_facts import facts_by_record
+from hallulab.core.config import ConfigError
 from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.methods.hallucheck.judge import OUTCOMES, SpanPair, judge_prompts
-from hallulab.methods.hallucheck.raw import DECODINGS, CheckedFact, HalluCheckScores, RegeneratedAnswer, reply_text
-from hallulab.methods.hallucheck.spans import SPAN_READERS, HubSpanReader, ReadSpan, read_spans_with_llm
+from hallulab.methods.hallucheck.knobs import HalluCheckScoreKnobs
+from hallulab.methods.hallucheck.raw import CheckedFact, HalluCheckScores, RegeneratedAnswer, reply_text
+from hallulab.methods.hallucheck.spans import HubSpanReader, ReadSpan, read_spans_with_llm
 from hallulab.methods.skipped import HAS_RESPONSE, partition
 from hallulab.pipeline.context import BuildContext
 
-QUESTION_SOURCES = ("llm", "hub")
 _QUESTION = re.compile(r"^\s*(?:question\s*[:\-]\s*)?(?P<q>[^\n]*?\?)", re.I | re.M)
-
-
-@dataclass(frozen=True)
-class HalluCheckScoreKnobs:
-    """params ``hallucheck.score``."""
-
-    taggings: tuple[str, ...] = setting(("ner",), choices=TAGGINGS, scalar_ok=True)
-    decodings: tuple[str, ...] = setting(("greedy",), choices=DECODINGS, scalar_ok=True)
-    num_beams: int = setting(5, minimum=2, doc="beam size of the beam and sampled decodings (Table 3, released: 5)")
-    sampling_temperature: float = setting(0.7, above=0.0, doc="temperature of the sampled decoding")
-    sampling_top_p: float = setting(0.8, above=0.0, maximum=1.0, doc="nucleus of the sampled decoding")
-    seed: int = setting(0, doc="seeds each question's sampled decoding")
-    cross_eval: bool = setting(False, doc="also regenerate with the verifier role (Table 2, Cross Eval)")
-    judge: bool = setting(
-        True, doc="ask the judge role whether each pair of answer spans agrees (the released alignment)"
-    )
-    judge_max_new_tokens: int = setting(100, minimum=1, doc="the judge's reply length (released: 100)")
-    max_new_tokens: int = setting(
-        100, minimum=1, doc="steps regenerated (released: 100; the KS test reads the first 50)"
-    )
-    top_k: int = setting(5, minimum=2, doc="probabilities per step for the KS test (the paper: top-5)")
-    question_source: str = setting("llm", choices=QUESTION_SOURCES)
-    hub_question_model: str = "mrm8488/t5-base-finetuned-question-generation-ap"
-    span_reader: str = setting("llm", choices=SPAN_READERS, doc="who reads the answer spans: llms.qa or a hub QA model")
-    hub_span_model: str = "distilbert/distilbert-base-cased-distilled-squad"
-    span_max_new_tokens: int = setting(32, minimum=1, doc="the llm span reader's reply length")
-    fact_probability: bool = setting(
-        True, doc="also teacher-force the fact as the generator's answer (the _factnll reading; white-box only)"
-    )
 
 
 def decoding_params(knobs: HalluCheckScoreKnobs, decoding: str) -> DecodingParams:

@@ -35,7 +35,6 @@ from hallulab.llm.base import DecodingParams
 from hallulab.methods.hallucheck.checks import answer_span, extracted_span, token_f1
 from hallulab.methods.hallucheck.raw import ReadSpan
 
-SPAN_READERS = ("llm", "hub")
 #: how a span was read: the reply found in the text, found ignoring case, its best-matching
 #: window (fallback), the whole text (last fallback); ``extracted`` by the hub's QA model
 HOW_READ = ("copied", "copied_nocase", "matched", "whole_text", "extracted")

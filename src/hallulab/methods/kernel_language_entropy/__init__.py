@@ -28,7 +28,7 @@ artifact, N and the choice of samples from ``samples``, so a sweep over either c
 A record with fewer than two chosen samples is not scored (counted).
 """
 
-from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
+from hallulab.methods.sample_selection import SAMPLE_CHOICE_PARAMS
 from hallulab.pipeline.spec import SAMPLES, KnobSection, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
@@ -43,5 +43,5 @@ SPEC = MethodSpec(
     order=27,
     benchmark_variants=("kle_heat",),  # lm-polygraph's estimator and defaults
     needs=(SAMPLES,),
-    knobs=(KnobSection("kernel_language_entropy", "aggregate:KernelLanguageEntropyKnobs"),),
+    knobs=(KnobSection("kernel_language_entropy", "knobs:KernelLanguageEntropyKnobs"),),
 )

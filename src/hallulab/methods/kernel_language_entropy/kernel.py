@@ -32,10 +32,8 @@ import numpy as np
 from scipy.linalg import eigh, eigvalsh
 
 from hallulab.artifacts.nli_pair_matrix import PairMatrix
+from hallulab.methods.kernel_language_entropy.knobs import KERNELS, LAPLACIANS, WEIGHTINGS
 
-KERNELS = ("heat", "matern")
-LAPLACIANS = ("combinatorial", "normalised")
-WEIGHTINGS = ("probabilities", "classes")
 #: w: the weight of a directed edge's entailment, neutral and contradiction (§3, the semantic graph)
 CLASS_WEIGHTS = np.array([1.0, 0.5, 0.0])
 #: eigenvalues of the density matrix at or below this magnitude add nothing to the entropy

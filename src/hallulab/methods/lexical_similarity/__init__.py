@@ -11,7 +11,7 @@ as every method over samples) and scores responses. A record with fewer than two
 not scored (counted).
 """
 
-from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
+from hallulab.methods.sample_selection import SAMPLE_CHOICE_PARAMS
 from hallulab.pipeline.spec import SAMPLES, KnobSection, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
@@ -25,5 +25,5 @@ SPEC = MethodSpec(
     order=18,
     benchmark_variants=("lexsim_rougeL",),  # lm-polygraph's default similarity, ROUGE-L
     needs=(SAMPLES,),
-    knobs=(KnobSection("lexical_similarity", "aggregate:LexicalSimilarityKnobs"),),
+    knobs=(KnobSection("lexical_similarity", "knobs:LexicalSimilarityKnobs"),),
 )

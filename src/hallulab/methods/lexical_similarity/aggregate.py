@@ -3,27 +3,17 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
 
-from hallulab.core.config import setting
 from hallulab.core.units import ScoreTable
-from hallulab.methods.lexical_similarity.rouge import METRICS, rouge_f, tokens
-from hallulab.methods.sample_matrix import SampleSelection, sample_choice_from, selected_columns
+from hallulab.methods.lexical_similarity.knobs import LexicalSimilarityKnobs
+from hallulab.methods.lexical_similarity.rouge import rouge_f, tokens
+from hallulab.methods.sample_matrix import sample_choice_from, selected_columns
+from hallulab.methods.sample_selection import SampleSelection
 from hallulab.methods.skipped import HAS_RESPONSE, Requirement, partition
 from hallulab.pipeline.context import AggregateContext, Aggregated
-
-
-@dataclass(frozen=True)
-class LexicalSimilarityKnobs:
-    """params ``lexical_similarity``."""
-
-    metrics: tuple[str, ...] = setting(
-        ("rougeL", "rouge1"), choices=METRICS, scalar_ok=True, doc="ROUGE variants; lm-polygraph's default: rougeL"
-    )
-    use_stemmer: bool = setting(True, doc="Porter stemming of tokens longer than 3 characters (rouge-score's)")
 
 
 def lexical_uncertainty(samples: list[tuple[str, ...]], metric: str) -> float:

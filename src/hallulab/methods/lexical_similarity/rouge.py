@@ -11,8 +11,9 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from hallulab.methods.lexical_similarity.knobs import METRICS
+
 _SEPARATORS = re.compile(r"[^a-z0-9]+")
-METRICS = ("rouge1", "rouge2", "rougeL")
 
 
 @functools.lru_cache(maxsize=1)

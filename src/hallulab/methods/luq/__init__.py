@@ -35,7 +35,8 @@ consistency, entailment normalised against contradiction) and lm-polygraph's imp
 N and the choice of samples come from ``samples``: a sweep over them calls no model.
 """
 
-from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS, SampleMatrixScores
+from hallulab.methods.sample_scores import SampleMatrixScores
+from hallulab.methods.sample_selection import SAMPLE_CHOICE_PARAMS
 from hallulab.pipeline.spec import NLI_PER_SENTENCE_SAMPLE, SAMPLES, KnobSection, MethodSpec, StepInputs
 
 SPEC = MethodSpec(
@@ -55,5 +56,5 @@ SPEC = MethodSpec(
     other_levels=("response",),
     calls=NLI_PER_SENTENCE_SAMPLE,
     shards=True,
-    knobs=(KnobSection("luq", "aggregate:LUQKnobs"),),
+    knobs=(KnobSection("luq", "knobs:LUQKnobs"),),
 )

@@ -4,34 +4,19 @@ the package docstring and :mod:`.formula`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-from hallulab.core.config import setting
 from hallulab.core.errors import StaleScoresError
 from hallulab.core.units import concat
 from hallulab.methods.luq.formula import VARIANT, samples_uncertainty
+from hallulab.methods.luq.knobs import LUQKnobs
 from hallulab.methods.sample_graph import ChosenSamples, response_scores
-from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores, sample_choice_from
 from hallulab.methods.sample_matrix import aggregate as sentence_rows
+from hallulab.methods.sample_matrix import sample_choice_from
+from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores
 from hallulab.pipeline.context import AggregateContext, Aggregated
-
-READINGS = ("sentence", "response")
-
-
-@dataclass(frozen=True)
-class LUQKnobs:
-    """params ``luq``."""
-
-    readings: tuple[str, ...] = setting(
-        READINGS,
-        choices=READINGS,
-        scalar_ok=True,
-        doc="sentence: the paper's, each sentence against the samples (luq_sentence); "
-        "response: lm-polygraph's, the samples against each other (luq_response)",
-    )
 
 
 def samples_score(record: ChosenSamples) -> float:

@@ -17,7 +17,8 @@ import numpy as np
 
 from hallulab.data.schema import Passage
 from hallulab.methods.luq.formula import VARIANT
-from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores, scorable, sentence_sample_grid, unflatten
+from hallulab.methods.sample_matrix import scorable
+from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores, sentence_sample_grid, unflatten
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.pipeline.context import BuildContext
 

@@ -14,7 +14,7 @@ score step: N and the choice of samples come from ``samples``, so a sweep over t
 model. A record with fewer than two chosen samples is not scored (counted).
 """
 
-from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
+from hallulab.methods.sample_selection import SAMPLE_CHOICE_PARAMS
 from hallulab.pipeline.spec import SAMPLES, MethodSpec, StepInputs
 
 SPEC = MethodSpec(

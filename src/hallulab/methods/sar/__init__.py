@@ -35,7 +35,7 @@ formulas downstream of the log-probabilities and similarities are lm-polygraph's
 operation (tests/test_reference_parity_sar_cocoa.py).
 """
 
-from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
+from hallulab.methods.sample_selection import SAMPLE_CHOICE_PARAMS
 from hallulab.methods.sar.raw import SarScores
 from hallulab.pipeline.spec import SAMPLES, TEXT_LOGPROBS, KnobSection, MethodSpec, StepInputs, unplanned
 
@@ -57,7 +57,7 @@ SPEC = MethodSpec(
         "the tokens are the proxy's"
     ),
     knobs=(
-        KnobSection("sar.score", "score:SarScoreKnobs"),
-        KnobSection("sar.aggregate", "aggregate:SarKnobs"),
+        KnobSection("sar.score", "knobs:SarScoreKnobs"),
+        KnobSection("sar.aggregate", "knobs:SarKnobs"),
     ),
 )

@@ -4,27 +4,15 @@ response's TokenSAR (the formulas are in :mod:`hallulab.methods.sar.formula`).""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 import numpy as np
 
-from hallulab.core.config import setting
 from hallulab.core.units import ScoreTable
 from hallulab.methods.sample_matrix import sample_choice_from, selected_columns
-from hallulab.methods.sar.formula import DEFAULT_TEMPERATURE, sar, sentence_sar
+from hallulab.methods.sar.formula import sar, sentence_sar
+from hallulab.methods.sar.knobs import SarKnobs
 from hallulab.methods.sar.raw import SarScores
 from hallulab.pipeline.context import AggregateContext, Aggregated
-
-
-@dataclass(frozen=True)
-class SarKnobs:
-    """params ``sar.aggregate``."""
-
-    temperature: float = setting(
-        DEFAULT_TEMPERATURE,
-        above=0.0,
-        doc="t, the sentence relevance's temperature: E(s_j) = -log(p_j + R_S(s_j) / t) (lm-polygraph's 0.001)",
-    )
 
 
 def aggregate(ctx: AggregateContext[SarScores]) -> Aggregated:

@@ -22,9 +22,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-#: t, the temperature of the sentence relevance (lm-polygraph's ``SAR.t`` and ``SentenceSAR.t``)
-DEFAULT_TEMPERATURE = 0.001
-
 Values = Sequence[float] | np.ndarray
 
 

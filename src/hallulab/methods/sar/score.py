@@ -17,11 +17,12 @@ import numpy as np
 
 from hallulab.artifacts.response_tokens import token_stats
 from hallulab.artifacts.response_tokens.build import prefix_for
-from hallulab.core.config import ConfigError, setting
+from hallulab.core.config import ConfigError
 from hallulab.core.errors import RecordError
 from hallulab.core.token_stats import TokenStats
 from hallulab.data.schema import Passage
 from hallulab.methods.sar.formula import token_sar
+from hallulab.methods.sar.knobs import SarScoreKnobs
 from hallulab.methods.sar.raw import RecordSar, SarScores
 from hallulab.methods.sar.relevance import relevance_pairs
 from hallulab.methods.sentence_similarity import (
@@ -32,22 +33,6 @@ from hallulab.methods.sentence_similarity import (
 )
 from hallulab.methods.skipped import HAS_RESPONSE, HAS_SAMPLES, partition
 from hallulab.pipeline.context import BuildContext
-
-
-@dataclass(frozen=True)
-class SarScoreKnobs:
-    """params ``sar.score``."""
-
-    prefix: str = setting(
-        "{prompt}",
-        doc="what each sample is conditioned on for its log-probabilities: '{prompt}' = the question "
-        "(Semantic Entropy's setting, so its proxy calls are shared)",
-    )
-    token_relevance: bool = setting(
-        True,
-        doc="score each sample's token relevances (one similarity per token of every sample), which sar reads; "
-        "off: sentence_sar and token_sar only",
-    )
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ SPEC = MethodSpec(
     units=UNIT_TEXTS,  # each prompt's concepts: masked inference prompt and best guess
     knobs=(
         KnobSection("self_familiarity.score", "knobs:SelfFamiliarityScoreKnobs"),
-        KnobSection("self_familiarity.aggregate", "aggregate:SelfFamiliarityKnobs"),
-        KnobSection("self_familiarity.threshold", "threshold:ThresholdKnobs"),
+        KnobSection("self_familiarity.aggregate", "knobs:SelfFamiliarityKnobs"),
+        KnobSection("self_familiarity.threshold", "knobs:ThresholdKnobs"),
     ),
 )

@@ -42,41 +42,26 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from hallulab.artifacts.concepts import Concept, concepts_by_record
 from hallulab.artifacts.response_tokens import token_stats
-from hallulab.core.config import setting
 from hallulab.core.units import ScoreTable
+from hallulab.methods.self_familiarity.knobs import NORMALISATIONS, SelfFamiliarityKnobs, ThresholdKnobs
 from hallulab.methods.self_familiarity.raw import ConceptSearch, ForwardReply, SelfFamiliarityScores
-from hallulab.methods.self_familiarity.threshold import ThresholdKnobs, basic_threshold
+from hallulab.methods.self_familiarity.threshold import basic_threshold
 from hallulab.methods.skipped import skip_diagnostics
 from hallulab.methods.token_statistics import max_neglogp, mean_neglogp, perplexity
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls
 
-NORMALISATIONS = ("total", "input", "answer")
 ABLATIONS = {
     "no_grouping": "selffam_nogrouping",
     "no_filtering": "selffam_nofiltering",
     "no_ranking": "selffam_noranking",
 }
-
-
-@dataclass(frozen=True)
-class SelfFamiliarityKnobs:
-    """params ``self_familiarity.aggregate``."""
-
-    ratio: float = setting(2.0, above=0.0, doc="r of Eq. 7 (Appendix D: 2)")
-    length_normalisation: str = setting(
-        "total",
-        choices=NORMALISATIONS,
-        doc="s_i = exp(sum / (P + L)): total = P on the released wrapper (the released code), input = P on the "
-        "model's own input, answer = no P",
-    )
 
 
 def prompt_length(entry: ConceptSearch, normalisation: str) -> int:

@@ -12,6 +12,8 @@ from hallulab.core.config import setting
 from hallulab.methods.self_familiarity.masking import MASKINGS
 
 BASELINES = ("forward_inference", "forward_self", "sample_bertscore", "sample_sentencescore", "self_detection")
+NORMALISATIONS = ("total", "input", "answer")
+METHODS = ("bca", "percentile")
 
 
 @dataclass(frozen=True)
@@ -46,4 +48,30 @@ class SelfFamiliarityScoreKnobs:
         choices=MASKINGS,
         doc="released: every word of the concept, over the whole wrapped prompt, newlines kept (the released "
         "code); substring / whole_word: the explanation alone, stop words spared (this project's earlier reading)",
+    )
+
+
+@dataclass(frozen=True)
+class SelfFamiliarityKnobs:
+    """params ``self_familiarity.aggregate``."""
+
+    ratio: float = setting(2.0, above=0.0, doc="r of Eq. 7 (Appendix D: 2)")
+    length_normalisation: str = setting(
+        "total",
+        choices=NORMALISATIONS,
+        doc="s_i = exp(sum / (P + L)): total = P on the released wrapper (the released code), input = P on the "
+        "model's own input, answer = no P",
+    )
+
+
+@dataclass(frozen=True)
+class ThresholdKnobs:
+    """params ``self_familiarity.threshold``."""
+
+    basic_percentile: float = setting(5.0, above=0.0, maximum=99.0, doc="percentile of the basic familiarity scores")
+    bootstrap_samples: int = setting(9999, minimum=1, doc="resamples (scipy.stats.bootstrap's default: 9999)")
+    ci_level: float = setting(0.95, above=0.0, maximum=0.999)
+    seed: int = 42  # Appendix D: seed 42
+    method: str = setting(
+        "bca", choices=METHODS, doc="bca: scipy's default interval, as the released code; percentile: a named setting"
     )

@@ -25,27 +25,11 @@ import inspect
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-from hallulab.core.config import setting
-
-METHODS = ("bca", "percentile")
-
-
-@dataclass(frozen=True)
-class ThresholdKnobs:
-    """params ``self_familiarity.threshold``."""
-
-    basic_percentile: float = setting(5.0, above=0.0, maximum=99.0, doc="percentile of the basic familiarity scores")
-    bootstrap_samples: int = setting(9999, minimum=1, doc="resamples (scipy.stats.bootstrap's default: 9999)")
-    ci_level: float = setting(0.95, above=0.0, maximum=0.999)
-    seed: int = 42  # Appendix D: seed 42
-    method: str = setting(
-        "bca", choices=METHODS, doc="bca: scipy's default interval, as the released code; percentile: a named setting"
-    )
+from hallulab.methods.self_familiarity.knobs import ThresholdKnobs
 
 
 class BasicThreshold(NamedTuple):

@@ -5,7 +5,8 @@ over the sample's sentences (:mod:`hallulab.methods.bertscore`);
 ``aggregate`` averages over the chosen N samples.
 """
 
-from hallulab.methods.sample_matrix import SELECTION_PARAMS, SampleMatrixScores
+from hallulab.methods.sample_scores import SampleMatrixScores
+from hallulab.methods.sample_selection import SELECTION_PARAMS
 from hallulab.pipeline.spec import NO_MODEL_CALLS, SAMPLES, MethodSpec, StepInputs
 
 SPEC = MethodSpec(

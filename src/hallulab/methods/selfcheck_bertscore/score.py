@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from hallulab.methods.bertscore import BERTScoreConfig, BERTScoreSupport, passage_matrices
-from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores, scorable
+from hallulab.methods.sample_matrix import scorable
+from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores
 from hallulab.pipeline.context import BuildContext
 
 

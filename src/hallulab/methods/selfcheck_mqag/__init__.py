@@ -7,8 +7,8 @@ scoring rules (counting, Bayes, Bayes + alpha), beta1 / beta2, AT and N
 :mod:`hallulab.methods.selfcheck_mqag.roles`).
 """
 
-from hallulab.methods.sample_matrix import SELECTION_PARAMS
-from hallulab.methods.selfcheck_mqag.scoring import StoredMQAG
+from hallulab.methods.sample_selection import SELECTION_PARAMS
+from hallulab.methods.selfcheck_mqag.raw import StoredMQAG
 from hallulab.pipeline.spec import SAMPLES, KnobSection, MethodSpec, RoleCheck, StepInputs, unplanned
 
 SPEC = MethodSpec(
@@ -36,9 +36,9 @@ SPEC = MethodSpec(
     other_levels=("response",),
     calls=unplanned("its questions and answers come from earlier replies"),
     knobs=(
-        KnobSection("selfcheck_mqag.score", "score:MQAGQuestionKnobs"),
-        KnobSection("selfcheck_mqag.hub", "score:MQAGHubKnobs"),
-        KnobSection("selfcheck_mqag.aggregate", "scoring:MQAGScoringKnobs"),
+        KnobSection("selfcheck_mqag.score", "knobs:MQAGQuestionKnobs"),
+        KnobSection("selfcheck_mqag.hub", "knobs:MQAGHubKnobs"),
+        KnobSection("selfcheck_mqag.aggregate", "knobs:MQAGScoringKnobs"),
     ),
     # G1 writes a question and its answer for a sentence, G2 three wrong options for it
     role_checks=(

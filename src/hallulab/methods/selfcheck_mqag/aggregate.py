@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from hallulab.methods.sample_matrix import selected_columns, selection_from
-from hallulab.methods.selfcheck_mqag.scoring import MQAGScoringKnobs, StoredMQAG
+from hallulab.methods.selfcheck_mqag.knobs import MQAGScoringKnobs
+from hallulab.methods.selfcheck_mqag.raw import StoredMQAG
 from hallulab.methods.selfcheck_mqag.scoring import aggregate as aggregate_questions
 from hallulab.pipeline.context import AggregateContext, Aggregated
 

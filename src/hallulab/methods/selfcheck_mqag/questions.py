@@ -12,7 +12,7 @@ from hallulab.core.call_cache import CallCache, cache_key
 from hallulab.core.errors import RecordError
 from hallulab.data.schema import Passage
 from hallulab.methods.selfcheck_mqag.protocol import GeneratedQuestion, MQAGRoles
-from hallulab.methods.selfcheck_mqag.scoring import MQAGQuestion, StoredMQAG
+from hallulab.methods.selfcheck_mqag.raw import MQAGQuestion, StoredMQAG
 
 
 def question_seed(seed: int, passage_id: str, sentence_index: int, question_index: int) -> int:

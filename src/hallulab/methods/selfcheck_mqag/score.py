@@ -3,35 +3,16 @@ response and every stored sample (the paper's T5 / Longformer models, or the LLM
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from hallulab.core.config import ConfigError, setting
+from hallulab.core.config import ConfigError
 from hallulab.methods.sample_matrix import scorable
+from hallulab.methods.selfcheck_mqag.knobs import MQAGHubKnobs, MQAGQuestionKnobs
 from hallulab.methods.selfcheck_mqag.protocol import MQAGRoles
 from hallulab.methods.selfcheck_mqag.questions import build_questions
+from hallulab.methods.selfcheck_mqag.raw import StoredMQAG
 from hallulab.methods.selfcheck_mqag.roles import ROLE_PROMPTS, HubRoles, LLMRoles
-from hallulab.methods.selfcheck_mqag.scoring import StoredMQAG
 from hallulab.pipeline.context import BuildContext
-
-
-@dataclass(frozen=True)
-class MQAGQuestionKnobs:
-    """params ``selfcheck_mqag.score`` (read by the expensive step)."""
-
-    num_questions_per_sentence: int = setting(5, minimum=1, doc="paper: 5")
-    question_temperature: float = setting(1.0, above=0.0, doc="G1 samples its questions")
-    top_k: int = setting(20, minimum=1, doc="top-K log-probabilities read for the A / U answers")
-    seed: int = 0
-
-
-@dataclass(frozen=True)
-class MQAGHubKnobs:
-    """params ``selfcheck_mqag.hub``: the paper's models by hub id."""
-
-    g1: str = "potsawee/t5-large-generation-squad-QuestionAnswer"
-    g2: str = "potsawee/t5-large-generation-race-Distractor"
-    answering: str = "potsawee/longformer-large-4096-answering-race"
-    answerability: str = "potsawee/longformer-large-4096-answerable-squad2"
 
 
 def score(ctx: BuildContext) -> StoredMQAG:

@@ -5,7 +5,7 @@ no sweep knob). ``aggregate``: n-gram counts and the Avg / Max scores for every 
 aggregation (:mod:`hallulab.methods.selfcheck_ngram.ngram` gives the formulas).
 """
 
-from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
+from hallulab.methods.sample_selection import SAMPLE_CHOICE_PARAMS
 from hallulab.methods.selfcheck_ngram.raw import NgramScores
 from hallulab.pipeline.spec import NO_MODEL_CALLS, SAMPLES, KnobSection, MethodSpec, StepInputs
 
@@ -32,5 +32,5 @@ SPEC = MethodSpec(
     needs=(SAMPLES,),
     other_levels=("response",),
     calls=NO_MODEL_CALLS,
-    knobs=(KnobSection("selfcheck_ngram", "aggregate:NgramKnobs", elsewhere=("response_split",)),),
+    knobs=(KnobSection("selfcheck_ngram", "knobs:NgramKnobs", elsewhere=("response_split",)),),
 )

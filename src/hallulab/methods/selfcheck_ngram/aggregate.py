@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 
-from hallulab.core.config import setting, typed
+from hallulab.core.config import typed
 from hallulab.methods.sample_matrix import sample_choice_from
 from hallulab.methods.selfcheck_ngram.corpus import corpora_from_dict
-from hallulab.methods.selfcheck_ngram.ngram import AGGREGATIONS, score_corpora
+from hallulab.methods.selfcheck_ngram.knobs import NgramKnobs
+from hallulab.methods.selfcheck_ngram.ngram import score_corpora
 from hallulab.methods.selfcheck_ngram.raw import NgramScores
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.controls import AggregateControls
-
-
-@dataclass(frozen=True)
-class NgramKnobs:
-    """The sweep knobs of ``selfcheck_ngram`` (N and the choice of samples come from
-    ``selfcheck``, read once for every method: :func:`sample_choice_from`)."""
-
-    n: tuple[int, ...] = setting((1, 2, 3, 4, 5), minimum=1, scalar_ok=True, doc="n-gram order(s); Table 7: 1..5")
-    aggregations: tuple[str, ...] = setting(AGGREGATIONS, choices=AGGREGATIONS, scalar_ok=True)
-    lowercase: bool = True
-    smoothing_k: float = setting(0.0, minimum=0.0, doc="add-k smoothing; the paper uses 0")
 
 
 def knobs(ctx: AggregateContext[NgramScores]) -> NgramKnobs:

@@ -39,11 +39,12 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from hallulab.core.config import ConfigError
 from hallulab.core.units import ScoreTable
-from hallulab.methods.sample_matrix import SampleSelection, selected_columns
+from hallulab.methods.sample_matrix import selected_columns
+from hallulab.methods.sample_selection import SampleSelection
 from hallulab.methods.selfcheck_ngram.corpus import NgramCorpus
+from hallulab.methods.selfcheck_ngram.knobs import AGGREGATIONS
 
 PAD_SYMBOL = "<s>"
-AGGREGATIONS = ("avg", "max")
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ paper's wording. The NLI model and its label order come from the shared NLI laye
 ``aggregate`` applies N, the sample selection and the aggregation (Eq. 10's mean).
 """
 
-from hallulab.methods.sample_matrix import SELECTION_PARAMS, SampleMatrixScores
+from hallulab.methods.sample_scores import SampleMatrixScores
+from hallulab.methods.sample_selection import SELECTION_PARAMS
 from hallulab.pipeline.spec import NLI_PER_SENTENCE_SAMPLE, SAMPLES, MethodSpec, StepInputs
 
 SPEC = MethodSpec(

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from hallulab.data.schema import Passage
-from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores, scorable, sentence_sample_grid, unflatten
+from hallulab.methods.sample_matrix import scorable
+from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores, sentence_sample_grid, unflatten
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.pipeline.context import BuildContext
 

@@ -7,7 +7,8 @@ and stores two I x N_max matrices: the parsed verdicts (Yes 0, No 1, other 0.5: 
 token (variant ``prompt_pno``, the reading that needs no reply format).
 """
 
-from hallulab.methods.sample_matrix import SELECTION_PARAMS, SampleMatrixScores
+from hallulab.methods.sample_scores import SampleMatrixScores
+from hallulab.methods.sample_selection import SELECTION_PARAMS
 from hallulab.pipeline.spec import (
     LLM_VERDICT_PER_SENTENCE_SAMPLE,
     SAMPLES,
@@ -39,7 +40,7 @@ SPEC = MethodSpec(
     other_levels=("response",),
     calls=LLM_VERDICT_PER_SENTENCE_SAMPLE,
     shards=True,
-    knobs=(KnobSection("selfcheck_prompt", "prompting:SelfCheckPromptKnobs"),),
+    knobs=(KnobSection("selfcheck_prompt", "knobs:SelfCheckPromptKnobs"),),
     # the parsed verdict (``prompt``) reads the reply; ``prompt_pno`` reads the first token's
     # probabilities, whatever the reply says
     role_checks=(

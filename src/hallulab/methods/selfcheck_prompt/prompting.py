@@ -37,13 +37,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hallulab.core.config import setting
 from hallulab.core.token_stats import yes_no_probability
 from hallulab.data.schema import Passage
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import PromptTemplate
-from hallulab.methods.sample_matrix import sentence_sample_grid, unflatten
+from hallulab.methods.sample_scores import sentence_sample_grid, unflatten
+from hallulab.methods.selfcheck_prompt.knobs import SelfCheckPromptKnobs
 
 PAPER_TEMPLATE = (
     "Context: {context}\n\nSentence: {sentence}\n\n"
@@ -51,15 +51,6 @@ PAPER_TEMPLATE = (
 )
 VERDICTS = {"yes": 0.0, "no": 1.0}
 OTHER = 0.5
-
-
-@dataclass(frozen=True)
-class SelfCheckPromptKnobs:
-    """params ``selfcheck_prompt`` (the evaluator LLM is the role ``llms.evaluator``)."""
-
-    prompt: str = setting("selfcheck_prompt", doc="prompt file conf/prompts/<name>.yaml")
-    max_new_tokens: int = setting(5, minimum=1)
-    top_k: int = setting(20, minimum=0, doc="top-K log-probabilities read for P(Yes) / P(No); 0: off")
 
 
 def build_prompt(template: str, context: str, sentence: str) -> str:

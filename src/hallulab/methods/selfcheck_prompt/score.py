@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import fields
 
 from hallulab.core.config import typed
-from hallulab.methods.sample_matrix import SampleMatrices, SampleMatrixScores, scorable
-from hallulab.methods.selfcheck_prompt.prompting import SelfCheckPromptKnobs, passage_matrices
+from hallulab.methods.sample_matrix import scorable
+from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores
+from hallulab.methods.selfcheck_prompt.knobs import SelfCheckPromptKnobs
+from hallulab.methods.selfcheck_prompt.prompting import passage_matrices
 from hallulab.pipeline.context import BuildContext
 
 

@@ -49,7 +49,7 @@ sample texts); ``semantic_entropy.score.nli_input: question_answer`` prefixes th
 both texts, as Kuhn et al.'s and Farquhar et al.'s released code do.
 """
 
-from hallulab.methods.sample_matrix import SAMPLE_CHOICE_PARAMS
+from hallulab.methods.sample_selection import SAMPLE_CHOICE_PARAMS
 from hallulab.methods.semantic_entropy.raw import SemanticEntropyScores
 from hallulab.pipeline.spec import SAMPLES, TEXT_LOGPROBS, KnobSection, MethodSpec, StepInputs, unplanned
 
@@ -69,7 +69,7 @@ SPEC = MethodSpec(
     calls=unplanned("its NLI pairs follow the semantic classes the earlier pairs formed"),
     shards=True,
     knobs=(
-        KnobSection("semantic_entropy.score", "score:SemanticEntropyScoreKnobs"),
-        KnobSection("semantic_entropy.aggregate", "aggregate:SemanticEntropyKnobs"),
+        KnobSection("semantic_entropy.score", "knobs:SemanticEntropyScoreKnobs"),
+        KnobSection("semantic_entropy.aggregate", "knobs:SemanticEntropyKnobs"),
     ),
 )

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-from hallulab.core.config import ConfigError, setting
+from hallulab.core.config import ConfigError
 from hallulab.core.errors import RecordError
 from hallulab.core.units import ScoreTable
-from hallulab.methods.sample_matrix import SampleSelection, sample_choice_from, selected_columns
+from hallulab.methods.sample_matrix import sample_choice_from, selected_columns
+from hallulab.methods.sample_selection import SampleSelection
+from hallulab.methods.semantic_entropy.knobs import LAZY, SemanticEntropyKnobs
 from hallulab.methods.semantic_entropy.pairs import (
-    LAZY,
     LM_POLYGRAPH,
     Clustering,
     UnscoredPairError,
@@ -25,30 +25,11 @@ from hallulab.methods.semantic_entropy.raw import SemanticEntropyScores
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.text.semantic_classes import members
 
-CLASS_PROBABILITIES = ("sum", "frequency")
-ENTROPY_ESTIMATIONS = ("mean", "direct")
 #: Farquhar et al.'s reading, one variant per equivalence rule of their ``get_semantic_ids``:
 #: ``se_farquhar``, the rule their command line runs by default (``--strict_entailment``, True:
 #: entailment both ways); ``se_farquhar_nocontra``, the looser rule of the function's own default
 #: (``strict_entailment=False``: neither direction a contradiction, not both neutral), labelled
 FARQUHAR_VARIANTS = (("se_farquhar", "bidirectional"), ("se_farquhar_nocontra", "no_contradiction"))
-
-
-@dataclass(frozen=True)
-class SemanticEntropyKnobs:
-    """params ``semantic_entropy.aggregate``."""
-
-    class_probability: tuple[str, ...] = setting(
-        CLASS_PROBABILITIES,
-        choices=CLASS_PROBABILITIES,
-        scalar_ok=True,
-        doc="sum: logsumexp of the samples' summed log-probabilities; frequency: n_c / N (Farquhar et al.'s discrete)",
-    )
-    entropy_estimation: str = setting(
-        "mean",
-        choices=ENTROPY_ESTIMATIONS,
-        doc="mean: lm-polygraph's per-sample Monte-Carlo mean (its default); direct: its other estimator",
-    )
 
 
 def class_log_probs(labels: Sequence[int], log_probs: Sequence[float] | None) -> np.ndarray:

@@ -50,10 +50,6 @@ ENTAILMENT, NEUTRAL, CONTRADICTION, UNSCORED = 0, 1, 2, -1
 FARQUHAR_EQUIVALENCES = ("no_contradiction", "bidirectional")
 #: which class a sample equivalent to several leaders joins
 JOINS = ("first", "last")
-#: what the score step scores: only the pairs the clusterings read (every prefix of the
-#: samples), or every ordered pair (any choice of samples)
-LAZY, ALL_PAIRS = "lazy", "all"
-PAIR_MODES = (LAZY, ALL_PAIRS)
 
 Pair = tuple[int, int]
 #: a clustering run: yields the (premise, hypothesis) index pairs it needs next, whose classes

@@ -18,14 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hallulab.artifacts.response_tokens.build import prefix_for
-from hallulab.core.config import ConfigError, setting
+from hallulab.core.config import ConfigError
 from hallulab.data.schema import Passage
+from hallulab.methods.semantic_entropy.knobs import ALL_PAIRS, SemanticEntropyScoreKnobs
 from hallulab.methods.semantic_entropy.pairs import (
-    ALL_PAIRS,
     FARQUHAR_CLUSTERINGS,
-    LAZY,
     LM_POLYGRAPH,
-    PAIR_MODES,
     ClassProbs,
     Clustering,
     PairRequest,
@@ -35,32 +33,6 @@ from hallulab.methods.semantic_entropy.raw import RecordSamples, SemanticEntropy
 from hallulab.methods.skipped import Requirement, partition
 from hallulab.nli.scorer import NLIConfig, NLIScorer
 from hallulab.pipeline.context import BuildContext
-
-NLI_INPUTS = ("answer", "question_answer")
-
-
-@dataclass(frozen=True)
-class SemanticEntropyScoreKnobs:
-    """params ``semantic_entropy.score``."""
-
-    prefix: str = setting(
-        "{prompt}", doc="what each sample is conditioned on for its log-probability: '{prompt}' = the question"
-    )
-    nli_input: str = setting(
-        "answer",
-        choices=NLI_INPUTS,
-        doc="answer: the sample alone (lm-polygraph); question_answer: the question before each (Kuhn et al.'s code)",
-    )
-    farquhar: bool = setting(
-        True, doc="also classify the question-conditioned pairs, for Farquhar et al.'s reading (se_farquhar)"
-    )
-    pairs: str = setting(
-        LAZY,
-        choices=PAIR_MODES,
-        doc="lazy: only the pairs the semantic classes read, for any samples.used with samples.selection=first; "
-        "all: every ordered pair, for samples.selection=random too",
-    )
-
 
 TWO_SAMPLES = Requirement("fewer than two samples", lambda p: len(p.samples) >= 2)
 

@@ -1,0 +1,15 @@
+"""DegMat's knob classes and the choices they name, kept apart from the method's code so that
+declaring them (:attr:`~hallulab.pipeline.spec.MethodSpec.knobs`) imports nothing heavy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hallulab.methods.graph_knobs import similarities_setting
+
+
+@dataclass(frozen=True)
+class DegMatKnobs:
+    """params ``deg_mat``."""
+
+    similarities: tuple[str, ...] = similarities_setting("degmat")
