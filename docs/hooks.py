@@ -4,10 +4,11 @@ A page asks for a generated part with a marker line, which the build replaces:
 
 * ``<!-- generated: cli -->``: ``hallulab --help`` and every subcommand's ``--help``, from the
   parsers of :mod:`hallulab.cli` (``command_parsers``);
-* ``<!-- generated: config -->``: ``conf/config.yaml``'s own keys, then every config group of
-  ``conf/`` (a folder of options, ``conf/<group>/<option>.yaml``) with how the defaults list
-  picks it, its options, and each option's keys with their default value and the comment
-  written beside or above them.
+* ``<!-- generated: config -->``: every knob section's class (its keys, defaults, allowed values
+  and docs, which ``conf/config.yaml`` composes first), then ``conf/config.yaml``'s own keys,
+  then every config group of ``conf/`` (a folder of options, ``conf/<group>/<option>.yaml``)
+  with how the defaults list picks it, its options, and each option's keys with their default
+  value and the comment written beside or above them.
 
 Both are rendered at build time from the code and the configuration, so there is nothing to
 keep in step by hand. An unknown marker fails the build.
@@ -230,11 +231,67 @@ def _package(text: str, group: str, option: str, defaults: list[tuple[str, Any, 
     return f"{group}."
 
 
+def _knob_default(field: Any) -> Any:
+    import dataclasses
+
+    from hallulab.pipeline.settings_schema import plain_default
+
+    if field.default is not dataclasses.MISSING:
+        return plain_default(field.default)
+    if field.default_factory is not dataclasses.MISSING:
+        return plain_default(field.default_factory())
+    return "???"
+
+
+def knob_reference() -> list[str]:
+    """One table per knob section: each field of its class with its default, the values it
+    allows and its doc (the schema ``conf/config.yaml`` names first, so the files below state
+    only what differs)."""
+    import dataclasses
+
+    from hallulab.pipeline.settings_schema import knob_sections
+
+    out = [
+        "## Knob sections",
+        "",
+        "Each section below is a knob class: its fields are the section's keys, its defaults the",
+        "values every composition starts from (`conf/config.yaml` names each class's schema first in",
+        "its defaults list); the files under `conf/` state only what differs (a profile's value, a",
+        "data set's). Ranges and allowed values are checked when a step reads its section.",
+        "",
+    ]
+    for section, (cls, knob) in knob_sections().items():
+        summary = (cls.__doc__ or "").strip().split("\n\n")[0]
+        out += [f"### {section}", "", f"`{cls.__module__}.{cls.__name__}`: {_prose(' '.join(summary.split()))}", ""]
+        out += ["| key | default | allowed | doc |", "|---|---|---|---|"]
+        for field in dataclasses.fields(cls):
+            if not field.init:
+                continue
+            meta = field.metadata
+            allowed = []
+            if meta.get("choices"):
+                allowed.append(", ".join(f"`{c}`" for c in meta["choices"]))
+            for name, sign in (("minimum", ">="), ("above", ">"), ("maximum", "<=")):
+                if meta.get(name) is not None:
+                    allowed.append(f"{sign} {meta[name]}")
+            doc = _cell(meta.get("doc", ""))
+            out.append(f"| `{section}.{field.name}` | {_value(_knob_default(field))} | {'; '.join(allowed)} | {doc} |")
+        if knob.elsewhere:
+            out += [
+                "",
+                "Read elsewhere (set in its conf file): " + ", ".join(f"`{section}.{k}`" for k in knob.elsewhere),
+            ]
+        out.append("")
+    return out
+
+
 def config_reference(conf: Path) -> str:
-    """The root config's own keys, then every group: its options and their keys."""
+    """Every knob section's class, then the root config's own keys, then every group: its
+    options and their keys."""
     root_text = (conf / "config.yaml").read_text(encoding="utf-8")
     defaults = _defaults(root_text)
     out = [
+        *knob_reference(),
         "## Root settings",
         "",
         "`conf/config.yaml`'s own keys (the defaults list above them picks the groups' options).",

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from hallulab.artifacts.concepts.processing import WordRanks, is_common
-from hallulab.core.config import write_params
+from hallulab.core.config import ConfigError, compose, write_params
 from hallulab.core.errors import RecordError, UserFacingError
 from hallulab.core.io import InputFileError
 from hallulab.data.loaders import DatasetConfigError, load_dataset, load_jsonl_passages
@@ -120,7 +120,6 @@ def test_a_stage_on_bad_input_prints_one_line_and_exits_2(workspace: Path) -> No
     ("override", "fragment"),
     [
         ("samples.used=-1", "samples.used: must be >= 1, got -1"),
-        ("samples.used=abc", "samples.used: expected an integer, got 'abc'"),
         ("selfcheck_ngram.n=2.7", "selfcheck_ngram.n[0]: expected an integer, got 2.7"),
         ("selfcheck_ngram.smoothing_k=-1", "selfcheck_ngram.smoothing_k: must be >= 0.0, got -1"),
         # a key no file under conf/ defines: Hydra's `+` adds it, nothing would read it
@@ -141,6 +140,17 @@ def test_a_bad_sweep_knob_stops_the_aggregate_stage_naming_the_setting(
     _params(workspace, override)
     done = _stage(workspace, "aggregate.py", "--method", "selfcheck_ngram", "--dataset", "toy")
     _one_line_error(done, fragment)
+
+
+def test_a_value_its_knob_class_cannot_hold_is_refused_when_the_settings_are_composed() -> None:
+    """The knob classes' schemas come first in every composition, so Hydra's merge refuses a
+    value of the wrong type before any stage runs, in one line naming the setting."""
+    with pytest.raises(
+        ConfigError, match=r"^samples\.used: Value 'abc' of type 'str' could not be converted to Integer$"
+    ):
+        compose(["samples.used=abc"])
+    with pytest.raises(ConfigError, match=r"^ccp\.aggregate\.word_merge: Value 'maybe' is not a valid bool"):
+        compose(["ccp.aggregate.word_merge=maybe"])
 
 
 def test_stored_scores_of_another_shape_are_a_one_line_error_naming_the_file(workspace: Path) -> None:

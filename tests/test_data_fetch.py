@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from hallulab import cli
-from hallulab.core.config import dataset_config
+from hallulab.core.config import compose, dataset_config
 from hallulab.core.io import file_sha256
 from hallulab.data import fetch as fetching
 from hallulab.data.concept7 import LABEL_SOURCES, concept7_files
@@ -165,8 +164,7 @@ def test_the_manifest_holds_every_file_the_configs_read() -> None:
             wanted.update(name for label in LABEL_SOURCES for name in concept7_files({**cfg, "labels_from": label}))
         elif cfg["loader"] in ROOT_LOADERS:
             wanted.add(cfg["local_file"])
-    concepts = yaml.safe_load((REPO / "conf" / "artifact" / "concepts.yaml").read_text())["concepts"]
-    wanted.add(concepts["word_list_file"])
+    wanted.add(compose([])["concepts"]["word_list_file"])
     assert wanted - targets == set()
     assert {"sac3_qa_halu/hotpotQA_250_eval_labeled-SC.json", "factualbio/factualbio.json"} <= wanted
 

@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import importlib
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 from scipy.linalg import expm
 
 from hallulab.artifacts.nli_pair_matrix import PairMatrix
-from hallulab.core.config import CONF_DIR, compose
+from hallulab.core.config import compose
 from hallulab.data.schema import Passage
 from hallulab.methods.kernel_language_entropy.kernel import (
     DIAGONAL_GUARD,
@@ -148,9 +146,8 @@ def test_settings_outside_their_choices_are_refused() -> None:
 
 
 def section(**overrides: Any) -> dict[str, Any]:
-    """The method's settings as conf/ states them, with ``overrides``."""
-    conf = yaml.safe_load((Path(CONF_DIR) / "method" / f"{NAME}.yaml").read_text(encoding="utf-8"))
-    return {**conf[NAME], **overrides}
+    """The method's settings as the default composition gives them, with ``overrides``."""
+    return {**compose([])[NAME], **overrides}
 
 
 def scores(

@@ -230,3 +230,44 @@ def test_every_knobs_class_of_the_methods_is_declared_on_a_spec() -> None:
     listed = {s.cls for s in KNOB_SECTIONS.values()}
     missing = {name for name, cls in _knobs_classes().items() if cls not in listed}
     assert not missing, f"*Knobs classes no MethodSpec.knobs declares: {sorted(missing)}"
+
+
+def _literal_equal(written: Any, default: Any) -> bool:
+    """Whether ``written`` (a conf file's value) restates ``default`` (the class's), type and all:
+    a file writing ``0`` where the class says ``0.0`` composes another value into params.yaml."""
+    if type(written) is not type(default):
+        return False
+    if isinstance(written, list):
+        return len(written) == len(default) and all(_literal_equal(a, b) for a, b in zip(written, default, strict=True))
+    if isinstance(written, dict):
+        return written.keys() == default.keys() and all(_literal_equal(written[k], default[k]) for k in written)
+    return bool(written == default)
+
+
+def test_a_conf_file_states_only_what_differs_from_its_knob_class() -> None:
+    """Each knob's default is written once, in its class: ``conf/config.yaml`` names every knob
+    section's schema first, so a file that writes a class's default again holds a second copy
+    (a test of the first copy's change would not see the second)."""
+    problems = []
+    for path in sorted(CONF_DIR.rglob("*.yaml")):
+        text = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for section, spec in KNOB_SECTIONS.items():
+            values: Any = text
+            for part in section.split("."):
+                values = values.get(part) if isinstance(values, Mapping) else None
+            if not isinstance(values, Mapping):
+                continue
+            for field in dataclasses.fields(spec.cls):
+                if field.init and field.name in values and _literal_equal(values[field.name], _plain(_default(field))):
+                    where = path.relative_to(CONF_DIR)
+                    problems.append(f"conf/{where}: {section}.{field.name} restates {spec.cls.__name__}'s default")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_root_config_names_every_knob_sections_schema_first() -> None:
+    """The schema entries come before every other entry of the defaults list, so a data set's or
+    profile's file, composed after them, changes a section's values (``ensemble.members``)."""
+    defaults = yaml.safe_load((CONF_DIR / "config.yaml").read_text(encoding="utf-8"))["defaults"]
+    schemas = [entry for entry in defaults if isinstance(entry, str) and entry.startswith("/schema/")]
+    assert schemas == [f"/schema/{s.replace('.', '/')}@{s}" for s in KNOB_SECTIONS]
+    assert defaults[: len(schemas)] == schemas

@@ -6,15 +6,13 @@ step's reading of N, the readings and the stored matrices."""
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 
 from hallulab.artifacts.nli_pair_matrix import PairMatrix
-from hallulab.core.config import CONF_DIR, compose
+from hallulab.core.config import compose
 from hallulab.core.errors import StaleScoresError
 from hallulab.data.schema import Passage
 from hallulab.methods.luq.formula import samples_uncertainty, support
@@ -112,9 +110,8 @@ def test_the_sentence_reading_is_selfcheck_nli_with_the_sample_first(
 
 
 def section(**overrides: Any) -> dict[str, Any]:
-    """The method's settings as conf/ states them, with ``overrides``."""
-    conf = yaml.safe_load((Path(CONF_DIR) / "method" / f"{NAME}.yaml").read_text(encoding="utf-8"))
-    return {**conf[NAME], **overrides}
+    """The method's settings as the default composition gives them, with ``overrides``."""
+    return {**compose([])[NAME], **overrides}
 
 
 def _pair_matrix(passage: Passage) -> PairMatrix:

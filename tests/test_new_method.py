@@ -102,7 +102,6 @@ CONF = """\
 # @package _global_
 throwaway:
   unit: characters
-  scale: 1.0
 """
 
 

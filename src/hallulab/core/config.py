@@ -57,28 +57,39 @@ def load_params(path: str | Path = "params.yaml") -> DictConfig:
 def compose(overrides: Sequence[str] = (), conf_dir: Path = CONF_DIR) -> dict[str, Any]:
     """Compose ``conf/config.yaml`` with Hydra overrides, resolved to plain containers.
 
-    A composition depends only on the overrides and the YAML files under ``conf_dir``, so a
-    process composes each distinct pair once (the table's columns and the checks compose the
-    same data sets again and again) and every call gets a copy of its own. A config tree that
-    names a schema of the ConfigStore (``/schema/...``, which lives in the process, not in the
-    files) is composed every time."""
+    A composition depends only on the overrides, the YAML files under ``conf_dir`` and the knob
+    schemas they name in Hydra's ConfigStore, so a process composes each distinct triple once
+    (the table's columns and the checks compose the same data sets again and again) and every
+    call gets a copy of its own."""
     root = conf_dir.resolve()
-    digest = _config_files_digest(root)
-    if digest is None:
-        return _compose(tuple(overrides), root)
-    return copy.deepcopy(_composed(tuple(overrides), root, digest))
+    return copy.deepcopy(_composed(tuple(overrides), root, _config_digest(root)))
 
 
-def _config_files_digest(root: Path) -> str | None:
-    """A digest of every YAML file under ``root`` (names and contents), or None where one
-    names a ConfigStore schema."""
+def _config_digest(root: Path) -> str:
+    """A digest of every YAML file under ``root`` (names and contents) and of the schemas in
+    Hydra's ConfigStore. Hydra imports the ``hydra_plugins`` modules when it first looks for
+    plugins, and ``hydra_plugins.hallulab_schemas`` stores the knob classes' schemas then, so
+    the search is made here first: the digest sees the schemas a composition will merge."""
+    from hydra.core.config_store import ConfigStore
+    from hydra.core.plugins import Plugins
+
+    Plugins.instance()
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.yaml")):
-        data = path.read_bytes()
-        if b"/schema/" in data:
-            return None
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + data + b"\0")
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    _digest_store(digest, ConfigStore.instance().repo.get("schema", {}), "schema")
     return digest.hexdigest()
+
+
+def _digest_store(digest: Any, entries: Mapping[str, Any], where: str) -> None:
+    """Add a ConfigStore group (its entries' names and contents, nested groups too) to ``digest``."""
+    for name in sorted(entries):
+        entry = entries[name]
+        if isinstance(entry, Mapping):
+            _digest_store(digest, entry, f"{where}/{name}")
+        else:
+            text = OmegaConf.to_yaml(entry.node)
+            digest.update(f"{where}/{name}".encode() + b"\0" + text.encode() + b"\0")
 
 
 @functools.lru_cache(maxsize=512)
@@ -101,6 +112,11 @@ def _compose(overrides: tuple[str, ...], root: Path) -> dict[str, Any]:
         unknown = re.search(r"Could not override '([^']+)'", message)
         if unknown:  # Hydra's hint ("use +key") would add a key nothing reads: name the key instead
             raise ConfigError(f"{unknown.group(1)}: no such setting in conf/ (check the name)") from error
+        merging = re.fullmatch(r"Error merging override (\S+?)=.*", message)
+        cause = error.__cause__
+        if merging and isinstance(cause, OmegaConfBaseException):  # a knob class's type refused the value
+            reason = str(cause).strip().splitlines()[0]  # below it: OmegaConf's full_key and class lines
+            raise ConfigError(f"{merging.group(1)}: {reason}") from error
         raise ConfigError(f"settings {list(overrides)}: {message}") from error
     container = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(container, dict)

@@ -1,11 +1,17 @@
-"""The ``method`` defaults list of ``conf/config.yaml``, generated from the registered methods.
+"""The generated parts of ``conf/config.yaml``'s defaults list: the knob schemas and the methods.
 
-Hydra composes a method's params section only when the root config's defaults list names its
-file, and Hydra has no glob there; so the list is written from what is registered: every
-method package (:func:`hallulab.pipeline.registry.methods`, in listing order) that has a
-``conf/method/<name>.yaml``. A file there without a method package is an error. ``make regen``
-writes the list; ``python -m hallulab.dag.method_defaults --check`` (and the test suite) fails
-when the committed file differs.
+Hydra composes a section only when the root config's defaults list names it, and Hydra has no
+glob there; so two parts of the list are written from what is registered:
+
+* the schema of every knob section (:func:`hallulab.pipeline.settings_schema.knob_sections`, in
+  its order), first, as ``- /schema/<section path>@<section>``: each section's keys, types and
+  defaults, stored in Hydra's ConfigStore by the ``hydra_plugins.hallulab_schemas`` module in
+  every process that composes, so that every file after them states only what differs;
+* every method package (:func:`hallulab.pipeline.registry.methods`, in listing order) that has a
+  ``conf/method/<name>.yaml``. A file there without a method package is an error.
+
+``make regen`` writes both; ``python -m hallulab.dag.method_defaults --check`` (and the test
+suite) fails when the committed file differs.
 """
 
 from __future__ import annotations
@@ -17,11 +23,19 @@ from pathlib import Path
 
 from hallulab.core.config import REPO_ROOT
 from hallulab.pipeline import registry
+from hallulab.pipeline.settings_schema import GROUP, knob_sections
 
 CONFIG = REPO_ROOT / "conf" / "config.yaml"
 METHOD_CONF = REPO_ROOT / "conf" / "method"
 #: the ``  - method:`` entry and its item lines, as the root config writes them
 BLOCK = re.compile(r"^(?P<head>  - method:\n)(?P<items>(?:      - [a-z0-9_]+.*\n)+)", re.MULTILINE)
+#: the schema entries of the defaults list, one line each
+SCHEMA_BLOCK = re.compile(rf"^(?:  - /{GROUP}/\S+@\S+\n)+", re.MULTILINE)
+
+
+def schema_entries() -> list[str]:
+    """``/schema/<section path>@<section>`` of every knob section, in declaration order."""
+    return [f"/{GROUP}/{section.replace('.', '/')}@{section}" for section in knob_sections()]
 
 
 def method_entries(conf_dir: Path = METHOD_CONF) -> list[str]:
@@ -34,13 +48,20 @@ def method_entries(conf_dir: Path = METHOD_CONF) -> list[str]:
     return [name for name in registered if name in files]
 
 
-def rendered(config_text: str, entries: list[str]) -> str:
-    """``config_text`` with its method list replaced by ``entries``."""
+def rendered(config_text: str, entries: list[str], schemas: list[str] | None = None) -> str:
+    """``config_text`` with its method list replaced by ``entries`` (and its schema entries by
+    ``schemas``, when given)."""
     match = BLOCK.search(config_text)
     if match is None:
         raise ValueError("conf/config.yaml: no '  - method:' entry in the defaults list")
     items = "".join(f"      - {name}\n" for name in entries)
-    return config_text[: match.start("items")] + items + config_text[match.end("items") :]
+    text = config_text[: match.start("items")] + items + config_text[match.end("items") :]
+    if schemas is None:
+        return text
+    found = SCHEMA_BLOCK.search(text)
+    if found is None:
+        raise ValueError(f"conf/config.yaml: no '  - /{GROUP}/...' entries in the defaults list")
+    return text[: found.start()] + "".join(f"  - {entry}\n" for entry in schemas) + text[found.end() :]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,14 +69,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail when conf/config.yaml differs; write nothing")
     args = parser.parse_args(argv)
     current = CONFIG.read_text()
-    expected = rendered(current, method_entries())
+    expected = rendered(current, method_entries(), schema_entries())
     if expected == current:
         return 0
     if args.check:
-        print("conf/config.yaml: the method defaults list differs from the registered methods; run `make regen`")
+        print(
+            "conf/config.yaml: the schema or method defaults differ from the registered knob classes and "
+            "methods; run `make regen`"
+        )
         return 1
     CONFIG.write_text(expected)
-    print(f"wrote {CONFIG}: method defaults {method_entries()}")
+    print(f"wrote {CONFIG}: {len(schema_entries())} schema entries, method defaults {method_entries()}")
     return 0
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hallulab.core.config import setting
 from hallulab.data.schema import Passage
 from hallulab.evaluation import bootstrap, undefined
 from hallulab.evaluation.metrics import (
@@ -56,15 +57,18 @@ TASKS = ("nonfact", "nonfact_star", "factual")
 
 @dataclass(frozen=True)
 class ProtocolConfig:
-    """Thresholds of the protocol (defaults: the SelfCheckGPT notebooks)."""
+    """params ``evaluate``: the thresholds of the protocol on the 0 / 0.5 / 1 labels (defaults: the
+    SelfCheckGPT released notebooks) and the percentile bootstrap over records."""
 
-    nonfact_threshold: float = 0.499
-    factual_threshold: float = 0.499
-    nonfact_star_passage_below: float = 0.99
-    nonfact_star_positive_above: float = 0.99
-    bootstrap_samples: int = 1000
-    ci_level: float = 0.95
-    seed: int = 0
+    nonfact_threshold: float = setting(0.499, doc="a sentence is NonFact when its label is above this")
+    factual_threshold: float = setting(0.499, doc="a sentence is Factual when its label is below this")
+    nonfact_star_passage_below: float = setting(
+        0.99, doc="NonFact*: only the sentences of passages whose label is below this (not wholly hallucinated)"
+    )
+    nonfact_star_positive_above: float = setting(0.99, doc="NonFact*: positive when the label is above this")
+    bootstrap_samples: int = setting(1000, minimum=1, doc="percentile bootstrap resamples over records")
+    ci_level: float = setting(0.95, above=0.0, maximum=1.0, doc="the intervals' confidence level")
+    seed: int = setting(0, doc="the bootstrap's seed")
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,12 @@
-"""Which settings exist: the key tree that ``conf/`` defines, and the check that refuses others.
+"""Which settings exist: the key tree that the knob classes and ``conf/`` define, and the check
+that refuses others.
 
 Hydra accepts ``-S '+samples.temperature=0.5'``: the ``+`` adds a key that no config file
-defines, DVC composes it into ``params.yaml``, and no step reads it, so the run succeeds and
-the setting does nothing. Every stage therefore checks the sections it reads against the keys
-that some file under ``conf/`` defines (:func:`check_known`), and refuses the rest in one line
-naming the key and the keys that do exist beside it.
+defines, even inside a knob class's schema (the ``+`` opens the node), DVC composes it into
+``params.yaml``, and no step reads it, so the run succeeds and the setting does nothing. Every
+stage therefore checks the sections it reads against the keys that a knob class declares or
+some file under ``conf/`` defines (:func:`check_known`), and refuses the rest in one line naming
+the key and the keys that do exist beside it.
 
 The tree is the union over every option of every config group, so a key that only one data
 set or profile defines is known everywhere (an option switched by ``-S dataset=...`` stays
@@ -90,8 +92,18 @@ def _group_packages(defaults: list[Any]) -> dict[str, str]:
 
 @functools.lru_cache(maxsize=4)
 def known_tree(conf_dir: Path = CONF_DIR) -> KeyTree:
-    """The union of the keys every file under ``conf_dir`` defines, placed as Hydra places them."""
+    """The union of the keys every knob class declares (the schemas that ``conf/config.yaml``
+    names first, :func:`~hallulab.pipeline.settings_schema.schema_defaults`) and every file under
+    ``conf_dir`` defines, placed as Hydra places them."""
+    from hallulab.pipeline.settings_schema import schema_defaults
+
     root = KeyTree()
+    for section, values in schema_defaults().items():
+        node = root
+        for part in section.split("."):
+            assert node.children is not None
+            node = node.children.setdefault(part, KeyTree())
+        node.merge(values)
     _, main = _load(conf_dir / "config.yaml")
     root.merge(main)
     for group, package in _group_packages(list(main.get("defaults", []))).items():

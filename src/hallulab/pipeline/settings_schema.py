@@ -10,21 +10,22 @@ groups' options declare theirs below (:data:`PIPELINE_KNOBS`, :data:`OPTION_KNOB
 * turns each class into its schema (:func:`schema_view`): a structured config with the same
   fields and defaults, typed as far as OmegaConf types a value without rewriting it (see
   :func:`schema_type`);
-* registers every schema in Hydra's ConfigStore as ``schema/<section path>`` (:func:`register`):
-  a config names one in its defaults list (``- /schema/samples@samples``) and states only what
-  differs from the class, and Hydra's merge refuses a key or a type the class does not declare.
-  No file under ``conf/`` names one yet: DVC composes ``params.yaml`` in its own process, which
-  sees the ConfigStore only through a ``hydra_plugins`` module, and a schema merged first sets
-  the order of its section's keys in ``params.yaml``;
+* registers every schema in Hydra's ConfigStore as ``schema/<section path>`` (:func:`register`),
+  which the ``hydra_plugins.hallulab_schemas`` module does in every process that composes
+  ``conf/`` (Hydra imports the ``hydra_plugins`` modules when it first looks for plugins; DVC's
+  ``dvc exp run`` looks before it composes ``params.yaml``). ``conf/config.yaml`` names every knob
+  section's schema first in its defaults list (``- /schema/samples@samples``, written by
+  ``make regen``: :mod:`hallulab.dag.method_defaults`), so a section's defaults are its class's
+  and every file under ``conf/`` states only what differs from them (a profile's value, a data
+  set's); Hydra's merge refuses a value of a type the class does not declare;
 * checks composed settings against the schemas (:func:`check_settings`): a key no class or
   step declares is refused in one line naming it and the keys beside it (Hydra's ``+`` adds a
   key to any config, and no step would read it), and a value of the wrong type in
   :func:`~hallulab.core.config.typed`'s words; ranges and choices stay ``typed``'s, which each
   step applies to the sections it reads. The test suite checks every shipped composition
   with it. A stage's own start keeps the key check of :mod:`hallulab.pipeline.known_keys`
-  (the keys ``conf/`` defines, which the knob-declaration tests hold equal to the classes):
-  this check imports every knob class, and with them scikit-learn and SciPy, where a stage
-  imports only its own method's code.
+  (the keys the knob classes declare, :func:`schema_defaults`, and the files under ``conf/``
+  define), which does not build the pipeline graph.
 
 The settings tree (:func:`settings_tree`) places each class at its section; around them, the
 keys a step declares in its :class:`~hallulab.pipeline.spec.StepInputs` (a prompt file's name,
@@ -189,6 +190,11 @@ def schema_type(hint: Any, scalar_ok: bool = False) -> Any:
     return Any
 
 
+def plain_default(value: Any) -> Any:
+    """A knob's default as the composition writes it: a tuple as a list, a dataclass as a mapping."""
+    return _schema_default(value)
+
+
 def _schema_default(value: Any) -> Any:
     """A default as OmegaConf takes it: a tuple as a list, a dataclass as its schema's values."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -234,6 +240,17 @@ def schema_view(cls: type, elsewhere: tuple[str, ...] = (), extra: tuple[str, ..
     view.__module__ = cls.__module__
     view.__qualname__ = f"{cls.__qualname__}.schema"
     return view
+
+
+def schema_defaults() -> dict[str, dict[str, Any]]:
+    """Every knob section's keys with their defaults (``???`` where the class has none), as the
+    schema entries of ``conf/config.yaml`` put them into every composition: section -> values."""
+    found = {}
+    for section, (cls, knob) in knob_sections().items():
+        values = OmegaConf.to_container(OmegaConf.structured(schema_view(cls, knob.elsewhere)))
+        assert isinstance(values, dict)
+        found[section] = {str(key): value for key, value in values.items()}
+    return found
 
 
 # ---------------------------------------------------------------- the ConfigStore entries

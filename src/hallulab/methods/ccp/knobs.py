@@ -25,8 +25,14 @@ class CCPKnobs:
         tuple(range(1, 11)), minimum=1, scalar_ok=True, doc="alternatives per word (K <= K_max); Figure 7: 1..10"
     )
     nli_context: tuple[str, ...] = setting(("claim_prefix",), choices=CONTEXTS, scalar_ok=True)
-    word_merge: bool = True
-    stopwords: str = setting("paper", choices=STOPWORD_RULES)
+    word_merge: bool = setting(
+        True, doc="the paper's words (sub-word tokens merged); false: every token, as lm-polygraph"
+    )
+    stopwords: str = setting(
+        "paper",
+        choices=STOPWORD_RULES,
+        doc="paper: the NLTK list on the stripped word; reference: on the raw token (lm-polygraph); none",
+    )
     claim_aggregation: tuple[str, ...] = setting(
         AGGREGATIONS, choices=AGGREGATIONS, scalar_ok=True, doc="Table 9; prod is the paper's"
     )

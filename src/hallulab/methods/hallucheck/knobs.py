@@ -23,7 +23,12 @@ class HalluCheckScoreKnobs:
     taggings: tuple[str, ...] = setting(("ner",), choices=TAGGINGS, scalar_ok=True)
     decodings: tuple[str, ...] = setting(("greedy",), choices=DECODINGS, scalar_ok=True)
     num_beams: int = setting(5, minimum=2, doc="beam size of the beam and sampled decodings (Table 3, released: 5)")
-    sampling_temperature: float = setting(0.7, above=0.0, doc="temperature of the sampled decoding")
+    sampling_temperature: float = setting(
+        0.7,
+        above=0.0,
+        doc="temperature of the sampled decoding (Qwen2.5-7B-Instruct's own generation settings, "
+        "the model the released prompt is written for)",
+    )
     sampling_top_p: float = setting(0.8, above=0.0, maximum=1.0, doc="nucleus of the sampled decoding")
     seed: int = setting(0, doc="seeds each question's sampled decoding")
     cross_eval: bool = setting(False, doc="also regenerate with the verifier role (Table 2, Cross Eval)")
@@ -35,10 +40,14 @@ class HalluCheckScoreKnobs:
         100, minimum=1, doc="steps regenerated (released: 100; the KS test reads the first 50)"
     )
     top_k: int = setting(5, minimum=2, doc="probabilities per step for the KS test (the paper: top-5)")
-    question_source: str = setting("llm", choices=QUESTION_SOURCES)
+    question_source: str = setting(
+        "llm", choices=QUESTION_SOURCES, doc="llm: llms.question_generator (offline substitute); hub: the paper's T5"
+    )
     hub_question_model: str = "mrm8488/t5-base-finetuned-question-generation-ap"
     span_reader: str = setting("llm", choices=SPAN_READERS, doc="who reads the answer spans: llms.qa or a hub QA model")
-    hub_span_model: str = "distilbert/distilbert-base-cased-distilled-squad"
+    hub_span_model: str = setting(
+        "distilbert/distilbert-base-cased-distilled-squad", doc="the released pipeline's default extractive QA model"
+    )
     span_max_new_tokens: int = setting(32, minimum=1, doc="the llm span reader's reply length")
     fact_probability: bool = setting(
         True, doc="also teacher-force the fact as the generator's answer (the _factnll reading; white-box only)"

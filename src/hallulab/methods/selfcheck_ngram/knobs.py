@@ -18,4 +18,4 @@ class NgramKnobs:
     n: tuple[int, ...] = setting((1, 2, 3, 4, 5), minimum=1, scalar_ok=True, doc="n-gram order(s); Table 7: 1..5")
     aggregations: tuple[str, ...] = setting(AGGREGATIONS, choices=AGGREGATIONS, scalar_ok=True)
     lowercase: bool = True
-    smoothing_k: float = setting(0.0, minimum=0.0, doc="add-k smoothing; the paper uses 0")
+    smoothing_k: float = setting(0, minimum=0.0, doc="add-k smoothing; the paper and selfcheckgpt 0.1.7 use 0 (none)")
