@@ -316,6 +316,24 @@ def config_reference(conf: Path) -> str:
             if selects:
                 out += ["", "Selects " + ", ".join(selects) + "."]
             out += ["", *_keys_table(text, _package(text, group, option, defaults)), ""]
+    values = sorted((conf / "profile_values").glob("*/*.yaml"))
+    if values:
+        out += [
+            "## profile_values",
+            "",
+            "The values a profile gives a section's knobs, composed for the selected profile",
+            "(`conf/profile_values/<section>/<profile>.yaml`, package `<section>`); a knob no file sets",
+            "keeps its class's default, the paper's value.",
+            "",
+        ]
+        for path in values:
+            text = path.read_text(encoding="utf-8")
+            section, profile = path.parent.name, path.stem
+            out += [f"### {section}: {profile}", "", f"`conf/profile_values/{section}/{path.name}`"]
+            header = _Source(text).header
+            if header:
+                out += ["", _comment_text(header)]
+            out += ["", *_keys_table(text, f"{section}."), ""]
     for group, what in NOT_GROUPS.items():
         names = ", ".join(f"`{p.stem}`" for p in sorted((conf / group).glob("*.yaml")))
         out += [f"## {group}", "", f"`conf/{group}/`: {what}: {names}.", ""]

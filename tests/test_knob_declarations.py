@@ -9,9 +9,9 @@ a key, and every default is the value the default composition gives it.
 
 Two kinds of value are no class default and are left out of the default check:
 
-* a value a selection decides: ``${profile.x}`` (quick or paper), a method's own table of
-  profile values ``${<method>.by_profile.${profile.name}.x}``, ``${dataset.x}`` (no
-  fallback), or a key a data set's file sets (``ensemble.members``);
+* a value a selection decides: ``${profile.x}`` (quick or paper), a key a profile's values file
+  sets (``conf/profile_values/<section>/<profile>.yaml``), ``${dataset.x}`` (no fallback), or a
+  key a data set's file sets (``ensemble.members``);
 * a section a group's option file sets whole (``nli``, ``bertscore``, ``sentence_similarity``, ``dataset``,
   ``nli_train``, an ``llm_catalogue`` entry): each option states every value, a choice and
   not a default, so only its keys are checked, in every option.
@@ -63,9 +63,8 @@ OPTION_SECTIONS: dict[str, Section] = {
 LLM_BACKENDS: dict[str, type] = settings_schema.llm_backends()
 #: Classes ``typed`` builds that are not a section: an item of a knob's list.
 ITEM_CLASSES = {"Member": "an item of ensemble.members (EnsembleKnobs.members)"}
-#: ``${profile.x}``, ``${<method>.by_profile.${profile.name}.x}`` or ``${dataset.x}``: a value
-#: the selected profile or data set decides.
-SELECTED = re.compile(r"\$\{(?:(?P<group>profile|dataset)\.[\w.]+|\w+\.by_profile\.\$\{profile\.name\}\.\w+)\}")
+#: ``${profile.x}`` or ``${dataset.x}``: a value the selected profile or data set decides.
+SELECTED = re.compile(r"\$\{(?P<group>profile|dataset)\.[\w.]+\}")
 
 
 @pytest.fixture(scope="module")
@@ -113,22 +112,32 @@ def _default(field: dataclasses.Field[Any]) -> Any:
     return dataclasses.MISSING
 
 
+def _leaves(node: Any, prefix: str) -> Iterator[str]:
+    if isinstance(node, Mapping) and node:
+        for key, value in node.items():
+            yield from _leaves(value, f"{prefix}.{key}" if prefix else str(key))
+    else:
+        yield prefix
+
+
+@functools.cache
+def _set_by_profiles() -> frozenset[str]:
+    """Leaf keys a profile's values file sets (``conf/profile_values/<section>/<profile>.yaml``)."""
+    found: set[str] = set()
+    for path in (CONF_DIR / "profile_values").glob("*/*.yaml"):
+        found |= set(_leaves(yaml.safe_load(path.read_text(encoding="utf-8")) or {}, path.parent.name))
+    return frozenset(found)
+
+
 @functools.cache
 def _set_by_data_sets() -> frozenset[str]:
     """Leaf keys a data set's file sets outside its ``dataset`` section (``ensemble.members``)."""
-
-    def leaves(node: Any, prefix: str) -> Iterator[str]:
-        if isinstance(node, Mapping) and node:
-            for key, value in node.items():
-                yield from leaves(value, f"{prefix}.{key}" if prefix else str(key))
-        else:
-            yield prefix
 
     found: set[str] = set()
     for path in (CONF_DIR / "dataset").glob("*.yaml"):
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         found |= {
-            leaf for key, value in data.items() if key not in ("defaults", "dataset") for leaf in leaves(value, key)
+            leaf for key, value in data.items() if key not in ("defaults", "dataset") for leaf in _leaves(value, key)
         }
     return frozenset(found)
 
@@ -170,7 +179,8 @@ def test_a_knob_class_defaults_are_the_composed_values(
         if not field.init or field.name not in values:
             continue
         raw = written[field.name]
-        if (isinstance(raw, str) and SELECTED.fullmatch(raw)) or f"{section}.{field.name}" in by_data_sets:
+        key = f"{section}.{field.name}"
+        if (isinstance(raw, str) and SELECTED.fullmatch(raw)) or key in by_data_sets or key in _set_by_profiles():
             continue
         if _plain(_default(field)) != values[field.name]:
             problems.append(

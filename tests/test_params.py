@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -53,27 +54,37 @@ def test_an_llm_role_picks_a_catalogue_entry_by_name() -> None:
     assert cfg["llm_catalogue"]["openai_gpt35"]["backend"] == "openai"
 
 
-def test_a_methods_profile_values_live_with_the_method() -> None:
-    """The profiles select; the values are the method's (conf/method/<m>.yaml ``by_profile``),
-    set on the command line by the method's own key."""
+def test_a_profile_changes_only_what_its_values_files_state() -> None:
+    """The profiles select; a knob's paper value is its class's default, and a profile's other
+    value is written once, in ``conf/profile_values/<section>/<profile>.yaml`` (composed for the
+    selected profile), set on the command line by the section's own key."""
+    from hallulab.pipeline.settings_schema import schema_defaults
+
     profiles = sorted(p.stem for p in (CONF_DIR / "profile").glob("*.yaml"))
-    # every section with a table of profile values, found, not listed: a new method's table is checked too
-    owners = sorted(key for key, value in compose([]).items() if isinstance(value, dict) and "by_profile" in value)
-    assert {"hallucheck", "ccp", "self_familiarity", "correction"} <= set(owners)
-    for name in profiles:
-        composed = compose([f"profile={name}"])
-        assert set(composed["profile"]) == {"name", "description"}, "a method's values belong to the method"
-        for owner in owners:
-            table = composed[owner]["by_profile"]
-            assert sorted(table) == profiles
-            # the values feed the owner's own keys or those of one of its sections (score, generate, ...)
-            sections = [
-                composed[owner],
-                *(v for k, v in composed[owner].items() if isinstance(v, dict) and k != "by_profile"),
-            ]
-            for key, value in table[name].items():
-                assert all(section[key] == value for section in sections if key in section), f"{owner}.{key}"
-        assert composed["concepts"]["word_list"] == composed["self_familiarity"]["by_profile"][name]["word_list"]
+    assert profiles == ["paper", "quick"]
+    paper = compose(["profile=paper"])
+    defaults = schema_defaults()
+    for section, values in defaults.items():  # the paper profile composes every class's defaults
+        at: Any = paper
+        for part in section.split("."):
+            at = at[part]
+        for key, value in values.items():
+            # generate's lengths and the ensemble's members follow the data set (conf/dataset/*.yaml)
+            if value != "???" and section not in ("generate", "ensemble"):
+                assert at[key] == value, f"{section}.{key}"
+    folders = sorted(p.name for p in (CONF_DIR / "profile_values").iterdir() if p.is_dir())
+    assert {"hallucheck", "ccp", "self_familiarity", "concepts", "correction"} <= set(folders)
+    quick = compose(["profile=quick"])
+    for folder in folders:
+        assert sorted(p.stem for p in (CONF_DIR / "profile_values" / folder).glob("*.yaml")) == ["quick"]
+        stated = yaml.safe_load((CONF_DIR / "profile_values" / folder / "quick.yaml").read_text(encoding="utf-8"))
+        for step, values in stated.items():
+            chosen = quick[folder][step]
+            if isinstance(values, dict):
+                assert all(chosen[key] == value for key, value in values.items()), f"{folder}.{step}"
+            else:
+                assert chosen == values, f"{folder}.{step}"
+    assert set(quick["profile"]) == {"name", "description"}
     assert compose(["profile=quick"])["self_familiarity"]["score"]["beam_size"] == 6
     narrower = compose(["profile=quick", "self_familiarity.score.beam_size=9"])
     assert narrower["self_familiarity"]["score"]["beam_size"] == 9

@@ -22,15 +22,13 @@ kernel divided by its trace, fails the test too).
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 
 from hallulab.artifacts.nli_pair_matrix.build import pair_matrices_of
-from hallulab.core.config import CONF_DIR, compose
+from hallulab.core.config import compose
 from hallulab.data.schema import Passage
 from hallulab.methods.sample_matrix import selected_columns
 from hallulab.methods.sample_selection import SampleSelection
@@ -71,7 +69,7 @@ def _ours(passages: list[Passage], n: int, selection: str, t: float, scale: bool
             rid: m.to_dict() for rid, m in pair_matrices_of(passages, lambda p, h: _softmax(p, h).numpy()).items()
         }
     }
-    conf = yaml.safe_load((Path(CONF_DIR) / "method" / f"{NAME}.yaml").read_text(encoding="utf-8"))[NAME]
+    conf = compose([])[NAME]
     knobs = {**conf, "kernels": ["heat"], "t": t, "scale": scale, "jitter": jitter}
     params = compose([f"samples.used={n}", f"samples.selection={selection}"]) | {NAME: knobs}
     view = ParamsView(params, method(NAME).aggregate.param_keys(), f"aggregate_{NAME}")

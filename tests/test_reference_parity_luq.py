@@ -20,16 +20,14 @@ the scores by more than 1e-3.
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 
 from hallulab.artifacts.nli_pair_matrix import pair_matrices
 from hallulab.artifacts.nli_pair_matrix.build import pair_matrices_of
-from hallulab.core.config import CONF_DIR, compose
+from hallulab.core.config import compose
 from hallulab.data.schema import Passage
 from hallulab.methods.luq.formula import samples_uncertainty
 from hallulab.methods.sample_matrix import selected_columns
@@ -68,7 +66,7 @@ def _artifact(passages: list[Passage]) -> dict[str, Any]:
 
 
 def _ours(passages: list[Passage], n: int, selection: str) -> np.ndarray:
-    conf = yaml.safe_load((Path(CONF_DIR) / "method" / f"{NAME}.yaml").read_text(encoding="utf-8"))[NAME]
+    conf = compose([])[NAME]
     params = compose([f"samples.used={n}", f"samples.selection={selection}"]) | {
         NAME: {**conf, "readings": ["response"]}
     }

@@ -114,7 +114,6 @@ def test_a_mistyped_value_is_refused_in_typeds_words() -> None:
 
 def test_a_value_below_a_declared_key_no_class_describes_is_not_checked() -> None:
     params = compose([])
-    params["ccp"]["by_profile"]["paper"]["anything"] = {"a": 1}
     params["claims"]["prompt"] = "my_prompt"
     assert settings_problems(params) == []
 

@@ -38,6 +38,8 @@ class KeyTree:
     """A node of known settings; ``children is None`` means "a value, not checked below"."""
 
     children: dict[str, KeyTree] | None = field(default_factory=dict)
+    #: a knob section with a schema: its keys are its class's fields, given to the check
+    schema: bool = False
 
     def merge(self, value: Any) -> None:
         """Add what one config file says at this node."""
@@ -81,7 +83,7 @@ def _group_packages(defaults: list[Any]) -> dict[str, str]:
         if not isinstance(entry, Mapping):
             continue
         for key in entry:
-            group, _, package = str(key).partition("@")
+            group, _, package = str(key).removeprefix("optional ").removeprefix("override ").partition("@")
             if package:
                 parts = package.split(".")
                 packages[group] = ".".join([*parts[:-1], ANY_NAME]) if len(parts) > 1 else package
@@ -92,18 +94,10 @@ def _group_packages(defaults: list[Any]) -> dict[str, str]:
 
 @functools.lru_cache(maxsize=4)
 def known_tree(conf_dir: Path = CONF_DIR) -> KeyTree:
-    """The union of the keys every knob class declares (the schemas that ``conf/config.yaml``
-    names first, :func:`~hallulab.pipeline.settings_schema.schema_defaults`) and every file under
-    ``conf_dir`` defines, placed as Hydra places them."""
-    from hallulab.pipeline.settings_schema import schema_defaults
-
+    """The union of the keys every file under ``conf_dir`` defines, placed as Hydra places them,
+    with each knob section that ``conf/config.yaml`` names a schema of marked: its keys are its
+    class's fields (:func:`schema_sections`), which the check takes from the caller."""
     root = KeyTree()
-    for section, values in schema_defaults().items():
-        node = root
-        for part in section.split("."):
-            assert node.children is not None
-            node = node.children.setdefault(part, KeyTree())
-        node.merge(values)
     _, main = _load(conf_dir / "config.yaml")
     root.merge(main)
     for group, package in _group_packages(list(main.get("defaults", []))).items():
@@ -117,14 +111,42 @@ def known_tree(conf_dir: Path = CONF_DIR) -> KeyTree:
                 assert node.children is not None
                 node = node.children.setdefault(part, KeyTree())
             node.merge(content)
+    for section in schema_sections(conf_dir):
+        node = root
+        for part in section.split("."):
+            assert node.children is not None
+            node = node.children.setdefault(part, KeyTree())
+        node.schema = True
     return root
 
 
-def unknown_keys(params: Mapping[str, Any], sections: Iterable[str], tree: KeyTree) -> list[tuple[str, list[str]]]:
-    """``(dotted key, known keys beside it)`` for every key under ``sections`` that no config defines."""
+def schema_sections(conf_dir: Path = CONF_DIR) -> tuple[str, ...]:
+    """The knob sections ``conf/config.yaml`` names a schema of (``- /schema/<path>@<section>``),
+    read from the file: nothing is imported."""
+    _, main = _load(conf_dir / "config.yaml")
+    entries = [str(e) for e in main.get("defaults", []) if isinstance(e, str) and e.startswith("/schema/")]
+    return tuple(entry.rpartition("@")[2] for entry in entries)
+
+
+def unknown_keys(
+    params: Mapping[str, Any],
+    sections: Iterable[str],
+    tree: KeyTree,
+    fields: Mapping[str, Iterable[str]] | None = None,
+) -> list[tuple[str, list[str]]]:
+    """``(dotted key, known keys beside it)`` for every key under ``sections`` that no config
+    defines. A knob section's keys are its class's fields (``fields``: section -> names); a knob
+    section not in ``fields`` is not checked below here (its class checks it where it is read)."""
     found: list[tuple[str, list[str]]] = []
+    known_fields = {section: tuple(names) for section, names in (fields or {}).items()}
 
     def walk(value: Any, node: KeyTree, path: list[str]) -> None:
+        if node.schema:
+            section = ".".join(path)
+            if section not in known_fields:
+                return
+            children = {name: KeyTree(children=None) for name in known_fields[section]}
+            node = KeyTree(children={**(node.children or {}), **children})
         if node.children is None or not isinstance(value, Mapping):
             return
         for key, sub in value.items():
@@ -155,9 +177,15 @@ def unknown_keys(params: Mapping[str, Any], sections: Iterable[str], tree: KeyTr
     return found
 
 
-def check_known(params: Mapping[str, Any], sections: Iterable[str], conf_dir: Path = CONF_DIR) -> None:
-    """Raise :class:`ConfigError` naming the first setting under ``sections`` that ``conf/`` does not define."""
-    problems = unknown_keys(params, sections, known_tree(conf_dir))
+def check_known(
+    params: Mapping[str, Any],
+    sections: Iterable[str],
+    conf_dir: Path = CONF_DIR,
+    fields: Mapping[str, Iterable[str]] | None = None,
+) -> None:
+    """Raise :class:`ConfigError` naming the first setting under ``sections`` that ``conf/`` does
+    not define (a knob section's: that its class in ``fields`` does not declare)."""
+    problems = unknown_keys(params, sections, known_tree(conf_dir), fields)
     if problems:
         key, beside = problems[0]
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""

@@ -60,21 +60,27 @@ class ParamsView:
     @classmethod
     def load(cls, path: str, declared: Iterable[str], owner: str) -> ParamsView:
         """A stage's view of ``params.yaml``; every setting in it must be one that ``conf/``
-        defines (:mod:`hallulab.pipeline.known_keys`:
-        ``-S '+samples.temperature=0.5'`` is refused, not silently ignored)."""
+        defines, and in a knob section the stage reads, one its class declares
+        (:mod:`hallulab.pipeline.known_keys`: ``-S '+samples.temperature=0.5'`` is refused, not
+        silently ignored). Only the classes of the sections read are imported."""
         from hallulab.core.config import CONF_DIR
-        from hallulab.pipeline.known_keys import check_known
+        from hallulab.pipeline.known_keys import check_known, schema_sections
+        from hallulab.pipeline.settings_schema import section_fields
 
         params = load_params(path)
         beside = Path(path).resolve().parent / "conf"  # the conf/ that composed this params.yaml
+        conf = beside if (beside / "config.yaml").is_file() else CONF_DIR
         container = OmegaConf.to_container(params, resolve=False)
         assert isinstance(container, dict)
-        check_known(
-            {str(k): v for k, v in container.items()},
-            [str(k) for k in container],
-            beside if (beside / "config.yaml").is_file() else CONF_DIR,
-        )
-        return cls(params, declared, owner)
+        view = cls(params, declared, owner)
+        fields = {}
+        for section in schema_sections(conf):
+            if any(_covers(key, section) or _covers(section, key) for key in view.declared):
+                names = section_fields(section)
+                if names is not None:
+                    fields[section] = names
+        check_known({str(k): v for k, v in container.items()}, [str(k) for k in container], conf, fields)
+        return view
 
     def get(self, key: str) -> Any:
         if not any(_covers(d, key) for d in self.declared):

@@ -29,12 +29,10 @@ groups' options declare theirs below (:data:`PIPELINE_KNOBS`, :data:`OPTION_KNOB
 
 The settings tree (:func:`settings_tree`) places each class at its section; around them, the
 keys a step declares in its :class:`~hallulab.pipeline.spec.StepInputs` (a prompt file's name,
-``claims.source``, ``selfcheck_mqag.roles``), one ``by_profile`` table per top-level section
-(the values a profile gives a method's knobs: ``${<m>.by_profile.${profile.name}.<knob>}``),
-the LLM roles the steps name (``llms.<role>``), ``llm_catalogue`` entries (each checked against
-its backend's class) and the two sections no step builds a class from (:class:`ProfileSchema`,
-:class:`SpacySchema`). What lies below a declared key that no class describes is a value, not
-a setting, and is not checked.
+``claims.source``, ``selfcheck_mqag.roles``), the LLM roles the steps name (``llms.<role>``),
+``llm_catalogue`` entries (each checked against its backend's class) and the two sections no
+step builds a class from (:class:`ProfileSchema`, :class:`SpacySchema`). What lies below a
+declared key that no class describes is a value, not a setting, and is not checked.
 """
 
 from __future__ import annotations
@@ -61,7 +59,7 @@ PIPELINE_KNOBS: tuple[KnobSection, ...] = (
     KnobSection("generate", "hallulab.generation:GenerateConfig"),
     KnobSection("samples", "hallulab.methods.sample_selection:SampleSelection"),
     KnobSection("evaluate", "hallulab.evaluation.protocol:ProtocolConfig"),
-    KnobSection("correction", "hallulab.correction.knobs:CorrectionConfig", elsewhere=("prompts", "by_profile")),
+    KnobSection("correction", "hallulab.correction.knobs:CorrectionConfig", elsewhere=("prompts",)),
 )
 #: Sections a config group's option sets whole (``conf/<group>/<option>.yaml``): each option
 #: states its own values, a choice rather than a default.
@@ -83,8 +81,6 @@ LLM_BACKEND_KNOBS: dict[str, str] = {
 LLM_ENTRY_KEYS = ("name", "backend")
 #: The group of the ConfigStore entries (``schema/ccp/score``, ``schema/llm/hf``).
 GROUP = "schema"
-#: The table of the values each profile gives a section's knobs.
-BY_PROFILE = "by_profile"
 
 
 @dataclass
@@ -123,6 +119,40 @@ def knob_sections() -> dict[str, tuple[type, KnobSection]]:
             raise ValueError(f"knob section {section!r} is declared twice")
         found[section] = entry
     return found
+
+
+def section_fields(section: str) -> tuple[str, ...] | None:
+    """The keys of the knob section ``section`` (its class's fields and the keys another reader
+    takes), importing only the class's module and, for a method's or artifact's section, that
+    one package: what a stage checks a section it reads against (None: no knob section)."""
+    from hallulab.pipeline import registry
+
+    found = next((knob for knob in PIPELINE_KNOBS if knob.section == section), None)
+    package = ""
+    if found is None:
+        owner = section.split(".")[0]
+        try:
+            spec: Any = registry.method(owner)
+            package = f"{registry.METHODS_PACKAGE}.{owner}"
+        except registry.UnknownNameError:
+            try:
+                spec = registry.artifact(owner)
+            except registry.UnknownNameError:
+                return None
+            package = f"{registry.ARTIFACTS_PACKAGE}.{owner}"
+        found = next((knob for knob in spec.knobs if knob.section == section), None)
+        if found is None:
+            return None
+    cls = knob_class(found.cls, package)
+    return (*(f.name for f in dataclasses.fields(cls) if f.init), *found.elsewhere)
+
+
+def all_section_fields() -> dict[str, tuple[str, ...]]:
+    """:func:`section_fields` of every knob section (importing every knob class)."""
+    return {
+        section: (*(f.name for f in dataclasses.fields(cls) if f.init), *knob.elsewhere)
+        for section, (cls, knob) in knob_sections().items()
+    }
 
 
 @functools.cache
@@ -339,9 +369,6 @@ def settings_tree() -> SettingsNode:
     for key in _declared_keys():
         if "${" not in key and not root.covers(key):
             root.at(key).value = True
-    for node in root.children.values():
-        if node.section is None and not node.value and not node.catalogue:
-            node.children.setdefault(BY_PROFILE, SettingsNode(value=True))
     return root
 
 

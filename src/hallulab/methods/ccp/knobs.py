@@ -24,7 +24,12 @@ class CCPKnobs:
     k: tuple[int, ...] = setting(
         tuple(range(1, 11)), minimum=1, scalar_ok=True, doc="alternatives per word (K <= K_max); Figure 7: 1..10"
     )
-    nli_context: tuple[str, ...] = setting(("claim_prefix",), choices=CONTEXTS, scalar_ok=True)
+    nli_context: tuple[str, ...] = setting(
+        ("claim_prefix", "no_context", "sentence_prefix"),
+        choices=CONTEXTS,
+        scalar_ok=True,
+        doc="the NLI contexts whose variants are written (Table 11: all three)",
+    )
     word_merge: bool = setting(
         True, doc="the paper's words (sub-word tokens merged); false: every token, as lm-polygraph"
     )
@@ -46,5 +51,10 @@ class CCPKnobs:
 class CCPScoreKnobs:
     """params ``ccp.score`` (read by the expensive step)."""
 
-    nli_contexts: tuple[str, ...] = setting(("claim_prefix",), choices=CONTEXTS, scalar_ok=True)
+    nli_contexts: tuple[str, ...] = setting(
+        ("claim_prefix", "no_context", "sentence_prefix"),
+        choices=CONTEXTS,
+        scalar_ok=True,
+        doc="the NLI contexts the pairs are scored in (Table 11: all three)",
+    )
     ptrue_top_k: int = setting(20, minimum=1, doc="first-token top-K read for P(True)")

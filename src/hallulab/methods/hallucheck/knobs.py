@@ -20,8 +20,15 @@ ALIGNMENTS = ("f1", "containment", "judge")
 class HalluCheckScoreKnobs:
     """params ``hallucheck.score``."""
 
-    taggings: tuple[str, ...] = setting(("ner",), choices=TAGGINGS, scalar_ok=True)
-    decodings: tuple[str, ...] = setting(("greedy",), choices=DECODINGS, scalar_ok=True)
+    taggings: tuple[str, ...] = setting(
+        ("ner", "pos", "random"), choices=TAGGINGS, scalar_ok=True, doc="the atomic facts' taggings (Table 4)"
+    )
+    decodings: tuple[str, ...] = setting(
+        ("greedy", "beam", "sampled"),
+        choices=DECODINGS,
+        scalar_ok=True,
+        doc="the regenerations' decodings (Table 3: greedy, beam; the released call samples)",
+    )
     num_beams: int = setting(5, minimum=2, doc="beam size of the beam and sampled decodings (Table 3, released: 5)")
     sampling_temperature: float = setting(
         0.7,
@@ -31,7 +38,7 @@ class HalluCheckScoreKnobs:
     )
     sampling_top_p: float = setting(0.8, above=0.0, maximum=1.0, doc="nucleus of the sampled decoding")
     seed: int = setting(0, doc="seeds each question's sampled decoding")
-    cross_eval: bool = setting(False, doc="also regenerate with the verifier role (Table 2, Cross Eval)")
+    cross_eval: bool = setting(True, doc="also regenerate with the verifier role (Table 2, Cross Eval)")
     judge: bool = setting(
         True, doc="ask the judge role whether each pair of answer spans agrees (the released alignment)"
     )
