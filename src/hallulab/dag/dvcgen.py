@@ -22,6 +22,7 @@ from hallulab.core.call_cache import ShardSettingError
 from hallulab.core.config import REPO_ROOT
 from hallulab.dag.stage_code import CodeSets
 from hallulab.pipeline.graph import Node, pipeline_graph
+from hallulab.pipeline.settings_schema import section_modules
 from hallulab.pipeline.sharding import slice_path
 from hallulab.pipeline.stage_outputs import Output
 
@@ -68,7 +69,10 @@ def _listed(output: Output) -> Any:
 def render_stage(node: Node, code: CodeSets) -> dict[str, Any]:
     """A node as its ``dvc.yaml`` stage: its command, deps (its code manifest, its files and
     prompt files, then the outputs it reads), params, and outputs by section."""
-    deps = [] if node.code is None else [code.dep(node.code.key, node.code.script, *node.code.modules)]
+    keys = [key for key in node.inputs.param_keys() if "${" not in key]
+    # the classes of the knob sections it reads: a stage checks its settings against them
+    knob_modules = section_modules(keys)
+    deps = [] if node.code is None else [code.dep(node.code.key, node.code.script, *node.code.modules, *knob_modules)]
     deps += [*node.inputs.files, *(f"conf/prompts/${{{key}}}.yaml" for key in node.inputs.prompts)]
     deps += [read.path for read in node.reads]
     stage: dict[str, Any] = {"cmd": f"{CMD_ENV} {node.command}", "deps": deps}

@@ -44,6 +44,7 @@ import types
 import typing
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional, Union
 
 from omegaconf import MISSING, OmegaConf
@@ -125,26 +126,42 @@ def section_fields(section: str) -> tuple[str, ...] | None:
     """The keys of the knob section ``section`` (its class's fields and the keys another reader
     takes), importing only the class's module and, for a method's or artifact's section, that
     one package: what a stage checks a section it reads against (None: no knob section)."""
-    from hallulab.pipeline import registry
 
     found = next((knob for knob in PIPELINE_KNOBS if knob.section == section), None)
     package = ""
     if found is None:
-        owner = section.split(".")[0]
-        try:
-            spec: Any = registry.method(owner)
-            package = f"{registry.METHODS_PACKAGE}.{owner}"
-        except registry.UnknownNameError:
-            try:
-                spec = registry.artifact(owner)
-            except registry.UnknownNameError:
-                return None
-            package = f"{registry.ARTIFACTS_PACKAGE}.{owner}"
+        package = section_owner(section)
+        if not package:
+            return None
+        spec: Any = importlib.import_module(package).SPEC
         found = next((knob for knob in spec.knobs if knob.section == section), None)
         if found is None:
             return None
     cls = knob_class(found.cls, package)
     return (*(f.name for f in dataclasses.fields(cls) if f.init), *found.elsewhere)
+
+
+def section_owner(section: str) -> str:
+    """The method or artifact package that may declare ``section`` (``hallulab.methods.ccp`` for
+    ``ccp.score``), found on disk without importing a package; "" for none."""
+    import hallulab
+
+    owner = section.split(".")[0]
+    root = Path(hallulab.__file__).parent
+    for kind in ("methods", "artifacts"):
+        if (root / kind / owner / "__init__.py").is_file():
+            return f"hallulab.{kind}.{owner}"
+    return ""
+
+
+def section_modules(keys: Sequence[str]) -> tuple[str, ...]:
+    """The modules a stage that declares the params ``keys`` imports to check the knob sections
+    it reads (:func:`section_fields`): each section's class module and its owning package."""
+    found: list[str] = []
+    for section, (cls, _) in knob_sections().items():
+        if any(key == section or key.startswith(section + ".") or section.startswith(key + ".") for key in keys):
+            found += [m for m in (section_owner(section), cls.__module__) if m]
+    return tuple(dict.fromkeys(found))
 
 
 def all_section_fields() -> dict[str, tuple[str, ...]]:
