@@ -122,6 +122,11 @@ def knob_sections() -> dict[str, tuple[type, KnobSection]]:
     return found
 
 
+def section_keys(cls: type, knob: KnobSection) -> tuple[str, ...]:
+    """A knob section's keys: its class's fields, then the keys another reader takes."""
+    return (*(f.name for f in dataclasses.fields(cls) if f.init), *knob.elsewhere)
+
+
 def section_fields(section: str) -> tuple[str, ...] | None:
     """The keys of the knob section ``section`` (its class's fields and the keys another reader
     takes), importing only the class's module and, for a method's or artifact's section, that
@@ -138,7 +143,7 @@ def section_fields(section: str) -> tuple[str, ...] | None:
         if found is None:
             return None
     cls = knob_class(found.cls, package)
-    return (*(f.name for f in dataclasses.fields(cls) if f.init), *found.elsewhere)
+    return section_keys(cls, found)
 
 
 def section_owner(section: str) -> str:
@@ -166,10 +171,7 @@ def section_modules(keys: Sequence[str]) -> tuple[str, ...]:
 
 def all_section_fields() -> dict[str, tuple[str, ...]]:
     """:func:`section_fields` of every knob section (importing every knob class)."""
-    return {
-        section: (*(f.name for f in dataclasses.fields(cls) if f.init), *knob.elsewhere)
-        for section, (cls, knob) in knob_sections().items()
-    }
+    return {section: section_keys(cls, knob) for section, (cls, knob) in knob_sections().items()}
 
 
 @functools.cache
