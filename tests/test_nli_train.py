@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -182,3 +183,45 @@ def test_training_gives_the_same_weights_in_every_process(tmp_path: Path) -> Non
         for run in range(3)
     }
     assert len(digests) == 1, digests
+
+
+def test_an_interrupted_training_resumes_from_its_save_to_the_same_weights(tmp_path: Path) -> None:
+    """Stopped after its third of six steps (two epochs), a run that finds the save does only the
+    last three and writes the weights an uninterrupted run writes, tensor for tensor; the save
+    is gone once the model is written. A different recipe names another save."""
+    import torch
+    import transformers
+
+    from hallulab.nli.checkpoint import training_checkpoint
+
+    cfg = TrainConfig(epochs=2, batch_size=8, num_threads=1, learning_rate=1e-4)
+    train_cross_encoder(PAIRS, cfg, tmp_path / "whole")
+
+    settings = {"epochs": 2, "batch_size": 8, "learning_rate": 1e-4}
+    checkpoint = dataclasses.replace(
+        training_checkpoint(settings, PAIRS, encoder_path(cfg), tmp_path / "saves"), every_seconds=0.0
+    )
+    assert training_checkpoint({**settings, "epochs": 3}, PAIRS, encoder_path(cfg), tmp_path).folder.name != (
+        checkpoint.folder.name
+    )
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_three(done: int) -> None:
+        if done == 3:
+            raise Stop
+
+    with pytest.raises(Stop):
+        train_cross_encoder(PAIRS, cfg, tmp_path / "resumed", checkpoint, stop_after_three)
+    saved = checkpoint.load()
+    assert saved is not None and saved.steps == 3
+    steps_run: list[int] = []
+    stats = train_cross_encoder(PAIRS, cfg, tmp_path / "resumed", checkpoint, steps_run.append)
+    assert steps_run == [4, 5, 6] and stats["steps"] == 6
+    assert not checkpoint.folder.exists()
+
+    whole = transformers.AutoModelForSequenceClassification.from_pretrained(tmp_path / "whole").state_dict()
+    resumed = transformers.AutoModelForSequenceClassification.from_pretrained(tmp_path / "resumed").state_dict()
+    assert whole.keys() == resumed.keys()
+    assert all(torch.equal(whole[name], resumed[name]) for name in whole)

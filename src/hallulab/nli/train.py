@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from hallulab.core.config import ConfigError, setting, typed
+from hallulab.nli.checkpoint import SaveClock, SavedTraining, TrainingCheckpoint
 from hallulab.nli.inference import pair_logits
 from hallulab.nli.pairs import LABELS, NLIPair
 
@@ -190,8 +191,19 @@ def new_classifier(path: str) -> Any:
     return model
 
 
-def train_cross_encoder(pairs: Sequence[NLIPair], cfg: TrainConfig, out_dir: Path) -> dict[str, Any]:
-    """Train and save to ``out_dir``; returns training statistics."""
+def train_cross_encoder(
+    pairs: Sequence[NLIPair],
+    cfg: TrainConfig,
+    out_dir: Path,
+    checkpoint: TrainingCheckpoint | None = None,
+    after_step: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
+    """Train and save to ``out_dir``; returns training statistics.
+
+    With a ``checkpoint`` (:mod:`hallulab.nli.checkpoint`), the whole training state is saved
+    there every few minutes, a run that finds a save continues from it to the same weights, and
+    the save is removed once the model is written. ``after_step(steps_done)`` is called after
+    each optimiser step."""
     import torch
     import transformers
 
@@ -216,9 +228,24 @@ def train_cross_encoder(pairs: Sequence[NLIPair], cfg: TrainConfig, out_dir: Pat
     scheduler = transformers.get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * steps), steps)
     rng = random.Random(cfg.seed)
     losses: list[float] = []
-    started = time.perf_counter()
+    seconds_before = 0.0
+    saved = checkpoint.load() if checkpoint is not None else None
+    if saved is not None:
+        model.load_state_dict(saved.model)
+        optimizer.load_state_dict(saved.optimizer)
+        scheduler.load_state_dict(saved.scheduler)
+        torch.set_rng_state(saved.torch_rng)
+        losses, seconds_before = list(saved.losses), saved.seconds
+        log.info("resuming at step %d of %d from %s", saved.steps, steps, checkpoint.folder if checkpoint else "")
+    clock = SaveClock(checkpoint) if checkpoint is not None else None
+    started = time.perf_counter() - seconds_before
+    skip = len(losses)
     for epoch in range(cfg.epochs):
+        # every epoch's batches are drawn, done or not: the generator's state stays a run's
         for step, batch in enumerate(bucketed_batches(pairs, cfg.batch_size, rng)):
+            if skip:
+                skip -= 1
+                continue
             encoded = tokenizer(
                 [p.premise for p in batch],
                 [p.hypothesis for p in batch],
@@ -237,6 +264,20 @@ def train_cross_encoder(pairs: Sequence[NLIPair], cfg: TrainConfig, out_dir: Pat
             optimizer.zero_grad()
             losses.append(float(loss.detach()))
             done = len(losses)
+            if clock is not None and checkpoint is not None and done < steps and clock.due():
+                state = SavedTraining(
+                    steps=done,
+                    model=model.state_dict(),
+                    optimizer=optimizer.state_dict(),
+                    scheduler=scheduler.state_dict(),
+                    torch_rng=torch.get_rng_state(),
+                    losses=list(losses),
+                    seconds=time.perf_counter() - started,
+                )
+                checkpoint.save(state)
+                clock.saved()
+            if after_step is not None:
+                after_step(done)
             if done == 1 or done % 25 == 0 or done == steps:
                 elapsed = time.perf_counter() - started
                 log.info(
@@ -252,6 +293,8 @@ def train_cross_encoder(pairs: Sequence[NLIPair], cfg: TrainConfig, out_dir: Pat
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
+    if checkpoint is not None:
+        checkpoint.clear()
     seconds = time.perf_counter() - started
     return {
         "pairs": len(pairs),
