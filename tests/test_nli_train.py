@@ -192,16 +192,18 @@ def test_an_interrupted_training_resumes_from_its_save_to_the_same_weights(tmp_p
     import torch
     import transformers
 
+    from hallulab.nli import train
     from hallulab.nli.checkpoint import training_checkpoint
 
+    code = Path(train.__file__)
     cfg = TrainConfig(epochs=2, batch_size=8, num_threads=1, learning_rate=1e-4)
     train_cross_encoder(PAIRS, cfg, tmp_path / "whole")
 
     settings = {"epochs": 2, "batch_size": 8, "learning_rate": 1e-4}
     checkpoint = dataclasses.replace(
-        training_checkpoint(settings, PAIRS, encoder_path(cfg), tmp_path / "saves"), every_seconds=0.0
+        training_checkpoint(settings, PAIRS, encoder_path(cfg), code, tmp_path / "saves"), every_seconds=0.0
     )
-    assert training_checkpoint({**settings, "epochs": 3}, PAIRS, encoder_path(cfg), tmp_path).folder.name != (
+    assert training_checkpoint({**settings, "epochs": 3}, PAIRS, encoder_path(cfg), code, tmp_path).folder.name != (
         checkpoint.folder.name
     )
 

@@ -148,3 +148,37 @@ def test_the_registered_schemas_give_a_config_its_defaults_and_refuse_others(tmp
         added = hydra_compose(config_name="config", overrides=["+samples.temperature=0.5"])
         problems = settings_problems(OmegaConf.to_container(added))  # type: ignore[arg-type]
         assert [p.key for p in problems] == ["samples.temperature"]
+
+
+def test_a_stage_checks_the_knob_sections_it_reads_importing_only_their_classes(tmp_path: Path) -> None:
+    """A stage's view refuses an added key in a knob section it reads; in a section it does not
+    read, the ``code_files`` stage has refused it first (below). The modules it imports for the
+    check are those of the sections it reads, which its code manifest lists."""
+    from hallulab.core.config import write_params
+    from hallulab.pipeline.params import ParamsView
+    from hallulab.pipeline.settings_schema import read_sections, section_modules
+
+    write_params(tmp_path / "params.yaml", ["+samples.temperature=0.5"])
+    with pytest.raises(ConfigError, match=r"^samples\.temperature: no config .*known here: \['used', "):
+        ParamsView.load(str(tmp_path / "params.yaml"), ["samples.used"], "aggregate_selfcheck_ngram")
+    ParamsView.load(str(tmp_path / "params.yaml"), ["ccp.aggregate"], "aggregate_ccp")
+    assert sorted(read_sections(["ccp"])) == ["ccp.aggregate", "ccp.score"]
+    assert sorted(read_sections(["ccp.aggregate", "samples.used"])) == ["ccp.aggregate", "samples"]
+    assert section_modules(["ccp.aggregate"]) == ("hallulab.methods.ccp", "hallulab.methods.ccp.knobs")
+
+
+def test_the_first_stage_refuses_any_setting_the_schema_does_not_declare(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``python -m hallulab.pipeline.settings_schema params.yaml`` (which the always-run
+    ``code_files`` stage runs) checks every section: one line naming the key, exit status 2."""
+    from hallulab.core.config import write_params
+    from hallulab.pipeline.settings_schema import main
+
+    write_params(tmp_path / "params.yaml", [])
+    assert main([str(tmp_path / "params.yaml")]) == 0
+    write_params(tmp_path / "params.yaml", ["+claims.sources=x"])
+    assert main([str(tmp_path / "params.yaml")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"{tmp_path / 'params.yaml'}: claims.sources: no config under conf/ defines this setting")
+    assert "\n" not in err

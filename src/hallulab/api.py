@@ -55,10 +55,9 @@ from hallulab.pipeline.context import BuildContext
 from hallulab.pipeline.controls import AggregateControls
 from hallulab.pipeline.executor import aggregate_method, build_artifact, run_step, score_method
 from hallulab.pipeline.graph import GENERATED, PipelineGraph, pipeline_graph
-from hallulab.pipeline.known_keys import check_known
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources
-from hallulab.pipeline.settings_schema import all_section_fields
+from hallulab.pipeline.settings_schema import check_settings
 from hallulab.pipeline.spec import MethodSpec
 
 Records = str | Path | Iterable[Passage | Mapping[str, Any]]
@@ -193,7 +192,7 @@ class Detector:
         self.spec: MethodSpec = registry.method(self.method)
         self.overrides: list[str] = override_strings(self.settings)
         self.params: dict[str, Any] = compose(self.overrides, self.conf_dir)
-        check_known(self.params, list(self.params), self.conf_dir, all_section_fields())
+        check_settings(self.params)
         check_llm_roles(self.params)
 
     def view(self, declared: Iterable[str], owner: str) -> ParamsView:

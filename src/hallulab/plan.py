@@ -364,11 +364,11 @@ def plan_params(dataset: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
     reads checked (unknown keys refused, as a stage refuses them) before any record is read."""
     from hallulab.llm import check_llm_roles
     from hallulab.nli.scorer import NLIConfig
-    from hallulab.pipeline.known_keys import check_known
+    from hallulab.pipeline.settings_schema import check_settings
 
     check_dataset_override(dataset, overrides)
     params = compose([f"dataset={dataset}", *overrides])
-    check_known(params, list(params))
+    check_settings(params)
     typed(GenerateConfig, params["generate"], "generate")
     typed(NLIConfig, params["nli"], "nli")
     check_llm_roles(params)

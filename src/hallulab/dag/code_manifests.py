@@ -25,6 +25,12 @@ manifests first, then asks DVC), and ``dvc repro`` / ``dvc exp run`` of single s
 
 The outputs persist (DVC does not delete them before the stage runs), so a failure here
 leaves the committed manifests in place.
+
+Being the first stage of every run, it then checks every setting of ``params.yaml`` against the
+settings' schema (:func:`hallulab.pipeline.settings_schema.main`): Hydra's ``+`` adds a key that
+no knob class declares (``-S '+samples.temperature=0.5'``), which no stage would read, and the
+run stops here with one line naming it, before any stage runs. Each stage checks the knob
+sections it reads again when it starts (:class:`hallulab.pipeline.params.ParamsView`).
 """
 
 from __future__ import annotations
@@ -34,7 +40,10 @@ from pathlib import Path
 
 from hallulab.core.io import write_json
 from hallulab.dag.stage_code import STAGE, CodeSets
-from hallulab.pipeline import paths
+from hallulab.pipeline import paths, settings_schema
+
+#: the composed settings the stages read, checked by this stage after it writes the manifests
+PARAMS = "params.yaml"
 
 
 def write_manifests(code_sets: CodeSets, root: Path) -> list[Path]:
@@ -59,7 +68,10 @@ def main() -> int:
 
     written = write_manifests(code_sets(), Path.cwd())
     print(f"{STAGE}: {len(written)} code manifests", file=sys.stderr)
-    return 0
+    if not Path(PARAMS).is_file():
+        return 0
+    # the first stage of every run checks every setting, so an unknown one stops it here
+    return settings_schema.main([PARAMS])
 
 
 if __name__ == "__main__":

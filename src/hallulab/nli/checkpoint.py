@@ -117,15 +117,13 @@ def pairs_digest(pairs: Sequence[NLIPair]) -> str:
 
 
 def training_checkpoint(
-    settings: dict[str, Any], pairs: Sequence[NLIPair], encoder: str, root: Path | None = None
+    settings: dict[str, Any], pairs: Sequence[NLIPair], encoder: str, code_file: Path, root: Path | None = None
 ) -> TrainingCheckpoint:
     """The save of a run of ``settings`` (the recipe's, as a mapping) over ``pairs`` from the
-    encoder at ``encoder``: its folder is named by a digest of those, of the training module's
-    source and of torch's version."""
+    encoder at ``encoder`` by the training code in ``code_file``: its folder is named by a
+    digest of those (the code by its bytes) and of torch's version."""
     import torch
 
-    from hallulab.nli import train
-
-    code = hashlib.sha256(Path(train.__file__).read_bytes()).hexdigest()
+    code = hashlib.sha256(code_file.read_bytes()).hexdigest()
     key = cache_key(settings, pairs_digest(pairs), encoder, code, torch.__version__)
     return TrainingCheckpoint((root or model_dir()) / CHECKPOINTS / key[:32])

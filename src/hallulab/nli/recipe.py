@@ -26,6 +26,7 @@ from hallulab.core.errors import UserFacingError
 from hallulab.core.io import file_in_the_way
 from hallulab.data.loaders import DATA_ROOT_ENV
 from hallulab.data.nli_open import OPEN_HELDOUT
+from hallulab.nli import train
 from hallulab.nli.checkpoint import training_checkpoint
 from hallulab.nli.data import heldout_sources, training_sources
 from hallulab.nli.train import accuracies, encoder_path, sample_pairs, train_config, train_cross_encoder
@@ -73,7 +74,7 @@ def train_recipe(recipe: Mapping[str, Any], out: Path, root: Path | None, log: l
         counts[pair.source] = counts.get(pair.source, 0) + 1
     log.info("profile %s: training on %d pairs %s", profile, len(pairs), counts)
     # an interrupted run of the same recipe continues from its last save (hallulab.nli.checkpoint)
-    checkpoint = training_checkpoint(raw, pairs, encoder_path(cfg))
+    checkpoint = training_checkpoint(raw, pairs, encoder_path(cfg), Path(train.__file__))
     stats = train_cross_encoder(pairs, cfg, out, checkpoint)
     log.info("trained: %s", stats)
 

@@ -317,8 +317,8 @@ def _summary_node(methods: tuple[str, ...], correction: bool) -> Node:
 
 
 def _code_files_node(code: list[StageCode]) -> Node:
-    """Always runs (about a second): rewrites every stage's code manifest
-    (:mod:`hallulab.dag.code_manifests`)."""
+    """Always runs: rewrites every stage's code manifest (:mod:`hallulab.dag.code_manifests`),
+    then checks every setting (:func:`hallulab.pipeline.settings_schema.main`)."""
     keys = sorted({stage_code.key for stage_code in code})
     writes = {key: Output(paths.code_manifest(key), cache=False, persist=True) for key in keys}
     # it imports the DAG generator: named, not imported

@@ -9,7 +9,6 @@ declaration binding: reading a key outside the declared ones raises
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any, TypeVar
 
 from omegaconf import DictConfig, OmegaConf
@@ -59,27 +58,17 @@ class ParamsView:
 
     @classmethod
     def load(cls, path: str, declared: Iterable[str], owner: str) -> ParamsView:
-        """A stage's view of ``params.yaml``; every setting in it must be one that ``conf/``
-        defines, and in a knob section the stage reads, one its class declares
-        (:mod:`hallulab.pipeline.known_keys`: ``-S '+samples.temperature=0.5'`` is refused, not
-        silently ignored). Only the classes of the sections read are imported."""
-        from hallulab.core.config import CONF_DIR
-        from hallulab.pipeline.known_keys import check_known, schema_sections
-        from hallulab.pipeline.settings_schema import section_fields
+        """A stage's view of ``params.yaml``, once the schemas of the knob sections it reads
+        accept them (:func:`hallulab.pipeline.settings_schema.check_sections`, importing only
+        those classes): ``-S '+samples.temperature=0.5'`` is refused in one line naming the key,
+        not silently ignored. The ``code_files`` stage has checked every setting before."""
+        from hallulab.pipeline.settings_schema import check_sections
 
         params = load_params(path)
-        beside = Path(path).resolve().parent / "conf"  # the conf/ that composed this params.yaml
-        conf = beside if (beside / "config.yaml").is_file() else CONF_DIR
+        view = cls(params, declared, owner)
         container = OmegaConf.to_container(params, resolve=False)
         assert isinstance(container, dict)
-        view = cls(params, declared, owner)
-        fields = {}
-        for section in schema_sections(conf):
-            if any(_covers(key, section) or _covers(section, key) for key in view.declared):
-                names = section_fields(section)
-                if names is not None:
-                    fields[section] = names
-        check_known({str(k): v for k, v in container.items()}, [str(k) for k in container], conf, fields)
+        check_sections({str(k): v for k, v in container.items()}, view.declared)
         return view
 
     def get(self, key: str) -> Any:

@@ -23,9 +23,10 @@ groups' options declare theirs below (:data:`PIPELINE_KNOBS`, :data:`OPTION_KNOB
   key to any config, and no step would read it), and a value of the wrong type in
   :func:`~hallulab.core.config.typed`'s words; ranges and choices stay ``typed``'s, which each
   step applies to the sections it reads. The test suite checks every shipped composition
-  with it. A stage's own start keeps the key check of :mod:`hallulab.pipeline.known_keys`
-  (the keys the knob classes declare, :func:`schema_defaults`, and the files under ``conf/``
-  define), which does not build the pipeline graph.
+  with it, the ``code_files`` stage checks ``params.yaml`` with it before any stage runs
+  (:func:`main`), and the API and ``hallulab plan`` check their compositions with it. A stage
+  checks the knob sections it reads when it starts (:func:`check_sections`), importing only
+  their classes and building no pipeline graph.
 
 The settings tree (:func:`settings_tree`) places each class at its section; around them, the
 keys a step declares in its :class:`~hallulab.pipeline.spec.StepInputs` (a prompt file's name,
@@ -122,28 +123,9 @@ def knob_sections() -> dict[str, tuple[type, KnobSection]]:
     return found
 
 
-def section_keys(cls: type, knob: KnobSection) -> tuple[str, ...]:
-    """A knob section's keys: its class's fields, then the keys another reader takes."""
-    return (*(f.name for f in dataclasses.fields(cls) if f.init), *knob.elsewhere)
-
-
-def section_fields(section: str) -> tuple[str, ...] | None:
-    """The keys of the knob section ``section`` (its class's fields and the keys another reader
-    takes), importing only the class's module and, for a method's or artifact's section, that
-    one package: what a stage checks a section it reads against (None: no knob section)."""
-
-    found = next((knob for knob in PIPELINE_KNOBS if knob.section == section), None)
-    package = ""
-    if found is None:
-        package = section_owner(section)
-        if not package:
-            return None
-        spec: Any = importlib.import_module(package).SPEC
-        found = next((knob for knob in spec.knobs if knob.section == section), None)
-        if found is None:
-            return None
-    cls = knob_class(found.cls, package)
-    return section_keys(cls, found)
+def _overlaps(key: str, section: str) -> bool:
+    """Whether the params key ``key`` lies in ``section`` or covers it (``ccp`` covers ``ccp.score``)."""
+    return key == section or key.startswith(section + ".") or section.startswith(key + ".")
 
 
 def section_owner(section: str) -> str:
@@ -159,19 +141,33 @@ def section_owner(section: str) -> str:
     return ""
 
 
+def read_sections(keys: Sequence[str]) -> dict[str, tuple[type, KnobSection]]:
+    """The knob sections that the params ``keys`` of one step lie in or cover, with their
+    classes: the pipeline's sections and those the owning method's or artifact's spec declares,
+    importing only those packages and the classes' modules (what a stage checks its settings
+    against when it starts, and what its code manifest lists: :func:`section_modules`). A config
+    group's option (``nli``, ``dataset``) is not among them: its class may sit beside a model
+    backend that a cheap stage does not import, and the ``code_files`` stage checks it.
+    section -> (class, declaration)."""
+    found: dict[str, tuple[type, KnobSection]] = {}
+    for knob in PIPELINE_KNOBS:
+        if any(_overlaps(key, knob.section) for key in keys):
+            found[knob.section] = (knob_class(knob.cls), knob)
+    for package in dict.fromkeys(section_owner(key) for key in keys if "${" not in key):
+        if not package:
+            continue
+        spec: Any = importlib.import_module(package).SPEC
+        for knob in spec.knobs:
+            if any(_overlaps(key, knob.section) for key in keys):
+                found[knob.section] = (knob_class(knob.cls, package), knob)
+    return found
+
+
 def section_modules(keys: Sequence[str]) -> tuple[str, ...]:
-    """The modules a stage that declares the params ``keys`` imports to check the knob sections
-    it reads (:func:`section_fields`): each section's class module and its owning package."""
-    found: list[str] = []
-    for section, (cls, _) in knob_sections().items():
-        if any(key == section or key.startswith(section + ".") or section.startswith(key + ".") for key in keys):
-            found += [m for m in (section_owner(section), cls.__module__) if m]
-    return tuple(dict.fromkeys(found))
-
-
-def all_section_fields() -> dict[str, tuple[str, ...]]:
-    """:func:`section_fields` of every knob section (importing every knob class)."""
-    return {section: section_keys(cls, knob) for section, (cls, knob) in knob_sections().items()}
+    """The modules a step that declares the params ``keys`` imports to check the knob sections
+    it reads (:func:`read_sections`): each section's owning package and class module."""
+    found = [m for section, (cls, _) in read_sections(keys).items() for m in (section_owner(section), cls.__module__)]
+    return tuple(dict.fromkeys(m for m in found if m))
 
 
 @functools.cache
@@ -516,7 +512,32 @@ def settings_problems(params: Mapping[str, Any]) -> list[SettingProblem]:
 
 def check_settings(params: Mapping[str, Any]) -> None:
     """Raise :class:`ConfigError` naming the first setting the schema refuses (and how many more)."""
-    problems = settings_problems(params)
+    _raise_first(settings_problems(params))
+
+
+def _section_value(params: Mapping[str, Any], section: str) -> Any:
+    value: Any = params
+    for part in section.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def section_problems(params: Mapping[str, Any], keys: Sequence[str]) -> list[SettingProblem]:
+    """What the schemas of the knob sections a step reads (:func:`read_sections`) refuse in
+    ``params``: the check a stage makes when it starts, building neither the settings tree nor
+    the pipeline graph (the ``code_files`` stage checks every setting first: :func:`main`)."""
+    found = []
+    for section, (cls, knob) in read_sections(keys).items():
+        value = _section_value(params, section)
+        if value is not None:
+            node = SettingsNode(section=(section, cls, schema_view(cls, knob.elsewhere)))
+            found += _structured_problems(node, value, section)
+    return found
+
+
+def _raise_first(problems: list[SettingProblem]) -> None:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         first = str(problems[0])
@@ -524,3 +545,34 @@ def check_settings(params: Mapping[str, Any]) -> None:
             first = first.replace("; known here:", f"{more}; known here:", 1)
             more = ""
         raise ConfigError(first + more)
+
+
+def check_sections(params: Mapping[str, Any], keys: Sequence[str]) -> None:
+    """Raise :class:`ConfigError` naming the first setting :func:`section_problems` finds."""
+    _raise_first(section_problems(params, keys))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m hallulab.pipeline.settings_schema [params.yaml]``: every setting of the file
+    checked against the schema (:func:`check_settings`); a refused one is one line on stderr and
+    exit status 2. The ``code_files`` stage runs it after writing the manifests
+    (:mod:`hallulab.dag.code_manifests`), so that ``dvc repro`` and ``dvc exp run`` refuse
+    ``-S '+samples.temperature=0.5'`` before any stage runs."""
+    import sys
+
+    from hallulab.core.config import load_params
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    path = args[0] if args else "params.yaml"
+    container = OmegaConf.to_container(load_params(path), resolve=False)
+    assert isinstance(container, dict)
+    try:
+        check_settings({str(key): value for key, value in container.items()})
+    except ConfigError as error:
+        print(f"{path}: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
