@@ -37,7 +37,7 @@ from hallulab.core.call_cache import CallCache
 from hallulab.core.config import compose, typed
 from hallulab.llm import build_llm
 from hallulab.llm.cached import CachedLLM
-from hallulab.nli.scorer import NLIConfig, NLIScorer
+from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.tooling.bench_record import BenchRow, record
 
 
@@ -61,7 +61,7 @@ def main() -> None:
         llm.score([prefix_for(prefix, p) for p in passages], [p.response or "" for p in passages], top_k=top_k)
         inference = time.perf_counter() - started
 
-        scorer = NLIScorer(typed(NLIConfig, params["nli"], "nli"), cache=cache)
+        scorer = NLIScorer(typed(NLIKnobs, params["nli"], "nli"), cache=cache)
         scorer.class_probs(["warm-up"], ["warm-up"])  # model load, not timed
         started = time.perf_counter()
         requests = inputs.requests()

@@ -39,7 +39,7 @@ from hallulab.core.config import compose, dataset_config, typed
 from hallulab.data.loaders import load_dataset
 from hallulab.data.schema import Passage
 from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores
-from hallulab.nli.scorer import NLIConfig, NLIScorer
+from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.registry import method
@@ -149,7 +149,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     passages = load_dataset({**dataset_config("nq_open"), "limit": args.questions})[0]
-    config = typed(NLIConfig, compose(["dataset=nq_open"])["nli"], "nli")
+    config = typed(NLIKnobs, compose(["dataset=nq_open"])["nli"], "nli")
     nli = polygraph_nli(config.model, config.batch_size)
     reference_scores(passages[:1], nli)  # model warm-up, not timed
     reference = reference_scores(passages, nli)

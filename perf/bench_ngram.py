@@ -28,7 +28,7 @@ from hallulab.core.call_cache import CallCache
 from hallulab.core.config import dataset_config
 from hallulab.data.loaders import load_dataset
 from hallulab.evaluation.levels import evaluate_levels
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.methods.selfcheck_ngram.corpus import build_ngram_corpora
 from hallulab.methods.selfcheck_ngram.ngram import score_corpora
 from hallulab.text.spacy_tokens import SpacyTokenizer
@@ -90,7 +90,7 @@ def main() -> None:
     frame, _ = score_corpora(corpora, ORDERS)  # type: ignore[arg-type]
     score_only = time.perf_counter() - started
     started = time.perf_counter()
-    evaluate_levels(passages, frame, ProtocolConfig())  # the evaluate stage's work: 10 variants, 1000 resamples
+    evaluate_levels(passages, frame, ProtocolKnobs())  # the evaluate stage's work: 10 variants, 1000 resamples
     evaluation = time.perf_counter() - started
     floor = spacy_floor(passages)
     print(f"spaCy floor (one pass, tok2vec + parser only):  {floor:8.2f} s")

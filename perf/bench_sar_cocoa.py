@@ -56,7 +56,7 @@ from hallulab.methods.cocoa.score import response_similarities
 from hallulab.methods.sar.aggregate import aggregate as sar_aggregate
 from hallulab.methods.sar.raw import SarScores
 from hallulab.methods.sar.score import sar_records
-from hallulab.methods.sentence_similarity import SentenceSimilarity, SentenceSimilarityConfig
+from hallulab.methods.sentence_similarity import SentenceSimilarity, SentenceSimilarityKnobs
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.registry import method
@@ -223,7 +223,7 @@ def main() -> None:
     llm = build_llm(params["llm_catalogue"]["smollm2"], "smollm2")
     assert isinstance(llm, HFLLM)
     samples, responses = shared_tokens(llm, passages)
-    config = typed(SentenceSimilarityConfig, params["sentence_similarity"], "sentence_similarity")
+    config = typed(SentenceSimilarityKnobs, params["sentence_similarity"], "sentence_similarity")
     uncached = SentenceSimilarity(config)
     uncached.scores(["warm-up"], ["the model is loaded outside the timed region"])
     rows: list[BenchRow] = []

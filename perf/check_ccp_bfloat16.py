@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 from check_nli_bfloat16 import cold_temporary_root, timed_in_empty_inductor_cache
 
-from hallulab.nli.scorer import NLIConfig, NLIScorer
+from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.results.published import RESULTS_DIR, PublishedResult, load_result
 from hallulab.tooling.bench_record import BenchRow, record
 
@@ -186,7 +186,7 @@ def time_paths(results: dict[str, PublishedResult], threads: int) -> SpeedRun:
     first = results[FAST_PATHS[0].key]
     pairs = ccp_pairs(first)
     premises, hypotheses = [p for p, _ in pairs], [h for _, h in pairs]
-    config = replace(typed(NLIConfig, first.params["nli"], "nli"), dtype="float32", compile=False)
+    config = replace(typed(NLIKnobs, first.params["nli"], "nli"), dtype="float32", compile=False)
     plain = NLIScorer(config)
     plain.load()  # outside the timed region
     weights = plain.identity["weights"]
@@ -202,7 +202,7 @@ def time_paths(results: dict[str, PublishedResult], threads: int) -> SpeedRun:
 
     timings = {}
     for path in FAST_PATHS:
-        scorer = NLIScorer(typed(NLIConfig, results[path.key].params["nli"], "nli"))
+        scorer = NLIScorer(typed(NLIKnobs, results[path.key].params["nli"], "nli"))
         (probs, rechecked), seconds, compile_seconds = timed_cold(scorer, premises, hypotheses)
         flipped = [i for i, row in enumerate(probs) if nli_class(row) != float32_classes[i]]
         margins = [float(np.diff(np.sort(probs[i])[-2:])[0]) for i in flipped]

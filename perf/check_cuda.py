@@ -47,7 +47,7 @@ from hallulab.core.package_files import find_package_file, local_weights_digest
 from hallulab.core.token_stats import TokenStats
 from hallulab.data.loaders import load_dataset
 from hallulab.llm.base import DecodingParams, Generation
-from hallulab.llm.hf import HFLLM, HFConfig
+from hallulab.llm.hf import HFLLM, HFKnobs
 from hallulab.tooling.bench_record import BenchRow, print_rows, rate_rows, record, timed
 
 #: CCP's K (the top-K alternatives a word's claim-conditioned probability reads)
@@ -132,7 +132,7 @@ def run_llm(
     """Greedy answers, seeded samples and teacher-forced scoring of ``answers`` (the CPU's
     greedy answers; this path's own when None, i.e. for the reference)."""
     llm = HFLLM(
-        HFConfig(
+        HFKnobs(
             gguf_file=str(gguf),
             device=path.device,
             dtype=path.dtype,

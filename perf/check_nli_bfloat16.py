@@ -49,9 +49,9 @@ from hallulab.core.config import dataset_config
 from hallulab.core.package_files import local_weights_digest
 from hallulab.data.loaders import load_dataset
 from hallulab.data.schema import Passage
-from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
+from hallulab.evaluation.protocol import ProtocolKnobs, align, compute_metrics
 from hallulab.methods.selfcheck_nli.score import passage_matrices
-from hallulab.nli.scorer import NLIConfig, NLIScorer
+from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.tooling.bench_record import BenchRow, record
 
 T = TypeVar("T")
@@ -128,7 +128,7 @@ def score_with(passages: Sequence[Passage], path: ScorerPath, model: str, pair_o
 
     A compiled path compiles in a one-pair call first (inside the timed region, with an
     empty Inductor cache), so the compile time is recorded apart from the total."""
-    config = NLIConfig(
+    config = NLIKnobs(
         model=model,
         pair_order=pair_order,
         dtype=path.dtype,
@@ -149,7 +149,7 @@ def score_with(passages: Sequence[Passage], path: ScorerPath, model: str, pair_o
     compile_seconds = warm_up_seconds if path.compile else None
     sentences = {p.id: matrices[p.id].mean(axis=1) for p in passages}
     labelled = align(passages, sentences, {key: float(value.mean()) for key, value in sentences.items()})
-    metrics = compute_metrics(labelled, ProtocolConfig())
+    metrics = compute_metrics(labelled, ProtocolKnobs())
     return PathRun(
         path=path,
         seconds=seconds,

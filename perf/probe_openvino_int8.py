@@ -40,7 +40,7 @@ from hallulab.core.config import dataset_config
 from hallulab.data.loaders import DATA_ROOT_ENV, load_dataset
 from hallulab.data.schema import Passage
 from hallulab.evaluation.metrics import aucpr_trapezoid, roc_auc
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.nli.data import training_sources
 from hallulab.nli.train import export_two_label
 from hallulab.tooling.bench_record import BenchRow, record
@@ -61,7 +61,7 @@ class PathScores:
 def _metrics(passages: Sequence[Passage], order: Sequence[tuple[str, str]], probs: np.ndarray) -> tuple[float, float]:
     """NonFact AUC-PR and ROC-AUC (percent) of the sentence scores: mean P(contradict) over samples."""
     value = dict(zip(order, probs.tolist(), strict=True))
-    threshold = ProtocolConfig().nonfact_threshold
+    threshold = ProtocolKnobs().nonfact_threshold
     scores, labels = [], []
     for passage in passages:
         for sentence, label in zip(passage.sentences, passage.labels or (), strict=True):

@@ -21,7 +21,7 @@ from hallulab.core.io import read_json, write_json
 from hallulab.core.units import DETAIL_COLUMNS, detail_frame, score_frame
 from hallulab.data.records import load_jsonl_passages
 from hallulab.evaluation.method_metrics import write_method_metrics
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.aggregate_step import aggregate_method
 from hallulab.pipeline.members import parse_members
@@ -39,7 +39,7 @@ def main() -> None:
     log = stage_logger(stage)
     spec = registry.method(args.method)
     view = ParamsView.load(args.params, spec.aggregate.param_keys(), stage)
-    protocol = ParamsView.load(args.params, ("evaluate",), stage).typed(ProtocolConfig, "evaluate")
+    protocol = ParamsView.load(args.params, ("evaluate",), stage).typed(ProtocolKnobs, "evaluate")
     passages = load_jsonl_passages(paths.passages(args.dataset))
     artifacts = read_artifacts(spec.requires, args.dataset)
     raw_path = paths.raw_scores(args.method, args.dataset)

@@ -17,7 +17,7 @@ from hallulab.artifacts.knowledge_graphs import graphs_by_record
 from hallulab.core.call_cache import CallCache
 from hallulab.core.config import typed
 from hallulab.core.io import write_json
-from hallulab.correction.knobs import CorrectionConfig
+from hallulab.correction.knobs import CorrectionKnobs
 from hallulab.correction.run import correct, table3, table3_p_no
 from hallulab.data.records import load_jsonl_passages
 from hallulab.pipeline import paths, registry
@@ -35,7 +35,7 @@ def main() -> None:
     log = stage_logger("correct")
     view = ParamsView.load(args.params, CORRECTION_INPUTS.param_keys(), "correct")
     raw = {k: v for k, v in view.get("correction").items() if k not in ("prompts", "by_profile")}
-    cfg = typed(CorrectionConfig, raw, "correction")
+    cfg = typed(CorrectionKnobs, raw, "correction")
     registry.check_method_name(cfg.sentence_method, "correction.sentence_method")
     registry.check_method_name(cfg.fact_method, "correction.fact_method")
     passages = load_jsonl_passages(paths.passages(args.dataset))

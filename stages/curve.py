@@ -19,10 +19,10 @@ import dataclasses
 from hallulab.core.io import atomic_open, read_json
 from hallulab.core.units import record_scores, sentence_scores
 from hallulab.data.records import load_jsonl_passages
-from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
+from hallulab.evaluation.protocol import ProtocolKnobs, align, compute_metrics
 from hallulab.methods.sample_matrix import aggregate
 from hallulab.methods.sample_scores import SampleMatrixScores
-from hallulab.methods.sample_selection import SampleSelection
+from hallulab.methods.sample_selection import SampleKnobs
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.runner import run_stage, stage_logger
@@ -38,7 +38,7 @@ def main() -> None:
     args = parser.parse_args()
     spec = registry.method(args.method)
     log = stage_logger(f"curve_{args.method}")
-    cfg = ParamsView.load(args.params, ("evaluate",), "curve").typed(ProtocolConfig, "evaluate")
+    cfg = ParamsView.load(args.params, ("evaluate",), "curve").typed(ProtocolKnobs, "evaluate")
     labelled = [p for p in load_jsonl_passages(paths.passages(args.dataset)) if p.labels is not None]
     rows: list[tuple[str, int, str, float]] = []
     raw_path = paths.raw_scores(args.method, args.dataset)
@@ -52,7 +52,7 @@ def main() -> None:
         stored = dataclasses.replace(stored, matrices=chosen)
         n_max = min(m.shape[1] for m in chosen.values())
         for n in range(1, n_max + 1):
-            frame, _ = aggregate(stored, SampleSelection(used=n))
+            frame, _ = aggregate(stored, SampleKnobs(used=n))
             data = align(labelled, sentence_scores(frame, stored.variant), record_scores(frame, stored.variant))
             metrics = compute_metrics(data, cfg)
             rows.extend((stored.variant, n, key, metrics[key]) for key in CURVE_METRICS)

@@ -15,7 +15,7 @@ import time
 from hallulab.core.call_cache import CallCache
 from hallulab.core.io import write_json, write_jsonl
 from hallulab.data.records import load_jsonl_passages
-from hallulab.generation import GenerateConfig, generate_passages
+from hallulab.generation import GenerateKnobs, generate_passages
 from hallulab.pipeline import paths, sharding
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources
@@ -32,7 +32,7 @@ def main() -> None:
     sharding.shard_of(args)  # a shard setting that names no shard stops here, before any input is read
     log = stage_logger("generate")
     view = ParamsView.load(args.params, GENERATE_INPUTS.param_keys(), "generate")
-    cfg = view.typed(GenerateConfig, "generate")
+    cfg = view.typed(GenerateKnobs, "generate")
     passages = load_jsonl_passages(paths.prepared(args.dataset))
     started = time.perf_counter()
     with CallCache() as cache:

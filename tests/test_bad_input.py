@@ -19,7 +19,7 @@ from hallulab.core.errors import RecordError, UserFacingError
 from hallulab.core.io import InputFileError
 from hallulab.data.loaders import DatasetConfigError, load_dataset, load_jsonl_passages
 from hallulab.methods.ccp.formula import claim_ccp
-from hallulab.methods.sample_selection import SampleSelection
+from hallulab.methods.sample_selection import SampleKnobs
 from hallulab.methods.self_familiarity.masking import mask_concept
 from hallulab.methods.selfcheck_ngram.corpus import NgramCorpus
 from hallulab.methods.selfcheck_ngram.ngram import score_corpora
@@ -183,7 +183,7 @@ def _corpus(samples: int) -> NgramCorpus:
         (lambda: registry.method("nope"), "unknown method 'nope'; registered:"),
         (lambda: registry.artifact("nope"), "unknown artifact 'nope'; registered:"),
         (
-            lambda: score_corpora({"p1": _corpus(5)}, [1], ["max"], selection=SampleSelection(used=50)),
+            lambda: score_corpora({"p1": _corpus(5)}, [1], ["max"], selection=SampleKnobs(used=50)),
             "samples.used: N=50 asked for, record 'p1' stores 5 samples",
         ),
         (lambda: score_corpora({"p1": _corpus(2)}, [0], ["max"]), "selfcheck_ngram.n: n-gram orders must be >= 1"),

@@ -20,12 +20,12 @@ from hallulab.benchmark.statistics import cell_statistics
 from hallulab.benchmark.table import TableCell, TableRow
 from hallulab.benchmark.units import CellUnits, binary_level, read_units
 from hallulab.evaluation.paper_tables import PAPER_REFERENCE
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.pipeline import registry
 from hallulab.results.published import load_result
 
 REPO = Path(__file__).resolve().parents[1]
-CFG = ProtocolConfig()
+CFG = ProtocolKnobs()
 DATASETS = benchmark_datasets()
 CELLS = {(cell.dataset, cell.method): cell for cell in applicability(datasets=DATASETS)}
 RUNS = {run.key: run for run in cell_runs(list(CELLS.values()), DATASETS, BenchmarkSettings.load(), root=REPO)}

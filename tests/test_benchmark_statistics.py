@@ -22,12 +22,12 @@ from hallulab.benchmark.units import CellUnits, cell_units, export_cell_units, r
 from hallulab.core.config import ConfigError
 from hallulab.data.schema import GivenClaim, Passage
 from hallulab.evaluation import bootstrap, metrics
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 from tests.conftest import ToyRun
 
 REPO = Path(__file__).resolve().parents[1]
 RUNS = cell_runs(applicability(), benchmark_datasets(), BenchmarkSettings.load())
-CFG = ProtocolConfig()
+CFG = ProtocolKnobs()
 
 
 def test_prr_of_a_hand_computed_case() -> None:

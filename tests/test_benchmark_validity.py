@@ -26,14 +26,14 @@ from hallulab.benchmark.validity import (
     cell_verdict,
 )
 from hallulab.core.config import ConfigError
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.pipeline import registry
 from hallulab.pipeline.role_checks import AnswerSpread, Count, RoleCheck
 from hallulab.pipeline.spec import MethodSpec
 from hallulab.results.published import load_result
 
 REPO = Path(__file__).resolve().parents[1]
-CFG = ProtocolConfig()
+CFG = ProtocolKnobs()
 POSITIVE = [True, False] * 10
 PROMPT = registry.methods()["selfcheck_prompt"].role_checks
 MQAG = registry.methods()["selfcheck_mqag"].role_checks

@@ -7,7 +7,7 @@ import pytest
 
 from hallulab.evaluation import bootstrap
 from hallulab.evaluation.metrics import aucpr_trapezoid, average_precision, pearson, roc_auc, spearman
-from hallulab.evaluation.protocol import LabelledScores, ProtocolConfig, bootstrap_intervals, compute_metrics
+from hallulab.evaluation.protocol import LabelledScores, ProtocolKnobs, bootstrap_intervals, compute_metrics
 
 
 def _data(seed: int, passages: int = 25) -> LabelledScores:
@@ -21,7 +21,7 @@ def _data(seed: int, passages: int = 25) -> LabelledScores:
     return LabelledScores(labels, scores, owner, passage_labels, passage_scores)
 
 
-def _loop_intervals(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, list[float]]:
+def _loop_intervals(data: LabelledScores, cfg: ProtocolKnobs) -> dict[str, list[float]]:
     """The definition: draw passages with replacement, rebuild the data, recompute."""
     rng = np.random.default_rng(cfg.seed)
     n = len(data.passage_labels)
@@ -45,7 +45,7 @@ def _loop_intervals(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, list
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_vectorised_intervals_equal_the_resampling_loop(seed: int) -> None:
     data = _data(seed)
-    cfg = ProtocolConfig(bootstrap_samples=200, seed=seed)
+    cfg = ProtocolKnobs(bootstrap_samples=200, seed=seed)
     fast = bootstrap_intervals(data, cfg)
     slow = _loop_intervals(data, cfg)
     for key, (low, high) in slow.items():

@@ -30,7 +30,7 @@ from hallulab.column.run import ColumnRunner, _calls_a_model, column_settings
 from hallulab.core.call_cache import CallCache
 from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.pipeline import registry
 from tests.workspace import environment
 
@@ -124,7 +124,7 @@ def test_the_columns_cells_equal_the_tables_cells_of_the_same_records(column_dir
         if not _calls_a_model_by_name(found["method"]):
             assert np.array_equal(mine.scores, table.scores), found["method"]
         assert np.array_equal(mine.positive, table.positive), found["method"]
-        statistics = cell_statistics(table, ProtocolConfig())
+        statistics = cell_statistics(table, ProtocolKnobs())
         for metric, estimate in statistics.metrics.items():
             assert found["metrics"][metric] == estimate.to_list(), (found["method"], metric)
         compared += 1

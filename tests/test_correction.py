@@ -14,7 +14,7 @@ from hallulab.artifacts.knowledge_graphs import RecordGraphs, Triple
 from hallulab.core.errors import UserFacingError
 from hallulab.core.units import ScoreTable
 from hallulab.correction.fact_labels import FactLabels, JudgedFact, unique_facts
-from hallulab.correction.knobs import CorrectionConfig
+from hallulab.correction.knobs import CorrectionKnobs
 from hallulab.correction.parsing import parse_numbered, parse_verdict
 from hallulab.correction.run import ROWS, Correction, correct, format_free_verdict, require_variant, table3, table3_p_no
 from hallulab.correction.selection import f1_threshold, in_dev_split
@@ -283,7 +283,7 @@ def test_correction_runs_the_released_reading_beside_the_dev_split_one() -> None
         "judge": _template("judge", "{reference} {sentence}"),
         "fact_judge": _template("fact_judge", "{reference} {fact}"),
     }
-    cfg = CorrectionConfig(fact_variant="fsc_kg_freq", fact_threshold_labels="sentence", judge_top_k=0)
+    cfg = CorrectionKnobs(fact_variant="fsc_kg_freq", fact_threshold_labels="sentence", judge_top_k=0)
     jobs, diagnostics = correct(
         passages, table.frame(), facts.frame(), graphs, cfg, prompts, cast(Any, corrector), cast(Any, judge)
     )

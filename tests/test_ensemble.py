@@ -209,10 +209,10 @@ def _labelled_frame(rng: np.random.Generator, records: int) -> tuple[list[Passag
 def test_a_paired_difference_is_the_difference_of_the_metrics_with_an_interval_around_it() -> None:
     from hallulab.core.units import sentence_scores
     from hallulab.evaluation.paired import against_members, paired_difference
-    from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
+    from hallulab.evaluation.protocol import ProtocolKnobs, align, compute_metrics
 
     passages, frame = _labelled_frame(np.random.default_rng(1), 40)
-    cfg = ProtocolConfig(bootstrap_samples=200)
+    cfg = ProtocolKnobs(bootstrap_samples=200)
     found = paired_difference(passages, frame, "sentence", "good", "member.m.worse", cfg)
 
     def metrics(variant: str) -> dict[str, float]:

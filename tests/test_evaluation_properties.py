@@ -32,7 +32,7 @@ from hallulab.evaluation.method_metrics import write_method_metrics
 from hallulab.evaluation.protocol import (
     METRIC_KEYS,
     LabelledScores,
-    ProtocolConfig,
+    ProtocolKnobs,
     align,
     bootstrap_intervals,
     compute_metrics,
@@ -41,7 +41,7 @@ from hallulab.evaluation.protocol import (
 )
 
 INF, NAN = math.inf, math.nan
-CFG = ProtocolConfig(bootstrap_samples=40, seed=3)
+CFG = ProtocolKnobs(bootstrap_samples=40, seed=3)
 # HALLULAB_PROPERTY_EXAMPLES raises the number of generated cases for a deeper search
 PROPERTY = settings(
     max_examples=int(os.environ.get("HALLULAB_PROPERTY_EXAMPLES", "120")),
@@ -286,7 +286,7 @@ def test_claim_point_estimates_equal_sklearn_where_defined(records: list[list[tu
 # -- the vectorised bootstrap against the resampling loop ----------------------------------------
 
 
-def _loop_sentence_intervals(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, tuple[float, float]]:
+def _loop_sentence_intervals(data: LabelledScores, cfg: ProtocolKnobs) -> dict[str, tuple[float, float]]:
     """The definition: draw passages with replacement, rebuild the data, recompute."""
     rng = np.random.default_rng(cfg.seed)
     n = len(data.passage_labels)
@@ -345,7 +345,7 @@ def test_the_evaluation_writes_every_variant_with_nulls_and_reasons(
     (tmp_path / "data/aggregated/ds/factselfcheck.diagnostics.json").write_text("{}", encoding="utf-8")
     (tmp_path / "data/aggregated/ds/factselfcheck.controls.json").write_text("{}", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    cfg = typed(ProtocolConfig, {"bootstrap_samples": 50}, "evaluate")
+    cfg = typed(ProtocolKnobs, {"bootstrap_samples": 50}, "evaluate")
     write_method_metrics("factselfcheck", "ds", list(case.passages), cfg, logging.getLogger("test"))
     metrics = json.loads((tmp_path / "metrics/ds/factselfcheck.json").read_text(encoding="utf-8"))
     info = json.loads((tmp_path / "metrics/ds/factselfcheck.info.json").read_text(encoding="utf-8"))

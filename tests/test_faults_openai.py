@@ -16,7 +16,7 @@ from hallulab.core.call_cache import CallCache, PartialResults
 from hallulab.core.errors import UserFacingError
 from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.llm.cached import CachedLLM
-from hallulab.llm.openai_backend import OpenAIConfig, OpenAILLM, ServerReplyError
+from hallulab.llm.openai_backend import OpenAIKnobs, OpenAILLM, ServerReplyError
 from tests.conftest import free_port
 from tests.helpers.scripted_server import MAX_DELAY, Reply, ScriptedServer, chat_ok
 
@@ -26,7 +26,7 @@ PARAMS = DecodingParams(max_new_tokens=4)
 def _llm(url: str, **changes: object) -> OpenAILLM:
     settings = {"model": "scripted", "base_url": url, "server": "llamacpp", "max_retries": 2, "timeout": 2.0}
     settings.update(changes)
-    return OpenAILLM(OpenAIConfig(**settings))  # type: ignore[arg-type]
+    return OpenAILLM(OpenAIKnobs(**settings))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

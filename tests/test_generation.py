@@ -10,7 +10,7 @@ import pytest
 from hallulab.core.call_cache import CallCache
 from hallulab.core.config import compose
 from hallulab.core.errors import RecordError
-from hallulab.generation import GenerateConfig, generate_passages, sample_seed
+from hallulab.generation import GenerateKnobs, generate_passages, sample_seed
 from hallulab.llm import build_llm
 from hallulab.llm.cached import CachedLLM
 from hallulab.text.spacy_tokens import SpacyTokenizer
@@ -39,13 +39,13 @@ def test_seeds_are_stable_and_distinct() -> None:
 
 def test_keep_and_auto_pass_records_with_samples_through(toy_passages, llm) -> None:
     for mode in ("keep", "auto"):
-        out, mains, report = generate_passages(toy_passages, llm, GenerateConfig(mode=mode), SPLIT)
+        out, mains, report = generate_passages(toy_passages, llm, GenerateKnobs(mode=mode), SPLIT)
         assert out == toy_passages and mains == [] and report.records_kept == 6
     assert llm.cache.stats.misses == 0  # no model call at all
 
 
 def test_samples_mode_draws_n_seeded_samples_per_record(toy_passages, llm) -> None:
-    cfg = GenerateConfig(mode="samples", samples_to_draw=2, max_new_tokens=12)
+    cfg = GenerateKnobs(mode="samples", samples_to_draw=2, max_new_tokens=12)
     out, _, report = generate_passages(toy_passages[:2], llm, cfg, SPLIT)
     assert report.samples_generated == 4
     assert all(len(p.samples) == 2 for p in out)
@@ -56,7 +56,7 @@ def test_samples_mode_draws_n_seeded_samples_per_record(toy_passages, llm) -> No
 
 
 def test_all_mode_regenerates_main_with_white_box_tokens_and_drops_labels(toy_passages, llm) -> None:
-    cfg = GenerateConfig(mode="all", samples_to_draw=1, max_new_tokens=8, main_max_new_tokens=24, top_k_alternatives=3)
+    cfg = GenerateKnobs(mode="all", samples_to_draw=1, max_new_tokens=8, main_max_new_tokens=24, top_k_alternatives=3)
     out, mains, report = generate_passages(toy_passages[:1], llm, cfg, SPLIT)
     assert report.main_generated == 1 and report.labels_dropped == 1
     assert out[0].labels is None and out[0].response == mains[0]["text"]
@@ -70,4 +70,4 @@ def test_all_mode_regenerates_main_with_white_box_tokens_and_drops_labels(toy_pa
 def test_missing_prompt_names_record_and_field(toy_passages, llm) -> None:
     bare = [dataclasses.replace(toy_passages[0], prompt=None, samples=())]
     with pytest.raises(RecordError, match=r"'toy-curie', field 'prompt'"):
-        generate_passages(bare, llm, GenerateConfig(mode="auto", samples_to_draw=1), SPLIT)
+        generate_passages(bare, llm, GenerateKnobs(mode="auto", samples_to_draw=1), SPLIT)

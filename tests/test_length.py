@@ -13,7 +13,7 @@ from hallulab.core.config import dataset_config
 from hallulab.data.loaders import load_dataset
 from hallulab.data.schema import Passage, passage_from_dict
 from hallulab.evaluation.levels import evaluate_levels
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.methods.length import SPEC
 from hallulab.methods.length.aggregate import VARIANT, aggregate, score_units
 from hallulab.methods.length.tokens import token_count, tokens
@@ -22,7 +22,7 @@ from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
 from tests.conftest import requires_data_root
 
-NO_BOOTSTRAP = ProtocolConfig(bootstrap_samples=0)
+NO_BOOTSTRAP = ProtocolKnobs(bootstrap_samples=0)
 
 
 def test_tokens_are_word_runs_and_single_other_characters() -> None:

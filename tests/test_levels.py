@@ -12,9 +12,9 @@ from hallulab.core.units import ScoreTable
 from hallulab.data.schema import GivenClaim, Passage
 from hallulab.evaluation.levels import evaluate_binary_level, evaluate_levels, unit_labels
 from hallulab.evaluation.metrics import prediction_rejection_ratio
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 
-CFG = ProtocolConfig(bootstrap_samples=100)
+CFG = ProtocolKnobs(bootstrap_samples=100)
 
 
 def _claims_passage(pid: str, labels: list[float | None]) -> Passage:

@@ -13,11 +13,11 @@ import pytest
 
 from hallulab.core.call_cache import CallCache
 from hallulab.data.schema import Passage
-from hallulab.generation import GenerateConfig, generate_passages
+from hallulab.generation import GenerateKnobs, generate_passages
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.fleet import Endpoint, Fleet, FleetDownError
-from hallulab.llm.openai_backend import OpenAIConfig, OpenAILLM
+from hallulab.llm.openai_backend import OpenAIKnobs, OpenAILLM
 from tests.conftest import HANG_GUARD_S, free_port, llamacpp_server, require_llamacpp
 from tests.helpers.scripted_server import Reply, ScriptedServer, chat_ok
 
@@ -94,7 +94,7 @@ def _fleet_llm(*urls: str, **changes: object) -> OpenAILLM:
         "max_concurrency": 2,
     }
     settings.update(changes)
-    return OpenAILLM(OpenAIConfig(**settings))  # type: ignore[arg-type]
+    return OpenAILLM(OpenAIKnobs(**settings))  # type: ignore[arg-type]
 
 
 def test_requests_of_a_failing_replica_go_to_the_others() -> None:
@@ -126,21 +126,21 @@ def test_a_dead_fleet_stops_in_seconds_naming_every_endpoint() -> None:
 
 
 def test_a_fleet_keys_replies_by_the_model_it_declares_and_one_endpoint_by_its_url() -> None:
-    one = OpenAILLM(OpenAIConfig(model="m", base_url="http://10.0.0.1:8000/v1", revision="r1"))
-    fleet = OpenAILLM(OpenAIConfig(model="m", endpoints=("http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1")))
-    other_fleet = OpenAILLM(OpenAIConfig(model="m", endpoints=("http://10.0.0.3:8000/v1",)))
+    one = OpenAILLM(OpenAIKnobs(model="m", base_url="http://10.0.0.1:8000/v1", revision="r1"))
+    fleet = OpenAILLM(OpenAIKnobs(model="m", endpoints=("http://10.0.0.1:8000/v1", "http://10.0.0.2:8000/v1")))
+    other_fleet = OpenAILLM(OpenAIKnobs(model="m", endpoints=("http://10.0.0.3:8000/v1",)))
     assert one.identity().extra["endpoint"] == "http://10.0.0.1:8000/v1"  # the single endpoint's key, as before
     assert "endpoint" not in fleet.identity().extra
     assert fleet.identity().as_key() == other_fleet.identity().as_key()  # any replica's reply serves
-    pinned = OpenAILLM(OpenAIConfig(model="m", revision="r2", endpoints=("http://10.0.0.1:8000/v1",)))
+    pinned = OpenAILLM(OpenAIKnobs(model="m", revision="r2", endpoints=("http://10.0.0.1:8000/v1",)))
     assert pinned.identity().as_key() != fleet.identity().as_key()  # the revision is part of it
 
 
 def test_a_fleet_and_a_base_url_together_are_refused() -> None:
     with pytest.raises(ValueError, match=r"replaces llm\.base_url"):
-        OpenAILLM(OpenAIConfig(model="m", base_url="http://a/v1", endpoints=("http://b/v1",)))
+        OpenAILLM(OpenAIKnobs(model="m", base_url="http://a/v1", endpoints=("http://b/v1",)))
     with pytest.raises(ValueError, match="twice"):
-        OpenAILLM(OpenAIConfig(model="m", endpoints=("http://b/v1", "http://b/v1")))
+        OpenAILLM(OpenAIKnobs(model="m", endpoints=("http://b/v1", "http://b/v1")))
 
 
 @pytest.mark.server
@@ -153,7 +153,7 @@ def test_a_generate_stage_survives_losing_a_replica_and_matches_a_one_server_run
     the first, each reply is cached once, and the samples equal a one-server run's (seeded)."""
     require_llamacpp()
     passages = [p for p in toy_passages if p.prompt][:4]
-    cfg = GenerateConfig(mode="samples", samples_to_draw=3, max_new_tokens=16, seed=11)
+    cfg = GenerateKnobs(mode="samples", samples_to_draw=3, max_new_tokens=16, seed=11)
     total = len(passages) * cfg.samples_to_draw
 
     def one_sentence_each(texts: list[str]) -> list[list[str]]:
@@ -167,7 +167,7 @@ def test_a_generate_stage_survives_losing_a_replica_and_matches_a_one_server_run
         llamacpp_server(tmp_path, *alike) as (_, first_url),
         llamacpp_server(tmp_path, *alike) as (second, second_url),
     ):
-        config = OpenAIConfig(model="smollm2", endpoints=(first_url, second_url), server="llamacpp", max_concurrency=2)
+        config = OpenAIKnobs(model="smollm2", endpoints=(first_url, second_url), server="llamacpp", max_concurrency=2)
         backend = OpenAILLM(config)
         victim = backend.fleet.endpoints[1]
 
@@ -188,7 +188,7 @@ def test_a_generate_stage_survives_losing_a_replica_and_matches_a_one_server_run
         assert 2 <= victim.served < total and backend.fleet.endpoints[0].served == total - victim.served
         assert "Connection" in victim.last_error
 
-        alone = OpenAILLM(OpenAIConfig(model="smollm2", base_url=first_url, server="llamacpp", max_concurrency=2))
+        alone = OpenAILLM(OpenAIKnobs(model="smollm2", base_url=first_url, server="llamacpp", max_concurrency=2))
         with CallCache(tmp_path / "one.sqlite") as cache:
             single_run, _, _ = generate_passages(passages, CachedLLM(alone, cache), cfg, one_sentence_each)
     assert [p.samples for p in fleet_run] == [p.samples for p in single_run]

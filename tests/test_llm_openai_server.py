@@ -10,7 +10,7 @@ import pytest
 from hallulab.core.call_cache import CallCache
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
-from hallulab.llm.openai_backend import OpenAIConfig, OpenAILLM
+from hallulab.llm.openai_backend import OpenAIKnobs, OpenAILLM
 from tests.conftest import free_port
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.server, pytest.mark.slow]
 
 @pytest.fixture
 def llm(llamacpp_url: str) -> OpenAILLM:
-    return OpenAILLM(OpenAIConfig(model="smollm2", base_url=llamacpp_url, server="llamacpp", max_concurrency=3))
+    return OpenAILLM(OpenAIKnobs(model="smollm2", base_url=llamacpp_url, server="llamacpp", max_concurrency=3))
 
 
 def test_chat_generation_returns_logprobs_and_top_k(llm: OpenAILLM) -> None:
@@ -54,6 +54,6 @@ def test_call_cache_serves_repeated_server_calls(llm: OpenAILLM, tmp_path: Path)
 
 
 def test_unreachable_server_fails_after_retries() -> None:
-    dead = OpenAILLM(OpenAIConfig(model="x", base_url=f"http://127.0.0.1:{free_port()}/v1", max_retries=1, timeout=2))
+    dead = OpenAILLM(OpenAIKnobs(model="x", base_url=f"http://127.0.0.1:{free_port()}/v1", max_retries=1, timeout=2))
     with pytest.raises(Exception, match=r"(?i)connect"):
         dead.generate(["hi"], DecodingParams(max_new_tokens=2), [None])

@@ -19,7 +19,7 @@ from hallulab.methods.luq.formula import samples_uncertainty, support
 from hallulab.methods.luq.score import sentence_matrices
 from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores
 from hallulab.methods.selfcheck_nli.score import passage_matrices
-from hallulab.nli.scorer import NLIConfig, NLIScorer
+from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.registry import method
@@ -99,7 +99,7 @@ def test_the_sentence_reading_is_selfcheck_nli_with_the_sample_first(
 ) -> None:
     """The same P(contradict) with the sample the premise: equal to SelfCheckGPT-NLI's matrix when
     its pair order is sample_first, not when it is sentence_first (its released code's)."""
-    scorer = NLIScorer(NLIConfig(model="stand-in", pair_order=pair_order))
+    scorer = NLIScorer(NLIKnobs(model="stand-in", pair_order=pair_order))
     monkeypatch.setattr(
         scorer, "contradiction_probs", lambda texts, pairs, progress=False: _contradiction(texts, pairs)
     )

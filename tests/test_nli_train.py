@@ -12,7 +12,7 @@ import pytest
 
 from hallulab.core.config import ConfigError
 from hallulab.nli.pairs import LABELS, NLIPair
-from hallulab.nli.train import TrainConfig, accuracy, encoder_path, new_classifier, sample_pairs, train_cross_encoder
+from hallulab.nli.train import NLITrainKnobs, accuracy, encoder_path, new_classifier, sample_pairs, train_cross_encoder
 from tests.workspace import REPO, environment
 
 pytestmark = pytest.mark.model
@@ -28,7 +28,7 @@ PAIRS = [
 
 
 def test_training_saves_a_model_whose_config_names_the_labels(tmp_path: Path) -> None:
-    cfg = TrainConfig(epochs=1, batch_size=8, num_threads=1, learning_rate=1e-4)
+    cfg = NLITrainKnobs(epochs=1, batch_size=8, num_threads=1, learning_rate=1e-4)
     stats = train_cross_encoder(PAIRS, cfg, tmp_path / "nli")
     assert stats["steps"] == 3 and stats["pairs"] == len(PAIRS)
     config = json.loads((tmp_path / "nli" / "config.json").read_text())
@@ -42,7 +42,7 @@ def test_loading_the_encoder_with_a_new_head_prints_no_load_report(capfd: pytest
     from transformers.utils import logging as transformers_logging
 
     before = transformers_logging.get_verbosity()
-    model = new_classifier(encoder_path(TrainConfig()))
+    model = new_classifier(encoder_path(NLITrainKnobs()))
     assert model.config.num_labels == 3 and transformers_logging.get_verbosity() == before
     err = capfd.readouterr().err
     assert "LOAD REPORT" not in err and "MISSING" not in err, err
@@ -93,7 +93,7 @@ def test_frozen_word_embeddings_stay_as_pretrained_and_the_rest_trains(tmp_path:
 
     from hallulab.nli.train import encoder_path
 
-    cfg = TrainConfig(epochs=1, batch_size=8, num_threads=1, learning_rate=1e-4, freeze_word_embeddings=True)
+    cfg = NLITrainKnobs(epochs=1, batch_size=8, num_threads=1, learning_rate=1e-4, freeze_word_embeddings=True)
     train_cross_encoder(PAIRS, cfg, tmp_path / "nli")
     before = load_file(str(Path(encoder_path(cfg)) / "model.safetensors"))
     after = load_file(str(tmp_path / "nli" / "model.safetensors"))
@@ -111,7 +111,7 @@ def test_frozen_layers_stop_back_propagation_at_layer_n(tmp_path: Path) -> None:
 
     from hallulab.nli.train import encoder_path
 
-    cfg = TrainConfig(epochs=1, batch_size=8, num_threads=1, learning_rate=1e-4, frozen_layers=2)
+    cfg = NLITrainKnobs(epochs=1, batch_size=8, num_threads=1, learning_rate=1e-4, frozen_layers=2)
     train_cross_encoder(PAIRS, cfg, tmp_path / "nli")
     before = load_file(str(Path(encoder_path(cfg)) / "model.safetensors"))
     after = load_file(str(tmp_path / "nli" / "model.safetensors"))
@@ -122,9 +122,9 @@ def test_frozen_layers_stop_back_propagation_at_layer_n(tmp_path: Path) -> None:
         unchanged = bool((after[f"bert.{name}"] == before[name]).all())
         assert unchanged == (layer < 2), name
     with pytest.raises(ConfigError, match=r"nli_train\.frozen_layers: 7 is more than the encoder's 6 layers"):
-        train_cross_encoder(PAIRS, TrainConfig(epochs=1, batch_size=8, frozen_layers=7), tmp_path / "too_many")
+        train_cross_encoder(PAIRS, NLITrainKnobs(epochs=1, batch_size=8, frozen_layers=7), tmp_path / "too_many")
     with pytest.raises(ConfigError, match=r"nli_train\.frozen_layers: -1 is negative"):
-        TrainConfig(frozen_layers=-1)
+        NLITrainKnobs(frozen_layers=-1)
 
 
 def test_bfloat16_autocast_trains_float32_weights_that_differ_from_float32_training(tmp_path: Path) -> None:
@@ -134,8 +134,8 @@ def test_bfloat16_autocast_trains_float32_weights_that_differ_from_float32_train
     from safetensors.torch import load_file
 
     base = {"epochs": 1, "batch_size": 8, "num_threads": 1, "learning_rate": 1e-4}
-    train_cross_encoder(PAIRS, TrainConfig(**base), tmp_path / "fp32")
-    train_cross_encoder(PAIRS, TrainConfig(**base, autocast_dtype="bfloat16"), tmp_path / "bf16")
+    train_cross_encoder(PAIRS, NLITrainKnobs(**base), tmp_path / "fp32")
+    train_cross_encoder(PAIRS, NLITrainKnobs(**base, autocast_dtype="bfloat16"), tmp_path / "bf16")
     layer = "bert.encoder.layer.5.output.dense.weight"
     fp32 = load_file(str(tmp_path / "fp32" / "model.safetensors"))[layer]
     bf16 = load_file(str(tmp_path / "bf16" / "model.safetensors"))[layer]
@@ -143,15 +143,15 @@ def test_bfloat16_autocast_trains_float32_weights_that_differ_from_float32_train
     assert not (fp32 == bf16).all()
     assert (fp32 - bf16).abs().max() < 1e-2  # three small steps apart, not another model
     with pytest.raises(ConfigError, match=r"nli_train\.autocast_dtype: 'float16'"):
-        TrainConfig(autocast_dtype="float16")
+        NLITrainKnobs(autocast_dtype="float16")
 
 
 TRAIN_IN_A_FRESH_PROCESS = """
 import hashlib, sys
 from pathlib import Path
-from hallulab.nli.train import TrainConfig, train_cross_encoder
+from hallulab.nli.train import NLITrainKnobs, train_cross_encoder
 from tests.test_nli_train import PAIRS
-cfg = TrainConfig(
+cfg = NLITrainKnobs(
     epochs=1,
     batch_size=32,
     max_length=64,
@@ -196,7 +196,7 @@ def test_an_interrupted_training_resumes_from_its_save_to_the_same_weights(tmp_p
     from hallulab.nli.checkpoint import training_checkpoint
 
     code = Path(train.__file__)
-    cfg = TrainConfig(epochs=2, batch_size=8, num_threads=1, learning_rate=1e-4)
+    cfg = NLITrainKnobs(epochs=2, batch_size=8, num_threads=1, learning_rate=1e-4)
     train_cross_encoder(PAIRS, cfg, tmp_path / "whole")
 
     settings = {"epochs": 2, "batch_size": 8, "learning_rate": 1e-4}

@@ -14,7 +14,7 @@ import pytest
 from hallulab.core.call_cache import CallCache
 from hallulab.core.config import compose, typed
 from hallulab.data.loaders import load_jsonl_passages
-from hallulab.generation import GenerateConfig, generate_passages
+from hallulab.generation import GenerateKnobs, generate_passages
 from hallulab.llm import build_llm
 from hallulab.llm.cached import CachedLLM
 from hallulab.plan import Rates, bench_rates, make_plan, plan_generate
@@ -65,7 +65,7 @@ def test_the_plan_finds_the_generate_stages_replies_under_their_own_keys(tmp_pat
     with ScriptedServer(lambda body, i: chat_ok(f"sample {i}")) as server, CallCache(tmp_path / "c.sqlite") as cache:
         overrides.append(f"llm_catalogue.llamacpp_server.base_url='{server.url}'")
         params = compose(["dataset=toy", *overrides])
-        cfg = typed(GenerateConfig, params["generate"], "generate")
+        cfg = typed(GenerateKnobs, params["generate"], "generate")
         llm = CachedLLM(build_llm(params["llm_catalogue"]["llamacpp_server"]), cache)
         generate_passages(passages, llm, cfg, lambda texts: [[t] for t in texts])
         assert plan_generate(passages, params, cache, None, RATES).cached == 6

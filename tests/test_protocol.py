@@ -5,7 +5,7 @@ import pytest
 
 from hallulab.data.schema import Passage
 from hallulab.evaluation.protocol import (
-    ProtocolConfig,
+    ProtocolKnobs,
     align,
     bootstrap_intervals,
     compute_metrics,
@@ -27,7 +27,7 @@ PASSAGES = [
 ]
 SENTENCE_SCORES = {"a": [0.1, 0.9, 0.6], "b": [0.7, 0.8], "c": [0.2, 0.3, 0.95, 0.4]}
 PASSAGE_SCORES = {"a": 0.5, "b": 0.75, "c": 0.4}
-CFG = ProtocolConfig(bootstrap_samples=200)
+CFG = ProtocolKnobs(bootstrap_samples=200)
 
 
 def test_nonfact_star_excludes_total_hallucination_passages() -> None:

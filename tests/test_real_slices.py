@@ -37,7 +37,7 @@ from hallulab.core.units import ScoreTable
 from hallulab.data.loaders import load_jsonl_passages
 from hallulab.evaluation.gate import check
 from hallulab.evaluation.levels import evaluate_levels
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.methods.ccp.aggregate import claim_scores
 from tests.conftest import REPO, requires_data_root
 from tests.workspace import copy_workspace, dvc, train_nli_once
@@ -158,7 +158,7 @@ def test_the_gate_catches_a_planted_ccp_formula_slip(slice_run: tuple[str, Path]
                 mode = (10, "no_context", True, "paper", aggregation)
                 scores = claim_scores(entry, entry["index"], tokens[rid], [mode], None)
                 table.add(variant, "claim", rid, entry["index"], scores[f"{variant}{suffix}"])
-        results = evaluate_levels(passages, table.frame(), ProtocolConfig(bootstrap_samples=0))
+        results = evaluate_levels(passages, table.frame(), ProtocolKnobs(bootstrap_samples=0))
         return results["claim"].metrics
 
     assert not check(metrics_with("prod"), baseline), "Eq. 7, recomputed, passes"

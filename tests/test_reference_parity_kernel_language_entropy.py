@@ -31,7 +31,7 @@ from hallulab.artifacts.nli_pair_matrix.build import pair_matrices_of
 from hallulab.core.config import compose
 from hallulab.data.schema import Passage
 from hallulab.methods.sample_matrix import selected_columns
-from hallulab.methods.sample_selection import SampleSelection
+from hallulab.methods.sample_selection import SampleKnobs
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.registry import method
@@ -49,7 +49,7 @@ CHOICES = [(3, "first"), (5, "first"), (4, "random")]
 
 
 def _chosen(passage: Passage, n: int, selection: str) -> list[str]:
-    columns = selected_columns(passage.id, len(passage.samples), SampleSelection(used=n, selection=selection))
+    columns = selected_columns(passage.id, len(passage.samples), SampleKnobs(used=n, selection=selection))
     return [passage.samples[int(i)] for i in columns]
 
 

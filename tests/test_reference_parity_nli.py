@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from hallulab.methods.sample_matrix import selected_columns, sentence_scores
-from hallulab.methods.sample_selection import SampleSelection
+from hallulab.methods.sample_selection import SampleKnobs
 from hallulab.methods.selfcheck_nli.score import passage_matrices
-from hallulab.nli.scorer import NLIConfig, NLIScorer
-from hallulab.nli.train import TrainConfig, export_two_label, train_cross_encoder
+from hallulab.nli.scorer import NLIKnobs, NLIScorer
+from hallulab.nli.train import NLITrainKnobs, export_two_label, train_cross_encoder
 from hallulab.tooling.reference import reference_nli
 from tests.conftest import requires_wikibio
 from tests.test_nli_train import PAIRS
@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.reference, pytest.mark.model]
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("nli-parity")
-    three = train_cross_encoder(PAIRS, TrainConfig(batch_size=8, num_threads=1, learning_rate=1e-4), root / "three")
+    three = train_cross_encoder(PAIRS, NLITrainKnobs(batch_size=8, num_threads=1, learning_rate=1e-4), root / "three")
     assert three["pairs"] == len(PAIRS)
     return root / "three", export_two_label(root / "three", root / "two")
 
@@ -39,9 +39,9 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def _compare(passages, models: tuple[Path, Path]) -> None:
     three, two = models
     reference = reference_nli(str(two))
-    ours_two = passage_matrices(passages, NLIScorer(NLIConfig(model=str(two), batch_size=16)))
-    ours_three = passage_matrices(passages, NLIScorer(NLIConfig(model=str(three), batch_size=16)))
-    everything = SampleSelection()
+    ours_two = passage_matrices(passages, NLIScorer(NLIKnobs(model=str(two), batch_size=16)))
+    ours_three = passage_matrices(passages, NLIScorer(NLIKnobs(model=str(three), batch_size=16)))
+    everything = SampleKnobs()
     for passage in passages:
         theirs = reference.predict(list(passage.sentences), list(passage.samples))
         for matrix in (ours_two[passage.id], ours_three[passage.id]):

@@ -9,7 +9,7 @@ from hallulab.core.config import ConfigError, typed
 from hallulab.core.units import record_scores, sentence_scores
 from hallulab.methods.sample_matrix import aggregate, selected_columns
 from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores, sentence_sample_grid, unflatten
-from hallulab.methods.sample_selection import SampleSelection
+from hallulab.methods.sample_selection import SampleKnobs
 
 
 def _stored() -> SampleMatrices:
@@ -18,7 +18,7 @@ def _stored() -> SampleMatrices:
 
 
 def test_mean_over_the_first_n_samples_and_passage_mean() -> None:
-    frame, diagnostics = aggregate(_stored(), SampleSelection(used=2))
+    frame, diagnostics = aggregate(_stored(), SampleKnobs(used=2))
     by_record = sentence_scores(frame, "nli")
     assert by_record["b"] == [0.5]
     np.testing.assert_allclose(by_record["a"], [0.5 / 12, 4.5 / 12, 8.5 / 12])
@@ -27,14 +27,14 @@ def test_mean_over_the_first_n_samples_and_passage_mean() -> None:
 
 
 def test_random_selection_is_seeded_per_passage_and_n_is_checked() -> None:
-    pick = SampleSelection(used=2, selection="random", seed=7)
+    pick = SampleKnobs(used=2, selection="random", seed=7)
     first = selected_columns("a", 4, pick)
     assert len(first) == 2 and np.array_equal(first, selected_columns("a", 4, pick))
     with pytest.raises(ValueError, match=r"samples\.used: N=5 asked for, record 'a' stores 4 samples"):
-        selected_columns("a", 4, SampleSelection(used=5))
+        selected_columns("a", 4, SampleKnobs(used=5))
     with pytest.raises(ValueError, match=r"samples\.aggregation"):
-        SampleSelection(aggregation="mode")
-    frame, _ = aggregate(_stored(), SampleSelection(aggregation="max"))
+        SampleKnobs(aggregation="mode")
+    frame, _ = aggregate(_stored(), SampleKnobs(aggregation="max"))
     assert sentence_scores(frame, "nli")["b"] == [1.0]
 
 
@@ -49,7 +49,7 @@ def test_random_selection_is_seeded_per_passage_and_n_is_checked() -> None:
 )
 def test_bad_sweep_knobs_name_the_setting(raw: dict[str, object], fragment: str) -> None:
     with pytest.raises(ConfigError, match=fragment.replace("[", r"\[")):
-        typed(SampleSelection, raw, "samples")
+        typed(SampleKnobs, raw, "samples")
 
 
 def test_round_trip_and_grid(toy_passages) -> None:

@@ -28,7 +28,7 @@ from hallulab.methods.sar.score import sar_records
 from hallulab.methods.sentence_similarity import (
     PairRequest,
     SentenceSimilarity,
-    SentenceSimilarityConfig,
+    SentenceSimilarityKnobs,
     clipped_cosines,
 )
 from hallulab.pipeline.context import AggregateContext
@@ -233,7 +233,7 @@ class _Encoder:
 
 def test_each_distinct_pair_is_computed_once_and_cached(tmp_path: Path) -> None:
     with CallCache(tmp_path / "calls.sqlite") as cache:
-        scorer = SentenceSimilarity(SentenceSimilarityConfig(), cache=cache)
+        scorer = SentenceSimilarity(SentenceSimilarityKnobs(), cache=cache)
         encoder = _Encoder()
         scorer.__dict__["model"] = encoder
         scorer.__dict__["identity"] = {"model": "letters"}
@@ -250,7 +250,7 @@ def test_the_cross_encoder_scores_each_ordered_pair() -> None:
         def predict(self, pairs: list[tuple[str, str]], **_: Any) -> np.ndarray:
             return np.asarray([len(a) / (len(a) + len(b)) for a, b in pairs], dtype=np.float32)
 
-    scorer = SentenceSimilarity(SentenceSimilarityConfig(kind="cross_encoder", model_package=None, model="x"))
+    scorer = SentenceSimilarity(SentenceSimilarityKnobs(kind="cross_encoder", model_package=None, model="x"))
     scorer.__dict__["model"] = CrossEncoder()
     assert scorer.scores(["a", "abc"], ["abc", "a"]).tolist() == [0.25, 0.75]
 
@@ -265,7 +265,7 @@ def test_a_request_gathers_pairs_and_refuses_a_short_answer() -> None:
 
 @pytest.mark.model
 def test_the_packaged_encoder_gives_graded_similarities_offline() -> None:
-    scorer = SentenceSimilarity(SentenceSimilarityConfig())
+    scorer = SentenceSimilarity(SentenceSimilarityKnobs())
     values = scorer.scores(
         ["Marie Curie was born in Warsaw.", "Marie Curie was born in Warsaw.", "Marie Curie was born in Warsaw."],
         ["Marie Curie was born in Warsaw.", "Curie's birthplace was Warsaw.", "The stock market fell sharply."],
@@ -280,7 +280,7 @@ def test_the_hub_cross_encoder_offline_is_one_line_naming_the_offline_choice(
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
-    config = SentenceSimilarityConfig(
+    config = SentenceSimilarityKnobs(
         name="stsb_roberta_large", kind="cross_encoder", model="cross-encoder/stsb-roberta-large", model_package=None
     )
     with pytest.raises(UserFacingError) as caught:

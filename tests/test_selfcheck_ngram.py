@@ -8,7 +8,7 @@ import pytest
 
 from hallulab.core.units import variants
 from hallulab.methods.sample_matrix import selected_columns
-from hallulab.methods.sample_selection import SampleSelection
+from hallulab.methods.sample_selection import SampleKnobs
 from hallulab.methods.selfcheck_ngram.aggregate import headline_variants
 from hallulab.methods.selfcheck_ngram.corpus import NgramCorpus
 from hallulab.methods.selfcheck_ngram.knobs import NgramKnobs
@@ -133,7 +133,7 @@ def test_score_corpora_names_variants_by_hyperparameters() -> None:
     assert set(frame["level"]) == {"sentence", "response"}
     assert unseen == {"ngram_n1_max": 0, "ngram_n3_max": 0}
     with pytest.raises(ValueError, match=r"samples\.used: N=99 asked for, record 'p' stores"):
-        score_corpora(corpora, [1], selection=SampleSelection(used=99))
+        score_corpora(corpora, [1], selection=SampleKnobs(used=99))
 
 
 def test_the_sample_choice_is_the_one_every_sample_method_reads() -> None:
@@ -141,14 +141,14 @@ def test_the_sample_choice_is_the_one_every_sample_method_reads() -> None:
     while len(corpus.samples) < 4:
         corpus = NgramCorpus(corpus.sentences, corpus.response, [*corpus.samples, *corpus.samples])
     corpora = {"p": corpus}
-    pick = SampleSelection(used=2, selection="random", seed=7)
+    pick = SampleKnobs(used=2, selection="random", seed=7)
     columns = selected_columns("p", len(corpus.samples), pick)
     chosen = NgramCorpus(corpus.sentences, corpus.response, [corpus.samples[i] for i in columns])
     frame, _ = score_corpora(corpora, [2], ["avg"], selection=pick)
     expected = selfcheck_ngram(chosen, 2).sentence_avg
     got = frame[frame["level"] == "sentence"]["score"].to_numpy()
     np.testing.assert_allclose(got, expected)
-    first, _ = score_corpora(corpora, [2], ["avg"], selection=SampleSelection(used=2))
+    first, _ = score_corpora(corpora, [2], ["avg"], selection=SampleKnobs(used=2))
     np.testing.assert_allclose(
         first[first["level"] == "sentence"]["score"].to_numpy(), selfcheck_ngram(corpus, 2, num_samples=2).sentence_avg
     )

@@ -15,10 +15,10 @@ from hallulab.core.call_cache import CallCache
 from hallulab.core.config import ConfigError, typed
 from hallulab.methods.sample_matrix import aggregate
 from hallulab.methods.sample_scores import SampleMatrices
-from hallulab.methods.sample_selection import SampleSelection
+from hallulab.methods.sample_selection import SampleKnobs
 from hallulab.nli.inference import compiled_for_inference, inductor_cpp_compiler
-from hallulab.nli.scorer import NLIConfig, NLIScorer, label_indices, model_max_length
-from hallulab.nli.train import TrainConfig, train_cross_encoder
+from hallulab.nli.scorer import NLIKnobs, NLIScorer, label_indices, model_max_length
+from hallulab.nli.train import NLITrainKnobs, train_cross_encoder
 from tests.test_nli_train import PAIRS
 
 pytestmark = pytest.mark.model
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.model
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("nli") / "model"
-    train_cross_encoder(PAIRS, TrainConfig(batch_size=8, num_threads=1, learning_rate=1e-4), out)
+    train_cross_encoder(PAIRS, NLITrainKnobs(batch_size=8, num_threads=1, learning_rate=1e-4), out)
     return out
 
 
@@ -61,18 +61,18 @@ def test_probability_uses_only_entailment_and_contradiction_logits(model_dir: Pa
         z = model(**tokenizer(premise, hypothesis, return_tensors="pt")).logits[0]
     e, c = label_indices(model.config)
     expected = float(torch.exp(z[c]) / (torch.exp(z[e]) + torch.exp(z[c])))
-    got = NLIScorer(NLIConfig(model=str(model_dir))).contradiction_probs([premise], [hypothesis])
+    got = NLIScorer(NLIKnobs(model=str(model_dir))).contradiction_probs([premise], [hypothesis])
     assert got[0] == pytest.approx(expected, abs=1e-6)
 
 
 def test_batched_equals_one_pair_at_a_time_and_duplicates_are_scored_once(model_dir: Path, tmp_path: Path) -> None:
     premises = [p.premise for p in PAIRS[:6]] * 2
     hypotheses = [p.hypothesis for p in PAIRS[:6]] * 2
-    batched = NLIScorer(NLIConfig(model=str(model_dir), batch_size=8)).contradiction_probs(premises, hypotheses)
-    single = NLIScorer(NLIConfig(model=str(model_dir), batch_size=1)).contradiction_probs(premises, hypotheses)
+    batched = NLIScorer(NLIKnobs(model=str(model_dir), batch_size=8)).contradiction_probs(premises, hypotheses)
+    single = NLIScorer(NLIKnobs(model=str(model_dir), batch_size=1)).contradiction_probs(premises, hypotheses)
     np.testing.assert_allclose(batched, single, atol=1e-5)
     with CallCache(tmp_path / "c.sqlite") as cache:
-        scorer = NLIScorer(NLIConfig(model=str(model_dir)), cache=cache)
+        scorer = NLIScorer(NLIKnobs(model=str(model_dir)), cache=cache)
         np.testing.assert_allclose(scorer.contradiction_probs(premises, hypotheses), batched, atol=1e-6)
         assert cache.stats.misses == 6  # 12 pairs, 6 distinct
         scorer.contradiction_probs(premises, hypotheses)
@@ -80,28 +80,28 @@ def test_batched_equals_one_pair_at_a_time_and_duplicates_are_scored_once(model_
 
 
 def test_sentence_score_is_the_mean_over_the_first_n_samples(model_dir: Path) -> None:
-    scorer = NLIScorer(NLIConfig(model=str(model_dir)))
+    scorer = NLIScorer(NLIKnobs(model=str(model_dir)))
     sentences, samples = ["A man is sleeping.", "A man plays."], ["A man is playing a guitar.", "A dog.", "Rain."]
     flat = scorer.pair_probs([s for s in sentences for _ in samples], [x for _ in sentences for x in samples])
     matrix = flat.reshape(2, 3)
     assert np.all((matrix >= 0) & (matrix <= 1))
     stored = SampleMatrices("selfcheck_nli", "nli", {}, {"p": matrix})
-    all_samples, _ = aggregate(stored, SampleSelection())
-    first, _ = aggregate(stored, SampleSelection(used=1))
+    all_samples, _ = aggregate(stored, SampleKnobs())
+    first, _ = aggregate(stored, SampleKnobs(used=1))
     rows = all_samples[all_samples["level"] == "sentence"]
     np.testing.assert_allclose(rows["score"], matrix.mean(axis=1))
     np.testing.assert_allclose(first[first["level"] == "sentence"]["score"], matrix[:, 0])
 
 
 def test_a_long_pair_is_truncated_not_a_tensor_size_error(model_dir: Path) -> None:
-    scorer = NLIScorer(NLIConfig(model=str(model_dir), max_length=100_000))
+    scorer = NLIScorer(NLIKnobs(model=str(model_dir), max_length=100_000))
     long_text = "The committee met again. " * 400  # far beyond the model's 512 positions
     value = scorer.contradiction_probs([long_text], ["The committee met."])
     assert 0.0 <= value[0] <= 1.0 and scorer.max_length <= 512
 
 
 def test_pairs_cut_by_truncation_are_counted(model_dir: Path) -> None:
-    scorer = NLIScorer(NLIConfig(model=str(model_dir), max_length=32))
+    scorer = NLIScorer(NLIKnobs(model=str(model_dir), max_length=32))
     claim = " ".join(["word"] * 300) + " Paris"  # the judged word lies past the model's reach
     texts, pairs = [claim, "A cat sat.", claim], ["The capital is Paris.", "A cat.", "The capital is Paris."]
     assert scorer.truncated_pairs(texts, pairs) == 1  # distinct pairs, as they are scored
@@ -121,25 +121,25 @@ def test_bfloat16_pads_to_a_multiple_of_16_and_scores_as_float32_does(
     monkeypatch.setattr(transformers.BertForSequenceClassification, "forward", seen)
     premises = [p.premise for p in PAIRS[:12]]
     hypotheses = [p.hypothesis for p in PAIRS[:12]]
-    full = NLIScorer(NLIConfig(model=str(model_dir), batch_size=4))
+    full = NLIScorer(NLIKnobs(model=str(model_dir), batch_size=4))
     assert full.pad_to_multiple_of is None  # float32 keeps exact lengths (bit-identical to earlier runs)
     exact = full.contradiction_probs(premises, hypotheses)
     assert any(length % 16 for length in lengths)
     lengths.clear()
-    half = NLIScorer(NLIConfig(model=str(model_dir), batch_size=4, dtype="bfloat16"))
+    half = NLIScorer(NLIKnobs(model=str(model_dir), batch_size=4, dtype="bfloat16"))
     assert half.pad_to_multiple_of == 16
     padded = half.contradiction_probs(premises, hypotheses)
     assert lengths and all(length % 16 == 0 for length in lengths)
     np.testing.assert_allclose(padded, exact, atol=0.03)  # bfloat16 rounding; the padding is masked
-    odd = NLIScorer(NLIConfig(model=str(model_dir), dtype="bfloat16", max_length=100))
+    odd = NLIScorer(NLIKnobs(model=str(model_dir), dtype="bfloat16", max_length=100))
     assert odd.pad_to_multiple_of is None  # rounding 100 up would pass the limit
 
 
 def test_bfloat16_classes_near_a_tie_are_rescored_in_float32(model_dir: Path, tmp_path: Path) -> None:
     premises = [p.premise for p in PAIRS[:16]]
     hypotheses = [p.hypothesis for p in PAIRS[:16]]
-    exact = NLIScorer(NLIConfig(model=str(model_dir), batch_size=4)).class_probs(premises, hypotheses)
-    plain = NLIScorer(NLIConfig(model=str(model_dir), batch_size=4, dtype="bfloat16", recheck_margin=0.0))
+    exact = NLIScorer(NLIKnobs(model=str(model_dir), batch_size=4)).class_probs(premises, hypotheses)
+    plain = NLIScorer(NLIKnobs(model=str(model_dir), batch_size=4, dtype="bfloat16", recheck_margin=0.0))
     rounded = plain.class_probs(premises, hypotheses)
     assert plain.rechecked_pairs == 0 and np.abs(rounded - exact).max() > 1e-4  # bfloat16 rounds
     top_two = np.sort(rounded, axis=1)[:, -2:]
@@ -149,7 +149,7 @@ def test_bfloat16_classes_near_a_tie_are_rescored_in_float32(model_dir: Path, tm
     assert 0 < near.sum() < len(gaps)
     with CallCache(tmp_path / "calls.sqlite") as cache:
         checked = NLIScorer(
-            NLIConfig(model=str(model_dir), batch_size=4, dtype="bfloat16", recheck_margin=margin), cache=cache
+            NLIKnobs(model=str(model_dir), batch_size=4, dtype="bfloat16", recheck_margin=margin), cache=cache
         )
         mixed = checked.class_probs(premises, hypotheses)
         pairs = list(zip(premises, hypotheses, strict=True))
@@ -158,7 +158,7 @@ def test_bfloat16_classes_near_a_tie_are_rescored_in_float32(model_dir: Path, tm
         np.testing.assert_array_equal(mixed[~near], rounded[~near])  # the rest: bfloat16's own
         # its cache entries are its own for classes, shared with bfloat16 for P(contradict)
         plain_cached = NLIScorer(
-            NLIConfig(model=str(model_dir), batch_size=4, dtype="bfloat16", recheck_margin=0.0), cache=cache
+            NLIKnobs(model=str(model_dir), batch_size=4, dtype="bfloat16", recheck_margin=0.0), cache=cache
         )
         np.testing.assert_array_equal(plain_cached.class_probs(premises, hypotheses), rounded)
         checked.contradiction_probs(premises, hypotheses)
@@ -166,9 +166,9 @@ def test_bfloat16_classes_near_a_tie_are_rescored_in_float32(model_dir: Path, tm
         assert plain_cached.rechecked_pairs == 0
         assert len(cache) == 3 * len(set(pairs))
     with pytest.raises(ConfigError, match="recheck_margin"):
-        typed(NLIConfig, {"model": str(model_dir), "recheck_margin": 1.5}, "nli")
+        typed(NLIKnobs, {"model": str(model_dir), "recheck_margin": 1.5}, "nli")
     # float32 never rechecks, so its cache keys stay those of a scorer without the knob
-    assert not NLIScorer(NLIConfig(model=str(model_dir), recheck_margin=0.5)).rechecks_classes
+    assert not NLIScorer(NLIKnobs(model=str(model_dir), recheck_margin=0.5)).rechecks_classes
 
 
 def test_compile_without_a_cpp_compiler_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -206,8 +206,8 @@ def test_compiled_model_scores_as_the_eager_one_under_its_own_cache_key(one_laye
     torch._dynamo.utils.counters.clear()
     premises = [p.premise for p in PAIRS[:10]]
     hypotheses = [p.hypothesis for p in PAIRS[:10]]
-    eager = NLIScorer(NLIConfig(model=str(one_layer_model_dir), batch_size=4))
-    compiled = NLIScorer(NLIConfig(model=str(one_layer_model_dir), batch_size=4, compile=True))
+    eager = NLIScorer(NLIKnobs(model=str(one_layer_model_dir), batch_size=4))
+    compiled = NLIScorer(NLIKnobs(model=str(one_layer_model_dir), batch_size=4, compile=True))
     # batches of 4 with different lengths, then a batch of 2: one dynamic graph serves them all
     np.testing.assert_allclose(
         compiled.contradiction_probs(premises, hypotheses), eager.contradiction_probs(premises, hypotheses), atol=1e-5
@@ -232,30 +232,30 @@ def test_the_openvino_int8_runtime_scores_near_float32_torch_under_keys_of_its_o
     premises = [p.premise for p in PAIRS[:8]]
     hypotheses = [p.hypothesis for p in PAIRS[:8]]
     with CallCache(tmp_path / "c.sqlite") as cache:
-        torch_scorer = NLIScorer(NLIConfig(model=str(model_dir)), cache=cache)
-        int8 = NLIScorer(NLIConfig(model=str(model_dir), runtime="openvino_int8"), cache=cache)
+        torch_scorer = NLIScorer(NLIKnobs(model=str(model_dir)), cache=cache)
+        int8 = NLIScorer(NLIKnobs(model=str(model_dir), runtime="openvino_int8"), cache=cache)
         exact = torch_scorer.contradiction_probs(premises, hypotheses)
         quantised = int8.contradiction_probs(premises, hypotheses)
         distinct = len(set(zip(premises, hypotheses, strict=True)))
         assert cache.stats.misses == 2 * distinct and cache.stats.hits == 0  # none of torch's replies served
     assert np.abs(quantised - exact).max() < 0.1 and not np.array_equal(quantised, exact)
     with CallCache(tmp_path / "classes.sqlite") as cache:  # class decisions stay float32 torch's
-        torch_classes = NLIScorer(NLIConfig(model=str(model_dir)), cache=cache).class_probs(premises, hypotheses)
-        int8_classes = NLIScorer(NLIConfig(model=str(model_dir), runtime="openvino_int8"), cache=cache)
+        torch_classes = NLIScorer(NLIKnobs(model=str(model_dir)), cache=cache).class_probs(premises, hypotheses)
+        int8_classes = NLIScorer(NLIKnobs(model=str(model_dir), runtime="openvino_int8"), cache=cache)
         np.testing.assert_array_equal(int8_classes.class_probs(premises, hypotheses), torch_classes)
         assert cache.stats.hits == len(set(zip(premises, hypotheses, strict=True)))  # under torch's keys
     with CallCache(tmp_path / "fresh.sqlite") as cache:
-        fresh = NLIScorer(NLIConfig(model=str(model_dir), runtime="openvino_int8"), cache=cache)
+        fresh = NLIScorer(NLIKnobs(model=str(model_dir), runtime="openvino_int8"), cache=cache)
         np.testing.assert_array_equal(fresh.class_probs(premises, hypotheses), torch_classes)
     assert int8.identity["runtime"]["name"] == "openvino_int8" and "runtime" not in torch_scorer.identity
     (saved,) = (tmp_path / "models").glob("nli-openvino-int8-*/model.xml")
-    again = NLIScorer(NLIConfig(model=str(model_dir), runtime="openvino_int8"))  # loads the saved graph
+    again = NLIScorer(NLIKnobs(model=str(model_dir), runtime="openvino_int8"))  # loads the saved graph
     np.testing.assert_array_equal(again.contradiction_probs(premises, hypotheses), quantised)
     assert saved.is_file()
 
 
 def test_the_int8_runtime_refuses_a_reduced_dtype_or_compile() -> None:
     with pytest.raises(ValueError, match="float32"):
-        NLIConfig(model="m", runtime="openvino_int8", dtype="bfloat16")
+        NLIKnobs(model="m", runtime="openvino_int8", dtype="bfloat16")
     with pytest.raises(ValueError, match="compile"):
-        NLIConfig(model="m", runtime="openvino_int8", compile=True)
+        NLIKnobs(model="m", runtime="openvino_int8", compile=True)

@@ -52,7 +52,7 @@ from hallulab.methods.semantic_entropy.pairs import (
 )
 from hallulab.methods.semantic_entropy.raw import RecordSamples, SemanticEntropyScores
 from hallulab.methods.semantic_entropy.score import nli_classes
-from hallulab.nli.scorer import NLIConfig, NLIScorer
+from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.pipeline.context import AggregateContext, BuildContext
 from hallulab.pipeline.params import ParamsView
 from hallulab.text.semantic_classes import cluster_by_bidirectional_entailment, cluster_by_leaders
@@ -432,7 +432,7 @@ def test_the_stand_in_scorer_keys_its_pairs_as_the_nli_scorer_does(
     scorer's (kind, model identity, premise, hypothesis), one per pair."""
     monkeypatch.setattr(_StandInScorer, "computed", [])
     with CallCache(tmp_path / "calls.sqlite") as cache:
-        scorer = _StandInScorer(NLIConfig(), cache=cache)
+        scorer = _StandInScorer(NLIKnobs(), cache=cache)
         first = scorer.class_probs(["a", "b"], ["b", "a"])
         assert cache.stats.misses == 2
         again = scorer.class_probs(["b"], ["a"])

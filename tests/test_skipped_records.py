@@ -71,11 +71,11 @@ def test_the_sample_matrix_aggregate_reports_what_the_score_step_stored() -> Non
 
     from hallulab.methods.sample_matrix import aggregate
     from hallulab.methods.sample_scores import SampleMatrices
-    from hallulab.methods.sample_selection import SampleSelection
+    from hallulab.methods.sample_selection import SampleKnobs
 
     found = scorable(RECORDS)
     stored = SampleMatrices("selfcheck_nli", "nli", {}, {"scored": np.zeros((2, 2))}, found.diagnostics())
-    _, diagnostics = aggregate(SampleMatrices.from_dict(stored.to_dict()), SampleSelection())
+    _, diagnostics = aggregate(SampleMatrices.from_dict(stored.to_dict()), SampleKnobs())
     assert (diagnostics["skipped_records"], diagnostics["skipped_record_ids"]) == (2, ["asked", "empty"])
 
 

@@ -33,7 +33,7 @@ from hallulab.evaluation.paper_tables import (
     SELFCHECK_TABLE2_UNIGRAM_MAX,
     SELFCHECK_TABLE7,
 )
-from hallulab.evaluation.protocol import ProtocolConfig, align, compute_metrics
+from hallulab.evaluation.protocol import ProtocolKnobs, align, compute_metrics
 from hallulab.methods.factselfcheck.scoring import frequency_score
 from hallulab.methods.selfcheck_ngram.corpus import corpora_from_dict
 from hallulab.methods.selfcheck_ngram.ngram import score_corpora
@@ -169,7 +169,7 @@ def test_ci_metric_gate_catches_a_planted_scoring_change(wikibio_run: Path) -> N
     passages = load_jsonl_passages(wikibio_run / "data/generated/wikibio/passages.jsonl")
     tokens = json.loads((wikibio_run / "data/scores/wikibio/selfcheck_ngram.json").read_text())
     planted, _ = score_corpora(corpora_from_dict(tokens["corpora"]), [1], ["max"], lowercase=False)
-    config = ProtocolConfig(bootstrap_samples=0)
+    config = ProtocolKnobs(bootstrap_samples=0)
     data = align(passages, sentence_scores(planted, "ngram_n1_max"), record_scores(planted, "ngram_n1_max"))
     metrics = {"ngram_n1_max": compute_metrics(data, config)}
     baseline = json.loads((REPO / "tests/baselines/wikibio/selfcheck_ngram.json").read_text())
@@ -185,7 +185,7 @@ def test_ci_metric_gate_catches_a_planted_factselfcheck_change(wikibio_subset: P
     passages = load_jsonl_passages(wikibio_subset / "data/generated/wikibio/passages.jsonl")
     raw = json.loads((wikibio_subset / "data/artifacts/wikibio/knowledge_graphs.json").read_text())
     graphs = graphs_by_record(raw)
-    config = ProtocolConfig(bootstrap_samples=0)
+    config = ProtocolKnobs(bootstrap_samples=0)
     baseline = json.loads((REPO / "tests/baselines/wikibio/factselfcheck.json").read_text())
     sentence_keys = ("nonfact_aucpr", "nonfact_star_aucpr", "factual_aucpr", "roc_auc", "avg_precision")
     baseline["metrics"] = {"fsc_kg_freq_max": {k: baseline["metrics"]["fsc_kg_freq_max"][k] for k in sentence_keys}}

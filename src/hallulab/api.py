@@ -254,9 +254,9 @@ class Detector:
             for key in node.inputs.params
         )
         if reads_nli:
-            from hallulab.nli.scorer import NLIConfig, check_model_available
+            from hallulab.nli.scorer import NLIKnobs, check_model_available
 
-            config = self.view(("nli",), "api").typed(NLIConfig, "nli")
+            config = self.view(("nli",), "api").typed(NLIKnobs, "nli")
             check_model_available(config.model, config.revision)
 
     def run(self, records: Records, cache: CallCache, variants: str = "headline") -> DetectorRun:
@@ -333,9 +333,9 @@ class Detector:
     ) -> tuple[list[Passage], list[dict[str, Any]]]:
         """The ``generate`` stage's step: samples (and main responses) as ``generate.mode`` says,
         run through the executor with the generator's resources."""
-        from hallulab.generation import GenerateConfig, generate_passages
+        from hallulab.generation import GenerateKnobs, generate_passages
 
-        cfg = view.typed(GenerateConfig, "generate")
+        cfg = view.typed(GenerateKnobs, "generate")
 
         def generate(ctx: BuildContext) -> Any:
             return generate_passages(

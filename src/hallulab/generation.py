@@ -38,7 +38,7 @@ MODES = ("keep", "auto", "samples", "all")
 
 
 @dataclass(frozen=True)
-class GenerateConfig:
+class GenerateKnobs:
     """params ``generate``."""
 
     mode: str = setting("auto", choices=MODES)
@@ -59,7 +59,7 @@ def sample_seed(base: int, record_id: str, index: int) -> int:
     return int.from_bytes(digest[:8], "big") % (2**31)
 
 
-def needs_samples(passage: Passage, cfg: GenerateConfig) -> bool:
+def needs_samples(passage: Passage, cfg: GenerateKnobs) -> bool:
     """Whether the generate stage draws samples for ``passage`` (``generate.mode``)."""
     if passage.response is None:  # a prompt-only record: nothing to check samples against
         return False
@@ -89,7 +89,7 @@ class GenerationReport:
         empty = len(self.empty_main_responses)
         return f" ({empty} because the regenerated response was empty)" if empty else ""
 
-    def summary(self, cfg: GenerateConfig) -> str:
+    def summary(self, cfg: GenerateKnobs) -> str:
         counts = ", ".join(f"{n} samples: {k} records" for n, k in sorted(self.sample_counts.items()))
         return (
             f"mode {cfg.mode}: {self.records_given_samples} record(s) got N_max={cfg.samples_to_draw} new samples, "
@@ -102,7 +102,7 @@ class GenerationReport:
 def generate_passages(
     passages: Sequence[Passage],
     llm: CachedLLM,
-    cfg: GenerateConfig,
+    cfg: GenerateKnobs,
     split_sentences: Callable[[list[str]], list[list[str]]],
 ) -> tuple[list[Passage], list[dict[str, Any]], GenerationReport]:
     """New passages, white-box records of regenerated main responses, and counts.

@@ -63,7 +63,7 @@ from hallulab.core.errors import UserFacingError
 from hallulab.core.io import check_output_path
 from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage
-from hallulab.generation import GenerateConfig, needs_samples, sample_seed
+from hallulab.generation import GenerateKnobs, needs_samples, sample_seed
 from hallulab.pipeline.graph import pipeline_graph, setting_of
 
 BENCH_RESULTS = Path("perf/results.json")
@@ -237,7 +237,7 @@ def _cached_count(cache: Any, keys: Sequence[str]) -> int:
 def plan_generate(
     passages: Sequence[Passage], params: dict[str, Any], cache: Any, responses: int | None, rates: Rates
 ) -> StagePlan:
-    cfg = typed(GenerateConfig, params["generate"], "generate")
+    cfg = typed(GenerateKnobs, params["generate"], "generate")
     if responses is not None:
         requests = responses * cfg.samples_to_draw + (responses if cfg.mode == "all" else 0)
         max_tokens = responses * cfg.samples_to_draw * cfg.max_new_tokens
@@ -262,7 +262,7 @@ def plan_generate(
     return StagePlan("generate", "LLM requests", requests, requests, cached, max_tokens, seconds, basis)
 
 
-def _generate_cached(targets: Sequence[Passage], params: dict[str, Any], cfg: GenerateConfig, cache: Any) -> int:
+def _generate_cached(targets: Sequence[Passage], params: dict[str, Any], cfg: GenerateKnobs, cache: Any) -> int:
     """How many of the samples the stage will ask for the call cache holds (the keys of
     :class:`hallulab.llm.cached.CachedLLM`)."""
     from hallulab.core.call_cache import cache_key
@@ -288,10 +288,10 @@ def _sentence_sample_counts(
     scored = [p for p in passages if p.response is not None and p.sentences]
     mean_sentences = sum(len(p.sentences) for p in scored) / max(len(scored), 1)
     if responses is not None:
-        from hallulab.methods.sample_selection import SampleSelection
+        from hallulab.methods.sample_selection import SampleKnobs
 
-        used = typed(SampleSelection, params["samples"], "samples").used
-        n = used or typed(GenerateConfig, params["generate"], "generate").samples_to_draw
+        used = typed(SampleKnobs, params["samples"], "samples").used
+        n = used or typed(GenerateKnobs, params["generate"], "generate").samples_to_draw
         return round(responses * mean_sentences * n), responses, mean_sentences
     return sum(len(p.sentences) * len(p.samples) for p in scored), len(scored), mean_sentences
 
@@ -321,11 +321,11 @@ def plan_nli_pairs(
 
 
 def _nli_cached(pairs: list[tuple[str, str]], params: dict[str, Any], cache: Any) -> tuple[int | None, str]:
-    from hallulab.nli.scorer import NLIConfig, NLIScorer
+    from hallulab.nli.scorer import NLIKnobs, NLIScorer
 
     if cache is None:
         return None, "cache not checked (--no-cache)"
-    scorer = NLIScorer(typed(NLIConfig, params["nli"], "nli"), cache=cache)
+    scorer = NLIScorer(typed(NLIKnobs, params["nli"], "nli"), cache=cache)
     try:
         keys = scorer.contradiction_keys([s for s, _ in pairs], [x for _, x in pairs])
     except OSError as error:  # the offline model is not trained yet, or a hub model not here
@@ -363,14 +363,14 @@ def plan_params(dataset: str, overrides: Sequence[str] = ()) -> dict[str, Any]:
     """The settings ``-S dataset=<dataset> <overrides>`` compose, with every setting the plan
     reads checked (unknown keys refused, as a stage refuses them) before any record is read."""
     from hallulab.llm import check_llm_roles
-    from hallulab.nli.scorer import NLIConfig
+    from hallulab.nli.scorer import NLIKnobs
     from hallulab.pipeline.settings_schema import check_settings
 
     check_dataset_override(dataset, overrides)
     params = compose([f"dataset={dataset}", *overrides])
     check_settings(params)
-    typed(GenerateConfig, params["generate"], "generate")
-    typed(NLIConfig, params["nli"], "nli")
+    typed(GenerateKnobs, params["generate"], "generate")
+    typed(NLIKnobs, params["nli"], "nli")
     check_llm_roles(params)
     return params
 
@@ -504,9 +504,9 @@ def stated_rates(args: argparse.Namespace, params: Mapping[str, Any]) -> Rates:
     stated = {name: value for name in RATE_OPTIONS if (value := getattr(args, name)) is not None}
     if len(stated) == len(RATE_OPTIONS):
         return Rates(**stated, endpoints=args.endpoints, source="stated: " + ", ".join(sorted(stated)))
-    from hallulab.nli.scorer import NLIConfig
+    from hallulab.nli.scorer import NLIKnobs
 
-    runtime = typed(NLIConfig, params["nli"], "nli").runtime
+    runtime = typed(NLIKnobs, params["nli"], "nli").runtime
     rates = bench_rates(endpoints=args.endpoints, nli_runtime=runtime)
     if not stated:
         return rates

@@ -36,7 +36,7 @@ from hallulab.benchmark.runs import (
 from hallulab.benchmark.table import rows as benchmark_rows
 from hallulab.core.config import CONF_DIR, ConfigError
 from hallulab.core.errors import UserFacingError
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.pipeline import registry
 from hallulab.pipeline.params import ParamsView
 
@@ -62,7 +62,7 @@ def _write_table(
 ) -> Path:
     methods = registry.methods()
     rows = benchmark_rows(methods, datasets, cells, runs, root)
-    cfg = ParamsView.load(str(root / "params.yaml"), ("evaluate",), "evaluate").typed(ProtocolConfig, "evaluate")
+    cfg = ParamsView.load(str(root / "params.yaml"), ("evaluate",), "evaluate").typed(ProtocolKnobs, "evaluate")
     return table_file.write(table_file.build(rows, [d.name for d in datasets], methods, cfg, root), root)
 
 

@@ -45,7 +45,7 @@ from hallulab.benchmark.statistics import Estimate, estimate
 from hallulab.benchmark.units import CellUnits
 from hallulab.evaluation import bootstrap
 from hallulab.evaluation.paper_tables import PAPER_REFERENCE
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 
 
 @dataclass(frozen=True)
@@ -261,7 +261,7 @@ def pairing_for(dataset: str, key: str) -> Pairing | None:
 
 
 def paper_entry(
-    pairing: Pairing, units: CellUnits, cfg: ProtocolConfig, models: Mapping[str, str] | None = None
+    pairing: Pairing, units: CellUnits, cfg: ProtocolKnobs, models: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """The ``paper`` field of a paired cell's entry in the table file: the published number and
     where it comes from, and the cell scored by the paper's metric (``cell``: point, low, high)

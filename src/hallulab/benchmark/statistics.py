@@ -12,7 +12,7 @@ hallucinated class positive):
 
 Each in percent with its 95% percentile bootstrap interval over records (a record's units move
 together), B = 1,000 seeded resamples: the evaluation protocol's settings
-(:class:`hallulab.evaluation.protocol.ProtocolConfig`, :mod:`hallulab.evaluation.bootstrap`).
+(:class:`hallulab.evaluation.protocol.ProtocolKnobs`, :mod:`hallulab.evaluation.bootstrap`).
 
 **Paired comparison.** Two variants in one column score the same records where their runs
 overlap (a cell that calls an LLM runs on a subset, one that calls none on the whole set). Their
@@ -35,7 +35,7 @@ import numpy as np
 from hallulab.benchmark.units import CellUnits
 from hallulab.core.config import ConfigError
 from hallulab.evaluation import bootstrap
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 
 #: metric -> its weighted form over (B, units) multiplicities (percent = 100 x)
 METRICS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {
@@ -72,7 +72,7 @@ def _estimate(point: float, draws: np.ndarray, level: float, records: int) -> Es
     return Estimate(_rounded(point), _rounded(low), _rounded(high))
 
 
-def _weights(records: tuple[str, ...], cfg: ProtocolConfig) -> tuple[np.ndarray, int]:
+def _weights(records: tuple[str, ...], cfg: ProtocolKnobs) -> tuple[np.ndarray, int]:
     """(B, units) multiplicities resampling the records, and how many records there are."""
     names, owner = np.unique(np.asarray(records, dtype=object), return_inverse=True)
     return bootstrap.resample_weights(len(names), cfg.bootstrap_samples, cfg.seed)[:, owner], len(names)
@@ -96,7 +96,7 @@ class CellStatistics:
     metrics: dict[str, Estimate]
 
 
-def cell_statistics(units: CellUnits, cfg: ProtocolConfig) -> CellStatistics:
+def cell_statistics(units: CellUnits, cfg: ProtocolKnobs) -> CellStatistics:
     if not units.records:
         return CellStatistics(units.level, 0, 0, 0, {name: Estimate(None, None, None) for name in METRICS})
     weights, records = _weights(units.records, cfg)
@@ -111,7 +111,7 @@ def cell_statistics(units: CellUnits, cfg: ProtocolConfig) -> CellStatistics:
 
 
 def estimate(
-    units: CellUnits, weighted: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], cfg: ProtocolConfig
+    units: CellUnits, weighted: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], cfg: ProtocolKnobs
 ) -> Estimate:
     """One more metric of a cell, in percent (``weighted``: its form over (B, units)
     multiplicities, as :data:`METRICS`), with its interval from the resamples of the records
@@ -144,7 +144,7 @@ class Comparison:
         return "tied"
 
 
-def paired(a: CellUnits, b: CellUnits, cfg: ProtocolConfig) -> Comparison:
+def paired(a: CellUnits, b: CellUnits, cfg: ProtocolKnobs) -> Comparison:
     """A - B over the (record, unit) keys both scored, on the same resamples of their records."""
     in_b = set(b.keys)
     common = [key for key in a.keys if key in in_b]

@@ -47,7 +47,7 @@ from hallulab.benchmark.validity import CellVerdict, bounds, cell_verdict
 from hallulab.core.call_cache import RequestCost
 from hallulab.core.config import ConfigError
 from hallulab.core.io import read_json, write_json
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.pipeline.members import Member, parse_members
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.spec import MethodSpec
@@ -123,7 +123,7 @@ class Column:
 def column_entries(
     units: Mapping[str, CellUnits],
     baselines: Sequence[str],
-    cfg: ProtocolConfig,
+    cfg: ProtocolKnobs,
     verdicts: Mapping[str, CellVerdict] | None = None,
 ) -> Column:
     """Every row's entry in one column with its comparisons; ``verdicts`` (row -> its
@@ -384,7 +384,7 @@ def cell_extras(
     dataset: str,
     units: CellUnits,
     methods: Mapping[str, MethodSpec],
-    cfg: ProtocolConfig,
+    cfg: ProtocolKnobs,
 ) -> dict[str, Any]:
     """A filled cell's ``nli``, ``members`` and ``paper`` fields (the module docstring), each
     where it applies."""
@@ -423,7 +423,7 @@ def build(
     rows: Sequence[TableRow],
     datasets: Sequence[str],
     methods: Mapping[str, MethodSpec],
-    cfg: ProtocolConfig,
+    cfg: ProtocolKnobs,
     root: Path = Path("."),
 ) -> dict[str, Any]:
     """The table file's content from the rows' units files under ``root``."""

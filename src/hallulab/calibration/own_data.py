@@ -33,7 +33,7 @@ from hallulab.core.io import check_output_path
 from hallulab.core.scored_file import read_scored
 from hallulab.data.records import load_jsonl_passages
 from hallulab.data.schema import Passage
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.pipeline import registry
 
 if TYPE_CHECKING:
@@ -147,7 +147,7 @@ def calibrate_scored(
     passages = read_records(records_path)
     scored_levels = set(scores.loc[scores["variant"] == variant, "level"])
     levels = [level] if level is not None else [lv for lv in BINARY_LEVELS if lv in scored_levels]
-    config = ProtocolConfig()
+    config = ProtocolKnobs()
     for candidate in levels:
         if candidate not in BINARY_LEVELS:
             raise CalibrationError(f"--level {candidate}: a calibrated level is one of {BINARY_LEVELS}")

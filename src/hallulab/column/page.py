@@ -16,7 +16,7 @@ from hallulab.benchmark.render import LIMITED_MARK, model_limited_rule
 from hallulab.benchmark.statistics import METRIC_TITLES, METRICS, Estimate
 from hallulab.benchmark.validity import bounds
 from hallulab.column.run import RANKING_METRIC, Column, ColumnCell
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 
 
 def _value(estimate: Estimate) -> str:
@@ -108,7 +108,7 @@ def terminal_table(column: Column) -> str:
 
 def markdown_page(column: Column, calibrations: Mapping[str, str]) -> str:
     """The column's page: what was run, the table, the sentences, the rule, costs and calibrations."""
-    cfg = ProtocolConfig()
+    cfg = ProtocolKnobs()
     lines = [
         f"# Which detector on {column.name}",
         "",
@@ -153,7 +153,7 @@ def _estimate_list(estimate: Estimate) -> list[float | None]:
 
 def column_dict(column: Column, calibrations: Mapping[str, str]) -> dict[str, Any]:
     """The column as its JSON file holds it."""
-    cfg = ProtocolConfig()
+    cfg = ProtocolKnobs()
     return {
         "name": column.name,
         "records": column.records,

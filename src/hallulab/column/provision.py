@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from hallulab.core.errors import UserFacingError
 from hallulab.data.provision import LABEL_LEVELS, Provision
 from hallulab.data.schema import Passage
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 
 #: the record fields that label each level, as the error names them
 LABEL_FIELDS = {
@@ -63,9 +63,9 @@ def _labels(passages: Sequence[Passage], level: str, threshold: float) -> list[b
     return [p.prompt_label > threshold for p in passages if p.prompt_label is not None]
 
 
-def label_counts(passages: Sequence[Passage], cfg: ProtocolConfig | None = None) -> tuple[LevelCounts, ...]:
+def label_counts(passages: Sequence[Passage], cfg: ProtocolKnobs | None = None) -> tuple[LevelCounts, ...]:
     """Every level some record labels, finest first, with its class counts."""
-    threshold = (cfg or ProtocolConfig()).nonfact_threshold
+    threshold = (cfg or ProtocolKnobs()).nonfact_threshold
     found = []
     for level in LABEL_FIELDS:
         labels = _labels(passages, level, threshold)

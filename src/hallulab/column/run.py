@@ -47,7 +47,7 @@ from hallulab.benchmark.validity import CellVerdict, cell_verdict
 from hallulab.column.provision import ColumnInputError, records_provision
 from hallulab.core.call_cache import CallCache
 from hallulab.data.schema import Passage
-from hallulab.evaluation.protocol import ProtocolConfig
+from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.pipeline import registry
 from hallulab.pipeline.members import Member
 from hallulab.pipeline.spec import MethodSpec
@@ -160,7 +160,7 @@ class ColumnRunner:
         base_settings: Sequence[str],
         user_settings: Sequence[str],
         cache: CallCache,
-        cfg: ProtocolConfig | None = None,
+        cfg: ProtocolKnobs | None = None,
         where: str | None = None,
     ) -> None:
         """``where``: the file's name in a refusal (the column's name by default)."""
@@ -169,7 +169,7 @@ class ColumnRunner:
         self.base = list(base_settings)
         self.user = list(user_settings)
         self.cache = cache
-        self.cfg = cfg or ProtocolConfig()
+        self.cfg = cfg or ProtocolKnobs()
         self.table_settings = BenchmarkSettings.load()
         self.provision = records_provision(self.passages, where or name)
 
@@ -250,7 +250,7 @@ def ensemble_members(cells: Sequence[ColumnCell]) -> tuple[str, tuple[Member, ..
     return None
 
 
-def told_apart(cells: Sequence[ColumnCell], cfg: ProtocolConfig) -> tuple[Apart, ...]:
+def told_apart(cells: Sequence[ColumnCell], cfg: ProtocolKnobs) -> tuple[Apart, ...]:
     """Every pair of valid rows at one level whose paired interval of the ranking metric's
     difference excludes 0, the better one first."""
     valid = [c for c in cells if not c.verdict.limited]

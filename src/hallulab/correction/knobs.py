@@ -13,7 +13,7 @@ FACT_THRESHOLD_LABELS = ("judge", "sentence")
 
 
 @dataclass(frozen=True)
-class CorrectionConfig:
+class CorrectionKnobs:
     """params ``correction`` (without the prompts, which are files)."""
 
     fact_method: str = "factselfcheck"

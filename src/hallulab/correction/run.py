@@ -16,7 +16,7 @@ from hallulab.core.config import ConfigError
 from hallulab.core.units import level_rows, sentence_scores
 from hallulab.correction.fact_labels import judge_facts
 from hallulab.correction.judge import judge_replies
-from hallulab.correction.knobs import CorrectionConfig
+from hallulab.correction.knobs import CorrectionKnobs
 from hallulab.correction.parsing import VERDICTS, parse_numbered
 from hallulab.correction.selection import in_dev_split
 from hallulab.correction.thresholds import released_thresholds, thresholds
@@ -81,7 +81,7 @@ def correct(
     sentence_frame: pd.DataFrame,
     fact_frame: pd.DataFrame,
     graphs: Mapping[str, RecordGraphs],
-    cfg: CorrectionConfig,
+    cfg: CorrectionKnobs,
     prompts: Mapping[str, PromptTemplate],
     corrector: CachedLLM,
     judge: CachedLLM,

@@ -33,7 +33,7 @@ from typing import Any
 
 from hallulab.core.errors import RecordError
 from hallulab.core.io import file_sha256, read_json
-from hallulab.data.dataset_config import CONCEPT7_LABEL_SOURCES, DatasetConfig, dataset_settings
+from hallulab.data.dataset_config import CONCEPT7_LABEL_SOURCES, DatasetKnobs, dataset_settings
 from hallulab.data.schema import Passage, passage_from_dict
 
 #: The models whose familiarity labels are released, and the crowd-annotated Vicuna labels.
@@ -49,7 +49,7 @@ def label_file(source: str) -> str:
     return HUMAN_FILE if source.endswith("-human") else f"{source}-7-messages.json"
 
 
-def concept7_files(raw: Mapping[str, Any] | DatasetConfig) -> list[str]:
+def concept7_files(raw: Mapping[str, Any] | DatasetKnobs) -> list[str]:
     """The files (relative to the data root) a Concept-7 config reads."""
     cfg = dataset_settings(raw)
     folder = str(cfg.local_dir)
@@ -104,7 +104,7 @@ def _round_robin(rows: list[dict[str, str]], count: int | None) -> list[int]:
     return sorted(chosen)
 
 
-def load_concept7(root: Path, raw: Mapping[str, Any] | DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
+def load_concept7(root: Path, raw: Mapping[str, Any] | DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
     """Test and basic records (see the module docstring)."""
     cfg = dataset_settings(raw)
     source = cfg.labels_from

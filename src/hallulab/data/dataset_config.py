@@ -31,7 +31,7 @@ class DatasetConfigError(ValueError, UserFacingError):
 
 
 @dataclass(frozen=True)
-class DatasetConfig:
+class DatasetKnobs:
     """params ``dataset``."""
 
     name: str = "dataset"
@@ -75,11 +75,11 @@ class DatasetConfig:
     provision: Provision | None = None
 
 
-def dataset_settings(raw: Mapping[str, Any] | DatasetConfig) -> DatasetConfig:
-    """The checked config of a ``dataset`` section (a :class:`DatasetConfig` passes through)."""
-    if isinstance(raw, DatasetConfig):
+def dataset_settings(raw: Mapping[str, Any] | DatasetKnobs) -> DatasetKnobs:
+    """The checked config of a ``dataset`` section (a :class:`DatasetKnobs` passes through)."""
+    if isinstance(raw, DatasetKnobs):
         return raw
     try:
-        return typed(DatasetConfig, raw, "dataset")
+        return typed(DatasetKnobs, raw, "dataset")
     except ConfigError as error:
         raise DatasetConfigError(str(error)) from error

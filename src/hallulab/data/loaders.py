@@ -16,7 +16,7 @@ from typing import Any
 
 from hallulab.core.errors import RecordError
 from hallulab.core.io import file_sha256
-from hallulab.data.dataset_config import DatasetConfig, DatasetConfigError, dataset_settings
+from hallulab.data.dataset_config import DatasetConfigError, DatasetKnobs, dataset_settings
 from hallulab.data.records import load_jsonl_passages
 from hallulab.data.root import DATA_ROOT_ENV, data_root
 from hallulab.data.schema import Passage, check_unique_ids
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 
-def source_files(cfg: DatasetConfig) -> list[Path]:
+def source_files(cfg: DatasetKnobs) -> list[Path]:
     """The local files a data set config reads (empty for a hub data set): its spec's
     (:class:`~hallulab.data.sets.spec.DatasetSpec`)."""
     spec = dataset_spec(cfg.loader)
@@ -51,7 +51,7 @@ def source_files(cfg: DatasetConfig) -> list[Path]:
     return []
 
 
-def source_fingerprint(raw: Mapping[str, Any] | DatasetConfig) -> dict[str, Any]:
+def source_fingerprint(raw: Mapping[str, Any] | DatasetKnobs) -> dict[str, Any]:
     """What identifies the data a config reads: every local file's sha256, or the hub id,
     split and revision. The ``source`` stage writes it so that ``prepare`` re-runs exactly
     when the data changes, wherever it lives."""
@@ -68,7 +68,7 @@ def source_fingerprint(raw: Mapping[str, Any] | DatasetConfig) -> dict[str, Any]
     }
 
 
-def load_dataset(raw: Mapping[str, Any] | DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
+def load_dataset(raw: Mapping[str, Any] | DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
     """Check the ``dataset`` section (:func:`dataset_settings`), load it with its loader's spec;
     returns the passages and a provenance dict."""
     cfg = dataset_settings(raw)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hallulab.data.dataset_config import DatasetConfig, DatasetConfigError
+from hallulab.data.dataset_config import DatasetConfigError, DatasetKnobs
 
 DATA_ROOT_ENV = "HALLULAB_DATA_ROOT"
 
@@ -38,7 +38,7 @@ def needed_root(title: str, source: str | None, otherwise: str = "") -> Path:
     return root
 
 
-def local_copy(cfg: DatasetConfig, title: str, source: str | None, otherwise: str = "") -> Path:
+def local_copy(cfg: DatasetKnobs, title: str, source: str | None, otherwise: str = "") -> Path:
     """``dataset.local_file`` under the data root, checked: a root that is not set, or a file
     that is not there, is one line naming the variable and ``source``'s fetch command
     (``otherwise``: another way to the data, said after it)."""

@@ -51,7 +51,7 @@ from hallulab.evaluation.metrics import (
 from hallulab.evaluation.protocol import (
     METRIC_KEYS,
     LabelledScores,
-    ProtocolConfig,
+    ProtocolKnobs,
     align,
     evaluate_variant,
     finite_for_ranking,
@@ -195,7 +195,7 @@ def binary_draws(level: str, units: Units, weights: np.ndarray) -> dict[str, np.
 
 
 def _binary_intervals(
-    level: str, units: Units, reasons: Mapping[str, str], cfg: ProtocolConfig
+    level: str, units: Units, reasons: Mapping[str, str], cfg: ProtocolKnobs
 ) -> dict[str, bootstrap.Interval]:
     """Bootstrap intervals resampling records (a record's units move together)."""
     names, owner = np.unique(units.clusters, return_inverse=True)
@@ -237,7 +237,7 @@ def evaluate_binary_level(
     passages: Sequence[Passage],
     frame: pd.DataFrame,
     level: str,
-    cfg: ProtocolConfig,
+    cfg: ProtocolKnobs,
     thresholds: Mapping[str, float] | None = None,
 ) -> LevelResult | None:
     """Metrics of every variant at a claim / fact / response / prompt level; None when the
@@ -294,9 +294,7 @@ def passage_scores(frame: pd.DataFrame, variant: str, by_record: Mapping[str, li
     return found
 
 
-def evaluate_sentence_level(
-    passages: Sequence[Passage], frame: pd.DataFrame, cfg: ProtocolConfig
-) -> LevelResult | None:
+def evaluate_sentence_level(passages: Sequence[Passage], frame: pd.DataFrame, cfg: ProtocolKnobs) -> LevelResult | None:
     """The SelfCheckGPT protocol over the sentence-labelled passages; the passage score is the
     variant's ``response`` row, or the mean of its sentence scores when it has none."""
     labelled = [p for p in passages if p.labels is not None]
@@ -344,7 +342,7 @@ def evaluate_sentence_level(
 def evaluate_levels(
     passages: Sequence[Passage],
     frame: pd.DataFrame,
-    cfg: ProtocolConfig,
+    cfg: ProtocolKnobs,
     thresholds: Mapping[str, float] | None = None,
 ) -> dict[str, LevelResult]:
     """Every level with labels and scores (possibly none)."""

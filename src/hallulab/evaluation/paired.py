@@ -35,7 +35,7 @@ from hallulab.evaluation.levels import (
     unit_labels,
     units_of,
 )
-from hallulab.evaluation.protocol import LabelledScores, ProtocolConfig, align, bootstrap_draws, compute_metrics
+from hallulab.evaluation.protocol import LabelledScores, ProtocolKnobs, align, bootstrap_draws, compute_metrics
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def _differences(
     points_b: Mapping[str, float],
     draws_a: Mapping[str, np.ndarray],
     draws_b: Mapping[str, np.ndarray],
-    cfg: ProtocolConfig,
+    cfg: ProtocolKnobs,
     records: int,
 ) -> dict[str, Difference]:
     """A - B for every metric with draws: the point difference and the percentiles of the
@@ -70,7 +70,7 @@ def _differences(
 
 
 def _sentence_level(
-    passages: Sequence[Passage], frame: pd.DataFrame, a: str, b: str, cfg: ProtocolConfig
+    passages: Sequence[Passage], frame: pd.DataFrame, a: str, b: str, cfg: ProtocolKnobs
 ) -> dict[str, Difference]:
     scores_a, scores_b = sentence_scores(frame, a), sentence_scores(frame, b)
     common = [p for p in passages if p.labels is not None and p.id in scores_a and p.id in scores_b]
@@ -88,7 +88,7 @@ def _sentence_level(
 
 
 def _binary_level(
-    passages: Sequence[Passage], frame: pd.DataFrame, level: str, a: str, b: str, cfg: ProtocolConfig
+    passages: Sequence[Passage], frame: pd.DataFrame, level: str, a: str, b: str, cfg: ProtocolKnobs
 ) -> dict[str, Difference]:
     truth = unit_labels(passages, level)
     rows_a, rows_b = level_rows(frame, a, level), level_rows(frame, b, level)
@@ -107,7 +107,7 @@ def _binary_level(
 
 
 def paired_difference(
-    passages: Sequence[Passage], frame: pd.DataFrame, level: str, a: str, b: str, cfg: ProtocolConfig
+    passages: Sequence[Passage], frame: pd.DataFrame, level: str, a: str, b: str, cfg: ProtocolKnobs
 ) -> dict[str, Difference]:
     """metric -> A - B on the units both scored at ``level`` (empty: no common labelled unit)."""
     if cfg.bootstrap_samples <= 0:
@@ -120,7 +120,7 @@ def paired_difference(
 
 
 def against_members(
-    passages: Sequence[Passage], frame: pd.DataFrame, cfg: ProtocolConfig
+    passages: Sequence[Passage], frame: pd.DataFrame, cfg: ProtocolKnobs
 ) -> dict[str, dict[str, dict[str, dict[str, list[float | None]]]]]:
     """level -> variant -> member variant -> metric -> [A - B, low, high], for every variant
     of a combining method against each of its ``member.*`` variants (empty without members)."""

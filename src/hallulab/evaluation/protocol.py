@@ -56,7 +56,7 @@ TASKS = ("nonfact", "nonfact_star", "factual")
 
 
 @dataclass(frozen=True)
-class ProtocolConfig:
+class ProtocolKnobs:
     """params ``evaluate``: the thresholds of the protocol on the 0 / 0.5 / 1 labels (defaults: the
     SelfCheckGPT released notebooks) and the percentile bootstrap over records."""
 
@@ -141,7 +141,7 @@ def scored(data: LabelledScores) -> np.ndarray:
     return ~np.isnan(data.sentence_scores)
 
 
-def task_mask(data: LabelledScores, task: str, cfg: ProtocolConfig) -> np.ndarray:
+def task_mask(data: LabelledScores, task: str, cfg: ProtocolKnobs) -> np.ndarray:
     """Which sentences a task evaluates (NonFact* drops the total-hallucination passages)."""
     if task == "nonfact_star":
         return scored(data) & (data.passage_labels[data.sentence_passage] < cfg.nonfact_star_passage_below)
@@ -150,7 +150,7 @@ def task_mask(data: LabelledScores, task: str, cfg: ProtocolConfig) -> np.ndarra
     raise ValueError(f"unknown task {task!r}; expected one of {TASKS}")
 
 
-def task_arrays(data: LabelledScores, task: str, cfg: ProtocolConfig) -> tuple[np.ndarray, np.ndarray]:
+def task_arrays(data: LabelledScores, task: str, cfg: ProtocolKnobs) -> tuple[np.ndarray, np.ndarray]:
     """(binary targets, scores) of one sentence-level task."""
     keep = task_mask(data, task, cfg)
     labels, scores = data.sentence_labels[keep], data.sentence_scores[keep]
@@ -183,7 +183,7 @@ def _ranked(
     return (float("nan"), reason) if reason is not None else (100.0 * metric(y, s), None)
 
 
-def point_metrics(data: LabelledScores, cfg: ProtocolConfig) -> PointMetrics:
+def point_metrics(data: LabelledScores, cfg: ProtocolKnobs) -> PointMetrics:
     """All seven metrics, in percent, with the reason of every undefined one."""
     found: dict[str, tuple[float, str | None]] = {}
     for task in TASKS:
@@ -201,12 +201,12 @@ def point_metrics(data: LabelledScores, cfg: ProtocolConfig) -> PointMetrics:
     )
 
 
-def compute_metrics(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, float]:
+def compute_metrics(data: LabelledScores, cfg: ProtocolKnobs) -> dict[str, float]:
     """All seven metrics, in percent (NaN where undefined)."""
     return point_metrics(data, cfg).values
 
 
-def bootstrap_draws(data: LabelledScores, cfg: ProtocolConfig, weights: np.ndarray) -> dict[str, np.ndarray]:
+def bootstrap_draws(data: LabelledScores, cfg: ProtocolKnobs, weights: np.ndarray) -> dict[str, np.ndarray]:
     """Every metric (percent) on each resample, given the (B, passages) multiplicities: one
     array of B draws per metric key (NaN where a resample leaves it undefined)."""
     sentence_weights = weights[:, data.sentence_passage]
@@ -225,7 +225,7 @@ def bootstrap_draws(data: LabelledScores, cfg: ProtocolConfig, weights: np.ndarr
 
 
 def bootstrap_intervals(
-    data: LabelledScores, cfg: ProtocolConfig, reasons: Mapping[str, str] | None = None
+    data: LabelledScores, cfg: ProtocolKnobs, reasons: Mapping[str, str] | None = None
 ) -> dict[str, bootstrap.Interval]:
     """Percentile bootstrap CI of every metric, resampling passages with replacement.
 
@@ -246,7 +246,7 @@ def bootstrap_intervals(
     return {key: bootstrap.summarise(draws[key], cfg.ci_level, reasons.get(key), clusters[key]) for key in METRIC_KEYS}
 
 
-def pr_curves(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, PRCurve]:
+def pr_curves(data: LabelledScores, cfg: ProtocolKnobs) -> dict[str, PRCurve]:
     """The PR curve of each sentence-level task (for plots)."""
     curves = {}
     for task in TASKS:
@@ -256,7 +256,7 @@ def pr_curves(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, PRCurve]:
     return curves
 
 
-def random_baseline(data: LabelledScores, cfg: ProtocolConfig) -> dict[str, float]:
+def random_baseline(data: LabelledScores, cfg: ProtocolKnobs) -> dict[str, float]:
     """AUC-PR of a random scorer = the positive rate of each task (Table 2's "Random" row);
     NaN for a task that keeps no sentence."""
     rates = {}
@@ -276,7 +276,7 @@ class VariantEvaluation:
     nan_scores: int
 
 
-def evaluate_variant(data: LabelledScores, cfg: ProtocolConfig) -> VariantEvaluation:
+def evaluate_variant(data: LabelledScores, cfg: ProtocolKnobs) -> VariantEvaluation:
     """Every metric of one variant's aligned scores; total on any subset (see
     :mod:`hallulab.evaluation.undefined`)."""
     point = point_metrics(data, cfg)

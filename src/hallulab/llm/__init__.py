@@ -31,21 +31,21 @@ def build_llm(cfg: Mapping[str, Any], where: str = "llm") -> LLM:
     backend = cfg.get("backend")
     options = {k: v for k, v in cfg.items() if k not in ("backend", "name")}
     if backend == "hf":
-        from hallulab.llm.hf import HFLLM, HFConfig
+        from hallulab.llm.hf import HFLLM, HFKnobs
 
-        return HFLLM(typed(HFConfig, options, where))
+        return HFLLM(typed(HFKnobs, options, where))
     if backend == "openai":
-        from hallulab.llm.openai_backend import OpenAIConfig, OpenAILLM
+        from hallulab.llm.openai_backend import OpenAIKnobs, OpenAILLM
 
-        return OpenAILLM(typed(OpenAIConfig, options, where), where)
+        return OpenAILLM(typed(OpenAIKnobs, options, where), where)
     if backend == "vllm":
-        from hallulab.llm.vllm_backend import VLLMLLM, VLLMConfig
+        from hallulab.llm.vllm_backend import VLLMLLM, VLLMKnobs
 
-        return VLLMLLM(typed(VLLMConfig, options, where))
+        return VLLMLLM(typed(VLLMKnobs, options, where))
     if backend == "langchain":
-        from hallulab.llm.langchain_backend import LangChainConfig, LangChainLLM
+        from hallulab.llm.langchain_backend import LangChainKnobs, LangChainLLM
 
-        return LangChainLLM(typed(LangChainConfig, options, where))
+        return LangChainLLM(typed(LangChainKnobs, options, where))
     raise ConfigError(f"{where}.backend: must be one of {list(BACKENDS)}, got {backend!r}")
 
 
@@ -55,10 +55,10 @@ def check_llm_settings(cfg: Mapping[str, Any], where: str = "llm") -> None:
     ``base_url``, a URL listed twice), so that a run stops on it before any work."""
     if cfg.get("backend") == "openai":
         from hallulab.core.config import typed
-        from hallulab.llm.openai_backend import OpenAIConfig, check_config
+        from hallulab.llm.openai_backend import OpenAIKnobs, check_config
 
         options = {k: v for k, v in cfg.items() if k not in ("backend", "name")}
-        check_config(typed(OpenAIConfig, options, where), where)
+        check_config(typed(OpenAIKnobs, options, where), where)
 
 
 def check_llm_roles(params: Mapping[str, Any]) -> None:

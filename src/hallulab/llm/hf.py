@@ -59,7 +59,7 @@ log = logging.getLogger("hallulab.llm.hf")
 
 
 @dataclass(frozen=True)
-class HFConfig:
+class HFKnobs:
     """``conf/llm/*.yaml`` for ``backend: hf``."""
 
     model_id: str = ""
@@ -251,7 +251,7 @@ def loaded_once(key: tuple[Any, ...], load: Callable[[], tuple[Any, Any]]) -> tu
 class HFLLM(LLM):
     """transformers backend (see module docstring)."""
 
-    def __init__(self, config: HFConfig) -> None:
+    def __init__(self, config: HFKnobs) -> None:
         self.config = config
         self.capabilities = Capabilities(
             token_logprobs=True,

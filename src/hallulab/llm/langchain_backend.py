@@ -42,7 +42,7 @@ _SECRET_WORDS = ("key", "token", "secret", "password")
 
 
 @dataclass(frozen=True)
-class LangChainConfig:
+class LangChainKnobs:
     """``conf/llm/*.yaml`` for ``backend: langchain``."""
 
     chat_model: Mapping[str, Any] = field(default_factory=dict)
@@ -58,7 +58,7 @@ class LangChainConfig:
 class LangChainLLM(LLM):
     """A LangChain chat model behind the hallulab LLM interface (see the module docstring)."""
 
-    def __init__(self, config: LangChainConfig) -> None:
+    def __init__(self, config: LangChainKnobs) -> None:
         if "_target_" not in config.chat_model:
             raise ValueError("llm.chat_model needs a `_target_` naming the LangChain chat model class")
         self.config = config

@@ -81,7 +81,7 @@ class _Malformed(Exception):
 
 
 @dataclass(frozen=True)
-class OpenAIConfig:
+class OpenAIKnobs:
     """``conf/llm/*.yaml`` for ``backend: openai``."""
 
     model: str = ""
@@ -104,7 +104,7 @@ class OpenAIConfig:
     retry_after: float = setting(30.0, above=0.0, doc="seconds a fleet endpoint stays set aside")
 
 
-def check_config(config: OpenAIConfig, where: str = "llm") -> None:
+def check_config(config: OpenAIKnobs, where: str = "llm") -> None:
     """Raise :class:`ConfigError` naming ``<where>.<setting>`` for settings that cannot go
     together: a fleet (``endpoints``) beside a ``base_url`` (a catalogue entry's default one
     included), or a URL listed twice."""
@@ -130,7 +130,7 @@ def _snippet(text: str, limit: int = 200) -> str:
 class OpenAILLM(LLM):
     """OpenAI-compatible client backend (see module docstring)."""
 
-    def __init__(self, config: OpenAIConfig, where: str = "llm") -> None:
+    def __init__(self, config: OpenAIKnobs, where: str = "llm") -> None:
         """``where``: the settings' name in errors (``llm_catalogue.<entry>``)."""
         check_config(config, where)
         self.config = config

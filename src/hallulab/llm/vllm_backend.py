@@ -28,7 +28,7 @@ from hallulab.llm.base import (
 
 
 @dataclass(frozen=True)
-class VLLMConfig:
+class VLLMKnobs:
     model_id: str = ""
     revision: str | None = None
     dtype: str = "auto"
@@ -39,7 +39,7 @@ class VLLMConfig:
 
 
 class VLLMLLM(LLM):
-    def __init__(self, config: VLLMConfig) -> None:
+    def __init__(self, config: VLLMKnobs) -> None:
         self.config = config
         self.capabilities = Capabilities(
             token_logprobs=True, full_entropy=False, top_k_alternatives=True, teacher_forcing=True, chat=True

@@ -48,7 +48,7 @@ from hallulab.text.spacy_tokens import SpacyTokenizer
 
 
 @dataclass(frozen=True)
-class BERTScoreConfig:
+class BERTScoreKnobs:
     """params ``bertscore`` (conf/bertscore/*.yaml)."""
 
     name: str = "minilm_offline"
@@ -107,7 +107,7 @@ def use_first_seen_batching() -> None:
 class BERTScoreSupport:
     """1 - max_k F1(sentence, k-th sentence of the sample), for (sentence, sample) pairs."""
 
-    def __init__(self, config: BERTScoreConfig, spacy: SpacyTokenizer, cache: CallCache | None = None) -> None:
+    def __init__(self, config: BERTScoreKnobs, spacy: SpacyTokenizer, cache: CallCache | None = None) -> None:
         self.config = config
         self.spacy = spacy
         self.cache = cache

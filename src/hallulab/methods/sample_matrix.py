@@ -23,14 +23,14 @@ from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores
 from hallulab.methods.sample_selection import (
     SAMPLE_CHOICE_PARAMS,
     SELECTION_PARAMS,
-    SampleSelection,
+    SampleKnobs,
 )
 from hallulab.methods.skipped import HAS_RESPONSE, HAS_SAMPLES, Partition, partition
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.params import ParamsView
 
 
-def selected_columns(passage_id: str, available: int, selection: SampleSelection) -> np.ndarray:
+def selected_columns(passage_id: str, available: int, selection: SampleKnobs) -> np.ndarray:
     """Indices of the samples used for one passage."""
     wanted = available if selection.used is None else selection.used
     if wanted > available:
@@ -53,7 +53,7 @@ def sentence_scores(matrix: np.ndarray, columns: np.ndarray, aggregation: str = 
     return chosen.max(axis=1)
 
 
-def aggregate(stored: SampleMatrices, selection: SampleSelection) -> tuple[pd.DataFrame, dict[str, Any]]:
+def aggregate(stored: SampleMatrices, selection: SampleKnobs) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Sentence scores (row aggregate over N samples) and response scores (mean over the
     sentences, §7.2) as unit-score rows, and the diagnostics."""
     table = ScoreTable()
@@ -76,17 +76,17 @@ def aggregate(stored: SampleMatrices, selection: SampleSelection) -> tuple[pd.Da
     return table.frame(), diagnostics
 
 
-def sample_choice_from(params: ParamsView) -> SampleSelection:
+def sample_choice_from(params: ParamsView) -> SampleKnobs:
     """N, first or random, and the seed (:data:`SAMPLE_CHOICE_PARAMS` must be declared): the one
     reading of N for every method over samples; :func:`selected_columns` applies it."""
     values = {key.split(".", 1)[1]: params.get(key) for key in SAMPLE_CHOICE_PARAMS}
-    return typed(SampleSelection, values, "samples")
+    return typed(SampleKnobs, values, "samples")
 
 
-def selection_from(params: ParamsView) -> SampleSelection:
+def selection_from(params: ParamsView) -> SampleKnobs:
     """The ``samples`` sweep knobs, checked (:data:`SELECTION_PARAMS` must be declared)."""
     values = {key.split(".", 1)[1]: params.get(key) for key in SELECTION_PARAMS}
-    return typed(SampleSelection, values, "samples")
+    return typed(SampleKnobs, values, "samples")
 
 
 def scorable(passages: Sequence[Passage]) -> Partition:

@@ -17,7 +17,7 @@ AGGREGATIONS = ("mean", "median", "max")
 
 
 @dataclass(frozen=True)
-class SampleSelection:
+class SampleKnobs:
     """``samples`` knobs read by the cheap aggregate stages: N, which N, and how their scores combine."""
 
     used: int | None = setting(None, minimum=1, doc="N; null = every stored sample")
@@ -34,8 +34,8 @@ class SampleSelection:
             raise ConfigError(f"samples.used: must be >= 1, got {self.used}")
 
 
-#: The params keys of :class:`SampleSelection` (what an aggregate step over samples declares).
-SELECTION_PARAMS = tuple(f"samples.{f.name}" for f in fields(SampleSelection))
+#: The params keys of :class:`SampleKnobs` (what an aggregate step over samples declares).
+SELECTION_PARAMS = tuple(f"samples.{f.name}" for f in fields(SampleKnobs))
 #: The keys that choose which stored samples a method uses (no aggregation over them): what the
 #: methods that pool the chosen samples declare (n-gram's model, FactSelfCheck's frequencies).
 SAMPLE_CHOICE_PARAMS = ("samples.used", "samples.selection", "samples.seed")

@@ -49,7 +49,7 @@ PairSimilarity = Callable[[Sequence[str], Sequence[str]], np.ndarray]
 
 
 @dataclass(frozen=True)
-class SentenceSimilarityConfig:
+class SentenceSimilarityKnobs:
     """params ``sentence_similarity`` (conf/sentence_similarity/*.yaml)."""
 
     name: str = "minilm_offline"
@@ -83,7 +83,7 @@ CACHE_BATCH = 1024
 class SentenceSimilarity:
     """g(a, b) for ordered pairs of texts (see the module docstring), cached per pair."""
 
-    def __init__(self, config: SentenceSimilarityConfig, cache: CallCache | None = None) -> None:
+    def __init__(self, config: SentenceSimilarityKnobs, cache: CallCache | None = None) -> None:
         self.config = config
         self.cache = cache
 

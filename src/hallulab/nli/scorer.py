@@ -159,7 +159,7 @@ def check_model_available(model: str, revision: str | None = None) -> None:
 
 
 @dataclass(frozen=True)
-class NLIConfig:
+class NLIKnobs:
     """``conf/nli/*.yaml`` (params section ``nli``)."""
 
     model: str = setting("", doc="hub id or local folder")
@@ -222,12 +222,12 @@ class NLIScorer:
     """Class probabilities for (premise, hypothesis) pairs with any HF sequence-classification
     NLI model (see the module docstring)."""
 
-    def __init__(self, config: NLIConfig, cache: CallCache | None = None) -> None:
+    def __init__(self, config: NLIKnobs, cache: CallCache | None = None) -> None:
         self.config = config
         self.cache = cache
         #: what P(contradict) runs on, chosen once (:mod:`hallulab.nli.runtimes`)
         self.runtime: NLIRuntime = runtime_named(config.runtime)
-        #: pairs whose classes this scorer re-scored in float32 (:attr:`NLIConfig.recheck_margin`)
+        #: pairs whose classes this scorer re-scored in float32 (:attr:`NLIKnobs.recheck_margin`)
         self.rechecked_pairs = 0
 
     @cached_property
@@ -253,7 +253,7 @@ class NLIScorer:
     @cached_property
     def _exact_model(self) -> Any:
         """The same weights in float32, not compiled: what a class decision near a tie is
-        re-scored with (:attr:`NLIConfig.recheck_margin`)."""
+        re-scored with (:attr:`NLIKnobs.recheck_margin`)."""
         return self._load("float32", compile=False)[1]
 
     def _load(self, dtype_name: str, *, compile: bool) -> tuple[Any, Any, str]:
@@ -321,7 +321,7 @@ class NLIScorer:
     @property
     def rechecks_classes(self) -> bool:
         """Whether class decisions near a tie are re-scored in float32: a reduced-precision
-        dtype with a positive :attr:`NLIConfig.recheck_margin` (the int8 runtime takes every
+        dtype with a positive :attr:`NLIKnobs.recheck_margin` (the int8 runtime takes every
         class decision from float32 torch, see :meth:`_classes`)."""
         return self.config.dtype != "float32" and self.config.recheck_margin > 0
 

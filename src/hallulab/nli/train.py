@@ -39,7 +39,7 @@ MIN_MAX_LENGTH = 8
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class NLITrainKnobs:
     """``nli_train`` section of the config; :func:`train_config` builds it from a recipe,
     checking every setting before anything is read or trained."""
 
@@ -84,14 +84,14 @@ class TrainConfig:
                 raise ConfigError(f"nli_train.sources.{name}: expected null or a count >= 0, got {limit!r}")
 
 
-def train_config(recipe: Mapping[str, Any]) -> TrainConfig:
+def train_config(recipe: Mapping[str, Any]) -> NLITrainKnobs:
     """A recipe's settings (the composed ``nli_train`` section, ``profile`` excepted) as a
-    :class:`TrainConfig`: an unknown key, a value of the wrong type or out of range is a
+    :class:`NLITrainKnobs`: an unknown key, a value of the wrong type or out of range is a
     one-line :class:`ConfigError` naming the setting."""
-    return typed(TrainConfig, recipe, "nli_train")
+    return typed(NLITrainKnobs, recipe, "nli_train")
 
 
-def encoder_path(cfg: TrainConfig) -> str:
+def encoder_path(cfg: NLITrainKnobs) -> str:
     if cfg.encoder_package is None:
         return cfg.encoder
     spec = importlib.util.find_spec(cfg.encoder_package)
@@ -193,7 +193,7 @@ def new_classifier(path: str) -> Any:
 
 def train_cross_encoder(
     pairs: Sequence[NLIPair],
-    cfg: TrainConfig,
+    cfg: NLITrainKnobs,
     out_dir: Path,
     checkpoint: TrainingCheckpoint | None = None,
     after_step: Callable[[int], None] | None = None,

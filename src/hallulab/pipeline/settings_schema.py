@@ -32,7 +32,7 @@ The settings tree (:func:`settings_tree`) places each class at its section; arou
 keys a step declares in its :class:`~hallulab.pipeline.spec.StepInputs` (a prompt file's name,
 ``claims.source``, ``selfcheck_mqag.roles``), the LLM roles the steps name (``llms.<role>``),
 ``llm_catalogue`` entries (each checked against its backend's class) and the two sections no
-step builds a class from (:class:`ProfileSchema`, :class:`SpacySchema`). What lies below a
+step builds a class from (:class:`ProfileKnobs`, :class:`SpacyKnobs`). What lies below a
 declared key that no class describes is a value, not a setting, and is not checked.
 """
 
@@ -58,26 +58,26 @@ from hallulab.pipeline.spec import KnobSection
 #: selected profile or data set decides it). Declared as a spec declares its knobs, with the
 #: module in full, and imported only when the schema is built (the steps sit above this layer).
 PIPELINE_KNOBS: tuple[KnobSection, ...] = (
-    KnobSection("generate", "hallulab.generation:GenerateConfig"),
-    KnobSection("samples", "hallulab.methods.sample_selection:SampleSelection"),
-    KnobSection("evaluate", "hallulab.evaluation.protocol:ProtocolConfig"),
-    KnobSection("correction", "hallulab.correction.knobs:CorrectionConfig", elsewhere=("prompts",)),
+    KnobSection("generate", "hallulab.generation:GenerateKnobs"),
+    KnobSection("samples", "hallulab.methods.sample_selection:SampleKnobs"),
+    KnobSection("evaluate", "hallulab.evaluation.protocol:ProtocolKnobs"),
+    KnobSection("correction", "hallulab.correction.knobs:CorrectionKnobs", elsewhere=("prompts",)),
 )
 #: Sections a config group's option sets whole (``conf/<group>/<option>.yaml``): each option
 #: states its own values, a choice rather than a default.
 OPTION_KNOBS: tuple[KnobSection, ...] = (
-    KnobSection("nli", "hallulab.nli.scorer:NLIConfig"),
-    KnobSection("bertscore", "hallulab.methods.bertscore:BERTScoreConfig"),
-    KnobSection("sentence_similarity", "hallulab.methods.sentence_similarity:SentenceSimilarityConfig"),
-    KnobSection("dataset", "hallulab.data.dataset_config:DatasetConfig"),
-    KnobSection("nli_train", "hallulab.nli.train:TrainConfig", elsewhere=("profile",)),
+    KnobSection("nli", "hallulab.nli.scorer:NLIKnobs"),
+    KnobSection("bertscore", "hallulab.methods.bertscore:BERTScoreKnobs"),
+    KnobSection("sentence_similarity", "hallulab.methods.sentence_similarity:SentenceSimilarityKnobs"),
+    KnobSection("dataset", "hallulab.data.dataset_config:DatasetKnobs"),
+    KnobSection("nli_train", "hallulab.nli.train:NLITrainKnobs", elsewhere=("profile",)),
 )
 #: An ``llm_catalogue`` entry's class, by its ``backend`` (:func:`hallulab.llm.build_llm`).
 LLM_BACKEND_KNOBS: dict[str, str] = {
-    "hf": "hallulab.llm.hf:HFConfig",
-    "openai": "hallulab.llm.openai_backend:OpenAIConfig",
-    "vllm": "hallulab.llm.vllm_backend:VLLMConfig",
-    "langchain": "hallulab.llm.langchain_backend:LangChainConfig",
+    "hf": "hallulab.llm.hf:HFKnobs",
+    "openai": "hallulab.llm.openai_backend:OpenAIKnobs",
+    "vllm": "hallulab.llm.vllm_backend:VLLMKnobs",
+    "langchain": "hallulab.llm.langchain_backend:LangChainKnobs",
 }
 #: Keys of every catalogue entry that ``build_llm`` reads itself, not its backend's class.
 LLM_ENTRY_KEYS = ("name", "backend")
@@ -86,7 +86,7 @@ GROUP = "schema"
 
 
 @dataclass
-class ProfileSchema:
+class ProfileKnobs:
     """params ``profile``: the selected profile (conf/profile/<name>.yaml), which the summary reads."""
 
     name: str = MISSING
@@ -94,7 +94,7 @@ class ProfileSchema:
 
 
 @dataclass
-class SpacySchema:
+class SpacyKnobs:
     """params ``spacy``: the spaCy pipeline the steps split and tokenise with."""
 
     model: str = MISSING
@@ -376,8 +376,8 @@ def settings_tree() -> SettingsNode:
     root = SettingsNode()
     for section, (cls, knob) in {**knob_sections(), **option_sections()}.items():
         root.at(section).section = (section, cls, schema_view(cls, knob.elsewhere))
-    root.at("profile").section = ("profile", ProfileSchema, ProfileSchema)
-    root.at("spacy").section = ("spacy", SpacySchema, SpacySchema)
+    root.at("profile").section = ("profile", ProfileKnobs, ProfileKnobs)
+    root.at("spacy").section = ("spacy", SpacyKnobs, SpacyKnobs)
     roles = dataclasses.make_dataclass("LLMRoles", [(role, str, field(default=MISSING)) for role in _llm_roles()])
     root.at("llms").section = ("llms", roles, roles)
     root.at("llm_catalogue").catalogue = True

@@ -10,7 +10,7 @@ import numpy as np
 
 from hallulab.artifacts.nli_pair_matrix import PairMatrix
 from hallulab.data.schema import Passage
-from hallulab.nli.scorer import NLIConfig, NLIScorer
+from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.pipeline.context import BuildContext
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = 0, 1, 2  # the columns of NLIScorer.class_probs
@@ -60,7 +60,7 @@ def build(ctx: BuildContext) -> dict[str, Any]:
     skipped = sorted(p.id for p in ctx.passages if len(p.samples) < 2)
     if skipped:
         ctx.log.warning("nli_pair_matrix: %d records with fewer than two samples left out", len(skipped))
-    scorer = NLIScorer(ctx.params.typed(NLIConfig, "nli"), cache=ctx.resources.cache)
+    scorer = NLIScorer(ctx.params.typed(NLIKnobs, "nli"), cache=ctx.resources.cache)
     matrices = pair_matrices_of(kept, lambda p, h: scorer.class_probs(p, h, progress=True))
     pairs = sum(m.size * m.size for m in matrices.values())
     ctx.log.info("nli_pair_matrix: %d records, %d pairs", len(matrices), pairs)

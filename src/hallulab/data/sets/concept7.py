@@ -7,14 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from hallulab.core.errors import RecordError
-from hallulab.data.dataset_config import DatasetConfig, DatasetConfigError
+from hallulab.data.dataset_config import DatasetConfigError, DatasetKnobs
 from hallulab.data.provision import Provision
 from hallulab.data.root import needed_root
 from hallulab.data.schema import Passage
 from hallulab.data.sets.spec import DatasetSpec
 
 
-def load_concept7(cfg: DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
+def load_concept7(cfg: DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
     """Concept-7 (Self-Familiarity): see :mod:`hallulab.data.concept7`."""
     from hallulab.data import concept7
 
@@ -27,7 +27,7 @@ def load_concept7(cfg: DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
         raise DatasetConfigError(f"dataset {cfg.name!r}: {error}") from error
 
 
-def _root_files(cfg: DatasetConfig) -> list[str]:
+def _root_files(cfg: DatasetKnobs) -> list[str]:
     from hallulab.data.concept7 import concept7_files
 
     return concept7_files(cfg)

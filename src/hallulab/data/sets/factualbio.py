@@ -7,7 +7,7 @@ from typing import Any
 
 from hallulab.core.errors import RecordError
 from hallulab.core.io import file_sha256, read_json
-from hallulab.data.dataset_config import DatasetConfig
+from hallulab.data.dataset_config import DatasetKnobs
 from hallulab.data.provision import Provision
 from hallulab.data.root import local_copy
 from hallulab.data.schema import Passage, passage_from_dict
@@ -24,7 +24,7 @@ def _factualbio_label(value: object, rid: str, where: str) -> float:
     raise RecordError(rid, where, f"unknown FactualBio label {value!r}; expected one of {list(FACTUALBIO_LABELS)}")
 
 
-def load_factualbio(cfg: DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
+def load_factualbio(cfg: DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
     """FactualBio (Farquhar et al., 2024): 21 GPT-4 biographies with sentence labels and
     atomic facts with labels (the claims CCP scores, given by the data set).
 

@@ -9,14 +9,14 @@ from typing import Any
 
 from hallulab.core.config import package_checkout
 from hallulab.core.io import file_sha256
-from hallulab.data.dataset_config import DatasetConfig, DatasetConfigError
+from hallulab.data.dataset_config import DatasetConfigError, DatasetKnobs
 from hallulab.data.records import load_jsonl_passages
 from hallulab.data.root import data_root
 from hallulab.data.schema import Passage
 from hallulab.data.sets.spec import DatasetSpec
 
 
-def jsonl_path(cfg: DatasetConfig) -> Path:
+def jsonl_path(cfg: DatasetKnobs) -> Path:
     """``dataset.path``: relative to the working folder (the repository, where the stages run),
     else to the data root, else to the checkout hallulab runs from (the toy set's
     ``data/toy/passages.jsonl``, for a command run in another folder)."""
@@ -32,7 +32,7 @@ def jsonl_path(cfg: DatasetConfig) -> Path:
     return path
 
 
-def load_jsonl(cfg: DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
+def load_jsonl(cfg: DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
     path = jsonl_path(cfg)
     return load_jsonl_passages(path), {"source": "jsonl", "file": str(cfg.path), "sha256": file_sha256(path)}
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from hallulab.core.errors import RecordError
 from hallulab.core.io import file_sha256, read_json
-from hallulab.data.dataset_config import DatasetConfig, DatasetConfigError
+from hallulab.data.dataset_config import DatasetConfigError, DatasetKnobs
 from hallulab.data.provision import Provision
 from hallulab.data.root import local_copy
 from hallulab.data.schema import Passage, passage_from_dict
@@ -29,7 +29,7 @@ def _one_text(value: object, rid: str, field_name: str) -> str:
     return value
 
 
-def load_sac3(cfg: DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
+def load_sac3(cfg: DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
     """The SAC3 QA hallucination sets (intuit/sac3: NQ-open, HotpotQA; 250 questions each):
     a gpt-3.5 answer with a correct / wrong label, 10 resampled answers (the samples), the gold
     answers and 10 perturbed questions with their answers and the verifier's verdicts.

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hallulab.data.dataset_config import DatasetConfig
+from hallulab.data.dataset_config import DatasetKnobs
 from hallulab.data.provision import Provision
 from hallulab.data.schema import Passage
 
-Loader = Callable[[DatasetConfig], tuple[list[Passage], dict[str, Any]]]
+Loader = Callable[[DatasetKnobs], tuple[list[Passage], dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -33,5 +33,5 @@ class DatasetSpec:
     load: Loader
     provision: Provision | None
     source: str | None = None
-    files: Callable[[DatasetConfig], list[Path]] | None = None
-    root_files: Callable[[DatasetConfig], list[str]] | None = None
+    files: Callable[[DatasetKnobs], list[Path]] | None = None
+    root_files: Callable[[DatasetKnobs], list[str]] | None = None

@@ -10,7 +10,7 @@ from typing import Any
 
 from hallulab.core.errors import RecordError
 from hallulab.core.io import file_sha256, read_json
-from hallulab.data.dataset_config import DatasetConfig, DatasetConfigError
+from hallulab.data.dataset_config import DatasetConfigError, DatasetKnobs
 from hallulab.data.provision import Provision
 from hallulab.data.root import DATA_ROOT_ENV, data_root, local_copy
 from hallulab.data.schema import Passage, passage_from_dict
@@ -67,7 +67,7 @@ def _hub_rows(hf_id: str, split: str) -> list[Mapping[str, Any]]:
     return list(datasets.load_dataset(hf_id, split=split))
 
 
-def load_wikibio(cfg: DatasetConfig) -> tuple[list[Passage], dict[str, Any]]:
+def load_wikibio(cfg: DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
     """WikiBio GPT-3 from the hub or the local copy, as chosen by ``dataset.source``.
 
     ``source``: ``local`` (file ``dataset.local_file`` under the data root), ``hub``, or

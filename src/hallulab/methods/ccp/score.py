@@ -23,7 +23,7 @@ from hallulab.methods.ccp.knobs import CCPScoreKnobs
 from hallulab.methods.ccp.raw import CCPClaim, CCPPTrue, CCPScores
 from hallulab.methods.ccp.units import alternatives, claim_words, nli_pairs
 from hallulab.methods.skipped import HAS_RESPONSE, partition, present_in
-from hallulab.nli.scorer import NLIConfig, NLIScorer
+from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.pipeline.context import BuildContext
 
 
@@ -121,7 +121,7 @@ def score(ctx: BuildContext) -> CCPScores:
         knobs.nli_contexts,
         int(raw_tokens["top_k"]),
     )
-    scorer = NLIScorer(ctx.params.typed(NLIConfig, "nli"), cache=ctx.resources.cache)
+    scorer = NLIScorer(ctx.params.typed(NLIKnobs, "nli"), cache=ctx.resources.cache)
     premises, hypotheses = [p for p, _ in requests.pairs], [h for _, h in requests.pairs]
     probabilities = scorer.class_probs(premises, hypotheses, progress=True)
     layout = fill_classes(requests, [nli_class(row) for row in probabilities])

@@ -14,7 +14,7 @@ from hallulab.methods.sentence_similarity import (
     PairRequest,
     PairSimilarity,
     SentenceSimilarity,
-    SentenceSimilarityConfig,
+    SentenceSimilarityKnobs,
 )
 from hallulab.methods.skipped import HAS_RESPONSE, HAS_SAMPLES, partition
 from hallulab.pipeline.context import BuildContext
@@ -37,7 +37,7 @@ def response_similarities(passages: Sequence[Passage], similarity: PairSimilarit
 def score(ctx: BuildContext) -> CocoaScores:
     chosen = partition(ctx.passages, HAS_RESPONSE, HAS_SAMPLES)
     chosen.warn(ctx.log, "CoCoA")
-    config = ctx.params.typed(SentenceSimilarityConfig, "sentence_similarity")
+    config = ctx.params.typed(SentenceSimilarityKnobs, "sentence_similarity")
     similarity = SentenceSimilarity(config, cache=ctx.resources.cache)
     records = response_similarities(chosen.kept, similarity.scores)
     pairs = sum(2 * len(p.samples) for p in chosen.kept)

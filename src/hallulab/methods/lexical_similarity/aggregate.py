@@ -11,7 +11,7 @@ from hallulab.core.units import ScoreTable
 from hallulab.methods.lexical_similarity.knobs import LexicalSimilarityKnobs
 from hallulab.methods.lexical_similarity.rouge import rouge_f, tokens
 from hallulab.methods.sample_matrix import sample_choice_from, selected_columns
-from hallulab.methods.sample_selection import SampleSelection
+from hallulab.methods.sample_selection import SampleKnobs
 from hallulab.methods.skipped import HAS_RESPONSE, Requirement, partition
 from hallulab.pipeline.context import AggregateContext, Aggregated
 
@@ -28,7 +28,7 @@ SKIP_COUNTS = {
 }
 
 
-def two_samples_chosen(selection: SampleSelection) -> Requirement:
+def two_samples_chosen(selection: SampleKnobs) -> Requirement:
     """A record needs two chosen samples: one pair to compare (a bad N is a ConfigError)."""
     return Requirement("fewer than two samples", lambda p: len(selected_columns(p.id, len(p.samples), selection)) >= 2)
 

@@ -19,7 +19,7 @@ from hallulab.data.schema import Passage
 from hallulab.methods.luq.formula import VARIANT
 from hallulab.methods.sample_matrix import scorable
 from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores, sentence_sample_grid, unflatten
-from hallulab.nli.scorer import NLIConfig, NLIScorer
+from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.pipeline.context import BuildContext
 
 #: premises, hypotheses -> P(contradict) of each pair (SelfCheckGPT's Eq. 9 normalisation)
@@ -36,7 +36,7 @@ def score(ctx: BuildContext) -> SampleMatrixScores:
     chosen = scorable(ctx.passages)
     chosen.warn(ctx.log, "LUQ")
     passages = chosen.kept
-    scorer = NLIScorer(ctx.params.typed(NLIConfig, "nli"), cache=ctx.resources.cache)
+    scorer = NLIScorer(ctx.params.typed(NLIKnobs, "nli"), cache=ctx.resources.cache)
     matrices = sentence_matrices(passages, lambda p, h: scorer.contradiction_probs(p, h, progress=True))
     sentences, samples = sentence_sample_grid(passages, "LUQ")
     stored = SampleMatrices(

@@ -29,7 +29,7 @@ from hallulab.methods.sentence_similarity import (
     PairRequest,
     PairSimilarity,
     SentenceSimilarity,
-    SentenceSimilarityConfig,
+    SentenceSimilarityKnobs,
 )
 from hallulab.methods.skipped import HAS_RESPONSE, HAS_SAMPLES, partition
 from hallulab.pipeline.context import BuildContext
@@ -143,7 +143,7 @@ def score(ctx: BuildContext) -> SarScores:
             f"llms.proxy ({ctx.resources.llm_name('proxy')}) cannot teacher-force the samples for SAR; "
             "choose a white-box backend (hf, vllm, or a vLLM server)"
         )
-    config = ctx.params.typed(SentenceSimilarityConfig, "sentence_similarity")
+    config = ctx.params.typed(SentenceSimilarityKnobs, "sentence_similarity")
     similarity = SentenceSimilarity(config, cache=ctx.resources.cache)
     if passages:
         similarity.model  # noqa: B018  (a model that cannot be loaded stops the step before the proxy's calls)

@@ -19,7 +19,7 @@ import numpy as np
 from hallulab.core.call_cache import cache_key
 from hallulab.core.package_files import find_package_file
 from hallulab.data.schema import Passage
-from hallulab.methods.bertscore import BERTScoreConfig, BERTScoreSupport
+from hallulab.methods.bertscore import BERTScoreKnobs, BERTScoreSupport
 from hallulab.methods.self_familiarity.knobs import SelfFamiliarityScoreKnobs
 from hallulab.methods.self_familiarity.raw import SampleSimilarities
 from hallulab.pipeline.context import BuildContext
@@ -33,7 +33,7 @@ def central_similarity(matrix: np.ndarray) -> float:
 
 
 def _bertscore_pairs(ctx: BuildContext, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], float]:
-    config = ctx.params.typed(BERTScoreConfig, "bertscore")
+    config = ctx.params.typed(BERTScoreKnobs, "bertscore")
     support = BERTScoreSupport(config, ctx.resources.spacy, cache=ctx.resources.cache)
 
     def compute(batch: list[tuple[str, str]]) -> list[float]:

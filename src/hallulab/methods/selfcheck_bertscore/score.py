@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hallulab.methods.bertscore import BERTScoreConfig, BERTScoreSupport, passage_matrices
+from hallulab.methods.bertscore import BERTScoreKnobs, BERTScoreSupport, passage_matrices
 from hallulab.methods.sample_matrix import scorable
 from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores
 from hallulab.pipeline.context import BuildContext
@@ -12,7 +12,7 @@ def score(ctx: BuildContext) -> SampleMatrixScores:
     chosen = scorable(ctx.passages)
     chosen.warn(ctx.log, "SelfCheck-BERTScore")
     passages = chosen.kept
-    config = ctx.params.typed(BERTScoreConfig, "bertscore")
+    config = ctx.params.typed(BERTScoreKnobs, "bertscore")
     ctx.resources.spacy.require_fits(
         (p.id, f"samples[{i}]", sample) for p in passages for i, sample in enumerate(p.samples)
     )

@@ -40,7 +40,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from hallulab.core.config import ConfigError
 from hallulab.core.units import ScoreTable
 from hallulab.methods.sample_matrix import selected_columns
-from hallulab.methods.sample_selection import SampleSelection
+from hallulab.methods.sample_selection import SampleKnobs
 from hallulab.methods.selfcheck_ngram.corpus import NgramCorpus
 from hallulab.methods.selfcheck_ngram.knobs import AGGREGATIONS
 
@@ -187,7 +187,7 @@ def score_corpora(
     orders: Sequence[int],
     aggregations: Sequence[str] = AGGREGATIONS,
     *,
-    selection: SampleSelection | None = None,
+    selection: SampleKnobs | None = None,
     lowercase: bool = True,
     smoothing_k: float = 0.0,
 ) -> tuple[pd.DataFrame, dict[str, int]]:

@@ -10,7 +10,7 @@ import numpy as np
 from hallulab.data.schema import Passage
 from hallulab.methods.sample_matrix import scorable
 from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores, sentence_sample_grid, unflatten
-from hallulab.nli.scorer import NLIConfig, NLIScorer
+from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.pipeline.context import BuildContext
 
 
@@ -26,7 +26,7 @@ def score(ctx: BuildContext) -> SampleMatrixScores:
     chosen = scorable(ctx.passages)
     chosen.warn(ctx.log, "SelfCheck-NLI")
     passages = chosen.kept
-    scorer = NLIScorer(ctx.params.typed(NLIConfig, "nli"), cache=ctx.resources.cache)
+    scorer = NLIScorer(ctx.params.typed(NLIKnobs, "nli"), cache=ctx.resources.cache)
     matrices = passage_matrices(passages, scorer, progress=True)
     sentences, samples = sentence_sample_grid(passages, "SelfCheck-NLI")
     ordered = (sentences, samples) if scorer.config.pair_order == "sentence_first" else (samples, sentences)

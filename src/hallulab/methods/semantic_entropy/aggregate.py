@@ -12,7 +12,7 @@ from hallulab.core.config import ConfigError
 from hallulab.core.errors import RecordError
 from hallulab.core.units import ScoreTable
 from hallulab.methods.sample_matrix import sample_choice_from, selected_columns
-from hallulab.methods.sample_selection import SampleSelection
+from hallulab.methods.sample_selection import SampleKnobs
 from hallulab.methods.semantic_entropy.knobs import LAZY, SemanticEntropyKnobs
 from hallulab.methods.semantic_entropy.pairs import (
     LM_POLYGRAPH,
@@ -66,7 +66,7 @@ def record_classes(
         ) from None
 
 
-def check_selection(stored: SemanticEntropyScores, selection: SampleSelection) -> None:
+def check_selection(stored: SemanticEntropyScores, selection: SampleKnobs) -> None:
     """A lazy score step stored the pairs of the first N samples, for every N, not those of a
     seeded random subset: that choice needs every pair (one line naming both settings)."""
     if stored.pairs == LAZY and selection.selection != "first":

@@ -31,7 +31,7 @@ from hallulab.methods.semantic_entropy.pairs import (
 )
 from hallulab.methods.semantic_entropy.raw import RecordSamples, SemanticEntropyScores
 from hallulab.methods.skipped import Requirement, partition
-from hallulab.nli.scorer import NLIConfig, NLIScorer
+from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.pipeline.context import BuildContext
 
 TWO_SAMPLES = Requirement("fewer than two samples", lambda p: len(p.samples) >= 2)
@@ -144,7 +144,7 @@ def score(ctx: BuildContext) -> SemanticEntropyScores:
         )
     prefixes = [prefix_for(knobs.prefix, p) for p in passages for _ in p.samples]
     scored = llm.score(prefixes, [s for p in passages for s in p.samples]) if prefixes else []
-    scorer = NLIScorer(ctx.params.typed(NLIConfig, "nli"), cache=ctx.resources.cache)
+    scorer = NLIScorer(ctx.params.typed(NLIKnobs, "nli"), cache=ctx.resources.cache)
     found = nli_classes(
         passages,
         knobs.nli_input,
