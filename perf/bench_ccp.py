@@ -50,7 +50,7 @@ def main() -> None:
 
     params = compose([f"dataset={args.dataset}"] if args.dataset != "toy" else [])
     inputs = CCPInputs.read(args.dataset, params["ccp"]["score"])
-    passages, knobs, top_k, stats = inputs.passages, inputs.knobs, inputs.top_k, inputs.token_stats
+    passages, knobs, top_k, stats = inputs.records, inputs.knobs, inputs.top_k, inputs.token_stats
     prefix = str(params["response_tokens"]["prefix"])
     proxy = params["llm_catalogue"][params["llms"]["proxy"]]
 

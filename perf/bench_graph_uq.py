@@ -37,7 +37,7 @@ from hallulab.artifacts.nli_pair_matrix.build import pair_matrices_of
 from hallulab.core.call_cache import CallCache
 from hallulab.core.config import compose, dataset_config, typed
 from hallulab.data.loaders import load_dataset
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores
 from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.pipeline.context import AggregateContext
@@ -72,7 +72,7 @@ ONLY_MATRIX_READINGS = {"luq": {"readings": ["response"]}}
 Timed = tuple[dict[str, np.ndarray], float, dict[str, float]]
 
 
-def reference_scores(passages: list[Passage], nli: Any) -> Timed:
+def reference_scores(passages: list[Record], nli: Any) -> Timed:
     """lm-polygraph's semantic matrices, then each of its estimators at its defaults: the scores,
     the matrix's seconds and each estimator's seconds."""
     import lm_polygraph.estimators as estimators
@@ -89,7 +89,7 @@ def reference_scores(passages: list[Passage], nli: Any) -> Timed:
     return scores, t_matrix, seconds
 
 
-def our_scores(passages: list[Passage], scorer: NLIScorer, overrides: list[str]) -> Timed:
+def our_scores(passages: list[Record], scorer: NLIScorer, overrides: list[str]) -> Timed:
     """The artifact's pair matrices through the cached scorer, then each method's aggregate step:
     the scores, the matrices' seconds and each step's seconds."""
     matrices, t_matrix = timed(lambda: pair_matrices_of(passages, scorer.class_probs))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from hallulab.core.call_cache import CallCache
 from hallulab.core.config import compose
-from hallulab.data.loaders import load_jsonl_passages
+from hallulab.data.loaders import load_jsonl_records
 from hallulab.llm import build_llm, hf
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
@@ -49,7 +49,7 @@ def main() -> None:
     single._loaded = batched._loaded  # share the weights
     print(f"device {batched.device}, dtype {batched.dtype}, threads {args.threads}, load {load:.1f}s")
 
-    passages = load_jsonl_passages(TOY)
+    passages = load_jsonl_records(TOY)
     prompts = [f"{p.prompt} (version {i})" for i in range(args.prompts // len(passages) + 1) for p in passages]
     prompts = prompts[: args.prompts]
     params = DecodingParams(max_new_tokens=args.new_tokens, temperature=1.0)

@@ -32,7 +32,7 @@ import torch
 
 from hallulab.core.config import compose
 from hallulab.core.package_files import find_package_file
-from hallulab.data.loaders import load_jsonl_passages
+from hallulab.data.loaders import load_jsonl_records
 from hallulab.llm import build_llm
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.hf import HFLLM
@@ -76,7 +76,7 @@ def main() -> None:
     configured = compose()["llm_catalogue"]["smollm2"]
     hf = build_llm({**configured, "num_threads": args.threads})
     assert isinstance(hf, HFLLM)
-    passages = load_jsonl_passages(TOY)
+    passages = load_jsonl_records(TOY)
     prompts = [f"{p.prompt} (version {i})" for i in range(args.prompts // len(passages) + 1) for p in passages]
     prompts = prompts[: args.prompts]
     ids = [hf.prompt_ids(hf.render(prompt)) for prompt in prompts]

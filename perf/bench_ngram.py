@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--skip-reference", action="store_true")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    passages = load_dataset(WIKIBIO)[0][: args.passages]
+    passages = load_dataset(WIKIBIO)[0][: args.records]
     print(f"WikiBio passages: {len(passages)}, orders {ORDERS}, aggregations avg+max")
 
     with tempfile.TemporaryDirectory() as tmp:

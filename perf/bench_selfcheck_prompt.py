@@ -9,7 +9,7 @@ off here for the comparison: the same tokens in, the same verdicts out):
   reference - ``SelfCheckLLMPrompt.predict`` per passage (one ``generate`` per pair), on the
               very model and tokenizer objects the ``hf`` backend loaded (its constructor loads a
               hub name; the bench sets the attributes that constructor sets instead);
-  cold      - :func:`hallulab.methods.selfcheck_prompt.prompting.passage_matrices` through an
+  cold      - :func:`hallulab.methods.selfcheck_prompt.prompting.record_matrices` through an
               empty call cache (every distinct prompt of the data set in one request, length-
               sorted batches, the opening that prompts share encoded once);
   warm      - the same request from the call cache (an N sweep point).
@@ -34,18 +34,18 @@ import torch
 from hallulab.core.call_cache import CallCache
 from hallulab.core.config import compose, dataset_config, typed
 from hallulab.data.loaders import load_dataset
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.llm import build_llm
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.hf import HFLLM
 from hallulab.llm.prompts import load_prompt
 from hallulab.methods.selfcheck_prompt.knobs import SelfCheckPromptKnobs
-from hallulab.methods.selfcheck_prompt.prompting import PromptMatrices, passage_matrices
+from hallulab.methods.selfcheck_prompt.prompting import PromptMatrices, record_matrices
 from hallulab.tooling.bench_record import print_rows, rate_rows, record, timed
 
 
-def reference_scores(checker: object, passages: list[Passage]) -> list[np.ndarray]:
+def reference_scores(checker: object, passages: list[Record]) -> list[np.ndarray]:
     """selfcheckgpt's sentence scores, passage by passage, as its README calls ``predict``."""
     return [np.asarray(checker.predict(list(p.sentences), list(p.samples))) for p in passages]  # type: ignore[attr-defined]
 
@@ -70,7 +70,7 @@ def main() -> None:
     template = load_prompt(config.prompt)
     passages = [
         replace(p, samples=p.samples[: args.samples])
-        for p in load_dataset(dataset_config("wikibio"))[0][: args.passages]
+        for p in load_dataset(dataset_config("wikibio"))[0][: args.records]
     ]
     sentences = sum(len(p.sentences) for p in passages)
 
@@ -86,8 +86,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder, CallCache(Path(folder) / "calls.sqlite") as cache:
         cached = CachedLLM(llm, cache)
-        found, cold_seconds = timed(partial(passage_matrices, passages, cached, config, template))
-        _, warm_seconds = timed(partial(passage_matrices, passages, cached, config, template))
+        found, cold_seconds = timed(partial(record_matrices, passages, cached, config, template))
+        _, warm_seconds = timed(partial(record_matrices, passages, cached, config, template))
     ours = sentence_means(found, passages)
     difference = max(float(np.abs(a - b).max()) for a, b in zip(theirs, ours, strict=True))
 
@@ -124,7 +124,7 @@ def main() -> None:
     record("selfcheck_prompt", rows, setup, threads=args.threads)
 
 
-def sentence_means(found: PromptMatrices, passages: list[Passage]) -> list[np.ndarray]:
+def sentence_means(found: PromptMatrices, passages: list[Record]) -> list[np.ndarray]:
     """S_Prompt(i): each passage's verdict matrix averaged over its samples."""
     return [np.asarray(found.verdicts[p.id]).mean(axis=1) for p in passages]
 

@@ -12,8 +12,8 @@ from hallulab.artifacts.claims import claims_by_record
 from hallulab.artifacts.response_tokens import TokenStats, token_stats
 from hallulab.artifacts.sentences import spans_by_record
 from hallulab.core.config import typed
-from hallulab.data.records import load_jsonl_passages
-from hallulab.data.schema import Passage
+from hallulab.data.records import load_jsonl_records
+from hallulab.data.schema import Record
 from hallulab.methods.ccp.knobs import CCPScoreKnobs
 from hallulab.methods.ccp.score import NLIRequests, nli_requests
 from hallulab.pipeline import paths
@@ -25,7 +25,7 @@ class CCPInputs:
     """The responses, their token statistics (parsed once, in :meth:`read`), the raw
     artifacts holding claims and sentence spans, and the knobs."""
 
-    passages: list[Passage]
+    records: list[Record]
     artifacts: Mapping[str, Any]
     knobs: CCPScoreKnobs
     token_stats: dict[str, list[TokenStats]]
@@ -33,7 +33,7 @@ class CCPInputs:
     @classmethod
     def read(cls, dataset: str, score_params: Mapping[str, Any]) -> CCPInputs:
         """``score_params``: the ``ccp.score`` params section."""
-        passages = [p for p in load_jsonl_passages(paths.passages(dataset)) if p.response is not None]
+        passages = [p for p in load_jsonl_records(paths.records(dataset)) if p.response is not None]
         artifacts = read_artifacts(["response_tokens", "claims", "sentences"], dataset)
         knobs = typed(CCPScoreKnobs, score_params, "ccp.score")
         return cls(passages, artifacts, knobs, token_stats(artifacts["response_tokens"]))
@@ -45,7 +45,7 @@ class CCPInputs:
     def requests(self) -> NLIRequests:
         """CCP's NLI requests: every word's K options against the word, in each context."""
         return nli_requests(
-            self.passages,
+            self.records,
             self.token_stats,
             claims_by_record(self.artifacts["claims"]),
             spans_by_record(self.artifacts["sentences"]),

@@ -48,9 +48,9 @@ import numpy as np
 from hallulab.core.config import dataset_config
 from hallulab.core.package_files import local_weights_digest
 from hallulab.data.loaders import load_dataset
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.evaluation.protocol import ProtocolKnobs, align, compute_metrics
-from hallulab.methods.selfcheck_nli.score import passage_matrices
+from hallulab.methods.selfcheck_nli.score import record_matrices
 from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.tooling.bench_record import BenchRow, record
 
@@ -123,7 +123,7 @@ def timed_in_empty_inductor_cache(warm_up: Callable[[], object], run: Callable[[
             del os.environ["TORCHINDUCTOR_CACHE_DIR"]
 
 
-def score_with(passages: Sequence[Passage], path: ScorerPath, model: str, pair_order: str) -> PathRun:
+def score_with(passages: Sequence[Record], path: ScorerPath, model: str, pair_order: str) -> PathRun:
     """Score the passages cold with one path; metrics as the evaluate stage defines them.
 
     A compiled path compiles in a one-pair call first (inside the timed region, with an
@@ -144,7 +144,7 @@ def score_with(passages: Sequence[Passage], path: ScorerPath, model: str, pair_o
             scorer.pair_probs(passages[0].sentences[:1], passages[0].samples[:1])
 
     matrices, seconds, warm_up_seconds = timed_in_empty_inductor_cache(
-        compile_on_one_pair, lambda: passage_matrices(passages, scorer, progress=True)
+        compile_on_one_pair, lambda: record_matrices(passages, scorer, progress=True)
     )
     compile_seconds = warm_up_seconds if path.compile else None
     sentences = {p.id: matrices[p.id].mean(axis=1) for p in passages}
@@ -175,7 +175,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     passages = [p for p in load_dataset(dataset_config("wikibio"))[0] if p.labels and p.samples]
-    passages = passages[: args.passages] if args.passages else passages
+    passages = passages[: args.records] if args.records else passages
     pairs = len({(s, x) for p in passages for s in p.sentences for x in p.samples})
     chosen = [path for path in FAST_PATHS if path.key in args.paths]  # each once, in a fixed order
     runs = [score_with(passages, path, args.model, args.pair_order) for path in (FLOAT32, *chosen)]

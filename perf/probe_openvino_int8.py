@@ -38,7 +38,7 @@ from nli_cpu_paths import INPUTS, encode_pairs, length_sorted_batches, timed_con
 
 from hallulab.core.config import dataset_config
 from hallulab.data.loaders import DATA_ROOT_ENV, load_dataset
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.evaluation.metrics import aucpr_trapezoid, roc_auc
 from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.nli.data import training_sources
@@ -58,7 +58,7 @@ class PathScores:
     roc_auc: float
 
 
-def _metrics(passages: Sequence[Passage], order: Sequence[tuple[str, str]], probs: np.ndarray) -> tuple[float, float]:
+def _metrics(passages: Sequence[Record], order: Sequence[tuple[str, str]], probs: np.ndarray) -> tuple[float, float]:
     """NonFact AUC-PR and ROC-AUC (percent) of the sentence scores: mean P(contradict) over samples."""
     value = dict(zip(order, probs.tolist(), strict=True))
     threshold = ProtocolKnobs().nonfact_threshold
@@ -72,7 +72,7 @@ def _metrics(passages: Sequence[Passage], order: Sequence[tuple[str, str]], prob
 
 
 def _timed(
-    passages: Sequence[Passage],
+    passages: Sequence[Record],
     batches: list[list[tuple[str, str]]],
     tokenizer: Any,
     forward: Callable[[dict[str, Any]], np.ndarray],
@@ -109,7 +109,7 @@ def main() -> None:
     root = Path(os.environ[DATA_ROOT_ENV])
 
     wikibio = load_dataset(dataset_config("wikibio"))[0]
-    passages = [replace(p, samples=p.samples[: args.samples]) for p in wikibio[: args.passages]]
+    passages = [replace(p, samples=p.samples[: args.samples]) for p in wikibio[: args.records]]
     pairs = list(dict.fromkeys((s, x) for p in passages for s in p.sentences for x in p.samples))
     batches = length_sorted_batches(pairs, args.batch_size)
     with tempfile.TemporaryDirectory() as tmp:

@@ -19,7 +19,7 @@ import pandas as pd
 
 from hallulab.core.io import read_json, write_json
 from hallulab.core.units import DETAIL_COLUMNS, detail_frame, score_frame
-from hallulab.data.records import load_jsonl_passages
+from hallulab.data.records import load_jsonl_records
 from hallulab.evaluation.method_metrics import write_method_metrics
 from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.pipeline import paths, registry
@@ -40,7 +40,7 @@ def main() -> None:
     spec = registry.method(args.method)
     view = ParamsView.load(args.params, spec.aggregate.param_keys(), stage)
     protocol = ParamsView.load(args.params, ("evaluate",), stage).typed(ProtocolKnobs, "evaluate")
-    passages = load_jsonl_passages(paths.passages(args.dataset))
+    passages = load_jsonl_records(paths.records(args.dataset))
     artifacts = read_artifacts(spec.requires, args.dataset)
     raw_path = paths.raw_scores(args.method, args.dataset)
     raw = spec.read_raw(read_json(raw_path), str(raw_path)) if spec.raw is not None else None

@@ -19,7 +19,7 @@ from hallulab.core.config import typed
 from hallulab.core.io import write_json
 from hallulab.correction.knobs import CorrectionKnobs
 from hallulab.correction.run import correct, table3, table3_p_no
-from hallulab.data.records import load_jsonl_passages
+from hallulab.data.records import load_jsonl_records
 from hallulab.pipeline import paths, registry
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources
@@ -38,7 +38,7 @@ def main() -> None:
     cfg = typed(CorrectionKnobs, raw, "correction")
     registry.check_method_name(cfg.sentence_method, "correction.sentence_method")
     registry.check_method_name(cfg.fact_method, "correction.fact_method")
-    passages = load_jsonl_passages(paths.passages(args.dataset))
+    passages = load_jsonl_records(paths.records(args.dataset))
     graphs = graphs_by_record(read_artifacts(["knowledge_graphs"], args.dataset)["knowledge_graphs"])
     sentence_frame = pd.read_parquet(paths.unit_scores(cfg.sentence_method, args.dataset))
     fact_frame = pd.read_parquet(paths.unit_scores(cfg.fact_method, args.dataset))

@@ -18,7 +18,7 @@ import dataclasses
 
 from hallulab.core.io import atomic_open, read_json
 from hallulab.core.units import record_scores, sentence_scores
-from hallulab.data.records import load_jsonl_passages
+from hallulab.data.records import load_jsonl_records
 from hallulab.evaluation.protocol import ProtocolKnobs, align, compute_metrics
 from hallulab.methods.sample_matrix import aggregate
 from hallulab.methods.sample_scores import SampleMatrixScores
@@ -39,7 +39,7 @@ def main() -> None:
     spec = registry.method(args.method)
     log = stage_logger(f"curve_{args.method}")
     cfg = ParamsView.load(args.params, ("evaluate",), "curve").typed(ProtocolKnobs, "evaluate")
-    labelled = [p for p in load_jsonl_passages(paths.passages(args.dataset)) if p.labels is not None]
+    labelled = [p for p in load_jsonl_records(paths.records(args.dataset)) if p.labels is not None]
     rows: list[tuple[str, int, str, float]] = []
     raw_path = paths.raw_scores(args.method, args.dataset)
     scores = spec.read_raw(read_json(raw_path), str(raw_path))

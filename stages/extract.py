@@ -10,7 +10,7 @@ import argparse
 import time
 
 from hallulab.core.call_cache import CallCache
-from hallulab.data.records import load_jsonl_passages
+from hallulab.data.records import load_jsonl_records
 from hallulab.pipeline import paths, registry, sharding
 from hallulab.pipeline.executor import build_artifact
 from hallulab.pipeline.params import ParamsView
@@ -29,7 +29,7 @@ def main() -> None:
     log = stage_logger(stage)
     spec = registry.artifact(args.artifact)
     view = ParamsView.load(args.params, spec.inputs.param_keys(), stage)
-    passages = load_jsonl_passages(paths.passages(args.dataset))
+    passages = load_jsonl_records(paths.records(args.dataset))
     inputs = read_artifacts(spec.requires, args.dataset)
     started = time.perf_counter()
     with CallCache() as cache:

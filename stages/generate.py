@@ -14,8 +14,8 @@ import time
 
 from hallulab.core.call_cache import CallCache
 from hallulab.core.io import write_json, write_jsonl
-from hallulab.data.records import load_jsonl_passages
-from hallulab.generation import GenerateKnobs, generate_passages
+from hallulab.data.records import load_jsonl_records
+from hallulab.generation import GenerateKnobs, generate_records
 from hallulab.pipeline import paths, sharding
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.resources import Resources
@@ -33,7 +33,7 @@ def main() -> None:
     log = stage_logger("generate")
     view = ParamsView.load(args.params, GENERATE_INPUTS.param_keys(), "generate")
     cfg = view.typed(GenerateKnobs, "generate")
-    passages = load_jsonl_passages(paths.prepared(args.dataset))
+    passages = load_jsonl_records(paths.prepared(args.dataset))
     started = time.perf_counter()
     with CallCache() as cache:
         resources = Resources(view, cache)
@@ -44,7 +44,7 @@ def main() -> None:
                 "generate",
                 args.dataset,
                 cache,
-                lambda: generate_passages(passages, llm, cfg, resources.spacy.sentences),
+                lambda: generate_records(passages, llm, cfg, resources.spacy.sentences),
                 log,
             )
         finally:
@@ -53,7 +53,7 @@ def main() -> None:
     if result is None:  # a shard: its slice is its output
         return
     generated, mains, report = result
-    write_jsonl(paths.passages(args.dataset), (p.to_dict() for p in generated))
+    write_jsonl(paths.records(args.dataset), (p.to_dict() for p in generated))
     write_jsonl(paths.main_tokens(args.dataset), mains)
     write_json(paths.generate_report(args.dataset), dataclasses.asdict(report))
     log.info("%s", report.summary(cfg))

@@ -16,7 +16,7 @@ import time
 
 from hallulab.core.call_cache import CallCache
 from hallulab.core.io import write_json
-from hallulab.data.records import load_jsonl_passages
+from hallulab.data.records import load_jsonl_records
 from hallulab.pipeline import paths, registry, sharding
 from hallulab.pipeline.executor import score_inputs, score_method
 from hallulab.pipeline.params import ParamsView
@@ -35,7 +35,7 @@ def main() -> None:
     log = stage_logger(stage)
     spec = registry.method(args.method)
     view = ParamsView.load(args.params, score_inputs(spec).param_keys(), stage)
-    passages = load_jsonl_passages(paths.passages(args.dataset))
+    passages = load_jsonl_records(paths.records(args.dataset))
     artifacts = read_artifacts(spec.requires, args.dataset)
     started = time.perf_counter()
     with CallCache() as cache:

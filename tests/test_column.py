@@ -28,8 +28,8 @@ from hallulab.cli import main
 from hallulab.column.provision import ColumnInputError, records_provision
 from hallulab.column.run import ColumnRunner, _calls_a_model, column_settings
 from hallulab.core.call_cache import CallCache
-from hallulab.data.records import load_jsonl_passages
-from hallulab.data.schema import Passage
+from hallulab.data.records import load_jsonl_records
+from hallulab.data.schema import Record
 from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.pipeline import registry
 from tests.workspace import environment
@@ -63,7 +63,7 @@ def column_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _cheap_applicable(cache_file: Path) -> set[str]:
     """Every method that applies to the example and calls no model, worked out here from the
     registry and the records, not from the command's output."""
-    passages = load_jsonl_passages(EXAMPLE, None)
+    passages = load_jsonl_records(EXAMPLE, None)
     with CallCache(cache_file) as cache:
         runner = ColumnRunner(passages, EXAMPLE.stem, column_settings(EXAMPLE, EXAMPLE.stem), [], cache)
     methods = registry.methods()
@@ -176,13 +176,13 @@ def test_an_unknown_method_is_named_with_the_methods_there_are(
 
 
 def test_the_provision_is_read_off_the_records() -> None:
-    passages = load_jsonl_passages(EXAMPLE, None)
+    passages = load_jsonl_records(EXAMPLE, None)
     provision = records_provision(passages, "example")
     assert provision.labels == ("response",) and provision.prompts and provision.samples_in_data
     assert not provision.sac3_outputs and provision.responses_in_data
     sentence_labelled = [
-        Passage("a", "A is B. C is D.", ("A is B.", "C is D."), samples=("A is B.",), labels=(0.0, 1.0)),
-        Passage("b", "E is F.", ("E is F.",), labels=(0.0,), prompt="E?"),
+        Record("a", "A is B. C is D.", ("A is B.", "C is D."), samples=("A is B.",), labels=(0.0, 1.0)),
+        Record("b", "E is F.", ("E is F.",), labels=(0.0,), prompt="E?"),
     ]
     found = records_provision(sentence_labelled, "mine")
     assert found.labels == ("sentence", "passage") and not found.prompts and not found.samples_in_data

@@ -19,7 +19,7 @@ from hallulab.correction.parsing import parse_numbered, parse_verdict
 from hallulab.correction.run import ROWS, Correction, correct, format_free_verdict, require_variant, table3, table3_p_no
 from hallulab.correction.selection import f1_threshold, in_dev_split
 from hallulab.correction.thresholds import released_thresholds, thresholds
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.llm.base import Generation
 from hallulab.llm.prompts import PromptTemplate
 
@@ -37,7 +37,7 @@ def test_no_positive_dev_label_gives_no_threshold_rather_than_nan() -> None:
     table = ScoreTable()
     table.add_sentences("prompt", "p", [0.3, 0.7], [None, None])
     frame = table.frame()
-    dev = [Passage(id="p", response="A. B.", sentences=["A.", "B."], labels=[0.0, 0.0], samples=["x"])]
+    dev = [Record(id="p", response="A. B.", sentences=["A.", "B."], labels=[0.0, 0.0], samples=["x"])]
     chosen = thresholds(dev, frame, "prompt", {})
     assert chosen == {"sentence": None, "sentence_dev_f1": None, "fact": None, "fact_dev_f1": None}
 
@@ -45,7 +45,7 @@ def test_no_positive_dev_label_gives_no_threshold_rather_than_nan() -> None:
 def test_thresholds_read_the_dev_labels_and_a_factless_sentence_is_left_out() -> None:
     table = ScoreTable()
     table.add_sentences("prompt", "p", [0.2, 0.8, 0.6], [None, None, None])
-    dev = [Passage(id="p", response="A. B. C.", sentences=["A.", "B.", "C."], labels=[0.0, 1.0, 0.5], samples=["x"])]
+    dev = [Record(id="p", response="A. B. C.", sentences=["A.", "B.", "C."], labels=[0.0, 1.0, 0.5], samples=["x"])]
     facts = {"p": [(1, "(a, b, c)", 0.9), (2, "(d, e, f)", 0.4)]}  # sentence 0 has no fact
     chosen = thresholds(dev, table.frame(), "prompt", facts)
     assert chosen["sentence"] == 0.6 and chosen["sentence_dev_f1"] == 1.0
@@ -58,7 +58,7 @@ def test_a_fact_threshold_never_flags_sentences_that_hold_no_fact() -> None:
     no threshold below every fact score is chosen to reach it."""
     table = ScoreTable()
     table.add_sentences("prompt", "p", [0.2, 0.8, 0.6], [None, None, None])
-    dev = [Passage(id="p", response="A. B. C.", sentences=["A.", "B.", "C."], labels=[1.0, 0.0, 1.0], samples=["x"])]
+    dev = [Record(id="p", response="A. B. C.", sentences=["A.", "B.", "C."], labels=[1.0, 0.0, 1.0], samples=["x"])]
     facts = {"p": [(1, "(a, b, c)", 0.2), (2, "(d, e, f)", 0.9)]}  # sentence 0: hallucinated, no fact
     chosen = thresholds(dev, table.frame(), "prompt", facts)
     assert chosen["fact"] == 0.9 and chosen["fact_dev_f1"] == 1.0
@@ -74,7 +74,7 @@ def test_the_dev_fact_threshold_is_chosen_by_fact_level_f1_on_judged_facts() -> 
     scored 0.9 beside a hallucinated one scored 0.5, so the sentence reading sees their mean."""
     table = ScoreTable()
     table.add_sentences("prompt", "p", [0.2, 0.8], [None, None])
-    dev = [Passage(id="p", response="A. B.", sentences=["A.", "B."], labels=[0.0, 1.0], samples=["x"])]
+    dev = [Record(id="p", response="A. B.", sentences=["A.", "B."], labels=[0.0, 1.0], samples=["x"])]
     facts = {"p": [(0, "(a, b, c)", 0.3), (1, "(d, e, f)", 0.9), (1, "(g, h, i)", 0.5)]}
     by_sentences = thresholds(dev, table.frame(), "prompt", facts)
     assert by_sentences["fact"] == 0.7 and by_sentences["fact_dev_f1"] == 1.0
@@ -102,8 +102,8 @@ def test_the_dev_fact_threshold_is_chosen_by_fact_level_f1_on_judged_facts() -> 
 
 def test_a_fact_in_several_sentences_is_judged_once_per_passage() -> None:
     dev = [
-        Passage(id="p", response="A. B.", sentences=["A.", "B."], labels=[0.0, 1.0], samples=["x"]),
-        Passage(id="q", response="C.", sentences=["C."], labels=[0.0], samples=["x"]),
+        Record(id="p", response="A. B.", sentences=["A.", "B."], labels=[0.0, 1.0], samples=["x"]),
+        Record(id="q", response="C.", sentences=["C."], labels=[0.0], samples=["x"]),
     ]
     facts = {"p": [(0, "(a, b, c)", 0.3), (1, "(a, b, c)", 0.3), (1, "(d, e, f)", 0.9)], "q": [(0, "(a, b, c)", 0.1)]}
     assert [(p.id, t, s) for p, t, s in unique_facts(dev, facts)] == [
@@ -183,10 +183,10 @@ def test_a_misspelt_detector_variant_is_an_error_naming_the_available_ones() -> 
 # ---- Table 3's rule (item: the released reading beside the paper's number) ----------------
 
 
-def _three_sentences() -> tuple[list[Passage], dict[str, list[tuple[int, str, float]]]]:
+def _three_sentences() -> tuple[list[Record], dict[str, list[tuple[int, str, float]]]]:
     """Sentence 0 (accurate) holds a fact scored 0.9 and one scored 0.1 (mean 0.5, max 0.9);
     sentence 1 (hallucinated) one fact scored 0.7; sentence 2 (hallucinated) no fact at all."""
-    passages = [Passage(id="p", response="A. B. C.", sentences=["A.", "B.", "C."], labels=[0.0, 1.0, 1.0])]
+    passages = [Record(id="p", response="A. B. C.", sentences=["A.", "B.", "C."], labels=[0.0, 1.0, 1.0])]
     facts = {"p": [(0, "(a, b, c)", 0.9), (0, "(d, e, f)", 0.1), (1, "(g, h, i)", 0.7)]}
     return passages, facts
 
@@ -213,7 +213,7 @@ def test_the_released_reading_chooses_on_every_labelled_passage_with_ties_to_the
     assert f1_threshold(scores, positive, ties="lower") == (0.3, pytest.approx(2 / 3))
     assert f1_threshold(scores, positive) == (0.9, pytest.approx(2 / 3))  # this project's dev rule: higher
     passages, facts = _three_sentences()
-    other = Passage(id="q", response="D.", sentences=["D."], labels=[0.0])
+    other = Record(id="q", response="D.", sentences=["D."], labels=[0.0])
     facts["q"] = [(0, "(j, k, l)", 0.8)]
     table = ScoreTable()
     table.add_sentences("prompt", "p", [0.2, 0.8, 0.6], [None, None, None])
@@ -255,7 +255,7 @@ def test_correction_runs_the_released_reading_beside_the_dev_split_one() -> None
     baseline, shared."""
     ids = [f"r{i}" for i in range(12)]
     passages = [
-        Passage(
+        Record(
             id=rid,
             prompt=f"About {rid}",
             response="A. B.",

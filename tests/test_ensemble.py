@@ -10,7 +10,7 @@ from sklearn.linear_model import LogisticRegression
 
 from hallulab.core.config import ConfigError
 from hallulab.core.units import ScoreTable
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.ensemble.aggregate import aggregate, cross_fit, rank_matrix, record_folds, unit_positives
 from hallulab.methods.ensemble.knobs import EnsembleKnobs
 from hallulab.methods.ensemble.logistic import fit_logistic
@@ -59,9 +59,9 @@ def test_ranks_are_percentiles_with_ties_averaged_and_inf_highest() -> None:
     assert np.isnan(matrix.ranks[3, 1])  # b did not score r1's second sentence
 
 
-def _passages(labels: list[list[float]]) -> list[Passage]:
+def _passages(labels: list[list[float]]) -> list[Record]:
     return [
-        Passage(id=f"r{i}", response=" ".join(["s."] * len(ls)), sentences=tuple(["s."] * len(ls)), labels=tuple(ls))
+        Record(id=f"r{i}", response=" ".join(["s."] * len(ls)), sentences=tuple(["s."] * len(ls)), labels=tuple(ls))
         for i, ls in enumerate(labels)
     ]
 
@@ -90,7 +90,7 @@ def test_each_fold_is_scored_by_scikit_learns_fit_on_the_other_folds_and_unlabel
     labels = [[float(v) for v in rng.integers(0, 2, size=3)] for _ in range(10)]
     scored = [*labels, [0.0, 1.0]]  # r10 has no labels: scored by the fit on every labelled record
     members = _table({f"m{j}/v": [[v + rng.normal(scale=0.8) for v in ls] for ls in scored] for j in range(3)})
-    passages = [*_passages(labels), Passage(id="r10", response="s. s.", sentences=("s.", "s."))]
+    passages = [*_passages(labels), Record(id="r10", response="s. s.", sentences=("s.", "s."))]
     knobs = EnsembleKnobs(folds=3, l2=2.0)
     matrix = rank_matrix(members)
     fitted = cross_fit(matrix, unit_positives(passages, "sentence"), knobs)
@@ -140,7 +140,7 @@ def test_the_aggregate_step_writes_both_combiners_and_the_full_fit_weights() -> 
 
 
 def test_unlabelled_records_get_the_rank_mean_and_a_stated_skip_of_the_supervised_combiner() -> None:
-    passages = [Passage(id="r0", response="s. s.", sentences=("s.", "s."))]
+    passages = [Record(id="r0", response="s. s.", sentences=("s.", "s."))]
     tables = _table({"selfcheck_ngram/x": [[0.1, 0.2]]})
     ctx = AggregateContext(
         "t", passages, {}, None, _view(members=[{"method": "selfcheck_ngram", "variant": "x"}]), members=tables
@@ -193,7 +193,7 @@ def test_a_member_variant_the_method_did_not_write_lists_what_it_did() -> None:
         select_member(frame, Member("greybox", "avg_neglogp"), "response", "greybox.parquet")
 
 
-def _labelled_frame(rng: np.random.Generator, records: int) -> tuple[list[Passage], pd.DataFrame]:
+def _labelled_frame(rng: np.random.Generator, records: int) -> tuple[list[Record], pd.DataFrame]:
     labels = [[float(v) for v in rng.integers(0, 2, size=3)] for _ in range(records)]
     noisy = {
         "good": [[v + rng.normal(scale=0.5) for v in ls] for ls in labels],

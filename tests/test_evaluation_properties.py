@@ -25,7 +25,7 @@ from sklearn.metrics import auc, average_precision_score, precision_recall_curve
 
 from hallulab.core.config import typed
 from hallulab.core.units import score_frame, unit_id
-from hallulab.data.schema import GivenClaim, Passage
+from hallulab.data.schema import GivenClaim, Record
 from hallulab.evaluation import bootstrap, undefined
 from hallulab.evaluation.levels import LEVEL_METRICS, LevelResult, evaluate_levels, undefined_report
 from hallulab.evaluation.method_metrics import write_method_metrics
@@ -61,7 +61,7 @@ RECORDS = st.lists(st.lists(st.tuples(LABELS, SCORES), min_size=1, max_size=5), 
 
 @dataclass(frozen=True)
 class Case:
-    passages: list[Passage]
+    records: list[Record]
     frame: pd.DataFrame
 
 
@@ -101,7 +101,7 @@ def sentence_case(records: list[list[tuple[float, float]]], passage_scores: list
         rid = f"r{r}"
         sentences = tuple(f"S{i}." for i in range(len(units)))
         passages.append(
-            Passage(id=rid, response=" ".join(sentences), sentences=sentences, labels=tuple(u[0] for u in units))
+            Record(id=rid, response=" ".join(sentences), sentences=sentences, labels=tuple(u[0] for u in units))
         )
         rows.extend(("v", "sentence", rid, i, score) for i, (_, score) in enumerate(units))
         if passage_scores is not None:
@@ -114,7 +114,7 @@ def claim_case(records: list[list[tuple[float, float]]]) -> Case:
     for r, units in enumerate(records):
         rid = f"r{r}"
         claims = tuple(GivenClaim(f"claim {i}", label) for i, (label, _) in enumerate(units))
-        passages.append(Passage(id=rid, response="A.", sentences=("A.",), claims=claims))
+        passages.append(Record(id=rid, response="A.", sentences=("A.",), claims=claims))
         rows.extend(("v", "claim", rid, i, score) for i, (_, score) in enumerate(units))
     return Case(passages, _frame(rows))
 
@@ -125,9 +125,9 @@ def record_case(level: str, records: list[list[tuple[float, float]]]) -> Case:
     for r, units in enumerate(records):
         rid, (label, score) = f"r{r}", units[0]
         if level == "response":
-            passages.append(Passage(id=rid, response="A.", sentences=("A.",), response_label=label))
+            passages.append(Record(id=rid, response="A.", sentences=("A.",), response_label=label))
         else:
-            passages.append(Passage(id=rid, response=None, sentences=(), prompt="q", prompt_label=label))
+            passages.append(Record(id=rid, response=None, sentences=(), prompt="q", prompt_label=label))
         rows.append(("v", level, rid, 0, score))
     return Case(passages, _frame(rows))
 
@@ -170,7 +170,7 @@ def assert_total(results: dict[str, LevelResult]) -> None:
 @example([], None)  # no record at all
 def test_sentence_level_is_total(records: list[list[tuple[float, float]]], passage: list[float] | None) -> None:
     case = sentence_case(records, passage)
-    results = evaluate_levels(case.passages, case.frame, CFG)
+    results = evaluate_levels(case.records, case.frame, CFG)
     if records:
         assert set(results["sentence"].metrics["v"]) == set(METRIC_KEYS)
     assert_total(results)
@@ -183,7 +183,7 @@ def test_sentence_level_is_total(records: list[list[tuple[float, float]]], passa
 @example([[(0.0, NAN)], [(1.0, NAN)]])  # every labelled unit unscored: no unit
 def test_claim_level_is_total(records: list[list[tuple[float, float]]]) -> None:
     case = claim_case(records)
-    results = evaluate_levels(case.passages, case.frame, CFG)
+    results = evaluate_levels(case.records, case.frame, CFG)
     if records:
         assert set(results["claim"].metrics["v"]) == set(LEVEL_METRICS["claim"])
     assert_total(results)
@@ -196,7 +196,7 @@ def test_claim_level_is_total(records: list[list[tuple[float, float]]]) -> None:
 def test_record_levels_are_total(level: str, records: list[list[tuple[float, float]]], threshold: float | None) -> None:
     case = record_case(level, records)
     thresholds = None if threshold is None else {"v": threshold}
-    results = evaluate_levels(case.passages, case.frame, CFG, thresholds=thresholds)
+    results = evaluate_levels(case.records, case.frame, CFG, thresholds=thresholds)
     if records:
         assert set(results[level].metrics["v"]) == set(LEVEL_METRICS[level])
     assert_total(results)
@@ -207,7 +207,7 @@ def test_a_variant_on_a_subset_leaves_the_others_and_its_own_nulls_written() -> 
     scored everywhere: both are written; the first is null with reason no_units."""
     case = sentence_case([[(0.0, 0.1), (1.0, 0.8)], [(1.0, 0.7), (0.0, 0.2)]], None)
     extra = _frame([("llm", "sentence", "r9", 0, 0.5)])
-    passages = [*case.passages, Passage(id="r9", response="X.", sentences=("X.",))]
+    passages = [*case.records, Record(id="r9", response="X.", sentences=("X.",))]
     results = evaluate_levels(passages, pd.concat([case.frame, extra], ignore_index=True), CFG)
     sentence = results["sentence"]
     assert sentence.metrics["v"]["nonfact_aucpr"] == pytest.approx(100.0)
@@ -218,16 +218,16 @@ def test_a_variant_on_a_subset_leaves_the_others_and_its_own_nulls_written() -> 
 
 def test_one_record_gives_a_point_estimate_and_no_interval() -> None:
     case = claim_case([[(0.0, 0.1), (1.0, 0.8), (0.0, 0.3)]])
-    result = evaluate_levels(case.passages, case.frame, CFG)["claim"]
+    result = evaluate_levels(case.records, case.frame, CFG)["claim"]
     assert result.metrics["v"]["claim_roc_auc"] == pytest.approx(100.0)
     assert result.intervals["v"]["claim_roc_auc"].reason == undefined.ONE_RECORD
 
 
 def test_resamples_that_drop_every_positive_are_left_out_and_counted() -> None:
     case = claim_case([[(1.0, 0.9)], [(0.0, 0.1)], [(0.0, 0.2)], [(0.0, 0.3)]])
-    interval = evaluate_levels(case.passages, case.frame, CFG)["claim"].intervals["v"]["claim_roc_auc"]
+    interval = evaluate_levels(case.records, case.frame, CFG)["claim"].intervals["v"]["claim_roc_auc"]
     assert interval.reason is None and 0 < interval.undefined_resamples < CFG.bootstrap_samples
-    report = undefined_report({"claim": evaluate_levels(case.passages, case.frame, CFG)["claim"]})
+    report = undefined_report({"claim": evaluate_levels(case.records, case.frame, CFG)["claim"]})
     assert report["undefined_resamples"]["v"]["claim_roc_auc"] == interval.undefined_resamples
 
 
@@ -238,7 +238,7 @@ def test_resamples_that_drop_every_positive_are_left_out_and_counted() -> None:
 @given(RECORDS)
 def test_sentence_point_estimates_equal_sklearn_where_defined(records: list[list[tuple[float, float]]]) -> None:
     case = sentence_case(records, None)
-    labelled = list(case.passages)
+    labelled = list(case.records)
     by_record = {p.id: [u[1] for u in units] for p, units in zip(labelled, records, strict=True)}
     with np.errstate(invalid="ignore"):  # +inf and -inf in one record: a NaN passage score
         means = {rid: float(np.mean(v)) for rid, v in by_record.items()}
@@ -268,7 +268,7 @@ def test_sentence_point_estimates_equal_sklearn_where_defined(records: list[list
 @given(RECORDS)
 def test_claim_point_estimates_equal_sklearn_where_defined(records: list[list[tuple[float, float]]]) -> None:
     case = claim_case(records)
-    results = evaluate_levels(case.passages, case.frame, CFG)
+    results = evaluate_levels(case.records, case.frame, CFG)
     units = [u for group in records for u in group if not math.isnan(u[1])]
     y = np.asarray([label > 0.499 for label, _ in units], dtype=bool)
     s = finite_for_ranking(np.asarray([score for _, score in units], dtype=np.float64))
@@ -317,7 +317,7 @@ def test_vectorised_bootstrap_equals_the_loop_on_any_shape(
 ) -> None:
     by_record = {f"r{r}": [u[1] for u in units] for r, units in enumerate(records)}
     case = sentence_case(records, passage)
-    data = align(case.passages, by_record, {f"r{r}": passage[r % len(passage)] for r in range(len(records))})
+    data = align(case.records, by_record, {f"r{r}": passage[r % len(passage)] for r in range(len(records))})
     fast = bootstrap_intervals(data, CFG)
     slow = _loop_sentence_intervals(data, CFG)
     for key, (low, high) in slow.items():
@@ -346,7 +346,7 @@ def test_the_evaluation_writes_every_variant_with_nulls_and_reasons(
     (tmp_path / "data/aggregated/ds/factselfcheck.controls.json").write_text("{}", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     cfg = typed(ProtocolKnobs, {"bootstrap_samples": 50}, "evaluate")
-    write_method_metrics("factselfcheck", "ds", list(case.passages), cfg, logging.getLogger("test"))
+    write_method_metrics("factselfcheck", "ds", list(case.records), cfg, logging.getLogger("test"))
     metrics = json.loads((tmp_path / "metrics/ds/factselfcheck.json").read_text(encoding="utf-8"))
     info = json.loads((tmp_path / "metrics/ds/factselfcheck.info.json").read_text(encoding="utf-8"))
     assert metrics["v"]["nonfact_aucpr"] is not None and metrics["v"]["roc_auc"] is not None

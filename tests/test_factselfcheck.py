@@ -10,7 +10,7 @@ import pytest
 from hallulab.artifacts.knowledge_graphs import Triple, normalise
 from hallulab.artifacts.knowledge_graphs.build import sentence_graphs
 from hallulab.artifacts.knowledge_graphs.parsing import parse_json_list, parse_triples
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.factselfcheck.raw import FactSelfCheckScores
 from hallulab.methods.factselfcheck.scoring import (
     NO_FACT_SENTENCE_SCORE,
@@ -78,13 +78,13 @@ def test_extractor_replies_are_parsed_and_bad_lines_counted() -> None:
 def test_aggregate_reads_the_stored_no_probabilities_as_the_format_free_variant() -> None:
     """An evaluator that always answers "No" ties every fact at 1; its P(No) shares still rank."""
     from hallulab.core.units import sentence_scores
-    from hallulab.data.schema import Passage
+    from hallulab.data.schema import Record
     from hallulab.methods.factselfcheck import SPEC
     from hallulab.methods.factselfcheck.aggregate import aggregate
     from hallulab.pipeline.context import AggregateContext
     from hallulab.pipeline.params import ParamsView
 
-    passage = Passage(id="p", response="A. B.", sentences=["A.", "B."], samples=["s1", "s2"])
+    passage = Record(id="p", response="A. B.", sentences=["A.", "B."], samples=["s1", "s2"])
     graphs = {
         "records": {
             "p": {
@@ -119,7 +119,7 @@ def test_a_given_claim_scores_through_its_triples_and_a_claim_without_triples_sc
     """FactualBio's labelled facts: claim i takes the max / mean of its triples' scores (Eq. 11
     applied to a claim), 0.5 without triples; claim triples are scored like sentence triples."""
     from hallulab.core.units import level_rows
-    from hallulab.data.schema import GivenClaim, Passage
+    from hallulab.data.schema import GivenClaim, Record
     from hallulab.methods.factselfcheck import SPEC
     from hallulab.methods.factselfcheck.aggregate import aggregate
     from hallulab.pipeline.context import AggregateContext
@@ -127,7 +127,7 @@ def test_a_given_claim_scores_through_its_triples_and_a_claim_without_triples_sc
 
     nobel = Triple.of("Marie Curie", "won", "Nobel Prize")
     claims = (GivenClaim("Curie was born in Warsaw.", 0.0), GivenClaim("She won a Nobel Prize.", 0.0), GivenClaim("?"))
-    passage = Passage(id="p", response="A.", sentences=["A."], samples=["s1", "s2"], claims=claims)
+    passage = Record(id="p", response="A.", sentences=["A."], samples=["s1", "s2"], claims=claims)
     graphs = {
         "records": {
             "p": {
@@ -166,12 +166,12 @@ def test_the_spacy_extractor_breaks_given_claims_into_triples(tmp_path: Path) ->
     from hallulab.artifacts.knowledge_graphs.build import build
     from hallulab.core.call_cache import CallCache
     from hallulab.core.config import compose
-    from hallulab.data.schema import GivenClaim, Passage
+    from hallulab.data.schema import GivenClaim, Record
     from hallulab.pipeline.context import BuildContext
     from hallulab.pipeline.params import ParamsView
     from hallulab.pipeline.resources import Resources
 
-    passage = Passage(
+    passage = Record(
         id="p",
         response="Marie Curie was a physicist. She discovered polonium.",
         sentences=["Marie Curie was a physicist.", "She discovered polonium."],
@@ -191,7 +191,7 @@ def test_the_spacy_extractor_breaks_given_claims_into_triples(tmp_path: Path) ->
 def test_llm_sentence_triples_are_unrestricted_and_extend_the_sample_sets() -> None:
     """Eq. 4-5 and footnote 3: a sentence triple naming an entity or relation outside E_p / R_p
     is kept, and its parts join E_S / R_S, so a sample triple stating it is kept too."""
-    passage = Passage(id="p", response="Curie won a Nobel Prize.", sentences=("Curie won a Nobel Prize.",))
+    passage = Record(id="p", response="Curie won a Nobel Prize.", sentences=("Curie won a Nobel Prize.",))
     counts: Counter[str] = Counter()
     replies = iter(["subject;relation;object\nMarie Curie;won;Nobel Prize in Physics\nCurie;won;Nobel Prize"])
     sentence_kgs, claim_kgs, (entities, relations) = sentence_graphs(

@@ -12,7 +12,7 @@ import pytest
 
 from hallulab.artifacts.nli_pair_matrix import PairMatrix
 from hallulab.core.config import compose
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.similarity_graph import (
     degree_uncertainty,
     eccentricity,
@@ -93,9 +93,7 @@ def test_the_similarities_are_symmetrised_and_jaccard_reads_lower_case_word_sets
     np.testing.assert_array_equal(similarity_matrix(pairs, texts, "jaccard"), jaccard_matrix(texts))
 
 
-def _aggregate(
-    name: str, overrides: list[str], passages: list[Passage], artifact: dict
-) -> dict[tuple[str, str], float]:
+def _aggregate(name: str, overrides: list[str], passages: list[Record], artifact: dict) -> dict[tuple[str, str], float]:
     spec = method(name)
     view = ParamsView(compose(overrides), spec.aggregate.param_keys(), f"aggregate_{name}")
     step = importlib.import_module(f"hallulab.methods.{name}.aggregate").aggregate
@@ -113,8 +111,8 @@ def test_the_aggregate_steps_read_the_chosen_samples_sub_matrix() -> None:
     pairs = PairMatrix(entail, 1 - entail - contra, contra)
     samples = ("Warsaw in 1867", "Warsaw in 1867", "Vienna")
     passages = [
-        Passage(id="r", response="x", sentences=("x",), samples=samples),
-        Passage(id="one", response="x", sentences=("x",), samples=("y",)),
+        Record(id="r", response="x", sentences=("x",), samples=samples),
+        Record(id="one", response="x", sentences=("x",), samples=("y",)),
     ]
     artifact = {"records": {"r": pairs.to_dict()}}
     assert _aggregate("num_sem_sets", [], passages, artifact) == {("num_sem_sets", "r"): 2.0}

@@ -11,11 +11,11 @@ from hallulab.artifacts.sentences import locate
 from hallulab.core.errors import RecordError
 from hallulab.core.token_stats import TokenStats
 from hallulab.core.units import record_scores, sentence_scores, variants
-from hallulab.data.schema import Passage
-from hallulab.methods.greybox.baselines import SentenceSpans, assign_tokens, passage_scores, score_passages
+from hallulab.data.schema import Record
+from hallulab.methods.greybox.baselines import SentenceSpans, assign_tokens, passage_scores, score_records
 
 RESPONSE = "Ada wrote notes.  She died young."
-PASSAGE = Passage(id="p", response=RESPONSE, sentences=("Ada wrote notes.", "She died young."), labels=(0.0, 1.0))
+PASSAGE = Record(id="p", response=RESPONSE, sentences=("Ada wrote notes.", "She died young."), labels=(0.0, 1.0))
 SPANS = locate(RESPONSE, PASSAGE.sentences)
 
 
@@ -54,19 +54,19 @@ def test_formulas_avg_max_of_neglogp_and_entropy() -> None:
 
 def test_backends_without_entropy_yield_only_logprob_variants() -> None:
     tokens = [TokenStats(t.token, t.logprob, None, offset=t.offset) for t in _tokens()]
-    frame, diagnostics = score_passages([PASSAGE], {"p": SPANS}, {"p": tokens})
+    frame, diagnostics = score_records([PASSAGE], {"p": SPANS}, {"p": tokens})
     assert variants(frame) == ["avg_neglogp", "max_neglogp"]
     assert diagnostics["tokens_between_sentences"] == 1
 
 
 def test_sentence_missing_from_response_names_record_and_field() -> None:
-    bad = Passage(id="q", response="Something else.", sentences=("Not there.",))
+    bad = Record(id="q", response="Something else.", sentences=("Not there.",))
     with pytest.raises(RecordError, match=r"'q', field 'sentences\[0\]'"):
         SentenceSpans.of(bad, locate("Something else.", bad.sentences))
 
 
 def test_unit_rows_carry_spans_and_passage_scores_are_finite() -> None:
-    frame, _ = score_passages([PASSAGE], {"p": SPANS}, {"p": _tokens()})
+    frame, _ = score_records([PASSAGE], {"p": SPANS}, {"p": _tokens()})
     rows = frame[(frame["variant"] == "avg_entropy") & (frame["level"] == "sentence")]
     assert rows["start"].tolist() == [0, 18] and rows["end"].tolist() == [16, 33]
     assert sentence_scores(frame, "avg_entropy")["p"] == pytest.approx([6.5 / 4, 4.6 / 4])

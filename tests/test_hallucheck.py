@@ -274,7 +274,7 @@ def test_sac3_scores_are_the_share_of_inconsistent_verdicts() -> None:
 
 def test_the_fact_nll_reading_takes_the_least_probable_fact_with_stated_fallbacks() -> None:
     from hallulab.core.units import record_scores, sentence_scores
-    from hallulab.data.schema import Passage
+    from hallulab.data.schema import Record
     from hallulab.methods.hallucheck import SPEC
     from hallulab.methods.hallucheck.aggregate import aggregate, fact_nll
     from hallulab.pipeline.context import AggregateContext
@@ -299,9 +299,9 @@ def test_the_fact_nll_reading_takes_the_least_probable_fact_with_stated_fallback
         },
     )
     passages = [
-        Passage(id="a", response="A. B.", sentences=["A.", "B."], samples=[]),
-        Passage(id="b", response="C.", sentences=["C."], samples=[]),
-        Passage(id="c", response="D.", sentences=["D."], samples=[]),
+        Record(id="a", response="A. B.", sentences=["A.", "B."], samples=[]),
+        Record(id="b", response="C.", sentences=["C."], samples=[]),
+        Record(id="c", response="D.", sentences=["D."], samples=[]),
     ]
     params = {"hallucheck": {"aggregate": {}}}
     view = ParamsView(params, SPEC.aggregate.param_keys(), "aggregate_hallucheck")
@@ -336,7 +336,7 @@ def test_the_aggregate_step_writes_each_facts_question_and_decision_path_for_the
     """What the page shows beside a fact is written where the flag is computed (a per-unit
     detail table), for every variant that scores the fact; the report recomputes nothing."""
     from hallulab.core.units import details_by_unit
-    from hallulab.data.schema import Passage
+    from hallulab.data.schema import Record
     from hallulab.methods.hallucheck import SPEC
     from hallulab.methods.hallucheck.aggregate import aggregate
     from hallulab.pipeline.context import AggregateContext
@@ -350,7 +350,7 @@ def test_the_aggregate_step_writes_each_facts_question_and_decision_path_for_the
     raw = HalluCheckScores(
         taggings=["ner"], regenerations=["generator/greedy"], llms={}, records={"a": {"ner": [fact]}}
     )
-    passages = [Passage(id="a", response="It is Paris.", sentences=("It is Paris.",), samples=())]
+    passages = [Record(id="a", response="It is Paris.", sentences=("It is Paris.",), samples=())]
     view = ParamsView({"hallucheck": {"aggregate": {}}}, SPEC.aggregate.param_keys(), "aggregate_hallucheck")
     done = aggregate(AggregateContext("t", passages, {}, raw, view))
     assert done.details is not None

@@ -15,7 +15,7 @@ from scipy.linalg import expm
 
 from hallulab.artifacts.nli_pair_matrix import PairMatrix
 from hallulab.core.config import compose
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.kernel_language_entropy.kernel import (
     DIAGONAL_GUARD,
     KernelChoice,
@@ -151,7 +151,7 @@ def section(**overrides: Any) -> dict[str, Any]:
 
 
 def scores(
-    passages: list[Passage], artifact: dict[str, Any], n: int | None = None, **overrides: Any
+    passages: list[Record], artifact: dict[str, Any], n: int | None = None, **overrides: Any
 ) -> dict[tuple[str, str], float]:
     spec = method(NAME)
     params = compose([] if n is None else [f"samples.used={n}"]) | {NAME: section(**overrides)}
@@ -168,8 +168,8 @@ def test_the_aggregate_step_reads_the_chosen_samples_and_each_kernel() -> None:
     contra = [[0.0, 0.0, 0.9], [0.0, 0.0, 0.9], [0.9, 0.9, 0.0]]
     pairs = _pairs(entail, contra)
     passages = [
-        Passage(id="r", response="x", sentences=("x",), samples=("a", "b", "c")),
-        Passage(id="one", response="x", sentences=("x",), samples=("y",)),
+        Record(id="r", response="x", sentences=("x",), samples=("a", "b", "c")),
+        Record(id="one", response="x", sentences=("x",), samples=("y",)),
     ]
     artifact = {"records": {"r": pairs.to_dict()}}
     every = scores(passages, artifact)
@@ -190,6 +190,6 @@ def test_the_aggregate_step_reads_the_chosen_samples_and_each_kernel() -> None:
 def test_a_record_whose_kernel_fails_is_named() -> None:
     pairs = _pairs([[1.0, 0.5], [0.5, 1.0]], [[0.0, 0.1], [0.1, 0.0]])
     broken = {**pairs.to_dict(), "entail": [[1.0, float("nan")], [0.5, 1.0]]}
-    passages = [Passage(id="bad", response="x", sentences=("x",), samples=("a", "b"))]
+    passages = [Record(id="bad", response="x", sentences=("x",), samples=("a", "b"))]
     with pytest.raises(ValueError, match="record 'bad'"):
         scores(passages, {"records": {"bad": broken}})

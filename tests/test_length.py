@@ -11,7 +11,7 @@ import pytest
 from hallulab.benchmark.applicability import applicability, benchmark_datasets
 from hallulab.core.config import dataset_config
 from hallulab.data.loaders import load_dataset
-from hallulab.data.schema import Passage, passage_from_dict
+from hallulab.data.schema import Record, record_from_dict
 from hallulab.evaluation.levels import evaluate_levels
 from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.methods.length import SPEC
@@ -43,8 +43,8 @@ def test_the_method_is_registered_without_a_model() -> None:
     assert set(SPEC.scored_levels) == {"claim", "sentence", "response", "prompt"}
 
 
-def _passage(**fields: object) -> Passage:
-    return passage_from_dict({"id": "r", **fields})
+def _passage(**fields: object) -> Record:
+    return record_from_dict({"id": "r", **fields})
 
 
 def test_every_unit_a_record_holds_is_scored_by_its_length() -> None:

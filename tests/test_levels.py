@@ -9,7 +9,7 @@ import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from hallulab.core.units import ScoreTable
-from hallulab.data.schema import GivenClaim, Passage
+from hallulab.data.schema import GivenClaim, Record
 from hallulab.evaluation.levels import evaluate_binary_level, evaluate_levels, unit_labels
 from hallulab.evaluation.metrics import prediction_rejection_ratio
 from hallulab.evaluation.protocol import ProtocolKnobs
@@ -17,9 +17,9 @@ from hallulab.evaluation.protocol import ProtocolKnobs
 CFG = ProtocolKnobs(bootstrap_samples=100)
 
 
-def _claims_passage(pid: str, labels: list[float | None]) -> Passage:
+def _claims_passage(pid: str, labels: list[float | None]) -> Record:
     claims = tuple(GivenClaim(f"claim {i}", label) for i, label in enumerate(labels))
-    return Passage(id=pid, response="A. B.", sentences=("A.", "B."), claims=claims)
+    return Record(id=pid, response="A. B.", sentences=("A.", "B."), claims=claims)
 
 
 def test_claim_level_metrics_follow_the_ccp_protocol() -> None:
@@ -43,7 +43,7 @@ def test_claim_level_metrics_follow_the_ccp_protocol() -> None:
 
 def test_response_level_uses_the_response_label() -> None:
     passages = [
-        Passage(id=f"r{i}", response="Paris.", sentences=("Paris.",), response_label=float(i % 2)) for i in range(6)
+        Record(id=f"r{i}", response="Paris.", sentences=("Paris.",), response_label=float(i % 2)) for i in range(6)
     ]
     table = ScoreTable()
     for i, passage in enumerate(passages):
@@ -54,7 +54,7 @@ def test_response_level_uses_the_response_label() -> None:
 
 def test_prompt_level_accuracy_and_f1_use_the_methods_threshold_only() -> None:
     passages = [
-        Passage(id=f"p{i}", response=None, sentences=(), prompt="q", prompt_label=float(i < 3)) for i in range(6)
+        Record(id=f"p{i}", response=None, sentences=(), prompt="q", prompt_label=float(i < 3)) for i in range(6)
     ]
     table = ScoreTable()
     for i, passage in enumerate(passages):
@@ -77,7 +77,7 @@ def test_one_class_only_is_undefined_and_no_labels_gives_no_level() -> None:
     table.add("v", "claim", "a", 1, 0.2)
     result = evaluate_binary_level(passages, table.frame(), "claim", CFG)
     assert result is not None and math.isnan(result.metrics["v"]["claim_roc_auc"])
-    assert evaluate_levels([Passage(id="x", response="A.", sentences=("A.",))], table.frame(), CFG) == {}
+    assert evaluate_levels([Record(id="x", response="A.", sentences=("A.",))], table.frame(), CFG) == {}
     assert unit_labels(passages, "response").keys == []
 
 

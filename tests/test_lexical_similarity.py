@@ -11,8 +11,8 @@ import pytest
 
 from hallulab.core.config import compose, dataset_config
 from hallulab.data.loaders import load_dataset
-from hallulab.data.records import load_jsonl_passages
-from hallulab.data.schema import Passage
+from hallulab.data.records import load_jsonl_records
+from hallulab.data.schema import Record
 from hallulab.methods.lexical_similarity import SPEC
 from hallulab.methods.lexical_similarity.aggregate import aggregate
 from hallulab.methods.lexical_similarity.rouge import rouge_f, tokens
@@ -24,7 +24,7 @@ TOY = REPO / "data" / "toy" / "passages.jsonl"
 
 
 def _sample_sets() -> list[list[str]]:
-    sets = [list(p.samples) for p in load_jsonl_passages(TOY)]
+    sets = [list(p.samples) for p in load_jsonl_records(TOY)]
     if os.environ.get("HALLULAB_DATA_ROOT"):  # the real short answers of NQ-open, 10 samples each
         passages, _ = load_dataset({**dataset_config("nq_open"), "limit": 12})
         sets += [list(p.samples) for p in passages]
@@ -38,7 +38,7 @@ def test_uncertainty_equals_lm_polygraphs_estimator(metric: str) -> None:
 
     sets = _sample_sets()
     expected = LexicalSimilarity(metric)({"sample_texts": sets})
-    passages = [Passage(id=f"p{i}", response="r", sentences=["r"], samples=s) for i, s in enumerate(sets)]
+    passages = [Record(id=f"p{i}", response="r", sentences=["r"], samples=s) for i, s in enumerate(sets)]
     params = compose([f"lexical_similarity.metrics=[{metric}]"])
     view = ParamsView(params, SPEC.aggregate.param_keys(), "aggregate_lexical_similarity")
     frame = aggregate(AggregateContext("t", passages, {}, None, view)).scores
@@ -62,15 +62,15 @@ def test_rouge_equals_rouge_score_with_and_without_stemming() -> None:
 
 def test_a_record_with_fewer_than_two_samples_is_counted_not_scored() -> None:
     passages = [
-        Passage(id="a", response="r", sentences=["r"], samples=["one answer", "another answer"]),
-        Passage(id="b", response="r", sentences=["r"], samples=["alone"]),
-        Passage(id="c", prompt="q", response=None, sentences=[], samples=[]),
+        Record(id="a", response="r", sentences=["r"], samples=["one answer", "another answer"]),
+        Record(id="b", response="r", sentences=["r"], samples=["alone"]),
+        Record(id="c", prompt="q", response=None, sentences=[], samples=[]),
     ]
     view = ParamsView(compose(), SPEC.aggregate.param_keys(), "aggregate_lexical_similarity")
     done = aggregate(AggregateContext("t", passages, {}, None, view))
     assert set(done.scores["record_id"]) == {"a"}
     assert done.diagnostics["records_with_fewer_than_two_samples"] == 1
     assert done.diagnostics["records_without_response"] == 1
-    twins = Passage(id="x", response="r", sentences=["r"], samples=["same", "same"])
+    twins = Record(id="x", response="r", sentences=["r"], samples=["same", "same"])
     identical = aggregate(AggregateContext("t", [twins], {}, None, view))
     assert set(identical.scores["score"]) == {-1.0}  # identical samples: similarity 1, the least uncertain

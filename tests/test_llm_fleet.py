@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from hallulab.core.call_cache import CallCache
-from hallulab.data.schema import Passage
-from hallulab.generation import GenerateKnobs, generate_passages
+from hallulab.data.schema import Record
+from hallulab.generation import GenerateKnobs, generate_records
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.fleet import Endpoint, Fleet, FleetDownError
@@ -146,10 +146,10 @@ def test_a_fleet_and_a_base_url_together_are_refused() -> None:
 @pytest.mark.server
 @pytest.mark.slow
 def test_a_generate_stage_survives_losing_a_replica_and_matches_a_one_server_run(
-    toy_passages: list[Passage], tmp_path: Path
+    toy_passages: list[Record], tmp_path: Path
 ) -> None:
     """Two llama.cpp servers of one GGUF; the second is killed once it has answered two
-    requests. The stage's work (generate_passages, as stages/generate.py calls it) completes on
+    requests. The stage's work (generate_records, as stages/generate.py calls it) completes on
     the first, each reply is cached once, and the samples equal a one-server run's (seeded)."""
     require_llamacpp()
     passages = [p for p in toy_passages if p.prompt][:4]
@@ -180,7 +180,7 @@ def test_a_generate_stage_survives_losing_a_replica_and_matches_a_one_server_run
         killer = threading.Thread(target=kill_after_two_replies, daemon=True)
         killer.start()
         with CallCache(tmp_path / "fleet.sqlite") as cache:
-            fleet_run, _, report = generate_passages(passages, CachedLLM(backend, cache), cfg, one_sentence_each)
+            fleet_run, _, report = generate_records(passages, CachedLLM(backend, cache), cfg, one_sentence_each)
             assert len(cache) == total and cache.stats.misses == total  # each reply cached once
         killer.join(timeout=HANG_GUARD_S)
         assert second.poll() is not None, "the second server was never killed"
@@ -190,6 +190,6 @@ def test_a_generate_stage_survives_losing_a_replica_and_matches_a_one_server_run
 
         alone = OpenAILLM(OpenAIKnobs(model="smollm2", base_url=first_url, server="llamacpp", max_concurrency=2))
         with CallCache(tmp_path / "one.sqlite") as cache:
-            single_run, _, _ = generate_passages(passages, CachedLLM(alone, cache), cfg, one_sentence_each)
+            single_run, _, _ = generate_records(passages, CachedLLM(alone, cache), cfg, one_sentence_each)
     assert [p.samples for p in fleet_run] == [p.samples for p in single_run]
     assert all(len(p.samples) == cfg.samples_to_draw for p in fleet_run)

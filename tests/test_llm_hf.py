@@ -185,7 +185,7 @@ def test_teacher_forcing_past_the_context_is_refused_naming_the_record(smollm: H
     from hallulab.artifacts.response_tokens import SPEC
     from hallulab.artifacts.response_tokens.build import build
     from hallulab.core.errors import RecordError
-    from hallulab.data.schema import Passage
+    from hallulab.data.schema import Record
     from hallulab.llm.base import ContextLengthError
     from hallulab.pipeline.context import BuildContext
     from hallulab.pipeline.params import ParamsView
@@ -196,8 +196,8 @@ def test_teacher_forcing_past_the_context_is_refused_naming_the_record(smollm: H
     with pytest.raises(ContextLengthError) as raised:
         smollm.score([""], [long_text])
     assert raised.value.continuations == (long_text,) and raised.value.lengths[0] > limit
-    short = Passage(id="short", response="The river rose.", sentences=["The river rose."], samples=[])
-    long = Passage(id="long", response=long_text, sentences=[long_text], samples=[])
+    short = Record(id="short", response="The river rose.", sentences=["The river rose."], samples=[])
+    long = Record(id="long", response=long_text, sentences=[long_text], samples=[])
     view = ParamsView(compose(), SPEC.inputs.param_keys(), "response_tokens")
     expected = rf"record 'long', field 'response': .*context of {limit} positions"
     with CallCache(tmp_path / "c.sqlite") as cache, pytest.raises(RecordError, match=expected):

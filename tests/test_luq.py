@@ -14,11 +14,11 @@ import pytest
 from hallulab.artifacts.nli_pair_matrix import PairMatrix
 from hallulab.core.config import compose
 from hallulab.core.errors import StaleScoresError
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.luq.formula import samples_uncertainty, support
 from hallulab.methods.luq.score import sentence_matrices
 from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores
-from hallulab.methods.selfcheck_nli.score import passage_matrices
+from hallulab.methods.selfcheck_nli.score import record_matrices
 from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
@@ -60,7 +60,7 @@ def _contradiction(premises: list[str], hypotheses: list[str]) -> np.ndarray:
 
 
 PASSAGES = [
-    Passage(
+    Record(
         id="curie",
         response="Curie was born in Warsaw. She won two Nobel prizes.",
         sentences=("Curie was born in Warsaw.", "She won two Nobel prizes."),
@@ -70,7 +70,7 @@ PASSAGES = [
             "Born in Warsaw, she won the Nobel prize twice.",
         ),
     ),
-    Passage(
+    Record(
         id="tesla",
         response="Tesla was born in Smiljan.",
         sentences=("Tesla was born in Smiljan.",),
@@ -103,7 +103,7 @@ def test_the_sentence_reading_is_selfcheck_nli_with_the_sample_first(
     monkeypatch.setattr(
         scorer, "contradiction_probs", lambda texts, pairs, progress=False: _contradiction(texts, pairs)
     )
-    selfcheck = passage_matrices(PASSAGES, scorer)
+    selfcheck = record_matrices(PASSAGES, scorer)
     ours = sentence_matrices(PASSAGES, _contradiction)
     same = all(np.array_equal(ours[p.id], selfcheck[p.id]) for p in PASSAGES)
     assert same == (pair_order == "sample_first")
@@ -114,7 +114,7 @@ def section(**overrides: Any) -> dict[str, Any]:
     return {**compose([])[NAME], **overrides}
 
 
-def _pair_matrix(passage: Passage) -> PairMatrix:
+def _pair_matrix(passage: Record) -> PairMatrix:
     premises = [a for a in passage.samples for _ in passage.samples]
     hypotheses = [b for _ in passage.samples for b in passage.samples]
     contra = _contradiction(premises, hypotheses).reshape(len(passage.samples), -1)
@@ -122,7 +122,7 @@ def _pair_matrix(passage: Passage) -> PairMatrix:
     return PairMatrix(entail, 1 - entail - contra, contra)
 
 
-def _run(passages: list[Passage], raw: SampleMatrixScores, n: int | None = None, **overrides: Any) -> Any:
+def _run(passages: list[Record], raw: SampleMatrixScores, n: int | None = None, **overrides: Any) -> Any:
     spec = method(NAME)
     params = compose([] if n is None else [f"samples.used={n}"]) | {NAME: section(**overrides)}
     view = ParamsView(params, spec.aggregate.param_keys(), f"aggregate_{NAME}")
@@ -131,13 +131,13 @@ def _run(passages: list[Passage], raw: SampleMatrixScores, n: int | None = None,
     return step(AggregateContext("t", passages, {"nli_pair_matrix": artifact}, raw, view))
 
 
-def _stored(passages: list[Passage]) -> SampleMatrixScores:
+def _stored(passages: list[Record]) -> SampleMatrixScores:
     matrices = sentence_matrices(passages, _contradiction)
     return SampleMatrixScores((SampleMatrices("luq", "luq_sentence", {}, matrices),))
 
 
 def test_the_aggregate_step_writes_both_readings_over_the_chosen_samples() -> None:
-    one_sample = Passage(id="one", response="x y.", sentences=("x y.",), samples=("x",))
+    one_sample = Record(id="one", response="x y.", sentences=("x y.",), samples=("x",))
     passages = [*PASSAGES, one_sample]
     result = _run(passages, _stored(passages))
     frame = result.scores

@@ -63,7 +63,7 @@ PACKAGE = {
         def score(ctx: BuildContext) -> ThrowawayScores:
             words = ctx.params.get("throwaway.unit") == "words"
             return ThrowawayScores(
-                {p.id: [len(s.split()) if words else len(s) for s in p.sentences] for p in ctx.passages}
+                {p.id: [len(s.split()) if words else len(s) for s in p.sentences] for p in ctx.records}
             )
     ''',
     "knobs.py": '''

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.evaluation.protocol import (
     ProtocolKnobs,
     align,
@@ -15,9 +15,9 @@ from hallulab.evaluation.protocol import (
 )
 
 
-def _passage(pid: str, labels: list[float]) -> Passage:
+def _passage(pid: str, labels: list[float]) -> Record:
     sentences = tuple(f"Sentence {i}." for i in range(len(labels)))
-    return Passage(id=pid, response=" ".join(sentences), sentences=sentences, labels=tuple(labels))
+    return Record(id=pid, response=" ".join(sentences), sentences=sentences, labels=tuple(labels))
 
 
 PASSAGES = [
@@ -96,6 +96,6 @@ def test_score_count_mismatch_names_record_and_field() -> None:
 
 
 def test_unlabelled_passages_are_scored_but_not_evaluated() -> None:
-    unlabelled = Passage(id="u", response="X.", sentences=("X.",))
+    unlabelled = Record(id="u", response="X.", sentences=("X.",))
     data = align([*PASSAGES, unlabelled], {**SENTENCE_SCORES, "u": [0.3]}, {**PASSAGE_SCORES, "u": 0.3})
     assert len(data.passage_labels) == 3 and len(data.sentence_labels) == 9

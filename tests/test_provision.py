@@ -11,7 +11,7 @@ from hallulab.core.config import CONF_DIR, dataset_config
 from hallulab.core.needs import PROMPTS, SAC3_OUTPUTS, SAMPLES, TEXT_LOGPROBS
 from hallulab.data.loaders import load_dataset
 from hallulab.data.provision import LABEL_LEVELS, Provision
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.data.sets import dataset_spec, dataset_specs
 from tests.conftest import requires_data_root
 
@@ -50,7 +50,7 @@ def test_every_data_set_that_carries_responses_names_who_wrote_them() -> None:
         Provision(True, False, False, labels=("prompt",), responses_in_data=False, responses_by="GPT-4")
 
 
-def _labelled(passages: list[Passage]) -> tuple[str, ...]:
+def _labelled(passages: list[Record]) -> tuple[str, ...]:
     """The levels at which some record carries a label, in LABEL_LEVELS order."""
     found = {
         "claim": any(c.label is not None for p in passages for c in p.claims),

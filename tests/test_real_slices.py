@@ -34,7 +34,7 @@ import pytest
 from hallulab.artifacts.claims import claims_by_record
 from hallulab.artifacts.response_tokens import token_stats
 from hallulab.core.units import ScoreTable
-from hallulab.data.loaders import load_jsonl_passages
+from hallulab.data.loaders import load_jsonl_records
 from hallulab.evaluation.gate import check
 from hallulab.evaluation.levels import evaluate_levels
 from hallulab.evaluation.protocol import ProtocolKnobs
@@ -140,7 +140,7 @@ def test_the_gate_catches_a_planted_ccp_formula_slip(slice_run: tuple[str, Path]
     raw = _json(root / "data/scores/factualbio/ccp.json")
     tokens = token_stats(_json(root / "data/artifacts/factualbio/response_tokens.json"))
     claims = claims_by_record(_json(root / "data/artifacts/factualbio/claims.json"))
-    passages = load_jsonl_passages(root / "data/generated/factualbio/passages.jsonl")
+    passages = load_jsonl_records(root / "data/generated/factualbio/passages.jsonl")
     variant = "ccp_k10_nocontext"
     baseline = _json(REPO / "tests/baselines/factualbio/ccp.json")
     # the claim-level metrics (FactualBio labels sentences too; this recomputes claims only)

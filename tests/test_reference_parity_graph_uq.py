@@ -25,7 +25,7 @@ import pytest
 from hallulab.artifacts.nli_pair_matrix import pair_matrices
 from hallulab.artifacts.nli_pair_matrix.build import pair_matrices_of
 from hallulab.core.config import compose
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.pipeline.context import AggregateContext
 from hallulab.pipeline.params import ParamsView
 from hallulab.pipeline.registry import method
@@ -33,7 +33,7 @@ from hallulab.pipeline.registry import method
 pytestmark = pytest.mark.reference
 
 #: planted meanings: the first two share one, a duplicate of the first, a contradicting one
-EXTRA = Passage(
+EXTRA = Record(
     id="planted",
     prompt="Where was she born?",
     response="She was born in Warsaw.",
@@ -88,11 +88,11 @@ def _stand_in_nli() -> Any:
     return SimpleNamespace(deberta=model, deberta_tokenizer=tokenizer, device="cpu", batch_size=4)
 
 
-def _passages(toy_passages: list[Passage]) -> list[Passage]:
+def _passages(toy_passages: list[Record]) -> list[Record]:
     return [*toy_passages, EXTRA]
 
 
-def _theirs(passages: list[Passage], n: int, estimator: Any) -> np.ndarray:
+def _theirs(passages: list[Record], n: int, estimator: Any) -> np.ndarray:
     from lm_polygraph.stat_calculators.semantic_matrix import SemanticMatrixCalculator
 
     stats: dict[str, Any] = {"sample_texts": [list(p.samples[:n]) for p in passages]}
@@ -100,7 +100,7 @@ def _theirs(passages: list[Passage], n: int, estimator: Any) -> np.ndarray:
     return np.asarray(estimator(stats), dtype=np.float64)
 
 
-def _ours(passages: list[Passage], name: str, variant: str, n: int, overrides: list[str]) -> np.ndarray:
+def _ours(passages: list[Record], name: str, variant: str, n: int, overrides: list[str]) -> np.ndarray:
     artifact = {
         "records": {
             rid: m.to_dict() for rid, m in pair_matrices_of(passages, lambda p, h: _softmax(p, h).numpy()).items()
@@ -137,7 +137,7 @@ CASES = [
 
 @pytest.mark.parametrize(("name", "variant", "similarity", "threshold"), CASES)
 def test_graph_estimators_equal_lm_polygraphs(
-    toy_passages: list[Passage], name: str, variant: str, similarity: str, threshold: float
+    toy_passages: list[Record], name: str, variant: str, similarity: str, threshold: float
 ) -> None:
     passages = _passages(toy_passages)
     overrides = [] if name == "num_sem_sets" else [f"{name}.similarities=[{similarity}]"]

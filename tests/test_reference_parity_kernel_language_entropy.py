@@ -29,7 +29,7 @@ import pytest
 
 from hallulab.artifacts.nli_pair_matrix.build import pair_matrices_of
 from hallulab.core.config import compose
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.sample_matrix import selected_columns
 from hallulab.methods.sample_selection import SampleKnobs
 from hallulab.pipeline.context import AggregateContext
@@ -48,12 +48,12 @@ SETTINGS = [(0.3, True, 0.0), (1.0, False, 1e-3)]
 CHOICES = [(3, "first"), (5, "first"), (4, "random")]
 
 
-def _chosen(passage: Passage, n: int, selection: str) -> list[str]:
+def _chosen(passage: Record, n: int, selection: str) -> list[str]:
     columns = selected_columns(passage.id, len(passage.samples), SampleKnobs(used=n, selection=selection))
     return [passage.samples[int(i)] for i in columns]
 
 
-def _theirs(passages: list[Passage], n: int, selection: str, t: float, scale: bool, jitter: float) -> np.ndarray:
+def _theirs(passages: list[Record], n: int, selection: str, t: float, scale: bool, jitter: float) -> np.ndarray:
     from lm_polygraph.estimators import KernelLanguageEntropy
     from lm_polygraph.stat_calculators.semantic_matrix import SemanticMatrixCalculator
 
@@ -63,7 +63,7 @@ def _theirs(passages: list[Passage], n: int, selection: str, t: float, scale: bo
     return np.asarray(estimator(stats), dtype=np.float64)
 
 
-def _ours(passages: list[Passage], n: int, selection: str, t: float, scale: bool, jitter: float) -> np.ndarray:
+def _ours(passages: list[Record], n: int, selection: str, t: float, scale: bool, jitter: float) -> np.ndarray:
     artifact = {
         "records": {
             rid: m.to_dict() for rid, m in pair_matrices_of(passages, lambda p, h: _softmax(p, h).numpy()).items()
@@ -81,7 +81,7 @@ def _ours(passages: list[Passage], n: int, selection: str, t: float, scale: bool
 
 @pytest.mark.parametrize(("t", "scale", "jitter"), SETTINGS)
 def test_kle_heat_equals_lm_polygraphs_kernel_language_entropy(
-    toy_passages: list[Passage], t: float, scale: bool, jitter: float
+    toy_passages: list[Record], t: float, scale: bool, jitter: float
 ) -> None:
     passages = [*toy_passages, EXTRA]
     found = {}

@@ -28,7 +28,7 @@ import pytest
 from hallulab.artifacts.nli_pair_matrix import pair_matrices
 from hallulab.artifacts.nli_pair_matrix.build import pair_matrices_of
 from hallulab.core.config import compose
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.luq.formula import samples_uncertainty
 from hallulab.methods.sample_matrix import selected_columns
 from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores
@@ -46,12 +46,12 @@ TOLERANCE = 1e-12
 CHOICES = [(3, "first"), (5, "first"), (4, "random")]
 
 
-def _chosen(passage: Passage, n: int, selection: str) -> list[str]:
+def _chosen(passage: Record, n: int, selection: str) -> list[str]:
     columns = selected_columns(passage.id, len(passage.samples), SampleKnobs(used=n, selection=selection))
     return [passage.samples[int(i)] for i in columns]
 
 
-def _theirs(passages: list[Passage], n: int, selection: str) -> np.ndarray:
+def _theirs(passages: list[Record], n: int, selection: str) -> np.ndarray:
     from lm_polygraph.estimators import LUQ
     from lm_polygraph.stat_calculators.semantic_matrix import SemanticMatrixCalculator
 
@@ -60,12 +60,12 @@ def _theirs(passages: list[Passage], n: int, selection: str) -> np.ndarray:
     return np.asarray(LUQ()(stats), dtype=np.float64)
 
 
-def _artifact(passages: list[Passage]) -> dict[str, Any]:
+def _artifact(passages: list[Record]) -> dict[str, Any]:
     matrices = pair_matrices_of(passages, lambda p, h: _softmax(p, h).numpy())
     return {"records": {rid: m.to_dict() for rid, m in matrices.items()}}
 
 
-def _ours(passages: list[Passage], n: int, selection: str) -> np.ndarray:
+def _ours(passages: list[Record], n: int, selection: str) -> np.ndarray:
     conf = compose([])[NAME]
     params = compose([f"samples.used={n}", f"samples.selection={selection}"]) | {
         NAME: {**conf, "readings": ["response"]}
@@ -78,7 +78,7 @@ def _ours(passages: list[Passage], n: int, selection: str) -> np.ndarray:
     return frame.loc[[p.id for p in passages], "score"].to_numpy(dtype=np.float64)
 
 
-def test_luq_response_equals_lm_polygraphs_luq(toy_passages: list[Passage]) -> None:
+def test_luq_response_equals_lm_polygraphs_luq(toy_passages: list[Record]) -> None:
     passages = [*toy_passages, EXTRA]
     found = {}
     for n, selection in CHOICES:

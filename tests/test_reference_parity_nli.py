@@ -18,7 +18,7 @@ import pytest
 
 from hallulab.methods.sample_matrix import selected_columns, sentence_scores
 from hallulab.methods.sample_selection import SampleKnobs
-from hallulab.methods.selfcheck_nli.score import passage_matrices
+from hallulab.methods.selfcheck_nli.score import record_matrices
 from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.nli.train import NLITrainKnobs, export_two_label, train_cross_encoder
 from hallulab.tooling.reference import reference_nli
@@ -39,8 +39,8 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def _compare(passages, models: tuple[Path, Path]) -> None:
     three, two = models
     reference = reference_nli(str(two))
-    ours_two = passage_matrices(passages, NLIScorer(NLIKnobs(model=str(two), batch_size=16)))
-    ours_three = passage_matrices(passages, NLIScorer(NLIKnobs(model=str(three), batch_size=16)))
+    ours_two = record_matrices(passages, NLIScorer(NLIKnobs(model=str(two), batch_size=16)))
+    ours_three = record_matrices(passages, NLIScorer(NLIKnobs(model=str(three), batch_size=16)))
     everything = SampleKnobs()
     for passage in passages:
         theirs = reference.predict(list(passage.sentences), list(passage.samples))

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from hallulab.core.token_stats import TokenStats
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.cocoa import SPEC as COCOA
 from hallulab.methods.cocoa.aggregate import aggregate as cocoa_aggregate
 from hallulab.methods.cocoa.raw import CocoaScores
@@ -41,7 +41,7 @@ from hallulab.pipeline.params import ParamsView
 pytestmark = pytest.mark.reference
 
 #: a short answer's record: a duplicate sample, a one-piece sample ("Yes."), a contradicting one
-PLANTED = Passage(
+PLANTED = Record(
     id="planted",
     prompt="Where was she born?",
     response="She was born in Warsaw.",
@@ -106,7 +106,7 @@ def _calculator(cls: type) -> Any:
     return calculator
 
 
-def _passages(toy_passages: list[Passage]) -> list[Passage]:
+def _passages(toy_passages: list[Record]) -> list[Record]:
     return [*toy_passages, PLANTED]
 
 
@@ -127,11 +127,11 @@ def _tokens(text: str, seed: int) -> list[TokenStats]:
     ]
 
 
-def _sample_tokens(passages: list[Passage]) -> dict[str, list[list[TokenStats]]]:
+def _sample_tokens(passages: list[Record]) -> dict[str, list[list[TokenStats]]]:
     return {p.id: [_tokens(s, 10 + j) for j, s in enumerate(p.samples)] for p in passages}
 
 
-def _response_tokens(passages: list[Passage]) -> dict[str, list[TokenStats]]:
+def _response_tokens(passages: list[Record]) -> dict[str, list[TokenStats]]:
     return {p.id: _tokens(p.response or "", 1) for p in passages}
 
 
@@ -143,7 +143,7 @@ def _samples(n: int) -> dict[str, Any]:
     return {"used": n, "selection": "first", "seed": 0}
 
 
-def _frame_scores(frame: Any, variant: str, passages: list[Passage]) -> np.ndarray:
+def _frame_scores(frame: Any, variant: str, passages: list[Record]) -> np.ndarray:
     chosen = frame[frame["variant"] == variant].set_index("record_id")
     return chosen.loc[[p.id for p in passages], "score"].to_numpy(dtype=np.float64)
 
@@ -151,7 +151,7 @@ def _frame_scores(frame: Any, variant: str, passages: list[Passage]) -> np.ndarr
 # ------------------------------------------------------------------------------------------ SAR
 
 
-def _sar_ours(passages: list[Passage], n: int, temperature: float) -> dict[str, np.ndarray]:
+def _sar_ours(passages: list[Record], n: int, temperature: float) -> dict[str, np.ndarray]:
     records, _ = sar_records(
         passages, _sample_tokens(passages), _response_tokens(passages), _similarities, token_relevance=True
     )
@@ -162,7 +162,7 @@ def _sar_ours(passages: list[Passage], n: int, temperature: float) -> dict[str, 
     return {v: _frame_scores(frame, v, passages) for v in ("sar", "sentence_sar", "token_sar")}
 
 
-def _sar_theirs(passages: list[Passage], n: int, temperature: float) -> dict[str, np.ndarray]:
+def _sar_theirs(passages: list[Record], n: int, temperature: float) -> dict[str, np.ndarray]:
     from lm_polygraph.estimators import SAR as PolygraphSAR
     from lm_polygraph.estimators import SentenceSAR, TokenSAR
     from lm_polygraph.stat_calculators.cross_encoder_similarity import CrossEncoderSimilarityMatrixCalculator
@@ -188,7 +188,7 @@ def _sar_theirs(passages: list[Passage], n: int, temperature: float) -> dict[str
 
 
 @pytest.mark.parametrize("temperature", [0.001, 0.05])
-def test_sar_equals_lm_polygraphs_estimators(toy_passages: list[Passage], temperature: float) -> None:
+def test_sar_equals_lm_polygraphs_estimators(toy_passages: list[Record], temperature: float) -> None:
     passages = _passages(toy_passages)
     for n in (3, 5):
         ours, theirs = _sar_ours(passages, n, temperature), _sar_theirs(passages, n, temperature)
@@ -203,7 +203,7 @@ def test_sar_equals_lm_polygraphs_estimators(toy_passages: list[Passage], temper
 # ---------------------------------------------------------------------------------------- CoCoA
 
 
-def _cocoa_ours(passages: list[Passage], n: int) -> dict[str, np.ndarray]:
+def _cocoa_ours(passages: list[Record], n: int) -> dict[str, np.ndarray]:
     raw = CocoaScores(similarity={}, records=response_similarities(passages, _similarities), diagnostics={})
     tokens = {
         p.id: [t.to_dict() for t in stats]
@@ -216,7 +216,7 @@ def _cocoa_ours(passages: list[Passage], n: int) -> dict[str, np.ndarray]:
     return {v: _frame_scores(frame, v, passages) for v in ("cocoa_msp", "cocoa_ppl", "cocoa_mte")}
 
 
-def _cocoa_theirs(passages: list[Passage], n: int) -> dict[str, np.ndarray]:
+def _cocoa_theirs(passages: list[Record], n: int) -> dict[str, np.ndarray]:
     from lm_polygraph.estimators import CocoaMSP, CocoaMTE, CocoaPPL
     from lm_polygraph.stat_calculators.greedy_cross_encoder_similarity import (
         GreedyCrossEncoderSimilarityMatrixCalculator,
@@ -236,7 +236,7 @@ def _cocoa_theirs(passages: list[Passage], n: int) -> dict[str, np.ndarray]:
     return {name: np.asarray(estimator(stats), dtype=np.float64) for name, estimator in estimators.items()}
 
 
-def test_cocoa_equals_lm_polygraphs_estimators(toy_passages: list[Passage]) -> None:
+def test_cocoa_equals_lm_polygraphs_estimators(toy_passages: list[Record]) -> None:
     passages = _passages(toy_passages)
     for n in (3, 5):
         ours, theirs = _cocoa_ours(passages, n), _cocoa_theirs(passages, n)

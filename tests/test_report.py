@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from hallulab.core.units import score_frame
-from hallulab.data.schema import GivenClaim, Passage
+from hallulab.data.schema import GivenClaim, Record
 from hallulab.pipeline.unit_texts import DescribedUnit, UnitTexts, one_unit_set
 from hallulab.report.declared import DeclaredUnits, UnitFile
 from hallulab.report.inputs import CurveFile, NamedUnits, ReportInputs, summary_notes
@@ -30,9 +30,9 @@ from tests.workspace import HANG_GUARD_S, environment
 SCREENSHOTS_ENV = "HALLULAB_REPORT_SCREENSHOTS"  # a folder: the browser test saves its screenshots there too
 
 
-def _passages() -> list[Passage]:
+def _passages() -> list[Record]:
     return [
-        Passage(
+        Record(
             id="r1",
             response="Ada was born in 1815. She wrote </script> notes.",
             sentences=("Ada was born in 1815.", "She wrote </script> notes."),
@@ -41,7 +41,7 @@ def _passages() -> list[Passage]:
             prompt="Write about Ada Lovelace.",
             claims=(GivenClaim("Ada was born in 1815", label=0.0, sentence_index=0),),
         ),
-        Passage(id="r2", response="Alan was a logician.", sentences=("Alan was a logician.",), labels=(0.0,)),
+        Record(id="r2", response="Alan was a logician.", sentences=("Alan was a logician.",), labels=(0.0,)),
     ]
 
 
@@ -114,7 +114,7 @@ def _inputs() -> ReportInputs:
 
 def test_the_payload_holds_every_scored_unit_with_its_rank_text_and_label() -> None:
     inputs = _inputs()
-    payload = build_payload(inputs, UnitCatalogue.build(inputs.passages))
+    payload = build_payload(inputs, UnitCatalogue.build(inputs.records))
     sentences = payload["scores"]["m"]["v"]["sentence"]
     assert sentences["r1"] == [[0, 0.1, 0.0], [1, 0.9, 1.0]]
     assert sentences["r2"] == [[0, 0.5, 0.5]]
@@ -135,7 +135,7 @@ def test_the_payload_holds_every_scored_unit_with_its_rank_text_and_label() -> N
 
 def test_the_page_embeds_its_data_so_that_no_text_closes_the_script_early() -> None:
     inputs = _inputs()
-    page = render(build_payload(inputs, UnitCatalogue.build(inputs.passages)))
+    page = render(build_payload(inputs, UnitCatalogue.build(inputs.records)))
     data = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', page, re.S)
     assert data is not None
     assert json.loads(data.group(1))["records"][0]["sentences"][1]["text"] == "She wrote </script> notes."
@@ -241,7 +241,7 @@ def test_a_ccp_claim_shows_each_words_ccp_and_they_multiply_to_its_score(toy_run
     from hallulab.report.page import registered_unit_declarations
 
     inputs = load_inputs("toy", toy_run.root, units=registered_unit_declarations())
-    catalogue = UnitCatalogue.build(inputs.passages, inputs.named_units, inputs.details)
+    catalogue = UnitCatalogue.build(inputs.records, inputs.named_units, inputs.details)
     scores = inputs.scores["ccp"]
     claims = scores[scores["variant"].isin(["ccp_k10_claimpref", "ccp_k3_nocontext"]) & (scores["level"] == "claim")]
     assert len(claims) > 10
@@ -511,7 +511,7 @@ def _run_page_without_a_run(root: Path) -> Path:
     from hallulab.report.page import write_report
 
     shutil.copytree(Path("metrics/toy"), root / paths.metrics_dir("toy"))
-    records = root / paths.passages("toy")
+    records = root / paths.records("toy")
     records.parent.mkdir(parents=True)
     records.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in _passages()), encoding="utf-8")
     scores = root / paths.unit_scores("selfcheck_ngram", "toy")
@@ -594,7 +594,7 @@ def test_an_undefined_summary_value_carries_the_evaluations_reason() -> None:
     inputs = _inputs()
     inputs.summary.loc[0, ["value_2", "ci_2_low", "ci_2_high"]] = None  # type: ignore[union-attr]
     undefined = {"metrics": {"v": {"passage_pearson": "constant_values"}}, "intervals": {}}
-    payload = build_payload(replace(inputs, undefined={"m": undefined}), UnitCatalogue.build(inputs.passages))
+    payload = build_payload(replace(inputs, undefined={"m": undefined}), UnitCatalogue.build(inputs.records))
     assert payload["summary"]["reasons"] == [
         {"value_2": "no spread: constant values", "ci_2": "no spread: constant values"}
     ]
@@ -651,7 +651,7 @@ def test_the_page_draws_each_committed_calibrations_held_out_reliability(tmp_pat
     (tmp_path / committed).mkdir(parents=True)
     for path in (ngram, greybox):  # greybox did not run: its calibration is not drawn
         shutil.copy(path, tmp_path / path)
-    records = tmp_path / paths.passages("nq_open")
+    records = tmp_path / paths.records("nq_open")
     records.parent.mkdir(parents=True)
     record = {"id": "r1", "response": "Paris.", "sentences": ["Paris."], "prompt": "Capital?"}
     records.write_text(json.dumps(record) + "\n")
@@ -660,7 +660,7 @@ def test_the_page_draws_each_committed_calibrations_held_out_reliability(tmp_pat
     _frame().to_parquet(scores)
 
     inputs = load_inputs("nq_open", tmp_path)
-    payload = build_payload(inputs, UnitCatalogue.build(inputs.passages))
+    payload = build_payload(inputs, UnitCatalogue.build(inputs.records))
     reliability = [c for c in payload["curves"] if c["title"].startswith("reliability:")]
     assert [c["title"] for c in reliability] == [
         f"reliability: selfcheck_ngram, ngram_n1_max (response), {stored['split']['heldout_units']} "

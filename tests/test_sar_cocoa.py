@@ -9,14 +9,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import huggingface_hub
+import huggingface_hub.constants
 import numpy as np
 import pytest
 
 from hallulab.core.call_cache import CallCache
 from hallulab.core.errors import RecordError, UserFacingError
 from hallulab.core.token_stats import TokenStats
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.cocoa.formula import cocoa_msp, cocoa_mte, cocoa_ppl, mean_dissimilarity, symmetric_similarity
 from hallulab.methods.cocoa.score import response_similarities
 from hallulab.methods.sar import SPEC as SAR
@@ -109,7 +109,7 @@ def test_tokens_without_offsets_are_placed_by_their_texts_or_refused() -> None:
 
 # ------------------------------------------------------------------------------ stored records
 
-RECORD = Passage(
+RECORD = Record(
     id="r1",
     prompt="Where was she born?",
     response="In Warsaw.",

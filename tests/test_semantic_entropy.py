@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from hallulab.core.config import compose
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.semantic_entropy import SPEC
 from hallulab.methods.semantic_entropy.aggregate import (
     aggregate,
@@ -47,7 +47,7 @@ def _records(count: int, seed: int) -> dict[str, RecordSamples]:
 
 
 def _ours(records: dict[str, RecordSamples], reading: str, estimation: str, n: int | None) -> np.ndarray:
-    passages = [Passage(id=rid, prompt="q", response="a", sentences=("a",), samples=("s",) * N_MAX) for rid in records]
+    passages = [Record(id=rid, prompt="q", response="a", sentences=("a",), samples=("s",) * N_MAX) for rid in records]
     raw = SemanticEntropyScores(
         nli={"name": "t"}, proxy={"name": "t"}, nli_input="answer", prefix="{prompt}", records=records, diagnostics={}
     )
@@ -116,7 +116,7 @@ def test_classes_need_entailment_both_ways_and_the_discrete_reading_is_the_clust
 
 
 def test_the_nli_reads_every_ordered_pair_and_the_question_only_when_asked() -> None:
-    passage = Passage(id="p", prompt="Who?", response="a", sentences=("a",), samples=("x", "y", "z"))
+    passage = Record(id="p", prompt="Who?", response="a", sentences=("a",), samples=("x", "y", "z"))
     premises, hypotheses = pair_grid([passage], "answer")
     assert list(zip(premises, hypotheses, strict=True)) == [
         ("x", "y"),
@@ -188,7 +188,7 @@ def test_the_farquhar_rows_cluster_the_question_conditioned_classes_by_each_rule
         "token_counts": [2, 3, 1],
         "question_classes": with_question,
     }
-    passages = [Passage(id="r", prompt="q", response="a", sentences=("a",), samples=("s",) * 3)]
+    passages = [Record(id="r", prompt="q", response="a", sentences=("a",), samples=("s",) * 3)]
     raw = SemanticEntropyScores(
         nli={"name": "t"},
         proxy={"name": "t"},
@@ -216,7 +216,7 @@ def test_the_farquhar_rows_cluster_the_question_conditioned_classes_by_each_rule
 
 
 def test_the_score_step_asks_the_nli_for_question_conditioned_pairs_only_when_it_needs_them() -> None:
-    passage = Passage(id="p", prompt="Who?", response="a", sentences=("a",), samples=("x", "y"))
+    passage = Record(id="p", prompt="Who?", response="a", sentences=("a",), samples=("x", "y"))
     assert set(nli_grids([passage], "answer", farquhar=True)) == {"answer", "question_answer"}
     assert set(nli_grids([passage], "answer", farquhar=False)) == {"answer"}
     assert set(nli_grids([passage], "question_answer", farquhar=True)) == {"question_answer"}

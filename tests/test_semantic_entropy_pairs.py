@@ -31,7 +31,7 @@ from hallulab.core.call_cache import CallCache
 from hallulab.core.config import ConfigError, compose
 from hallulab.core.errors import RecordError
 from hallulab.core.token_stats import TokenStats
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.semantic_entropy import SPEC
 from hallulab.methods.semantic_entropy import score as score_step
 from hallulab.methods.semantic_entropy.aggregate import aggregate
@@ -104,9 +104,9 @@ ANSWERS = {
 }
 
 
-def _passages() -> list[Passage]:
+def _passages() -> list[Record]:
     return [
-        Passage(id=rid, prompt=question, response=samples[0], sentences=(samples[0],), samples=samples)
+        Record(id=rid, prompt=question, response=samples[0], sentences=(samples[0],), samples=samples)
         for rid, (question, samples) in ANSWERS.items()
     ]
 
@@ -115,11 +115,11 @@ def _class_probs(premises: list[str], hypotheses: list[str]) -> np.ndarray:
     return np.asarray(_softmax(premises, hypotheses).numpy(), dtype=np.float64)
 
 
-def _log_probs(passage: Passage) -> list[float]:
+def _log_probs(passage: Record) -> list[float]:
     return [-1.5 * len(sample.split()) - 0.1 * (len(sample) % 5) for sample in passage.samples]
 
 
-def _raw(passages: list[Passage], pairs: str, nli_input: str = "answer") -> SemanticEntropyScores:
+def _raw(passages: list[Record], pairs: str, nli_input: str = "answer") -> SemanticEntropyScores:
     found = nli_classes(passages, nli_input, farquhar=True, pairs=pairs, class_probs=_class_probs)
     records: dict[str, RecordSamples] = {
         p.id: {
@@ -161,7 +161,7 @@ def _params(overrides: list[str]) -> dict[str, Any]:
     return params
 
 
-def _scores(passages: list[Passage], raw: SemanticEntropyScores, overrides: list[str]) -> pd.DataFrame:
+def _scores(passages: list[Record], raw: SemanticEntropyScores, overrides: list[str]) -> pd.DataFrame:
     view = ParamsView(_params(overrides), SPEC.aggregate.param_keys(), "aggregate_semantic_entropy")
     frame = aggregate(AggregateContext("t", passages, {}, raw, view)).scores
     return frame.sort_values(["variant", "record_id"]).reset_index(drop=True)
@@ -170,7 +170,7 @@ def _scores(passages: list[Passage], raw: SemanticEntropyScores, overrides: list
 # ---- parity with lm-polygraph, the pairs scored lazily ----------------------------------------
 
 
-def _lm_polygraph(passages: list[Passage], n: int, reading: str, estimation: str) -> tuple[np.ndarray, list[list[int]]]:
+def _lm_polygraph(passages: list[Record], n: int, reading: str, estimation: str) -> tuple[np.ndarray, list[list[int]]]:
     """lm-polygraph's entropy and classes of the first n samples, its matrix from the stand-in."""
     from lm_polygraph.estimators.semantic_entropy import SemanticEntropy
     from lm_polygraph.stat_calculators.semantic_classes import SemanticClassesCalculator

@@ -13,17 +13,15 @@ import pandas as pd
 import pytest
 
 from hallulab.core.units import record_scores
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.sample_matrix import scorable
 from hallulab.methods.skipped import HAS_RESPONSE, HAS_SAMPLES, partition, present_in, skip_diagnostics
 from hallulab.pipeline.context import AggregateContext, BuildContext
 from hallulab.pipeline.params import ParamsView
 
-SCORED = Passage(
-    id="scored", response="Ada wrote. She died.", sentences=("Ada wrote.", "She died."), samples=("x", "y")
-)
-NO_SAMPLES = Passage(id="empty", response="Ada wrote.", sentences=("Ada wrote.",), samples=())
-PROMPT_ONLY = Passage(id="asked", response=None, sentences=(), prompt="Who was Ada?")
+SCORED = Record(id="scored", response="Ada wrote. She died.", sentences=("Ada wrote.", "She died."), samples=("x", "y"))
+NO_SAMPLES = Record(id="empty", response="Ada wrote.", sentences=("Ada wrote.",), samples=())
+PROMPT_ONLY = Record(id="asked", response=None, sentences=(), prompt="Who was Ada?")
 RECORDS = [SCORED, NO_SAMPLES, PROMPT_ONLY]
 SELECTION = {"used": None, "selection": "first", "seed": 0}
 
@@ -51,7 +49,7 @@ def test_nothing_skipped_is_zero_and_an_empty_list_and_no_warning(caplog: pytest
 
 
 def test_one_warning_line_names_the_skipped_records_by_reason(caplog: pytest.LogCaptureFixture) -> None:
-    many = [Passage(id=f"r{i:02d}", response=None, sentences=()) for i in range(12)]
+    many = [Record(id=f"r{i:02d}", response=None, sentences=()) for i in range(12)]
     with caplog.at_level(logging.WARNING):
         partition([*many, NO_SAMPLES], HAS_RESPONSE, HAS_SAMPLES).warn(logging.getLogger("t"), "Method")
     (line,) = _warnings(caplog)
@@ -213,7 +211,7 @@ def test_lexical_similarity_keeps_its_counts_and_names_the_skipped_records() -> 
     from hallulab.methods.lexical_similarity.aggregate import aggregate
 
     params = {"lexical_similarity": {"metrics": ["rougeL"], "use_stemmer": False}, "samples": SELECTION}
-    one_sample = Passage(id="one", response="Ada.", sentences=("Ada.",), samples=("Ada.",))
+    one_sample = Record(id="one", response="Ada.", sentences=("Ada.",), samples=("Ada.",))
     done = aggregate(
         AggregateContext(
             "t", [*RECORDS, one_sample], {}, None, ParamsView(params, SPEC.aggregate.param_keys(), "aggregate")
@@ -229,7 +227,7 @@ def test_lexical_similarity_keeps_its_counts_and_names_the_skipped_records() -> 
 def test_sac3_names_a_record_neither_variant_scored() -> None:
     from hallulab.methods.sac3.aggregate import aggregate
 
-    verdicts = Passage(id="v", response="Yes.", sentences=("Yes.",), meta={"self_sc": ["Guess: No"]})
+    verdicts = Record(id="v", response="Yes.", sentences=("Yes.",), meta={"self_sc": ["Guess: No"]})
     done = aggregate(AggregateContext("t", [verdicts, SCORED], {}, None, ParamsView({}, (), "aggregate_sac3")))
     assert done.diagnostics["sac3_q_records_without_verdicts"] == 2  # per variant, as before
     assert done.diagnostics["skipped_records"] == 1

@@ -25,7 +25,7 @@ import pytest
 
 from hallulab.artifacts.knowledge_graphs import graphs_by_record
 from hallulab.core.units import record_scores, sentence_scores
-from hallulab.data.loaders import load_jsonl_passages
+from hallulab.data.loaders import load_jsonl_records
 from hallulab.evaluation.gate import check
 from hallulab.evaluation.paper_tables import (
     PAPER_METRICS,
@@ -166,7 +166,7 @@ def test_greybox_proxy_scores_every_sentence_of_the_subset_with_the_embedded_mod
 def test_ci_metric_gate_catches_a_planted_scoring_change(wikibio_run: Path) -> None:
     """Plant a realistic bug (n-grams counted case-sensitively, as if ``lower()`` were dropped):
     the re-scored, re-evaluated metrics must fail the gate."""
-    passages = load_jsonl_passages(wikibio_run / "data/generated/wikibio/passages.jsonl")
+    passages = load_jsonl_records(wikibio_run / "data/generated/wikibio/passages.jsonl")
     tokens = json.loads((wikibio_run / "data/scores/wikibio/selfcheck_ngram.json").read_text())
     planted, _ = score_corpora(corpora_from_dict(tokens["corpora"]), [1], ["max"], lowercase=False)
     config = ProtocolKnobs(bootstrap_samples=0)
@@ -182,7 +182,7 @@ def test_ci_metric_gate_catches_a_planted_factselfcheck_change(wikibio_subset: P
     """Plant a realistic bug in Eq. 11 (a sentence without facts scored 0 instead of 0.5): the
     KG-frequency sentence-level metrics recomputed from the run's own knowledge graphs must fail
     the gate, while the correct rule recomputed the same way passes it."""
-    passages = load_jsonl_passages(wikibio_subset / "data/generated/wikibio/passages.jsonl")
+    passages = load_jsonl_records(wikibio_subset / "data/generated/wikibio/passages.jsonl")
     raw = json.loads((wikibio_subset / "data/artifacts/wikibio/knowledge_graphs.json").read_text())
     graphs = graphs_by_record(raw)
     config = ProtocolKnobs(bootstrap_samples=0)

@@ -4,7 +4,7 @@
     scores = Detector("selfcheck_ngram").score("my_records.jsonl")      # a unit-score DataFrame
     scores = Detector("ccp", settings={"ccp.aggregate.k": [5]}).score(records)
 
-Records are the canonical schema's (a JSONL file, mappings or ``Passage`` objects). A
+Records are the canonical schema's (a JSONL file, mappings or ``Record`` objects). A
 record with a ``response`` and no ``sentences`` is split into sentences by the configured
 spaCy model (``spacy.model``), as the ``generate`` stage splits the responses it writes.
 
@@ -47,8 +47,8 @@ from hallulab.core.call_cache import CallCache
 from hallulab.core.config import CONF_DIR, ConfigError, compose
 from hallulab.core.errors import UserFacingError
 from hallulab.core.units import score_frame
-from hallulab.data.records import LengthCheck, SentenceSplitter, load_jsonl_passages, with_sentences
-from hallulab.data.schema import Passage, check_unique_ids, passage_from_dict
+from hallulab.data.records import LengthCheck, SentenceSplitter, load_jsonl_records, with_sentences
+from hallulab.data.schema import Record, check_unique_ids, record_from_dict
 from hallulab.llm import check_llm_roles
 from hallulab.pipeline import registry
 from hallulab.pipeline.context import BuildContext
@@ -60,7 +60,7 @@ from hallulab.pipeline.resources import Resources
 from hallulab.pipeline.settings_schema import check_settings
 from hallulab.pipeline.spec import MethodSpec
 
-Records = str | Path | Iterable[Passage | Mapping[str, Any]]
+Records = str | Path | Iterable[Record | Mapping[str, Any]]
 #: settings as ``-S`` takes them (``["ccp.aggregate.k=[5]"]``) or as a mapping (``{"ccp.aggregate.k": [5]}``)
 Settings = Sequence[str] | Mapping[str, Any]
 VARIANT_CHOICES = ("headline", "all")
@@ -98,22 +98,22 @@ class NoRecordsError(ValueError, UserFacingError):
     """Nothing to score: an empty records file (or one of blank lines), or an empty list."""
 
 
-def _records(records: Records, split: SentenceSplitter, fits: LengthCheck | None = None) -> list[Passage]:
+def _records(records: Records, split: SentenceSplitter, fits: LengthCheck | None = None) -> list[Record]:
     """Records from a JSONL file in the canonical schema, or Passages / mappings; a record
     with a response and no ``sentences`` is split by ``split`` (``fits`` checks its length
     first). None at all is an error naming the file."""
     if isinstance(records, str | Path):
-        passages = load_jsonl_passages(Path(records), split, fits)
+        passages = load_jsonl_records(Path(records), split, fits)
         if not passages:
             raise NoRecordsError(f"{records}: no records (the file is empty or holds only blank lines)")
         return passages
     given = list(records)
     if not given:
         raise NoRecordsError("records: no records to score (an empty list)")
-    raws = with_sentences([r for r in given if not isinstance(r, Passage)], split, fits)
+    raws = with_sentences([r for r in given if not isinstance(r, Record)], split, fits)
     filled = iter(raws)
     passages = [
-        r if isinstance(r, Passage) else passage_from_dict(next(filled), position=i + 1) for i, r in enumerate(given)
+        r if isinstance(r, Record) else record_from_dict(next(filled), position=i + 1) for i, r in enumerate(given)
     ]
     check_unique_ids(passages)
     return passages
@@ -133,7 +133,7 @@ def with_headline(frame: pd.DataFrame, headline: Sequence[str] | None, variants:
     return marked if variants == "all" else marked[marked["headline"]].reset_index(drop=True)
 
 
-def unit_texts(frame: pd.DataFrame, passages: Sequence[Passage]) -> list[str | None]:
+def unit_texts(frame: pd.DataFrame, passages: Sequence[Record]) -> list[str | None]:
     """Each row's unit text where the records hold it: a span of the response (``start`` /
     ``end``), the sentence, the whole response or the prompt; None for a unit the records do
     not spell out (a knowledge-graph fact, a concept)."""
@@ -165,7 +165,7 @@ class DetectorRun:
 
     scores: pd.DataFrame
     diagnostics: dict[str, Any]
-    records: list[Passage]
+    records: list[Record]
 
 
 @dataclass(frozen=True)
@@ -173,7 +173,7 @@ class _Stepped:
     scores: pd.DataFrame
     controls: AggregateControls
     diagnostics: dict[str, Any]
-    passages: list[Passage]
+    records: list[Record]
 
 
 @dataclass
@@ -267,19 +267,19 @@ class Detector:
         self.check_models()
         stepped = self._run(self.records_of(records, cache), cache)
         frame = stepped.scores
-        frame["text"] = unit_texts(frame, stepped.passages)
+        frame["text"] = unit_texts(frame, stepped.records)
         frame.insert(0, "method", self.method)
         scores = with_headline(frame, stepped.controls.headline_variants, variants)
-        return DetectorRun(scores, stepped.diagnostics, stepped.passages)
+        return DetectorRun(scores, stepped.diagnostics, stepped.records)
 
-    def records_of(self, records: Records, cache: CallCache) -> list[Passage]:
+    def records_of(self, records: Records, cache: CallCache) -> list[Record]:
         """``records`` as the steps read them: a record with a response and no ``sentences``
         split by the configured spaCy model (its length checked first); none at all is an
         error naming the file."""
         spacy = Resources(self.view(("spacy",), "api"), cache).spacy
         return _records(records, spacy.sentences, spacy.require_fits)
 
-    def _run(self, passages: list[Passage], cache: CallCache) -> _Stepped:
+    def _run(self, passages: list[Record], cache: CallCache) -> _Stepped:
         """The method's unit scores (as the DAG's aggregate stage writes them), controls and
         diagnostics: the steps of the configured pipeline graph (``PipelineGraph.steps_for``: a
         combining method's members' steps first), in its order, each through the executor the
@@ -329,22 +329,22 @@ class Detector:
         return {m.key: member_rows(scores[m.method], m, level, f"{m.method}'s scores", self.log) for m in listed}
 
     def _generate(
-        self, passages: list[Passage], view: ParamsView, cache: CallCache
-    ) -> tuple[list[Passage], list[dict[str, Any]]]:
+        self, passages: list[Record], view: ParamsView, cache: CallCache
+    ) -> tuple[list[Record], list[dict[str, Any]]]:
         """The ``generate`` stage's step: samples (and main responses) as ``generate.mode`` says,
         run through the executor with the generator's resources."""
-        from hallulab.generation import GenerateKnobs, generate_passages
+        from hallulab.generation import GenerateKnobs, generate_records
 
         cfg = view.typed(GenerateKnobs, "generate")
 
         def generate(ctx: BuildContext) -> Any:
-            return generate_passages(
-                list(ctx.passages), ctx.resources.llm("generator"), cfg, ctx.resources.spacy.sentences
+            return generate_records(
+                list(ctx.records), ctx.resources.llm("generator"), cfg, ctx.resources.spacy.sentences
             )
 
         generated, mains, report = run_step(generate, self.dataset, passages, {}, view, cache, self.log).value
         self.log.info("%s", report.summary(cfg))
-        stored = [passage_from_dict(_as_stored(p.to_dict())) for p in generated]
+        stored = [record_from_dict(_as_stored(p.to_dict())) for p in generated]
         return stored, [_as_stored(row) for row in mains]
 
 

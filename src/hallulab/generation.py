@@ -26,7 +26,7 @@ from typing import Any
 
 from hallulab.core.config import setting
 from hallulab.core.errors import RecordError
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.llm.base import DecodingParams, Generation
 from hallulab.llm.cached import CachedLLM
 from hallulab.text.answers import contains_gold_answer
@@ -59,14 +59,14 @@ def sample_seed(base: int, record_id: str, index: int) -> int:
     return int.from_bytes(digest[:8], "big") % (2**31)
 
 
-def needs_samples(passage: Passage, cfg: GenerateKnobs) -> bool:
+def needs_samples(passage: Record, cfg: GenerateKnobs) -> bool:
     """Whether the generate stage draws samples for ``passage`` (``generate.mode``)."""
     if passage.response is None:  # a prompt-only record: nothing to check samples against
         return False
     return cfg.mode in ("samples", "all") or (cfg.mode == "auto" and not passage.samples)
 
 
-def _require_prompt(passage: Passage) -> str:
+def _require_prompt(passage: Record) -> str:
     if not passage.prompt:
         raise RecordError(passage.id, "prompt", "is needed to generate, but is missing")
     return passage.prompt
@@ -99,12 +99,12 @@ class GenerationReport:
         )
 
 
-def generate_passages(
-    passages: Sequence[Passage],
+def generate_records(
+    passages: Sequence[Record],
     llm: CachedLLM,
     cfg: GenerateKnobs,
     split_sentences: Callable[[list[str]], list[list[str]]],
-) -> tuple[list[Passage], list[dict[str, Any]], GenerationReport]:
+) -> tuple[list[Record], list[dict[str, Any]], GenerationReport]:
     """New passages, white-box records of regenerated main responses, and counts.
 
     ``split_sentences`` splits regenerated responses (the spaCy splitter in the stage)."""

@@ -61,8 +61,8 @@ from hallulab.command_options import add_output_option, add_setting_option
 from hallulab.core.config import compose, package_checkout, typed
 from hallulab.core.errors import UserFacingError
 from hallulab.core.io import check_output_path
-from hallulab.data.records import load_jsonl_passages
-from hallulab.data.schema import Passage
+from hallulab.data.records import load_jsonl_records
+from hallulab.data.schema import Record
 from hallulab.generation import GenerateKnobs, needs_samples, sample_seed
 from hallulab.pipeline.graph import pipeline_graph, setting_of
 
@@ -208,7 +208,7 @@ def bench_rates(path: Path = BENCH_RESULTS, endpoints: int = 1, nli_runtime: str
     llm = {row["key"]: row for row in results["llm"]["rows"]}
     nli = {row["key"]: row for row in results["nli"]["rows"]}[NLI_BENCH_ROWS[nli_runtime]]
     machine = results["nli"].get("machine", {})
-    toy = load_jsonl_passages(_bench_file(TOY_PASSAGES))
+    toy = load_jsonl_records(_bench_file(TOY_PASSAGES))
     toy_verdicts = sum(len(p.sentences) * len(p.samples) for p in toy if p.response is not None)
     return Rates(
         llm_tokens_per_second=float(llm["generate_batched"]["value"]),
@@ -235,7 +235,7 @@ def _cached_count(cache: Any, keys: Sequence[str]) -> int:
 
 
 def plan_generate(
-    passages: Sequence[Passage], params: dict[str, Any], cache: Any, responses: int | None, rates: Rates
+    passages: Sequence[Record], params: dict[str, Any], cache: Any, responses: int | None, rates: Rates
 ) -> StagePlan:
     cfg = typed(GenerateKnobs, params["generate"], "generate")
     if responses is not None:
@@ -262,7 +262,7 @@ def plan_generate(
     return StagePlan("generate", "LLM requests", requests, requests, cached, max_tokens, seconds, basis)
 
 
-def _generate_cached(targets: Sequence[Passage], params: dict[str, Any], cfg: GenerateKnobs, cache: Any) -> int:
+def _generate_cached(targets: Sequence[Record], params: dict[str, Any], cfg: GenerateKnobs, cache: Any) -> int:
     """How many of the samples the stage will ask for the call cache holds (the keys of
     :class:`hallulab.llm.cached.CachedLLM`)."""
     from hallulab.core.call_cache import cache_key
@@ -281,7 +281,7 @@ def _generate_cached(targets: Sequence[Passage], params: dict[str, Any], cfg: Ge
 
 
 def _sentence_sample_counts(
-    passages: Sequence[Passage], params: dict[str, Any], responses: int | None
+    passages: Sequence[Record], params: dict[str, Any], responses: int | None
 ) -> tuple[int, int, float]:
     """(pairs, responses counted, mean sentences per response), samples per response being
     the stored ones (or N_max for new responses)."""
@@ -297,7 +297,7 @@ def _sentence_sample_counts(
 
 
 def plan_nli_pairs(
-    stage: str, passages: Sequence[Passage], params: dict[str, Any], cache: Any, responses: int | None, rates: Rates
+    stage: str, passages: Sequence[Record], params: dict[str, Any], cache: Any, responses: int | None, rates: Rates
 ) -> StagePlan:
     """One NLI pair per sentence and sample (``nli_sentence_sample``)."""
     pairs, counted, mean_sentences = _sentence_sample_counts(passages, params, responses)
@@ -334,7 +334,7 @@ def _nli_cached(pairs: list[tuple[str, str]], params: dict[str, Any], cache: Any
 
 
 def plan_llm_verdicts(
-    stage: str, method: str, passages: Sequence[Passage], params: dict[str, Any], responses: int | None, rates: Rates
+    stage: str, method: str, passages: Sequence[Record], params: dict[str, Any], responses: int | None, rates: Rates
 ) -> StagePlan:
     """One LLM verdict per sentence and sample (``llm_sentence_sample``), at most the method's
     ``max_new_tokens`` each."""

@@ -29,8 +29,8 @@ import pandas as pd
 from hallulab.core.config import ConfigError
 from hallulab.core.io import atomic_open
 from hallulab.core.units import level_rows
-from hallulab.data.records import load_jsonl_passages
-from hallulab.data.schema import Passage
+from hallulab.data.records import load_jsonl_records
+from hallulab.data.schema import Record
 from hallulab.evaluation.levels import unit_labels
 from hallulab.evaluation.protocol import ProtocolKnobs, finite_for_ranking
 from hallulab.pipeline import paths
@@ -75,7 +75,7 @@ def binary_level(levels: Sequence[str]) -> str | None:
     return next((level for level in levels if level in BINARY_LEVELS), None)
 
 
-def _truth(passages: Sequence[Passage], level: str, cfg: ProtocolKnobs) -> dict[tuple[str, int], bool]:
+def _truth(passages: Sequence[Record], level: str, cfg: ProtocolKnobs) -> dict[tuple[str, int], bool]:
     """(record, unit) -> positive, for every labelled unit of ``level``."""
     if level == "sentence":
         return {
@@ -89,7 +89,7 @@ def _truth(passages: Sequence[Passage], level: str, cfg: ProtocolKnobs) -> dict[
 
 
 def cell_units(
-    passages: Sequence[Passage], frame: pd.DataFrame, level: str, variants: Sequence[str], cfg: ProtocolKnobs
+    passages: Sequence[Record], frame: pd.DataFrame, level: str, variants: Sequence[str], cfg: ProtocolKnobs
 ) -> dict[str, CellUnits]:
     """Every benchmark variant's labelled units at ``level``; a variant the frame does not have
     is an error naming it (a benchmark variant is one the method writes)."""
@@ -215,7 +215,7 @@ def export_cell_units(
     if level is None:
         return 0
     cfg = ParamsView.load(str(root / "params.yaml"), ("evaluate",), "evaluate").typed(ProtocolKnobs, "evaluate")
-    passages = load_jsonl_passages(str(root / paths.passages(dataset)))
+    passages = load_jsonl_records(str(root / paths.records(dataset)))
     frame = pd.read_parquet(root / paths.unit_scores(method, dataset))
     chosen = tuple(variants) or tuple(dict.fromkeys(frame["variant"]))
     found = cell_units(passages, frame, level, chosen, cfg)

@@ -31,8 +31,8 @@ from hallulab.calibration.stored import (
 )
 from hallulab.core.io import check_output_path
 from hallulab.core.scored_file import read_scored
-from hallulab.data.records import load_jsonl_passages
-from hallulab.data.schema import Passage
+from hallulab.data.records import load_jsonl_records
+from hallulab.data.schema import Record
 from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.pipeline import registry
 
@@ -68,7 +68,7 @@ def settings_from_flags(rule: str, target_precision: float) -> CalibrationSettin
     return CalibrationSettings(rule=rule, target_precision=target_precision)
 
 
-def read_records(path: Path) -> list[Passage]:
+def read_records(path: Path) -> list[Record]:
     """The records in ``path`` read as ``hallulab score`` reads them (:mod:`hallulab.api`): a
     record with a response and no ``sentences`` is split into sentences by the spaCy pipeline
     of the default settings (``spacy`` in ``conf/config.yaml``), loaded only when such a record
@@ -85,7 +85,7 @@ def read_records(path: Path) -> list[Passage]:
             tokenizer = SpacyTokenizer(str(spacy["model"]), batch_size=int(spacy["batch_size"]))
         return tokenizer
 
-    return load_jsonl_passages(
+    return load_jsonl_records(
         path,
         lambda texts: configured().sentences(texts),
         lambda items: configured().require_fits(items),

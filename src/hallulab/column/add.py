@@ -37,7 +37,7 @@ from hallulab.benchmark.units import BINARY_LEVELS
 from hallulab.column.provision import ColumnInputError, records_provision
 from hallulab.column.run import LOADER
 from hallulab.data.provision import Provision
-from hallulab.data.records import load_jsonl_passages
+from hallulab.data.records import load_jsonl_records
 from hallulab.pipeline import registry
 from hallulab.pipeline.members import Member
 
@@ -127,7 +127,7 @@ def add_dataset(name: str, file: Path, checkout: Path) -> AddedDataset:
         raise ColumnInputError(f"{config}: a data set of that name exists; pick another NAME or remove that file")
     if not file.is_file():
         raise ColumnInputError(f"{file}: no such file")
-    passages = load_jsonl_passages(file)
+    passages = load_jsonl_records(file)
     if not passages:
         raise ColumnInputError(f"{file}: no records")
     provision = records_provision(passages, str(file))

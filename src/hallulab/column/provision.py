@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from hallulab.core.errors import UserFacingError
 from hallulab.data.provision import LABEL_LEVELS, Provision
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.evaluation.protocol import ProtocolKnobs
 
 #: the record fields that label each level, as the error names them
@@ -53,7 +53,7 @@ class LevelCounts:
     negative: int
 
 
-def _labels(passages: Sequence[Passage], level: str, threshold: float) -> list[bool]:
+def _labels(passages: Sequence[Record], level: str, threshold: float) -> list[bool]:
     if level == "claim":
         return [c.label > threshold for p in passages for c in p.claims if c.label is not None]
     if level == "sentence":
@@ -63,7 +63,7 @@ def _labels(passages: Sequence[Passage], level: str, threshold: float) -> list[b
     return [p.prompt_label > threshold for p in passages if p.prompt_label is not None]
 
 
-def label_counts(passages: Sequence[Passage], cfg: ProtocolKnobs | None = None) -> tuple[LevelCounts, ...]:
+def label_counts(passages: Sequence[Record], cfg: ProtocolKnobs | None = None) -> tuple[LevelCounts, ...]:
     """Every level some record labels, finest first, with its class counts."""
     threshold = (cfg or ProtocolKnobs()).nonfact_threshold
     found = []
@@ -74,7 +74,7 @@ def label_counts(passages: Sequence[Passage], cfg: ProtocolKnobs | None = None) 
     return tuple(found)
 
 
-def _check_samples(passages: Sequence[Passage], where: str) -> None:
+def _check_samples(passages: Sequence[Record], where: str) -> None:
     with_samples = sum(1 for p in passages if p.samples)
     if not with_samples:
         return
@@ -87,7 +87,7 @@ def _check_samples(passages: Sequence[Passage], where: str) -> None:
             )
 
 
-def records_provision(passages: Sequence[Passage], where: str) -> Provision:
+def records_provision(passages: Sequence[Record], where: str) -> Provision:
     """The provision of the records of ``where`` (the file's name, for the errors): the module
     docstring's rules; a file without labels, or with a labelled level of one class, is refused."""
     counts = label_counts(passages)

@@ -46,7 +46,7 @@ from hallulab.benchmark.units import BINARY_LEVELS, CellUnits, binary_level, cel
 from hallulab.benchmark.validity import CellVerdict, cell_verdict
 from hallulab.column.provision import ColumnInputError, records_provision
 from hallulab.core.call_cache import CallCache
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.evaluation.protocol import ProtocolKnobs
 from hallulab.pipeline import registry
 from hallulab.pipeline.members import Member
@@ -155,7 +155,7 @@ class ColumnRunner:
 
     def __init__(
         self,
-        passages: Sequence[Passage],
+        passages: Sequence[Record],
         name: str,
         base_settings: Sequence[str],
         user_settings: Sequence[str],
@@ -164,14 +164,14 @@ class ColumnRunner:
         where: str | None = None,
     ) -> None:
         """``where``: the file's name in a refusal (the column's name by default)."""
-        self.passages = list(passages)
+        self.records = list(passages)
         self.name = name
         self.base = list(base_settings)
         self.user = list(user_settings)
         self.cache = cache
         self.cfg = cfg or ProtocolKnobs()
         self.table_settings = BenchmarkSettings.load()
-        self.provision = records_provision(self.passages, where or name)
+        self.provision = records_provision(self.records, where or name)
 
     def settings_for(self, methods: Sequence[str], extra: Sequence[str] = ()) -> list[str]:
         """The file's composition, the table's settings of ``methods``, then ``extra`` and the user's."""
@@ -184,7 +184,7 @@ class ColumnRunner:
     def run(self, spec: MethodSpec, settings: Sequence[str]) -> _Ran:
         before = _snapshot(self.cache)
         started = time.perf_counter()
-        ran = Detector(spec.name, settings, dataset=self.name).run(self.passages, self.cache, variants="all")
+        ran = Detector(spec.name, settings, dataset=self.name).run(self.records, self.cache, variants="all")
         return _Ran(spec, ran, time.perf_counter() - started, _calls(before, self.cache))
 
     def units_at(self, ran: _Ran, level: str, variants: Sequence[str]) -> dict[str, CellUnits]:
@@ -364,7 +364,7 @@ def _run(
         progress(f"[{index}/{total}] {spec.name}: {ran.seconds:.1f} s")
     return Column(
         runner.name,
-        len(runner.passages),
+        len(runner.records),
         tuple(cells),
         tuple(not_applicable),
         told_apart(cells, runner.cfg),

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from hallulab.correction.judge import judge_replies
 from hallulab.correction.selection import f1_threshold
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import PromptTemplate
 
@@ -63,10 +63,10 @@ class FactLabels:
 
 
 def unique_facts(
-    dev: Sequence[Passage], facts: Mapping[str, Sequence[tuple[int, str, float]]]
-) -> list[tuple[Passage, str, float]]:
+    dev: Sequence[Record], facts: Mapping[str, Sequence[tuple[int, str, float]]]
+) -> list[tuple[Record, str, float]]:
     """(passage, triple text, score) of every distinct fact of the development passages, in order."""
-    out: list[tuple[Passage, str, float]] = []
+    out: list[tuple[Record, str, float]] = []
     for passage in dev:
         seen: dict[str, float] = {}
         for _, triple, score in facts.get(passage.id, []):
@@ -76,7 +76,7 @@ def unique_facts(
 
 
 def judge_facts(
-    dev: Sequence[Passage],
+    dev: Sequence[Record],
     facts: Mapping[str, Sequence[tuple[int, str, float]]],
     prompt: PromptTemplate,
     judge: CachedLLM,

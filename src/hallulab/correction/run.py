@@ -20,7 +20,7 @@ from hallulab.correction.knobs import CorrectionKnobs
 from hallulab.correction.parsing import VERDICTS, parse_numbered
 from hallulab.correction.selection import in_dev_split
 from hallulab.correction.thresholds import released_thresholds, thresholds
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import PromptTemplate
@@ -77,7 +77,7 @@ def require_variant(setting_name: str, variant: str, frame: pd.DataFrame, level:
 
 
 def correct(
-    passages: Sequence[Passage],
+    passages: Sequence[Record],
     sentence_frame: pd.DataFrame,
     fact_frame: pd.DataFrame,
     graphs: Mapping[str, RecordGraphs],

@@ -34,7 +34,7 @@ import pandas as pd
 from hallulab.core.units import sentence_scores
 from hallulab.correction.fact_labels import FactLabels
 from hallulab.correction.selection import f1_threshold
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 
 #: a sentence label above this is hallucinated (WikiBio: major- and minor-inaccurate, 1.0 and 0.5)
 POSITIVE_ABOVE = 0.499
@@ -44,7 +44,7 @@ Facts = Mapping[str, Sequence[tuple[int, str, float]]]
 
 
 def sentence_rows(
-    passages: Sequence[Passage], by_record: Mapping[str, Sequence[float]]
+    passages: Sequence[Record], by_record: Mapping[str, Sequence[float]]
 ) -> tuple[list[float], list[bool]]:
     """(score, hallucinated) of every labelled sentence the sentence detector scored."""
     scores: list[float] = []
@@ -58,7 +58,7 @@ def sentence_rows(
     return scores, positive
 
 
-def mean_fact_rows(passages: Sequence[Passage], facts: Facts) -> tuple[list[float], list[bool], int]:
+def mean_fact_rows(passages: Sequence[Record], facts: Facts) -> tuple[list[float], list[bool], int]:
     """(mean fact score, hallucinated) of every labelled sentence that holds a fact, and how many
     labelled sentences hold none (left out, as the released code drops their None score)."""
     scores: list[float] = []
@@ -85,7 +85,7 @@ def _or_none(value: float) -> float | None:
 
 
 def thresholds(
-    dev: Sequence[Passage],
+    dev: Sequence[Record],
     sentence_frame: pd.DataFrame,
     sentence_variant: str,
     facts: Facts,
@@ -106,7 +106,7 @@ def thresholds(
 
 
 def released_thresholds(
-    passages: Sequence[Passage], sentence_frame: pd.DataFrame, sentence_variant: str, facts: Facts
+    passages: Sequence[Record], sentence_frame: pd.DataFrame, sentence_variant: str, facts: Facts
 ) -> dict[str, Any]:
     """Table 3's reading, as the released ``get_thresholds`` chooses: both thresholds by
     sentence-level F1 on every labelled passage given (the evaluated ones among them), the fact

@@ -34,7 +34,7 @@ from typing import Any
 from hallulab.core.errors import RecordError
 from hallulab.core.io import file_sha256, read_json
 from hallulab.data.dataset_config import CONCEPT7_LABEL_SOURCES, DatasetKnobs, dataset_settings
-from hallulab.data.schema import Passage, passage_from_dict
+from hallulab.data.schema import Record, record_from_dict
 
 #: The models whose familiarity labels are released, and the crowd-annotated Vicuna labels.
 LABEL_SOURCES = CONCEPT7_LABEL_SOURCES
@@ -104,7 +104,7 @@ def _round_robin(rows: list[dict[str, str]], count: int | None) -> list[int]:
     return sorted(chosen)
 
 
-def load_concept7(root: Path, raw: Mapping[str, Any] | DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
+def load_concept7(root: Path, raw: Mapping[str, Any] | DatasetKnobs) -> tuple[list[Record], dict[str, Any]]:
     """Test and basic records (see the module docstring)."""
     cfg = dataset_settings(raw)
     source = cfg.labels_from
@@ -114,7 +114,7 @@ def load_concept7(root: Path, raw: Mapping[str, Any] | DatasetKnobs) -> tuple[li
             raise FileNotFoundError(f"Concept-7 file not found: {path}")
     test_rows, basic_rows = _read_csv(files[0]), _read_csv(files[1])
     labels = _labels(source, files[2])
-    passages: list[Passage] = []
+    passages: list[Record] = []
     missing_labels: list[str] = []
     for position in _round_robin(test_rows, cfg.test_concepts):
         row = test_rows[position]
@@ -154,7 +154,7 @@ def load_concept7(root: Path, raw: Mapping[str, Any] | DatasetKnobs) -> tuple[li
                     "labels_from": source,
                 },
             }
-            passages.append(passage_from_dict(raw, position=position))
+            passages.append(record_from_dict(raw, position=position))
     basic_count = cfg.basic_concepts
     for position, row in enumerate(basic_rows[:basic_count] if basic_count else basic_rows):
         concept = row["Concept"].strip()
@@ -170,7 +170,7 @@ def load_concept7(root: Path, raw: Mapping[str, Any] | DatasetKnobs) -> tuple[li
                 "concepts": [concept],
             },
         }
-        passages.append(passage_from_dict(raw, position=position))
+        passages.append(record_from_dict(raw, position=position))
     provenance = {
         "source": "local",
         "files": {path.name: file_sha256(path) for path in files},

@@ -17,9 +17,9 @@ from typing import Any
 from hallulab.core.errors import RecordError
 from hallulab.core.io import file_sha256
 from hallulab.data.dataset_config import DatasetConfigError, DatasetKnobs, dataset_settings
-from hallulab.data.records import load_jsonl_passages
+from hallulab.data.records import load_jsonl_records
 from hallulab.data.root import DATA_ROOT_ENV, data_root
-from hallulab.data.schema import Passage, check_unique_ids
+from hallulab.data.schema import Record, check_unique_ids
 from hallulab.data.sets import dataset_spec
 
 __all__ = [
@@ -28,7 +28,7 @@ __all__ = [
     "data_root",
     "limited",
     "load_dataset",
-    "load_jsonl_passages",
+    "load_jsonl_records",
     "select_samples",
     "source_files",
     "source_fingerprint",
@@ -68,7 +68,7 @@ def source_fingerprint(raw: Mapping[str, Any] | DatasetKnobs) -> dict[str, Any]:
     }
 
 
-def load_dataset(raw: Mapping[str, Any] | DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
+def load_dataset(raw: Mapping[str, Any] | DatasetKnobs) -> tuple[list[Record], dict[str, Any]]:
     """Check the ``dataset`` section (:func:`dataset_settings`), load it with its loader's spec;
     returns the passages and a provenance dict."""
     cfg = dataset_settings(raw)
@@ -83,7 +83,7 @@ def load_dataset(raw: Mapping[str, Any] | DatasetKnobs) -> tuple[list[Passage], 
     return passages, provenance
 
 
-def limited(passages: Sequence[Passage], limit: int, order: str, seed: int) -> list[Passage]:
+def limited(passages: Sequence[Record], limit: int, order: str, seed: int) -> list[Record]:
     """The first ``limit`` records (``first``), or a seeded random ``limit`` of them kept in
     file order (``random``: for a source sorted by label, such as the SAC3 sets, where the
     first records all share one label)."""
@@ -99,7 +99,7 @@ def limited(passages: Sequence[Passage], limit: int, order: str, seed: int) -> l
     return [passages[i] for i in chosen]
 
 
-def select_samples(passage: Passage, num_samples: int | None) -> Sequence[str]:
+def select_samples(passage: Record, num_samples: int | None) -> Sequence[str]:
     """The first N samples (the paper's N-ablation slices ``samples[:N]``); errors name the record."""
     if num_samples is None:
         return passage.samples

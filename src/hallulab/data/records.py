@@ -9,9 +9,9 @@ from typing import Any
 
 from hallulab.core.errors import RecordError
 from hallulab.core.io import read_jsonl
-from hallulab.data.schema import Passage, passage_from_dict
+from hallulab.data.schema import Record, record_from_dict
 
-__all__ = ["SentenceSplitter", "load_jsonl_passages", "with_sentences"]
+__all__ = ["SentenceSplitter", "load_jsonl_records", "with_sentences"]
 
 #: texts -> each text's sentences (e.g. :meth:`hallulab.text.spacy_tokens.SpacyTokenizer.sentences`)
 SentenceSplitter = Callable[[Sequence[str]], list[list[str]]]
@@ -41,9 +41,9 @@ def with_sentences(raws: Sequence[Any], split: SentenceSplitter, fits: LengthChe
     return records
 
 
-def load_jsonl_passages(
+def load_jsonl_records(
     path: str | os.PathLike[str], split: SentenceSplitter | None = None, fits: LengthCheck | None = None
-) -> list[Passage]:
+) -> list[Record]:
     """Read a canonical-schema JSONL file; a bad record raises naming its id (or line) and
     field; a repeated id names both lines. With ``split``, a record with a response and no
     ``sentences`` is split into sentences first (:func:`with_sentences`, ``fits`` checking
@@ -56,7 +56,7 @@ def load_jsonl_passages(
         except RecordError as error:
             raise _with_line(error, read, path) from None
         numbered = zip([n for n, _ in read], split_records, strict=True)
-    return numbered_passages(numbered, path)
+    return numbered_records(numbered, path)
 
 
 def _with_line(error: RecordError, read: Sequence[tuple[int, Any]], path: str | os.PathLike[str]) -> RecordError:
@@ -67,14 +67,14 @@ def _with_line(error: RecordError, read: Sequence[tuple[int, Any]], path: str | 
     return RecordError(error.record_id, error.field_name, error.problem + where)
 
 
-def numbered_passages(numbered: Iterable[tuple[int, Any]], path: str | os.PathLike[str]) -> list[Passage]:
+def numbered_records(numbered: Iterable[tuple[int, Any]], path: str | os.PathLike[str]) -> list[Record]:
     """Validate ``(line number, raw record)`` pairs read from ``path``: a bad record raises
     naming its id (or line), its field and ``path:line``; a repeated id names both lines."""
     passages = []
     lines: dict[str, int] = {}
     for line_number, raw in numbered:
         try:
-            passage = passage_from_dict(raw, position=line_number)
+            passage = record_from_dict(raw, position=line_number)
         except RecordError as error:
             raise RecordError(error.record_id, error.field_name, f"{error.problem} ({path}:{line_number})") from None
         if passage.id in lines:

@@ -1,6 +1,6 @@
-"""The canonical passage record every loader produces and every stage consumes.
+"""The canonical record every loader produces and every stage consumes.
 
-One record per passage, whatever the source data set: an id, the prompt (or concept)
+One record per response, whatever the source data set: an id, the prompt (or concept)
 that produced the response, the response text, its sentences, one label per sentence
 (0 = accurate, 0.5 = minor inaccurate, 1 = major inaccurate, as SelfCheckGPT §6 maps the
 WikiBio annotation), N stochastic samples, an optional reference text and the provenance
@@ -9,7 +9,7 @@ given by the data set with their labels (FactualBio), a label of the whole respo
 SAC3 QA sets: was the answer wrong?) and a label of the prompt (Concept-7: should the model
 refuse?). A prompt-only record (no response yet: Self-Familiarity) has ``response = None``.
 
-Validation happens at the boundary: :func:`passage_from_dict` checks every field and
+Validation happens at the boundary: :func:`record_from_dict` checks every field and
 raises :class:`RecordError` naming the record and the field, so a bad line in a
 10k-record JSONL file is found by its id, not by a stack trace three stages later.
 """
@@ -53,7 +53,7 @@ class GivenClaim:
 
 
 @dataclass(frozen=True)
-class Passage:
+class Record:
     """One LLM response with its sentences, labels and stochastic samples.
 
     Attributes:
@@ -172,8 +172,8 @@ def parse_label(value: Any, rid: str, where: str) -> float:
     raise RecordError(rid, where, f"expected a number or label name, got {type(value).__name__}")
 
 
-def passage_from_dict(raw: Mapping[str, Any], *, position: int | None = None) -> Passage:
-    """Validate one raw record and build a :class:`Passage`.
+def record_from_dict(raw: Mapping[str, Any], *, position: int | None = None) -> Record:
+    """Validate one raw record and build a :class:`Record`.
 
     ``position`` (the line or row number) names the record when it has no usable id.
     """
@@ -221,7 +221,7 @@ def passage_from_dict(raw: Mapping[str, Any], *, position: int | None = None) ->
     if not isinstance(source, str):
         raise RecordError(rid, "source", f"expected a string, got {type(source).__name__}")
 
-    return Passage(
+    return Record(
         id=rid,
         response=response,
         sentences=sentences,
@@ -282,7 +282,7 @@ def _claims(raw: Mapping[str, Any], rid: str, sentence_count: int) -> tuple[Give
     return tuple(claims)
 
 
-def check_unique_ids(passages: Sequence[Passage]) -> None:
+def check_unique_ids(passages: Sequence[Record]) -> None:
     """Raise :class:`RecordError` on the first repeated id."""
     seen: set[str] = set()
     for passage in passages:

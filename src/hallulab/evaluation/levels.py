@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from hallulab.core.units import level_rows, record_scores, sentence_scores, variants
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.evaluation import bootstrap, undefined
 from hallulab.evaluation.metrics import (
     PRCurve,
@@ -98,7 +98,7 @@ class UnitLabels:
     positive: np.ndarray  # bool: the positive class
 
 
-def unit_labels(passages: Sequence[Passage], level: str) -> UnitLabels:
+def unit_labels(passages: Sequence[Record], level: str) -> UnitLabels:
     keys: list[tuple[str, int]] = []
     values: list[float] = []
     graded: list[float] = []
@@ -234,7 +234,7 @@ def _variant_units(truth: UnitLabels, chosen: pd.DataFrame) -> tuple[Units, int]
 
 
 def evaluate_binary_level(
-    passages: Sequence[Passage],
+    passages: Sequence[Record],
     frame: pd.DataFrame,
     level: str,
     cfg: ProtocolKnobs,
@@ -294,7 +294,7 @@ def passage_scores(frame: pd.DataFrame, variant: str, by_record: Mapping[str, li
     return found
 
 
-def evaluate_sentence_level(passages: Sequence[Passage], frame: pd.DataFrame, cfg: ProtocolKnobs) -> LevelResult | None:
+def evaluate_sentence_level(passages: Sequence[Record], frame: pd.DataFrame, cfg: ProtocolKnobs) -> LevelResult | None:
     """The SelfCheckGPT protocol over the sentence-labelled passages; the passage score is the
     variant's ``response`` row, or the mean of its sentence scores when it has none."""
     labelled = [p for p in passages if p.labels is not None]
@@ -340,7 +340,7 @@ def evaluate_sentence_level(passages: Sequence[Passage], frame: pd.DataFrame, cf
 
 
 def evaluate_levels(
-    passages: Sequence[Passage],
+    passages: Sequence[Record],
     frame: pd.DataFrame,
     cfg: ProtocolKnobs,
     thresholds: Mapping[str, float] | None = None,

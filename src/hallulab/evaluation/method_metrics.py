@@ -25,7 +25,7 @@ import math
 import pandas as pd
 
 from hallulab.core.io import atomic_open, read_json, write_json
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.evaluation.levels import evaluate_levels, undefined_report
 from hallulab.evaluation.paired import against_members
 from hallulab.evaluation.protocol import ProtocolKnobs
@@ -38,7 +38,7 @@ def _rounded(value: float) -> float | None:
 
 
 def write_method_metrics(
-    method: str, dataset: str, passages: list[Passage], cfg: ProtocolKnobs, log: logging.Logger
+    method: str, dataset: str, passages: list[Record], cfg: ProtocolKnobs, log: logging.Logger
 ) -> None:
     """Evaluate ``method``'s unit scores on ``dataset`` at every labelled level and write its
     metric files (see the module docstring)."""

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from hallulab.core.units import MEMBER_PREFIX, level_rows, sentence_scores, variants
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.evaluation import bootstrap
 from hallulab.evaluation.levels import (
     LEVEL_METRICS,
@@ -70,7 +70,7 @@ def _differences(
 
 
 def _sentence_level(
-    passages: Sequence[Passage], frame: pd.DataFrame, a: str, b: str, cfg: ProtocolKnobs
+    passages: Sequence[Record], frame: pd.DataFrame, a: str, b: str, cfg: ProtocolKnobs
 ) -> dict[str, Difference]:
     scores_a, scores_b = sentence_scores(frame, a), sentence_scores(frame, b)
     common = [p for p in passages if p.labels is not None and p.id in scores_a and p.id in scores_b]
@@ -88,7 +88,7 @@ def _sentence_level(
 
 
 def _binary_level(
-    passages: Sequence[Passage], frame: pd.DataFrame, level: str, a: str, b: str, cfg: ProtocolKnobs
+    passages: Sequence[Record], frame: pd.DataFrame, level: str, a: str, b: str, cfg: ProtocolKnobs
 ) -> dict[str, Difference]:
     truth = unit_labels(passages, level)
     rows_a, rows_b = level_rows(frame, a, level), level_rows(frame, b, level)
@@ -107,7 +107,7 @@ def _binary_level(
 
 
 def paired_difference(
-    passages: Sequence[Passage], frame: pd.DataFrame, level: str, a: str, b: str, cfg: ProtocolKnobs
+    passages: Sequence[Record], frame: pd.DataFrame, level: str, a: str, b: str, cfg: ProtocolKnobs
 ) -> dict[str, Difference]:
     """metric -> A - B on the units both scored at ``level`` (empty: no common labelled unit)."""
     if cfg.bootstrap_samples <= 0:
@@ -120,7 +120,7 @@ def paired_difference(
 
 
 def against_members(
-    passages: Sequence[Passage], frame: pd.DataFrame, cfg: ProtocolKnobs
+    passages: Sequence[Record], frame: pd.DataFrame, cfg: ProtocolKnobs
 ) -> dict[str, dict[str, dict[str, dict[str, list[float | None]]]]]:
     """level -> variant -> member variant -> metric -> [A - B, low, high], for every variant
     of a combining method against each of its ``member.*`` variants (empty without members)."""

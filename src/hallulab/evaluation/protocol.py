@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hallulab.core.config import setting
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.evaluation import bootstrap, undefined
 from hallulab.evaluation.metrics import (
     PRCurve,
@@ -94,7 +94,7 @@ def finite_for_ranking(values: np.ndarray) -> np.ndarray:
 
 
 def align(
-    passages: Sequence[Passage],
+    passages: Sequence[Record],
     sentence_scores: Mapping[str, Sequence[float]],
     passage_scores: Mapping[str, float],
     variant: str = "",

@@ -42,7 +42,7 @@ import numpy as np
 from hallulab.core.call_cache import CallCache, cache_key
 from hallulab.core.config import setting
 from hallulab.core.package_files import find_package_file, local_weights_digest
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.sample_scores import sentence_sample_grid, unflatten
 from hallulab.text.spacy_tokens import SpacyTokenizer
 
@@ -201,7 +201,7 @@ class BERTScoreSupport:
         return np.asarray([values[p] for p in pairs], dtype=np.float64)
 
 
-def passage_matrices(passages: Sequence[Passage], scorer: BERTScoreSupport) -> dict[str, np.ndarray]:
+def record_matrices(passages: Sequence[Record], scorer: BERTScoreSupport) -> dict[str, np.ndarray]:
     """Every passage's I x N_max matrix of 1 - max-F1 terms."""
     sentences, samples = sentence_sample_grid(passages, "SelfCheck-BERTScore")
     return unflatten(passages, scorer.support(sentences, samples))

@@ -43,7 +43,7 @@ def chosen_records(ctx: AggregateContext[None]) -> ChosenRecords:
     stored = pair_matrices(ctx.artifacts["nli_pair_matrix"])
     records = []
     missing = fewer = 0
-    for passage in ctx.passages:
+    for passage in ctx.records:
         pairs = stored.get(passage.id)
         if pairs is None:
             missing += 1

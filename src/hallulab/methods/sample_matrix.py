@@ -18,7 +18,7 @@ import pandas as pd
 
 from hallulab.core.config import ConfigError, typed
 from hallulab.core.units import ScoreTable, concat
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores
 from hallulab.methods.sample_selection import (
     SAMPLE_CHOICE_PARAMS,
@@ -89,7 +89,7 @@ def selection_from(params: ParamsView) -> SampleKnobs:
     return typed(SampleKnobs, values, "samples")
 
 
-def scorable(passages: Sequence[Passage]) -> Partition:
+def scorable(passages: Sequence[Record]) -> Partition:
     """The records a sample-based method can score (a response and at least one sample), and
     the others with their reason (prompt-only records: no response; no samples)."""
     return partition(passages, HAS_RESPONSE, HAS_SAMPLES)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from hallulab.core.errors import RecordError, StaleScoresError
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class SampleMatrixScores:
         return cls(tuple(SampleMatrices.from_dict(stored) for stored in raw["variants"]))
 
 
-def sentence_sample_grid(passages: Sequence[Passage], method: str) -> tuple[list[str], list[str]]:
+def sentence_sample_grid(passages: Sequence[Record], method: str) -> tuple[list[str], list[str]]:
     """Flattened (sentence, sample) pairs of every passage, sentence-major: the inputs of one
     batched request for the whole data set."""
     sentences: list[str] = []
@@ -78,7 +78,7 @@ def sentence_sample_grid(passages: Sequence[Passage], method: str) -> tuple[list
     return sentences, samples
 
 
-def unflatten(passages: Sequence[Passage], flat: np.ndarray) -> dict[str, np.ndarray]:
+def unflatten(passages: Sequence[Record], flat: np.ndarray) -> dict[str, np.ndarray]:
     """Inverse of :func:`sentence_sample_grid`: each passage's I x N_max matrix."""
     out: dict[str, np.ndarray] = {}
     cursor = 0

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 
 #: Record ids named per reason in the warning line; the diagnostics list them all.
 LOGGED_IDS = 10
@@ -33,7 +33,7 @@ class Requirement:
     with ``reason``."""
 
     reason: str
-    holds: Callable[[Passage], bool]
+    holds: Callable[[Record], bool]
 
 
 HAS_RESPONSE = Requirement("no response", lambda p: p.response is not None)
@@ -51,7 +51,7 @@ def present_in(records: Iterable[str], reason: str) -> Requirement:
 class Partition:
     """The records a method scores (in input order) and the ones it leaves out."""
 
-    kept: list[Passage]
+    kept: list[Record]
     skipped: list[Skipped]
 
     def skipped_ids(self) -> list[str]:
@@ -67,10 +67,10 @@ class Partition:
         log_skipped(log, method, self.skipped)
 
 
-def partition(passages: Sequence[Passage], *requirements: Requirement) -> Partition:
+def partition(passages: Sequence[Record], *requirements: Requirement) -> Partition:
     """Split ``passages`` into the records that meet every requirement and the others; a record
     left out carries the reason of the first requirement it fails (the order given)."""
-    kept: list[Passage] = []
+    kept: list[Record] = []
     skipped: list[Skipped] = []
     for passage in passages:
         failed = next((r for r in requirements if not r.holds(passage)), None)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.pipeline import registry
 from hallulab.pipeline.context import AggregateContext, Aggregated
 from hallulab.pipeline.params import ParamsView
@@ -20,7 +20,7 @@ from hallulab.pipeline.spec import MethodSpec, StoredRaw
 def aggregate_method(
     spec: MethodSpec,
     dataset: str,
-    passages: Sequence[Passage],
+    passages: Sequence[Record],
     artifacts: Mapping[str, Any],
     raw: StoredRaw | None,
     view: ParamsView,

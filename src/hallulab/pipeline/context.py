@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import pandas as pd
 
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.pipeline.controls import CONTROL_FIELDS, AggregateControls
 from hallulab.pipeline.params import ParamsView
 
@@ -27,7 +27,7 @@ class BuildContext:
     """Input of an artifact's ``build`` and a method's ``score`` step."""
 
     dataset: str
-    passages: Sequence[Passage]
+    records: Sequence[Record]
     artifacts: Mapping[str, Any]
     params: ParamsView
     resources: Resources
@@ -48,7 +48,7 @@ class AggregateContext(Generic[RawT]):
     :meth:`hallulab.pipeline.spec.MethodSpec.read_raw`, which checks the instance once."""
 
     dataset: str
-    passages: Sequence[Passage]
+    records: Sequence[Record]
     artifacts: Mapping[str, Any]
     raw: RawT  # an instance of the method's raw class (spec.raw), or None without a score step
     params: ParamsView

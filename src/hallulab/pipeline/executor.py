@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hallulab.core.call_cache import CallCache
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.pipeline import registry
 from hallulab.pipeline.aggregate_step import aggregate_method
 from hallulab.pipeline.context import BuildContext
@@ -41,7 +41,7 @@ class StepRun:
 def run_step(
     step: Any,
     dataset: str,
-    passages: Sequence[Passage],
+    passages: Sequence[Record],
     inputs: Mapping[str, Any],
     view: ParamsView,
     cache: CallCache,
@@ -61,7 +61,7 @@ def run_step(
 def build_artifact(
     name: str,
     dataset: str,
-    passages: Sequence[Passage],
+    passages: Sequence[Record],
     inputs: Mapping[str, Any],
     view: ParamsView,
     cache: CallCache,
@@ -84,7 +84,7 @@ def score_inputs(spec: MethodSpec) -> StepInputs:
 def score_method(
     spec: MethodSpec,
     dataset: str,
-    passages: Sequence[Passage],
+    passages: Sequence[Record],
     artifacts: Mapping[str, Any],
     view: ParamsView,
     cache: CallCache,

@@ -205,7 +205,7 @@ def _artifact_node(spec: ArtifactSpec) -> Node:
         command=f"python stages/extract.py --artifact {spec.name} --dataset ${{dataset.name}}",
         code=StageCode(f"extract_{spec.name}", "extract", (*modules, *_artifact_packages(spec.requires))),
         inputs=spec.inputs,
-        reads=(*_data_files(spec.inputs), Read("generate", "passages"), *map(_producer, spec.requires)),
+        reads=(*_data_files(spec.inputs), Read("generate", "records"), *map(_producer, spec.requires)),
         shards=spec.shards,
         calls=spec.calls,
     )
@@ -230,7 +230,7 @@ def _members_node(spec: MethodSpec, setting: str) -> Node:
 
 def _method_nodes(spec: MethodSpec) -> Iterator[Node]:
     package = f"hallulab.methods.{spec.name}"
-    records = (Read("generate", "passages"), *map(_producer, spec.requires))
+    records = (Read("generate", "records"), *map(_producer, spec.requires))
     steps: tuple[Read, ...] = ()  # the outputs of the method's own earlier steps
     if spec.score is not None:
         yield _node(
@@ -272,7 +272,7 @@ def _curve_node(method: str, methods: tuple[str, ...], foreach: tuple[str, ...] 
         command=f"python stages/curve.py --method {method} --dataset ${{dataset.name}}",
         code=StageCode("curve", "curve", tuple(f"hallulab.methods.{name}" for name in methods)),
         inputs=StepInputs(params=("evaluate",)),
-        reads=(Read("generate", "passages"), Read("score", "raw", method)),
+        reads=(Read("generate", "records"), Read("score", "raw", method)),
         foreach=foreach,
     )
 
@@ -295,7 +295,7 @@ def _correct_node() -> Node:
         code=StageCode("correct", "correct", ("hallulab.methods",)),
         inputs=CORRECTION_INPUTS,
         reads=(
-            Read("generate", "passages"),
+            Read("generate", "records"),
             _producer(CORRECTION_ARTIFACT),
             *(Read("aggregate", "unit_scores", f"${{{setting}}}") for setting in CORRECTION_METHODS),
         ),

@@ -32,8 +32,8 @@ def provenance(dataset: str = DS) -> str:
     return f"data/prepared/{dataset}/provenance.json"
 
 
-def passages(dataset: str = DS) -> str:
-    """The passages every stage after ``generate`` reads."""
+def records(dataset: str = DS) -> str:
+    """The records every stage after ``generate`` reads."""
     return f"data/generated/{dataset}/passages.jsonl"
 
 

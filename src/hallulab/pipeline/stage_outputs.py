@@ -102,7 +102,7 @@ def outputs_of(kind: str, name: str = "") -> Mapping[str, Output]:
         return {"prepared": Output(paths.prepared()), "provenance": _untracked(paths.provenance())}
     if kind == "generate":
         return {
-            "passages": Output(paths.passages()),
+            "records": Output(paths.records()),
             "main_tokens": Output(paths.main_tokens()),
             "report": Output(paths.generate_report()),
         }

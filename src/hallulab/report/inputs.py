@@ -30,8 +30,8 @@ import pandas as pd
 
 from hallulab.calibration.stored import HeldoutReliability, committed_calibrations, read_heldout_reliability
 from hallulab.core.io import read_json
-from hallulab.data.records import load_jsonl_passages
-from hallulab.data.schema import Passage
+from hallulab.data.records import load_jsonl_records
+from hallulab.data.schema import Record
 from hallulab.pipeline import paths
 from hallulab.pipeline.unit_texts import DescribedUnit, StoredFiles
 from hallulab.report.declared import DeclaredUnits, UnitFile
@@ -63,7 +63,7 @@ class ReportInputs:
     """A run's outputs for one data set (see the module docstring)."""
 
     dataset: str
-    passages: list[Passage]
+    records: list[Record]
     scores: dict[str, pd.DataFrame]  # method -> unit-level scores
     #: the units the declarations name, those whose file the run wrote
     named_units: list[NamedUnits] = field(default_factory=list)
@@ -153,10 +153,10 @@ def load_inputs(
     """Read a run's outputs for ``dataset`` under ``root`` (the repository); the units the
     declarations ``units`` name, from their files; ``headline_variants``: each method's curves
     drawn first."""
-    records_path = root / paths.passages(dataset)
+    records_path = root / paths.records(dataset)
     if not records_path.is_file():
         raise NothingToReportError(f"{records_path} not found: run the pipeline on {dataset!r} first (make run)")
-    passages = load_jsonl_passages(records_path)
+    passages = load_jsonl_records(records_path)
     aggregated = sorted((root / paths.unit_scores("x", dataset)).parent.glob("*.parquet"))
     details_suffix = paths.unit_details("", dataset).rsplit("/", 1)[1]  # ".details.parquet"
     scores = {path.stem: pd.read_parquet(path) for path in aggregated if not path.name.endswith(details_suffix)}
@@ -184,7 +184,7 @@ def load_inputs(
     return ReportInputs(
         dataset=dataset,
         undefined=undefined,
-        passages=passages,
+        records=passages,
         details=details,
         scores=scores,
         named_units=named_units,

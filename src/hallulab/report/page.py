@@ -65,7 +65,7 @@ def write_report(dataset: str, out: Path | None = None, root: Path = Path()) -> 
     titles = {name: spec.title for name, spec in registry.methods().items()}
     headlines = {name: spec.benchmark_variants for name, spec in registry.methods().items()}
     inputs = load_inputs(dataset, root, titles, registered_unit_declarations(), headlines)
-    catalogue = UnitCatalogue.build(inputs.passages, inputs.named_units, inputs.details)
+    catalogue = UnitCatalogue.build(inputs.records, inputs.named_units, inputs.details)
     page = render(build_payload(inputs, catalogue))
     path = out or root / default_path(dataset)
     path.parent.mkdir(parents=True, exist_ok=True)

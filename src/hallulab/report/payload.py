@@ -294,7 +294,7 @@ def _records(inputs: ReportInputs) -> list[dict[str, Any]]:
             "response_label": p.response_label,
             "prompt_label": p.prompt_label,
         }
-        for p in inputs.passages
+        for p in inputs.records
     ]
 
 

@@ -22,8 +22,8 @@ import pandas as pd
 from hallulab.core.io import atomic_open, read_jsonl
 from hallulab.core.scored_file import ScoredFileError, read_scored
 from hallulab.core.units import COLUMNS
-from hallulab.data.records import numbered_passages
-from hallulab.data.schema import Passage
+from hallulab.data.records import numbered_records
+from hallulab.data.schema import Record
 from hallulab.report.inputs import ReportInputs
 from hallulab.report.page import render
 from hallulab.report.payload import build_payload
@@ -39,7 +39,7 @@ def scored_sentences(frame: pd.DataFrame) -> dict[str, list[str]]:
     return {rid: [by_index[i] for i in sorted(by_index)] for rid, by_index in found.items()}
 
 
-def records_for(path: Path, frame: pd.DataFrame) -> list[Passage]:
+def records_for(path: Path, frame: pd.DataFrame) -> list[Record]:
     """The records file's records; one without ``sentences`` takes those its scores name.
     Every scored record must be among them (checked first: records that are not the scored
     ones are named as such, not by a field they lack)."""
@@ -52,7 +52,7 @@ def records_for(path: Path, frame: pd.DataFrame) -> list[Passage]:
             return {**raw, "sentences": sentences[raw["id"]]}
         return raw
 
-    return numbered_passages(((line, with_scored_sentences(raw)) for line, raw in read), path)
+    return numbered_records(((line, with_scored_sentences(raw)) for line, raw in read), path)
 
 
 def require_scored_records(path: Path, record_ids: Sequence[object], frame: pd.DataFrame) -> None:

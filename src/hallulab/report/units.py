@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from hallulab.core.units import details_by_unit
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.pipeline.unit_texts import DescribedUnit
 from hallulab.report.inputs import NamedUnits
 
@@ -64,7 +64,7 @@ class LevelUnits:
 class UnitCatalogue:
     """Every unit a run defined (see the module docstring)."""
 
-    passages: Mapping[str, Passage]
+    records: Mapping[str, Record]
     #: (method, level) -> the units a declaration names for it
     described: Mapping[tuple[str, str], LevelUnits] = field(default_factory=dict)
     #: method -> its aggregate step's per-unit details
@@ -73,7 +73,7 @@ class UnitCatalogue:
     @classmethod
     def build(
         cls,
-        passages: Sequence[Passage],
+        passages: Sequence[Record],
         named: Sequence[NamedUnits] = (),
         details: Mapping[str, pd.DataFrame] | None = None,
     ) -> UnitCatalogue:
@@ -84,7 +84,7 @@ class UnitCatalogue:
             for method in found.declared.methods:
                 described[(method, texts.level)] = LevelUnits(texts.unit_set, by_key)
         return cls(
-            passages={p.id: p for p in passages},
+            records={p.id: p for p in passages},
             described=described,
             details={method: details_by_unit(frame) for method, frame in (details or {}).items() if len(frame)},
         )
@@ -103,7 +103,7 @@ class UnitCatalogue:
         return replace(view, details=view.details + found) if found else view
 
     def _unit(self, method: str, variant: str, level: str, record_id: str, index: int) -> UnitView:
-        passage = self.passages.get(record_id)
+        passage = self.records.get(record_id)
         if passage is None:
             return UnitView(index, None, f"(record {record_id} is not among the generated records)")
         view = record_unit(passage, level, index)
@@ -119,7 +119,7 @@ class UnitCatalogue:
         )
 
 
-def record_unit(passage: Passage, level: str, index: int) -> UnitView:
+def record_unit(passage: Record, level: str, index: int) -> UnitView:
     """The unit ``index`` of ``level`` as the record spells it out (see the module docstring)."""
     if level == "sentence":
         label = passage.labels[index] if passage.labels is not None and index < len(passage.labels) else None

@@ -18,7 +18,7 @@ def build(ctx: BuildContext) -> dict[str, Any]:
     nlp = ctx.resources.spacy.full_nlp
     items = [
         (p, i, span)
-        for p in ctx.passages
+        for p in ctx.records
         if p.response is not None
         for i, span in enumerate(spans[p.id])
         if span is not None
@@ -45,7 +45,7 @@ def build(ctx: BuildContext) -> dict[str, Any]:
                 by_tag[tagging].append(fact.to_dict())
             counts[f"{tagging}_facts"] += len(found[tagging])
             counts[f"{tagging}_sentences_without_facts"] += not found[tagging]
-    for passage in ctx.passages:
+    for passage in ctx.records:
         if passage.response is not None and passage.id not in facts:
             facts[passage.id] = {t: [] for t in cfg.taggings}
     for tagging in cfg.taggings:

@@ -10,12 +10,12 @@ from hallulab.artifacts.claims.alignment import align_claim, words
 from hallulab.artifacts.claims.parsing import parse_claims
 from hallulab.artifacts.sentences import spans_by_record
 from hallulab.core.config import ConfigError
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.llm.base import DecodingParams
 from hallulab.pipeline.context import BuildContext
 
 
-def _sentence_words(passage: Passage, spans: list[tuple[int, int] | None]) -> list[list[Any]]:
+def _sentence_words(passage: Record, spans: list[tuple[int, int] | None]) -> list[list[Any]]:
     response = passage.response or ""
     out = []
     for span in spans:
@@ -28,7 +28,7 @@ def build(ctx: BuildContext) -> dict[str, Any]:
     if source not in SOURCES:
         raise ConfigError(f"claims.source: {source!r} is not one of {list(SOURCES)}")
     spans = spans_by_record(ctx.artifacts["sentences"])
-    passages = [p for p in ctx.passages if p.response is not None]
+    passages = [p for p in ctx.records if p.response is not None]
     counts: Counter[str] = Counter()
     found: dict[str, list[Claim]] = {}
     llm_records = passages if source == "llm" else []
@@ -82,7 +82,7 @@ def build(ctx: BuildContext) -> dict[str, Any]:
     }
 
 
-def _extract(ctx: BuildContext, passages: list[Passage], counts: Counter[str]) -> dict[str, list[tuple[str, int]]]:
+def _extract(ctx: BuildContext, passages: list[Record], counts: Counter[str]) -> dict[str, list[tuple[str, int]]]:
     """Every sentence through the extractor role; claims per record as (text, sentence index)."""
     template = ctx.resources.prompt("claims.prompt")
     llm = ctx.resources.llm("extractor")

@@ -12,7 +12,7 @@ from hallulab.artifacts.concepts.processing import WordRanks, process
 from hallulab.core.errors import RecordError, UserFacingError
 from hallulab.core.io import file_sha256
 from hallulab.data.loaders import DATA_ROOT_ENV, data_root
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.llm.base import DecodingParams
 from hallulab.pipeline.context import BuildContext
 
@@ -72,7 +72,7 @@ def parse_entity_list(reply: str) -> list[str]:
     return []
 
 
-def _extract(ctx: BuildContext, cfg: ConceptsKnobs, passages: list[Passage], counts: Counter[str]) -> list[list[str]]:
+def _extract(ctx: BuildContext, cfg: ConceptsKnobs, passages: list[Record], counts: Counter[str]) -> list[list[str]]:
     chosen: list[str] = []
     for passage in passages:
         source = auto_source(passage) if cfg.source == "auto" else cfg.source
@@ -103,7 +103,7 @@ def _extract(ctx: BuildContext, cfg: ConceptsKnobs, passages: list[Passage], cou
     return extracted
 
 
-def auto_source(passage: Passage) -> str:
+def auto_source(passage: Record) -> str:
     """``concepts.source=auto`` for one record: ``given`` when it has ``meta.concepts`` at all
     (absent, null and ``[]`` fall back to ``spacy``), so a malformed value, a bare string
     included, is refused by :func:`given_concepts` rather than silently replaced."""
@@ -111,7 +111,7 @@ def auto_source(passage: Passage) -> str:
     return "spacy" if given is None or given == [] else "given"
 
 
-def given_concepts(passage: Passage, source: str = "given") -> list[str]:
+def given_concepts(passage: Record, source: str = "given") -> list[str]:
     """The record's own concepts (``meta.concepts``): a list of non-empty strings, else an error
     naming the record and the item (``[null, 42]`` must not become the concepts "None", "42");
     ``source`` is the ``concepts.source`` setting the error names (``given`` or ``auto``)."""
@@ -133,9 +133,9 @@ def build(ctx: BuildContext) -> dict[str, Any]:
     cfg = ctx.params.typed(ConceptsKnobs, "concepts")
     words, word_list = load_word_list(cfg)
     ranks = WordRanks.from_words(words, cfg.word_rank)
-    passages = [p for p in ctx.passages if p.prompt]
+    passages = [p for p in ctx.records if p.prompt]
     counts: Counter[str] = Counter()
-    counts["records_without_prompt"] = len(ctx.passages) - len(passages)
+    counts["records_without_prompt"] = len(ctx.records) - len(passages)
     records: dict[str, Any] = {}
     for passage, extracted in zip(passages, _extract(ctx, cfg, passages, counts), strict=True):
         prompt = passage.prompt or ""

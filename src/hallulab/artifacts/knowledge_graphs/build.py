@@ -13,7 +13,7 @@ from hallulab.artifacts.knowledge_graphs import EXTRACTORS, Triple, normalise
 from hallulab.artifacts.knowledge_graphs.parsing import parse_json_list, parse_triples
 from hallulab.artifacts.knowledge_graphs.spacy_extractor import entities_and_relations, topic_of, triples_of
 from hallulab.core.config import ConfigError
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.llm.base import DecodingParams
 from hallulab.pipeline.context import BuildContext
 
@@ -68,7 +68,7 @@ def build(ctx: BuildContext) -> dict[str, Any]:
     extractor = ctx.params.get("knowledge_graphs.extractor")
     if extractor not in EXTRACTORS:
         raise ConfigError(f"knowledge_graphs.extractor: {extractor!r} is not one of {list(EXTRACTORS)}")
-    passages = [p for p in ctx.passages if p.response is not None]
+    passages = [p for p in ctx.records if p.response is not None]
     counts: Counter[str] = Counter()
     calls: Counter[str] = Counter()
     records = _spacy(ctx, passages, counts) if extractor == "spacy" else _llm(ctx, passages, counts, calls)
@@ -84,7 +84,7 @@ def build(ctx: BuildContext) -> dict[str, Any]:
     }
 
 
-def _spacy(ctx: BuildContext, passages: Sequence[Passage], counts: Counter[str]) -> dict[str, dict[str, Any]]:
+def _spacy(ctx: BuildContext, passages: Sequence[Record], counts: Counter[str]) -> dict[str, dict[str, Any]]:
     nlp = ctx.resources.spacy.full_nlp
     ctx.resources.spacy.require_fits(
         (p.id, field, text)
@@ -119,7 +119,7 @@ def _spacy(ctx: BuildContext, passages: Sequence[Passage], counts: Counter[str])
 
 
 def sentence_graphs(
-    passage: Passage, entities: Sequence[str], relations: Sequence[str], replies: Iterator[str], counts: Counter[str]
+    passage: Record, entities: Sequence[str], relations: Sequence[str], replies: Iterator[str], counts: Counter[str]
 ) -> tuple[list[list[Triple]], list[list[Triple]], tuple[list[str], list[str]]]:
     """KG_u of every sentence, then of every given claim, from the extractor's replies (Eq. 3),
     and the samples' allowed sets E_S, R_S (Eq. 4-5).
@@ -144,7 +144,7 @@ def sentence_graphs(
 
 
 def _llm(
-    ctx: BuildContext, passages: Sequence[Passage], counts: Counter[str], calls: Counter[str]
+    ctx: BuildContext, passages: Sequence[Record], counts: Counter[str], calls: Counter[str]
 ) -> dict[str, dict[str, Any]]:
     llm = ctx.resources.llm("extractor")
     prompts = {

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from hallulab.artifacts.nli_pair_matrix import PairMatrix
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.pipeline.context import BuildContext
 
@@ -19,7 +19,7 @@ ENTAILMENT, NEUTRAL, CONTRADICTION = 0, 1, 2  # the columns of NLIScorer.class_p
 ClassProbs = Callable[[list[str], list[str]], np.ndarray]
 
 
-def pair_grid(passages: Sequence[Passage]) -> tuple[list[str], list[str]]:
+def pair_grid(passages: Sequence[Record]) -> tuple[list[str], list[str]]:
     """Premises and hypotheses of every ordered pair (a, b) of each record's samples, the
     diagonal included, record by record, a-major: the sample texts alone, as Semantic Entropy's
     ``nli_input: answer`` reads them."""
@@ -33,7 +33,7 @@ def pair_grid(passages: Sequence[Passage]) -> tuple[list[str], list[str]]:
     return premises, hypotheses
 
 
-def matrices_from(passages: Sequence[Passage], probs: np.ndarray) -> dict[str, PairMatrix]:
+def matrices_from(passages: Sequence[Record], probs: np.ndarray) -> dict[str, PairMatrix]:
     """Each record's :class:`PairMatrix` from the flat probabilities of :func:`pair_grid`'s order."""
     out: dict[str, PairMatrix] = {}
     at = 0
@@ -47,7 +47,7 @@ def matrices_from(passages: Sequence[Passage], probs: np.ndarray) -> dict[str, P
     return out
 
 
-def pair_matrices_of(passages: Sequence[Passage], class_probs: ClassProbs) -> dict[str, PairMatrix]:
+def pair_matrices_of(passages: Sequence[Record], class_probs: ClassProbs) -> dict[str, PairMatrix]:
     """The pair matrices of ``passages`` (each with two samples or more), every pair scored by
     ``class_probs`` in one request."""
     premises, hypotheses = pair_grid(passages)
@@ -56,8 +56,8 @@ def pair_matrices_of(passages: Sequence[Passage], class_probs: ClassProbs) -> di
 
 
 def build(ctx: BuildContext) -> dict[str, Any]:
-    kept = [p for p in ctx.passages if len(p.samples) >= 2]
-    skipped = sorted(p.id for p in ctx.passages if len(p.samples) < 2)
+    kept = [p for p in ctx.records if len(p.samples) >= 2]
+    skipped = sorted(p.id for p in ctx.records if len(p.samples) < 2)
     if skipped:
         ctx.log.warning("nli_pair_matrix: %d records with fewer than two samples left out", len(skipped))
     scorer = NLIScorer(ctx.params.typed(NLIKnobs, "nli"), cache=ctx.resources.cache)

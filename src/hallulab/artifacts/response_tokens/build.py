@@ -8,12 +8,12 @@ from typing import Any
 from hallulab.artifacts.response_tokens.knobs import ResponseTokensKnobs
 from hallulab.core.config import ConfigError
 from hallulab.core.errors import RecordError
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.llm.base import ContextLengthError, Prompt
 from hallulab.pipeline.context import BuildContext
 
 
-def prefix_for(template: str, passage: Passage) -> Prompt:
+def prefix_for(template: str, passage: Record) -> Prompt:
     """The teacher-forcing prefix of one record: exactly ``{prompt}`` means the record's prompt
     as a user turn (the chat template then opens the assistant turn the response fills);
     another template with ``{prompt}`` is formatted as plain text; a record without a prompt
@@ -38,7 +38,7 @@ def _first_k(token: dict[str, Any], k: int) -> dict[str, Any]:
 def build(ctx: BuildContext) -> dict[str, Any]:
     cfg = ctx.params.typed(ResponseTokensKnobs, "response_tokens")
     generated = {row["id"]: row for row in ctx.artifacts.get("main_tokens", [])}
-    passages = [p for p in ctx.passages if p.response is not None]
+    passages = [p for p in ctx.records if p.response is not None]
     sources: dict[str, str] = {}
     tokens: dict[str, list[dict[str, Any]]] = {}
     external = []

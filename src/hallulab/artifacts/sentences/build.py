@@ -11,7 +11,7 @@ from hallulab.pipeline.context import BuildContext
 def build(ctx: BuildContext) -> pd.DataFrame:
     rows: dict[str, list[object]] = {"record_id": [], "sentence_index": [], "start": [], "end": [], "text": []}
     unlocated = 0
-    for passage in ctx.passages:
+    for passage in ctx.records:
         if passage.response is None:
             continue
         for index, (sentence, span) in enumerate(

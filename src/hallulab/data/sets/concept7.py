@@ -10,11 +10,11 @@ from hallulab.core.errors import RecordError
 from hallulab.data.dataset_config import DatasetConfigError, DatasetKnobs
 from hallulab.data.provision import Provision
 from hallulab.data.root import needed_root
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.data.sets.spec import DatasetSpec
 
 
-def load_concept7(cfg: DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
+def load_concept7(cfg: DatasetKnobs) -> tuple[list[Record], dict[str, Any]]:
     """Concept-7 (Self-Familiarity): see :mod:`hallulab.data.concept7`."""
     from hallulab.data import concept7
 

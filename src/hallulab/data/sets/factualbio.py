@@ -10,7 +10,7 @@ from hallulab.core.io import file_sha256, read_json
 from hallulab.data.dataset_config import DatasetKnobs
 from hallulab.data.provision import Provision
 from hallulab.data.root import local_copy
-from hallulab.data.schema import Passage, passage_from_dict
+from hallulab.data.schema import Record, record_from_dict
 from hallulab.data.sets.spec import DatasetSpec
 
 #: FactualBio's label vocabulary -> numeric label (true 0, minor false 0.5, major false 1).
@@ -24,7 +24,7 @@ def _factualbio_label(value: object, rid: str, where: str) -> float:
     raise RecordError(rid, where, f"unknown FactualBio label {value!r}; expected one of {list(FACTUALBIO_LABELS)}")
 
 
-def load_factualbio(cfg: DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
+def load_factualbio(cfg: DatasetKnobs) -> tuple[list[Record], dict[str, Any]]:
     """FactualBio (Farquhar et al., 2024): 21 GPT-4 biographies with sentence labels and
     atomic facts with labels (the claims CCP scores, given by the data set).
 
@@ -63,7 +63,7 @@ def load_factualbio(cfg: DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
             "source": f"{payload.get('source', 'factualbio')}[{position}]",
             "meta": {"source_id": row.get("id")},
         }
-        passages.append(passage_from_dict(raw, position=position))
+        passages.append(record_from_dict(raw, position=position))
     provenance = {
         "source": "local",
         "file": str(cfg.local_file),

@@ -10,9 +10,9 @@ from typing import Any
 from hallulab.core.config import package_checkout
 from hallulab.core.io import file_sha256
 from hallulab.data.dataset_config import DatasetConfigError, DatasetKnobs
-from hallulab.data.records import load_jsonl_passages
+from hallulab.data.records import load_jsonl_records
 from hallulab.data.root import data_root
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.data.sets.spec import DatasetSpec
 
 
@@ -32,9 +32,9 @@ def jsonl_path(cfg: DatasetKnobs) -> Path:
     return path
 
 
-def load_jsonl(cfg: DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
+def load_jsonl(cfg: DatasetKnobs) -> tuple[list[Record], dict[str, Any]]:
     path = jsonl_path(cfg)
-    return load_jsonl_passages(path), {"source": "jsonl", "file": str(cfg.path), "sha256": file_sha256(path)}
+    return load_jsonl_records(path), {"source": "jsonl", "file": str(cfg.path), "sha256": file_sha256(path)}
 
 
 SPEC = DatasetSpec(

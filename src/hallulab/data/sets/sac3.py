@@ -12,7 +12,7 @@ from hallulab.core.io import file_sha256, read_json
 from hallulab.data.dataset_config import DatasetConfigError, DatasetKnobs
 from hallulab.data.provision import Provision
 from hallulab.data.root import local_copy
-from hallulab.data.schema import Passage, passage_from_dict
+from hallulab.data.schema import Record, record_from_dict
 from hallulab.data.sets.spec import DatasetSpec
 
 SAC3_FIELDS = ("question", "right_answer", "generated_answer", "label", "question_perturb", "perb_evaluations")
@@ -29,7 +29,7 @@ def _one_text(value: object, rid: str, field_name: str) -> str:
     return value
 
 
-def load_sac3(cfg: DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
+def load_sac3(cfg: DatasetKnobs) -> tuple[list[Record], dict[str, Any]]:
     """The SAC3 QA hallucination sets (intuit/sac3: NQ-open, HotpotQA; 250 questions each):
     a gpt-3.5 answer with a correct / wrong label, 10 resampled answers (the samples), the gold
     answers and 10 perturbed questions with their answers and the verifier's verdicts.
@@ -77,7 +77,7 @@ def load_sac3(cfg: DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
                 "perb_sc": list(row.get("perb_SC") or []),
             },
         }
-        passages.append(passage_from_dict(raw, position=position))
+        passages.append(record_from_dict(raw, position=position))
     return passages, {"source": "local", "file": str(cfg.local_file), "sha256": file_sha256(path)}
 
 

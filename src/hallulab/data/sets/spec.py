@@ -9,9 +9,9 @@ from typing import Any
 
 from hallulab.data.dataset_config import DatasetKnobs
 from hallulab.data.provision import Provision
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 
-Loader = Callable[[DatasetKnobs], tuple[list[Passage], dict[str, Any]]]
+Loader = Callable[[DatasetKnobs], tuple[list[Record], dict[str, Any]]]
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from hallulab.core.io import file_sha256, read_json
 from hallulab.data.dataset_config import DatasetConfigError, DatasetKnobs
 from hallulab.data.provision import Provision
 from hallulab.data.root import DATA_ROOT_ENV, data_root, local_copy
-from hallulab.data.schema import Passage, passage_from_dict
+from hallulab.data.schema import Record, record_from_dict
 from hallulab.data.sets.spec import DatasetSpec
 
 WIKIBIO_FIELDS = (
@@ -28,8 +28,8 @@ WIKIBIO_FIELDS = (
 HUB_HINT = "or read the hub copy: -S dataset.source=hub"
 
 
-def wikibio_row_to_passage(row: Mapping[str, Any], position: int, source: str) -> Passage:
-    """Map one WikiBio GPT-3 row (HF layout) to a Passage; errors name the row."""
+def wikibio_row_to_record(row: Mapping[str, Any], position: int, source: str) -> Record:
+    """Map one WikiBio GPT-3 row (HF layout) to a Record; errors name the row."""
     rid = f"wikibio-{position:03d}"
     for name in WIKIBIO_FIELDS:
         if name not in row:
@@ -45,7 +45,7 @@ def wikibio_row_to_passage(row: Mapping[str, Any], position: int, source: str) -
         "source": f"{source}[{position}]",
         "meta": {"wiki_bio_test_idx": row["wiki_bio_test_idx"], "row": position},
     }
-    return passage_from_dict(raw, position=position)
+    return record_from_dict(raw, position=position)
 
 
 def _local_rows(path: Path) -> list[Mapping[str, Any]]:
@@ -67,7 +67,7 @@ def _hub_rows(hf_id: str, split: str) -> list[Mapping[str, Any]]:
     return list(datasets.load_dataset(hf_id, split=split))
 
 
-def load_wikibio(cfg: DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
+def load_wikibio(cfg: DatasetKnobs) -> tuple[list[Record], dict[str, Any]]:
     """WikiBio GPT-3 from the hub or the local copy, as chosen by ``dataset.source``.
 
     ``source``: ``local`` (file ``dataset.local_file`` under the data root), ``hub``, or
@@ -86,7 +86,7 @@ def load_wikibio(cfg: DatasetKnobs) -> tuple[list[Passage], dict[str, Any]]:
         provenance = {"source": "hub", "hf_id": str(cfg.hf_id), "split": str(cfg.split)}
     else:
         raise DatasetConfigError(f"dataset.source must be auto, local or hub; got {source!r}")
-    passages = [wikibio_row_to_passage(row, i, label) for i, row in enumerate(rows)]
+    passages = [wikibio_row_to_record(row, i, label) for i, row in enumerate(rows)]
     return passages, provenance
 
 

@@ -17,7 +17,7 @@ from hallulab.artifacts.response_tokens import token_stats
 from hallulab.core.config import ConfigError
 from hallulab.core.token_stats import TokenStats
 from hallulab.core.units import DetailTable, ScoreTable
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.ccp.formula import claim_ccp, combine_nli, word_log_ccp
 from hallulab.methods.ccp.knobs import BLANK_RULES, CCPKnobs
 from hallulab.methods.ccp.raw import CCPClaim, CCPScores
@@ -113,7 +113,7 @@ def _modes(knobs: CCPKnobs) -> list[CCPMode]:
 
 def _unit_table(
     claim_rows: Mapping[str, Mapping[str, list[tuple[int, int | None, float]]]],
-    passages: Mapping[str, Passage],
+    passages: Mapping[str, Record],
     counts: Counter[str],
 ) -> ScoreTable:
     """Claim rows as scored; a sentence takes its claims' max (or the no-claim score, counted),
@@ -150,7 +150,7 @@ def aggregate(ctx: AggregateContext[CCPScores]) -> Aggregated:
         raise ConfigError(f"ccp.aggregate.nli_context: {missing} were not scored (ccp.score.nli_contexts)")
     tokens = token_stats(ctx.artifacts["response_tokens"])
     claims = claims_by_record(ctx.artifacts["claims"])
-    passages = {p.id: p for p in ctx.passages}
+    passages = {p.id: p for p in ctx.records}
     k_top = max(knobs.k)
     first = knobs.nli_context[0]
     modes = _modes(knobs)

@@ -16,7 +16,7 @@ from hallulab.artifacts.claims import Claim, claims_by_record
 from hallulab.artifacts.response_tokens import token_stats
 from hallulab.artifacts.sentences import spans_by_record
 from hallulab.core.token_stats import TokenStats
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.llm.base import DecodingParams, require_token_stats
 from hallulab.methods.ccp.formula import CONTRA, ENTAIL, NEUTRAL
 from hallulab.methods.ccp.knobs import CCPScoreKnobs
@@ -49,7 +49,7 @@ class NLIRequests:
 
 
 def nli_requests(
-    passages: Sequence[Passage],
+    passages: Sequence[Record],
     tokens: Mapping[str, Sequence[TokenStats]],
     claims: Mapping[str, Sequence[Claim]],
     sentence_spans: Mapping[str, Sequence[tuple[int, int] | None]],
@@ -110,7 +110,7 @@ def score(ctx: BuildContext) -> CCPScores:
     claims = claims_by_record(ctx.artifacts["claims"])
     tokens = token_stats(raw_tokens)
     chosen = partition(
-        ctx.passages, HAS_RESPONSE, present_in(tokens, "no token statistics"), present_in(claims, "no claims")
+        ctx.records, HAS_RESPONSE, present_in(tokens, "no token statistics"), present_in(claims, "no claims")
     )
     chosen.warn(ctx.log, "CCP")
     requests = nli_requests(
@@ -143,7 +143,7 @@ def _p_true(ctx: BuildContext, claims: dict[str, Any], knobs: CCPScoreKnobs, cou
     """P(first reply token = "True") for every claim, asking the proxy LLM (Eq. 4)."""
     template = ctx.resources.prompt("ccp.ptrue_prompt")
     llm = ctx.resources.llm("proxy")
-    questions = {p.id: p.prompt or "" for p in ctx.passages}
+    questions = {p.id: p.prompt or "" for p in ctx.records}
     slots = [(rid, claim.index) for rid, record in claims.items() for claim in record if rid in questions]
     prompts = [
         template.messages(question=questions[rid], claim=claim.text)

@@ -20,7 +20,7 @@ def aggregate(ctx: AggregateContext[CocoaScores]) -> Aggregated:
     tokens = token_stats(raw_tokens)
     table = ScoreTable()
     counts: Counter[str] = Counter()
-    for passage in ctx.passages:
+    for passage in ctx.records:
         similarity = stored.records.get(passage.id)
         if similarity is None:
             continue

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.cocoa.formula import symmetric_similarity
 from hallulab.methods.cocoa.raw import CocoaScores
 from hallulab.methods.sentence_similarity import (
@@ -20,7 +20,7 @@ from hallulab.methods.skipped import HAS_RESPONSE, HAS_SAMPLES, partition
 from hallulab.pipeline.context import BuildContext
 
 
-def response_similarities(passages: Sequence[Passage], similarity: PairSimilarity) -> dict[str, list[float]]:
+def response_similarities(passages: Sequence[Record], similarity: PairSimilarity) -> dict[str, list[float]]:
     """Each record's (g(response, s_j) + g(s_j, response)) / 2 for every sample s_j, every pair of
     the data set in one request to ``similarity``."""
     request = PairRequest.empty()
@@ -35,7 +35,7 @@ def response_similarities(passages: Sequence[Passage], similarity: PairSimilarit
 
 
 def score(ctx: BuildContext) -> CocoaScores:
-    chosen = partition(ctx.passages, HAS_RESPONSE, HAS_SAMPLES)
+    chosen = partition(ctx.records, HAS_RESPONSE, HAS_SAMPLES)
     chosen.warn(ctx.log, "CoCoA")
     config = ctx.params.typed(SentenceSimilarityKnobs, "sentence_similarity")
     similarity = SentenceSimilarity(config, cache=ctx.resources.cache)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from hallulab.core.units import COLUMNS, score_frame
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.ensemble.knobs import EnsembleKnobs
 from hallulab.methods.ensemble.logistic import fit_logistic
 from hallulab.pipeline.context import AggregateContext, Aggregated
@@ -42,7 +42,7 @@ def rank_matrix(members: Mapping[str, pd.DataFrame]) -> RankMatrix:
     return RankMatrix(units, ranks, tuple(members))
 
 
-def unit_positives(passages: Sequence[Passage], level: str) -> dict[str, bool]:
+def unit_positives(passages: Sequence[Record], level: str) -> dict[str, bool]:
     """unit id -> the evaluation's positive class, for every labelled unit of ``level``."""
     found: dict[str, bool] = {}
     for passage in passages:
@@ -154,7 +154,7 @@ def aggregate(ctx: AggregateContext[None]) -> Aggregated:
     if "rank_mean" in knobs.combiners:
         parts.append(_rows(matrix, "rank_mean", np.nanmean(matrix.ranks, axis=1)))
     if "logistic" in knobs.combiners:
-        fitted = cross_fit(matrix, unit_positives(ctx.passages, knobs.level), knobs)
+        fitted = cross_fit(matrix, unit_positives(ctx.records, knobs.level), knobs)
         if fitted is None:
             ctx.log.warning("ensemble: no labelled %s unit; logistic_cv%d is not written", knobs.level, knobs.folds)
             diagnostics["logistic_skipped"] = f"no labelled {knobs.level} unit to fit on"

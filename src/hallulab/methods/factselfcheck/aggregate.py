@@ -29,7 +29,7 @@ def aggregate(ctx: AggregateContext[FactSelfCheckScores]) -> Aggregated:
     knobs = ctx.params.typed(FactSelfCheckKnobs, "factselfcheck.aggregate")
     selection = sample_choice_from(ctx.params)
     graphs = graphs_by_record(ctx.artifacts["knowledge_graphs"])
-    chosen = partition(ctx.passages, HAS_RESPONSE, HAS_SAMPLES, present_in(graphs, "no knowledge graph"))
+    chosen = partition(ctx.records, HAS_RESPONSE, HAS_SAMPLES, present_in(graphs, "no knowledge graph"))
     chosen.warn(ctx.log, "FactSelfCheck")
     passages = chosen.kept
     table = ScoreTable()

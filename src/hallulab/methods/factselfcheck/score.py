@@ -22,7 +22,7 @@ from hallulab.pipeline.context import BuildContext
 def score(ctx: BuildContext) -> FactSelfCheckScores:
     knobs = ctx.params.typed(FactSelfCheckScoreKnobs, "factselfcheck.score")
     graphs = graphs_by_record(ctx.artifacts["knowledge_graphs"])
-    chosen = partition(ctx.passages, HAS_RESPONSE, HAS_SAMPLES, present_in(graphs, "no knowledge graph"))
+    chosen = partition(ctx.records, HAS_RESPONSE, HAS_SAMPLES, present_in(graphs, "no knowledge graph"))
     chosen.warn(ctx.log, "FactSelfCheck")  # the aggregate step reports them in its diagnostics
     passages = chosen.kept
     subset = passages if knobs.llm_records is None else passages[: knobs.llm_records]

@@ -31,7 +31,7 @@ import pandas as pd
 from hallulab.core.errors import RecordError
 from hallulab.core.token_stats import TokenStats
 from hallulab.core.units import ScoreTable
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.token_statistics import max_entropy, max_neglogp, mean_entropy, mean_neglogp
 
 VARIANTS = ("avg_neglogp", "max_neglogp", "avg_entropy", "max_entropy")
@@ -43,7 +43,7 @@ class SentenceSpans:
     ends: tuple[int, ...]
 
     @classmethod
-    def of(cls, passage: Passage, spans: Sequence[tuple[int, int] | None]) -> SentenceSpans:
+    def of(cls, passage: Record, spans: Sequence[tuple[int, int] | None]) -> SentenceSpans:
         """From the sentence artifact's spans; a sentence without a span cannot own tokens."""
         for i, span in enumerate(spans):
             if span is None:
@@ -74,7 +74,7 @@ class PassageGreybox:
 
 
 def passage_scores(
-    passage: Passage, spans: Sequence[tuple[int, int] | None], tokens: Sequence[TokenStats]
+    passage: Record, spans: Sequence[tuple[int, int] | None], tokens: Sequence[TokenStats]
 ) -> PassageGreybox:
     """Sentence scores and the passage score of each variant, for one passage."""
     owners = np.asarray(assign_tokens(SentenceSpans.of(passage, spans), tokens))
@@ -98,8 +98,8 @@ def passage_scores(
     return PassageGreybox(variants=out, tokens_between_sentences=int((owners < 0).sum()))
 
 
-def score_passages(
-    passages: Sequence[Passage],
+def score_records(
+    passages: Sequence[Record],
     spans: Mapping[str, Sequence[tuple[int, int] | None]],
     token_stats: Mapping[str, Sequence[TokenStats]],
 ) -> tuple[pd.DataFrame, dict[str, object]]:

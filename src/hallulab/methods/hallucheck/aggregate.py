@@ -204,7 +204,7 @@ def aggregate(ctx: AggregateContext[HalluCheckScores]) -> Aggregated:
     knobs = ctx.params.typed(HalluCheckKnobs, "hallucheck.aggregate")
     raw = ctx.raw
     require_verdicts(raw, knobs)
-    passages = {p.id: p for p in ctx.passages}
+    passages = {p.id: p for p in ctx.records}
     table = ScoreTable()
     counts: Counter[str] = Counter()
     #: (tagging, regeneration, mode suffix, record, fact index) -> the flag, for the modes the

@@ -167,7 +167,7 @@ def score(ctx: BuildContext) -> HalluCheckScores:
     missing = [t for t in knobs.taggings if t not in available]
     if missing:
         raise ConfigError(f"hallucheck.score.taggings: {missing} were not extracted (atomic_facts.taggings)")
-    chosen = partition(ctx.passages, HAS_RESPONSE)
+    chosen = partition(ctx.records, HAS_RESPONSE)
     chosen.warn(ctx.log, "HalluCheck")
     passages = {p.id: p for p in chosen.kept}
 

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from hallulab.core.units import ScoreTable
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.length.tokens import TOKEN, token_count
 from hallulab.pipeline.context import AggregateContext, Aggregated
 
@@ -14,7 +14,7 @@ from hallulab.pipeline.context import AggregateContext, Aggregated
 VARIANT = "length_tokens"
 
 
-def score_units(passages: Sequence[Passage]) -> tuple[ScoreTable, Counter[str]]:
+def score_units(passages: Sequence[Record]) -> tuple[ScoreTable, Counter[str]]:
     """One row per unit a record holds (module docstring of :mod:`hallulab.methods.length`),
     and the count of units scored at each level."""
     table = ScoreTable()
@@ -35,5 +35,5 @@ def score_units(passages: Sequence[Passage]) -> tuple[ScoreTable, Counter[str]]:
 
 
 def aggregate(ctx: AggregateContext[None]) -> Aggregated:
-    table, counts = score_units(ctx.passages)
+    table, counts = score_units(ctx.records)
     return Aggregated(table.frame(), {**dict(counts), "tokens": TOKEN.pattern})

@@ -37,7 +37,7 @@ def aggregate(ctx: AggregateContext[None]) -> Aggregated:
     knobs = ctx.params.typed(LexicalSimilarityKnobs, "lexical_similarity")
     selection = sample_choice_from(ctx.params)
     table = ScoreTable()
-    scorable = partition(ctx.passages, HAS_RESPONSE, two_samples_chosen(selection))
+    scorable = partition(ctx.records, HAS_RESPONSE, two_samples_chosen(selection))
     scorable.warn(ctx.log, "Lexical Similarity")
     counts: Counter[str] = Counter(SKIP_COUNTS[s.reason] for s in scorable.skipped)
     for passage in scorable.kept:

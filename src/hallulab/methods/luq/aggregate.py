@@ -46,7 +46,7 @@ def aggregate(ctx: AggregateContext[SampleMatrixScores]) -> Aggregated:
         frames.append(frame)
         diagnostics["sentence"] = found
     if "response" in knobs.readings:
-        over_samples = AggregateContext(ctx.dataset, ctx.passages, ctx.artifacts, None, ctx.params, ctx.log)
+        over_samples = AggregateContext(ctx.dataset, ctx.records, ctx.artifacts, None, ctx.params, ctx.log)
         found_response = response_scores(over_samples, {"luq_response": samples_score}, {})
         frames.append(found_response.scores)
         diagnostics["response"] = found_response.diagnostics

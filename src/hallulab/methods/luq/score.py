@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.luq.formula import VARIANT
 from hallulab.methods.sample_matrix import scorable
 from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores, sentence_sample_grid, unflatten
@@ -26,14 +26,14 @@ from hallulab.pipeline.context import BuildContext
 Contradiction = Callable[[list[str], list[str]], np.ndarray]
 
 
-def sentence_matrices(passages: Sequence[Passage], contradiction: Contradiction) -> dict[str, np.ndarray]:
+def sentence_matrices(passages: Sequence[Record], contradiction: Contradiction) -> dict[str, np.ndarray]:
     """Every record's I x N_max matrix of 1 - S(s_i, r_n), the sample r_n the premise."""
     sentences, samples = sentence_sample_grid(passages, "LUQ")
     return unflatten(passages, contradiction(samples, sentences))
 
 
 def score(ctx: BuildContext) -> SampleMatrixScores:
-    chosen = scorable(ctx.passages)
+    chosen = scorable(ctx.records)
     chosen.warn(ctx.log, "LUQ")
     passages = chosen.kept
     scorer = NLIScorer(ctx.params.typed(NLIKnobs, "nli"), cache=ctx.resources.cache)

@@ -26,7 +26,7 @@ def aggregate(ctx: AggregateContext[None]) -> Aggregated:
     table = ScoreTable()
     counts: Counter[str] = Counter()
     scored: set[str] = set()  # a record either variant scored; the others are skipped
-    for passage in ctx.passages:
+    for passage in ctx.records:
         for variant, key in (("sac3_q", "perb_sc"), ("sac3_sc", "self_sc")):
             verdicts = passage.meta.get(key)
             if not verdicts:
@@ -39,7 +39,7 @@ def aggregate(ctx: AggregateContext[None]) -> Aggregated:
                 continue
             table.add_response(variant, passage.id, score)
             scored.add(passage.id)
-    skipped = [Skipped(p.id, "no verdicts") for p in ctx.passages if p.id not in scored]
+    skipped = [Skipped(p.id, "no verdicts") for p in ctx.records if p.id not in scored]
     log_skipped(ctx.log, "SAC3", skipped)
     diagnostics = {
         **dict(counts),

@@ -21,7 +21,7 @@ def aggregate(ctx: AggregateContext[SarScores]) -> Aggregated:
     stored = ctx.raw
     table = ScoreTable()
     counts: Counter[str] = Counter()
-    for passage in ctx.passages:
+    for passage in ctx.records:
         record = stored.records.get(passage.id)
         if record is None:
             continue

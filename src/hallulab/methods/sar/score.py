@@ -20,7 +20,7 @@ from hallulab.artifacts.response_tokens.build import prefix_for
 from hallulab.core.config import ConfigError
 from hallulab.core.errors import RecordError
 from hallulab.core.token_stats import TokenStats
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.sar.formula import token_sar
 from hallulab.methods.sar.knobs import SarScoreKnobs
 from hallulab.methods.sar.raw import RecordSar, SarScores
@@ -63,7 +63,7 @@ class TokenPlan:
 
 
 def _plan(
-    request: PairRequest, passage: Passage, field: str, text: str, tokens: Sequence[TokenStats]
+    request: PairRequest, passage: Record, field: str, text: str, tokens: Sequence[TokenStats]
 ) -> TokenPlan | None:
     """The text's token plan (None without tokens); a RecordError naming the field when the
     tokens' offsets do not fit the text."""
@@ -76,7 +76,7 @@ def _plan(
 
 
 def sar_records(
-    passages: Sequence[Passage],
+    passages: Sequence[Record],
     sample_tokens: Mapping[str, Sequence[Sequence[TokenStats]]],
     response_tokens: Mapping[str, Sequence[TokenStats]],
     similarity: PairSimilarity,
@@ -134,7 +134,7 @@ def sar_records(
 
 def score(ctx: BuildContext) -> SarScores:
     knobs = ctx.params.typed(SarScoreKnobs, "sar.score")
-    chosen = partition(ctx.passages, HAS_RESPONSE, HAS_SAMPLES)
+    chosen = partition(ctx.records, HAS_RESPONSE, HAS_SAMPLES)
     chosen.warn(ctx.log, "SAR")
     passages = chosen.kept
     llm = ctx.resources.llm("proxy")

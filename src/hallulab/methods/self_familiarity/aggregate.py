@@ -145,7 +145,7 @@ def _baseline_scores(
 ) -> None:
     """Table 2's baselines as hallucination scores (higher: less familiar), through ``put``."""
     tokens = token_stats(ctx.artifacts["response_tokens"])
-    for passage in ctx.passages:
+    for passage in ctx.records:
         if passage.id in tokens and passage.id in raw.baselines:
             for variant, value in _greedy(tokens[passage.id]).items():
                 put(variant, passage.id, value)
@@ -203,7 +203,7 @@ def aggregate(ctx: AggregateContext[SelfFamiliarityScores]) -> Aggregated:
 
     _baseline_scores(ctx, raw, put, counts)
 
-    split = {p.id: p.meta.get("split") for p in ctx.passages}
+    split = {p.id: p.meta.get("split") for p in ctx.records}
     table = ScoreTable()
     thresholds: dict[str, float | None] = {}
     refusals: dict[str, dict[str, int]] = {}

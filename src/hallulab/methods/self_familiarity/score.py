@@ -16,7 +16,7 @@ from typing import cast
 
 from hallulab.artifacts.concepts import concepts_by_record
 from hallulab.core.config import ConfigError
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.llm.base import ConstrainedParams, DecodingParams
 from hallulab.methods.self_familiarity.inference import inference_input
 from hallulab.methods.self_familiarity.knobs import SelfFamiliarityScoreKnobs
@@ -54,7 +54,7 @@ def _forward(
 
 
 def _baselines(
-    ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, passages: list[Passage], counts: Counter[str]
+    ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, passages: list[Record], counts: Counter[str]
 ) -> dict[str, RecordBaselines]:
     """Step 3: Table 2's baselines that call the model (forward questions, sampling, Self-Detection)."""
     baselines: dict[str, RecordBaselines] = {p.id: {} for p in passages}
@@ -148,7 +148,7 @@ def score(ctx: BuildContext) -> SelfFamiliarityScores:
         }
 
     # 3. Table 2's baselines, for the records with a prompt (the concepts artifact has no other)
-    chosen = partition(ctx.passages, HAS_PROMPT)
+    chosen = partition(ctx.records, HAS_PROMPT)
     chosen.warn(ctx.log, "Self-Familiarity")
     baselines = _baselines(ctx, knobs, chosen.kept, counts)
     finished = time.perf_counter()

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.generation import sample_seed
 from hallulab.llm.base import DecodingParams
 from hallulab.methods.self_familiarity.knobs import SelfFamiliarityScoreKnobs
@@ -37,7 +37,7 @@ EQUIVALENCE = "cosine of all-MiniLM-L6-v2 sentence embeddings (substitute for th
 
 
 def _rephrasings(
-    ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, passages: Sequence[Passage]
+    ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, passages: Sequence[Record]
 ) -> dict[str, list[str]]:
     template = ctx.resources.prompt("self_familiarity.rephrase_prompt")
     llm = ctx.resources.llm("generator")
@@ -69,7 +69,7 @@ def first_line(reply: str) -> str:
 
 
 def self_detection(
-    ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, passages: Sequence[Passage], counts: Counter[str]
+    ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, passages: Sequence[Record], counts: Counter[str]
 ) -> dict[str, SelfDetection]:
     """record id -> {"rephrasings", "answers", "clusters", "entropy"} (entropy None: < 2 answers)."""
     asked = [p for p in passages if p.prompt]

@@ -18,7 +18,7 @@ import numpy as np
 
 from hallulab.core.call_cache import cache_key
 from hallulab.core.package_files import find_package_file
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.bertscore import BERTScoreKnobs, BERTScoreSupport
 from hallulab.methods.self_familiarity.knobs import SelfFamiliarityScoreKnobs
 from hallulab.methods.self_familiarity.raw import SampleSimilarities
@@ -83,7 +83,7 @@ def embed_groups(knobs: SelfFamiliarityScoreKnobs, groups: Mapping[str, Sequence
 
 def sample_similarities(
     ctx: BuildContext,
-    passages: Sequence[Passage],
+    passages: Sequence[Record],
     knobs: SelfFamiliarityScoreKnobs,
     which: Sequence[str],
     counts: Counter[str],

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from hallulab.methods.bertscore import BERTScoreKnobs, BERTScoreSupport, passage_matrices
+from hallulab.methods.bertscore import BERTScoreKnobs, BERTScoreSupport, record_matrices
 from hallulab.methods.sample_matrix import scorable
 from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores
 from hallulab.pipeline.context import BuildContext
 
 
 def score(ctx: BuildContext) -> SampleMatrixScores:
-    chosen = scorable(ctx.passages)
+    chosen = scorable(ctx.records)
     chosen.warn(ctx.log, "SelfCheck-BERTScore")
     passages = chosen.kept
     config = ctx.params.typed(BERTScoreKnobs, "bertscore")
@@ -17,7 +17,7 @@ def score(ctx: BuildContext) -> SampleMatrixScores:
         (p.id, f"samples[{i}]", sample) for p in passages for i, sample in enumerate(p.samples)
     )
     support = BERTScoreSupport(config, ctx.resources.spacy, cache=ctx.resources.cache)
-    matrices = passage_matrices(passages, support)
+    matrices = record_matrices(passages, support)
     stored = SampleMatrices(
         method="selfcheck_bertscore",
         variant="bertscore",

@@ -10,7 +10,7 @@ import numpy as np
 
 from hallulab.core.call_cache import CallCache, cache_key
 from hallulab.core.errors import RecordError
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.selfcheck_mqag.protocol import GeneratedQuestion, MQAGRoles
 from hallulab.methods.selfcheck_mqag.raw import MQAGQuestion, StoredMQAG
 
@@ -22,7 +22,7 @@ def question_seed(seed: int, passage_id: str, sentence_index: int, question_inde
 
 
 def build_questions(
-    passages: Sequence[Passage],
+    passages: Sequence[Record],
     roles: MQAGRoles,
     *,
     num_questions: int,

@@ -32,7 +32,7 @@ def score(ctx: BuildContext) -> StoredMQAG:
         roles = HubRoles(hub.g1, hub.g2, hub.answering, hub.answerability)
     else:
         raise ConfigError(f"selfcheck_mqag.roles: {kind!r} is not llm_substitute or hub")
-    chosen = scorable(ctx.passages)
+    chosen = scorable(ctx.records)
     chosen.warn(ctx.log, "SelfCheck-MQAG")
     stored = build_questions(
         chosen.kept,

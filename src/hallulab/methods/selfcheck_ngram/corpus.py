@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.selfcheck_ngram.raw import StoredCorpus
 
 if TYPE_CHECKING:  # the cheap aggregate step reads stored tokens and never loads spaCy
@@ -37,7 +37,7 @@ class NgramCorpus:
 
 
 def build_ngram_corpora(
-    passages: Sequence[Passage], tokenizer: SpacyTokenizer, response_split: str = "given"
+    passages: Sequence[Record], tokenizer: SpacyTokenizer, response_split: str = "given"
 ) -> dict[str, NgramCorpus]:
     """Tokenise every passage; ``response_split`` chooses how R is split (config docs)."""
     if response_split not in RESPONSE_SPLITS:

@@ -14,7 +14,7 @@ def score(ctx: BuildContext) -> NgramScores:
     response_split = ctx.params.get("selfcheck_ngram.response_split")
     if response_split not in RESPONSE_SPLITS:
         raise ConfigError(f"selfcheck_ngram.response_split: {response_split!r} is not one of {list(RESPONSE_SPLITS)}")
-    chosen = scorable(ctx.passages)
+    chosen = scorable(ctx.records)
     chosen.warn(ctx.log, "SelfCheck n-gram")
     corpora = build_ngram_corpora(chosen.kept, ctx.resources.spacy, response_split)
     return NgramScores(

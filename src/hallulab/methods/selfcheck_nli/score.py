@@ -7,27 +7,25 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.sample_matrix import scorable
 from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores, sentence_sample_grid, unflatten
 from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.pipeline.context import BuildContext
 
 
-def passage_matrices(
-    passages: Sequence[Passage], scorer: NLIScorer, *, progress: bool = False
-) -> dict[str, np.ndarray]:
+def record_matrices(passages: Sequence[Record], scorer: NLIScorer, *, progress: bool = False) -> dict[str, np.ndarray]:
     """Every passage's I x N_max matrix of P(contradict), all pairs in one batched request."""
     sentences, samples = sentence_sample_grid(passages, "SelfCheck-NLI")
     return unflatten(passages, scorer.pair_probs(sentences, samples, progress=progress))
 
 
 def score(ctx: BuildContext) -> SampleMatrixScores:
-    chosen = scorable(ctx.passages)
+    chosen = scorable(ctx.records)
     chosen.warn(ctx.log, "SelfCheck-NLI")
     passages = chosen.kept
     scorer = NLIScorer(ctx.params.typed(NLIKnobs, "nli"), cache=ctx.resources.cache)
-    matrices = passage_matrices(passages, scorer, progress=True)
+    matrices = record_matrices(passages, scorer, progress=True)
     sentences, samples = sentence_sample_grid(passages, "SelfCheck-NLI")
     ordered = (sentences, samples) if scorer.config.pair_order == "sentence_first" else (samples, sentences)
     stored = SampleMatrices(

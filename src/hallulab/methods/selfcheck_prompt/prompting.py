@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hallulab.core.token_stats import yes_no_probability
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.llm.base import DecodingParams
 from hallulab.llm.cached import CachedLLM
 from hallulab.llm.prompts import PromptTemplate
@@ -96,8 +96,8 @@ class PromptMatrices:
     probability_missing: int
 
 
-def passage_matrices(
-    passages: Sequence[Passage], llm: CachedLLM, config: SelfCheckPromptKnobs, template: PromptTemplate
+def record_matrices(
+    passages: Sequence[Record], llm: CachedLLM, config: SelfCheckPromptKnobs, template: PromptTemplate
 ) -> PromptMatrices:
     """Every passage's matrices, all prompts of the data set in one cached request (sent in
     length order, so batches pad little)."""

@@ -8,19 +8,19 @@ from hallulab.core.config import typed
 from hallulab.methods.sample_matrix import scorable
 from hallulab.methods.sample_scores import SampleMatrices, SampleMatrixScores
 from hallulab.methods.selfcheck_prompt.knobs import SelfCheckPromptKnobs
-from hallulab.methods.selfcheck_prompt.prompting import passage_matrices
+from hallulab.methods.selfcheck_prompt.prompting import record_matrices
 from hallulab.pipeline.context import BuildContext
 
 
 def score(ctx: BuildContext) -> SampleMatrixScores:
     values = {f.name: ctx.params.get(f"selfcheck_prompt.{f.name}") for f in fields(SelfCheckPromptKnobs)}
     config = typed(SelfCheckPromptKnobs, values, "selfcheck_prompt")
-    chosen = scorable(ctx.passages)
+    chosen = scorable(ctx.records)
     chosen.warn(ctx.log, "SelfCheck-Prompt")
     passages = chosen.kept
     llm = ctx.resources.llm("evaluator")
     template = ctx.resources.prompt("selfcheck_prompt.prompt")
-    found = passage_matrices(passages, llm, config, template)
+    found = record_matrices(passages, llm, config, template)
     identity = {
         "llm": llm.llm.identity().as_key(),
         "evaluator": ctx.resources.llm_name("evaluator"),

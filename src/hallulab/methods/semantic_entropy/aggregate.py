@@ -95,7 +95,7 @@ def aggregate(ctx: AggregateContext[SemanticEntropyScores]) -> Aggregated:
     counts: Counter[str] = Counter()
     class_counts: list[int] = []
     farquhar_counts: dict[str, list[int]] = {variant: [] for variant, _ in FARQUHAR_VARIANTS}
-    for passage in ctx.passages:
+    for passage in ctx.records:
         record = stored.records.get(passage.id)
         if record is None:
             continue

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from hallulab.artifacts.response_tokens.build import prefix_for
 from hallulab.core.config import ConfigError
-from hallulab.data.schema import Passage
+from hallulab.data.schema import Record
 from hallulab.methods.semantic_entropy.knobs import ALL_PAIRS, SemanticEntropyScoreKnobs
 from hallulab.methods.semantic_entropy.pairs import (
     FARQUHAR_CLUSTERINGS,
@@ -37,7 +37,7 @@ from hallulab.pipeline.context import BuildContext
 TWO_SAMPLES = Requirement("fewer than two samples", lambda p: len(p.samples) >= 2)
 
 
-def nli_text(passage: Passage, sample: str, nli_input: str) -> str:
+def nli_text(passage: Record, sample: str, nli_input: str) -> str:
     """What the NLI model reads for one sample."""
     if nli_input == "question_answer" and passage.prompt:
         return f"{passage.prompt} {sample}"
@@ -54,7 +54,7 @@ def clusterings_by_input(nli_input: str, *, farquhar: bool) -> dict[str, tuple[C
     return found
 
 
-def pair_grid(passages: Sequence[Passage], nli_input: str) -> tuple[list[str], list[str]]:
+def pair_grid(passages: Sequence[Record], nli_input: str) -> tuple[list[str], list[str]]:
     """Premises and hypotheses of every ordered pair a != b of each record's samples, record by
     record, a-major."""
     premises: list[str] = []
@@ -69,13 +69,13 @@ def pair_grid(passages: Sequence[Passage], nli_input: str) -> tuple[list[str], l
     return premises, hypotheses
 
 
-def nli_grids(passages: Sequence[Passage], nli_input: str, *, farquhar: bool) -> dict[str, tuple[list[str], list[str]]]:
+def nli_grids(passages: Sequence[Record], nli_input: str, *, farquhar: bool) -> dict[str, tuple[list[str], list[str]]]:
     """NLI input -> the premises and hypotheses of every ordered pair (:func:`pair_grid`): the
     input ``nli_input`` names, and the question-conditioned one Farquhar et al. read."""
     return {name: pair_grid(passages, name) for name in clusterings_by_input(nli_input, farquhar=farquhar)}
 
 
-def class_matrices(passages: Sequence[Passage], classes: Sequence[int]) -> list[list[list[int]]]:
+def class_matrices(passages: Sequence[Record], classes: Sequence[int]) -> list[list[list[int]]]:
     """Each record's N x N class matrix from the flat classes of :func:`pair_grid`'s order."""
     out = []
     at = 0
@@ -104,7 +104,7 @@ class NLIClasses:
 
 
 def nli_classes(
-    passages: Sequence[Passage], nli_input: str, *, farquhar: bool, pairs: str, class_probs: ClassProbs
+    passages: Sequence[Record], nli_input: str, *, farquhar: bool, pairs: str, class_probs: ClassProbs
 ) -> NLIClasses:
     """The NLI classes the score step stores, ``pairs`` as :class:`SemanticEntropyScoreKnobs`
     says: every ordered pair in one ``class_probs`` request per NLI input, or lazily."""
@@ -133,7 +133,7 @@ def nli_classes(
 
 def score(ctx: BuildContext) -> SemanticEntropyScores:
     knobs = ctx.params.typed(SemanticEntropyScoreKnobs, "semantic_entropy.score")
-    chosen = partition(ctx.passages, TWO_SAMPLES)
+    chosen = partition(ctx.records, TWO_SAMPLES)
     chosen.warn(ctx.log, "Semantic Entropy")
     passages = chosen.kept
     llm = ctx.resources.llm("proxy")
