@@ -293,6 +293,12 @@ def typed(cls: type[T], raw: Mapping[str, Any] | None, name: str) -> T:
         raise ConfigError(f"{name}: {error}") from error
 
 
+def covers(declared: str, key: str) -> bool:
+    """Whether the params key ``declared`` covers ``key``: the same key, or a section above it
+    (``ccp`` covers ``ccp.score.top_k``; ``ccp.score`` does not cover ``ccp``)."""
+    return key == declared or key.startswith(declared + ".")
+
+
 if __name__ == "__main__":  # python -m hallulab.core.config [overrides...] -> params.yaml
     import sys
 

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from omegaconf import DictConfig, OmegaConf
 
-from hallulab.core.config import ConfigError, load_params, typed
+from hallulab.core.config import ConfigError, covers, load_params, typed
 from hallulab.core.errors import UserFacingError
 
 T = TypeVar("T")
@@ -24,10 +24,6 @@ class UndeclaredParamError(KeyError, UserFacingError):
 
     def __str__(self) -> str:
         return str(self.args[0])
-
-
-def _covers(declared: str, key: str) -> bool:
-    return key == declared or key.startswith(declared + ".")
 
 
 class ParamsView:
@@ -72,7 +68,7 @@ class ParamsView:
         return view
 
     def get(self, key: str) -> Any:
-        if not any(_covers(d, key) for d in self.declared):
+        if not any(covers(d, key) for d in self.declared):
             raise UndeclaredParamError(
                 f"{self.owner} reads params key {key!r} but declares only {list(self.declared)}; "
                 "add it to the step's inputs in its spec (and regenerate dvc.yaml: make dvcyaml)"

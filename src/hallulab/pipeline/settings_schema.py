@@ -51,7 +51,7 @@ from typing import Any, Optional, Union
 from omegaconf import MISSING, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
-from hallulab.core.config import ConfigError, typed
+from hallulab.core.config import ConfigError, covers, typed
 from hallulab.pipeline.spec import KnobSection
 
 #: The knob sections of the pipeline's own steps: one composition gives every value (or the
@@ -125,7 +125,7 @@ def knob_sections() -> dict[str, tuple[type, KnobSection]]:
 
 def _overlaps(key: str, section: str) -> bool:
     """Whether the params key ``key`` lies in ``section`` or covers it (``ccp`` covers ``ccp.score``)."""
-    return key == section or key.startswith(section + ".") or section.startswith(key + ".")
+    return covers(section, key) or covers(key, section)
 
 
 def section_owner(section: str) -> str:
