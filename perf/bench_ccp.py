@@ -50,15 +50,15 @@ def main() -> None:
 
     params = compose([f"dataset={args.dataset}"] if args.dataset != "toy" else [])
     inputs = CCPInputs.read(args.dataset, params["ccp"]["score"])
-    passages, knobs, top_k, stats = inputs.records, inputs.knobs, inputs.top_k, inputs.token_stats
+    records, knobs, top_k, stats = inputs.records, inputs.knobs, inputs.top_k, inputs.token_stats
     prefix = str(params["response_tokens"]["prefix"])
     proxy = params["llm_catalogue"][params["llms"]["proxy"]]
 
     with tempfile.TemporaryDirectory() as folder, CallCache(Path(folder) / "calls.sqlite") as cache:
         llm = CachedLLM(build_llm({**proxy, "num_threads": args.threads}), cache)
-        llm.score([prefix_for(prefix, passages[0])], ["warm-up"], top_k=top_k)  # model load, not timed
+        llm.score([prefix_for(prefix, records[0])], ["warm-up"], top_k=top_k)  # model load, not timed
         started = time.perf_counter()
-        llm.score([prefix_for(prefix, p) for p in passages], [p.response or "" for p in passages], top_k=top_k)
+        llm.score([prefix_for(prefix, p) for p in records], [p.response or "" for p in records], top_k=top_k)
         inference = time.perf_counter() - started
 
         scorer = NLIScorer(typed(NLIKnobs, params["nli"], "nli"), cache=cache)
@@ -79,7 +79,7 @@ def main() -> None:
     change = float(np.abs(bfloat16 - float32).max())
 
     tokens = sum(len(t) for t in stats.values())
-    print(f"data set {args.dataset}: {len(passages)} responses, {tokens} tokens, top-K {top_k}")
+    print(f"data set {args.dataset}: {len(records)} responses, {tokens} tokens, top-K {top_k}")
     print(f"contexts {list(knobs.nli_contexts)}: {len(requests.pairs)} NLI pairs ({len(set(requests.pairs))} distinct)")
     print(f"inference (MaxProb's cost, {proxy['name']}): {inference:.2f} s")
     print(f"CCP's NLI ({params['nli']['name']}), empty cache: {ccp:.2f} s")
@@ -118,7 +118,7 @@ def main() -> None:
     ]
     setup = {
         "dataset": args.dataset,
-        "responses": len(passages),
+        "responses": len(records),
         "tokens": tokens,
         "top_k": top_k,
         "pairs": len(requests.pairs),

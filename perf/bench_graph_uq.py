@@ -72,13 +72,13 @@ ONLY_MATRIX_READINGS = {"luq": {"readings": ["response"]}}
 Timed = tuple[dict[str, np.ndarray], float, dict[str, float]]
 
 
-def reference_scores(passages: list[Record], nli: Any) -> Timed:
+def reference_scores(records: list[Record], nli: Any) -> Timed:
     """lm-polygraph's semantic matrices, then each of its estimators at its defaults: the scores,
     the matrix's seconds and each estimator's seconds."""
     import lm_polygraph.estimators as estimators
     from lm_polygraph.stat_calculators.semantic_matrix import SemanticMatrixCalculator
 
-    stats: dict[str, Any] = {"sample_texts": [list(p.samples) for p in passages]}
+    stats: dict[str, Any] = {"sample_texts": [list(p.samples) for p in records]}
     matrices, t_matrix = timed(lambda: SemanticMatrixCalculator(nli)(stats, texts=[], model=None))
     stats |= matrices
     scores, seconds = {}, {}
@@ -89,10 +89,10 @@ def reference_scores(passages: list[Record], nli: Any) -> Timed:
     return scores, t_matrix, seconds
 
 
-def our_scores(passages: list[Record], scorer: NLIScorer, overrides: list[str]) -> Timed:
+def our_scores(records: list[Record], scorer: NLIScorer, overrides: list[str]) -> Timed:
     """The artifact's pair matrices through the cached scorer, then each method's aggregate step:
     the scores, the matrices' seconds and each step's seconds."""
-    matrices, t_matrix = timed(lambda: pair_matrices_of(passages, scorer.class_probs))
+    matrices, t_matrix = timed(lambda: pair_matrices_of(records, scorer.class_probs))
     artifact = {"records": {rid: matrix.to_dict() for rid, matrix in matrices.items()}}
     params = compose(overrides)
     no_sentences = SampleMatrixScores((SampleMatrices("luq", "luq_sentence", {}, {}),))
@@ -102,11 +102,11 @@ def our_scores(passages: list[Record], scorer: NLIScorer, overrides: list[str]) 
         readings = ONLY_MATRIX_READINGS.get(name)
         knobs = params | {name: {**params[name], **readings}} if readings else params
         view = ParamsView(knobs, spec.aggregate.param_keys(), f"aggregate_{name}")
-        context = AggregateContext("bench", passages, {"nli_pair_matrix": artifact}, no_sentences, view)
+        context = AggregateContext("bench", records, {"nli_pair_matrix": artifact}, no_sentences, view)
         step = importlib.import_module(f"hallulab.methods.{name}.aggregate").aggregate
         result, seconds[name] = timed(partial(step, context))
         frame = result.scores[result.scores["variant"] == variant].set_index("record_id")
-        scores[name] = frame.loc[[p.id for p in passages], "score"].to_numpy(dtype=np.float64)
+        scores[name] = frame.loc[[p.id for p in records], "score"].to_numpy(dtype=np.float64)
     return scores, t_matrix, seconds
 
 
@@ -148,18 +148,18 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    passages = load_dataset({**dataset_config("nq_open"), "limit": args.questions})[0]
+    records = load_dataset({**dataset_config("nq_open"), "limit": args.questions})[0]
     config = typed(NLIKnobs, compose(["dataset=nq_open"])["nli"], "nli")
     nli = polygraph_nli(config.model, config.batch_size)
-    reference_scores(passages[:1], nli)  # model warm-up, not timed
-    reference = reference_scores(passages, nli)
+    reference_scores(records[:1], nli)  # model warm-up, not timed
+    reference = reference_scores(records, nli)
     with tempfile.TemporaryDirectory() as folder, CallCache(Path(folder) / "calls.sqlite") as cache:
         scorer = NLIScorer(config, cache=cache)
         scorer.identity  # noqa: B018 - load the model outside the timed region, as the reference did
-        cold = our_scores(passages, scorer, ["dataset=nq_open"])
-        warm = our_scores(passages, scorer, ["dataset=nq_open", "samples.used=5"])
+        cold = our_scores(records, scorer, ["dataset=nq_open"])
+        warm = our_scores(records, scorer, ["dataset=nq_open", "samples.used=5"])
     worst = {name: float(np.abs(cold[0][name] - reference[0][name]).max()) for name in METHODS}
-    units, unit = len(passages), "responses/s"
+    units, unit = len(records), "responses/s"
     graph = ("num_sem_sets", "eig_val_laplacian", "deg_mat", "eccentricity")
     t_reference = reference[1] + sum(reference[2][name] for name in graph)
     t_cold = cold[1] + sum(cold[2][name] for name in graph)
@@ -194,7 +194,7 @@ def main() -> None:
     setup = {
         "dataset": "nq_open",
         "responses": units,
-        "samples": len(passages[0].samples),
+        "samples": len(records[0].samples),
         "nli": config.name,
         "max_abs_difference": float(f"{max(worst.values()):.2e}"),
         "max_abs_difference_by_method": {name: float(f"{value:.2e}") for name, value in worst.items()},

@@ -49,8 +49,8 @@ def main() -> None:
     single._loaded = batched._loaded  # share the weights
     print(f"device {batched.device}, dtype {batched.dtype}, threads {args.threads}, load {load:.1f}s")
 
-    passages = load_jsonl_records(TOY)
-    prompts = [f"{p.prompt} (version {i})" for i in range(args.prompts // len(passages) + 1) for p in passages]
+    records = load_jsonl_records(TOY)
+    prompts = [f"{p.prompt} (version {i})" for i in range(args.prompts // len(records) + 1) for p in records]
     prompts = prompts[: args.prompts]
     params = DecodingParams(max_new_tokens=args.new_tokens, temperature=1.0)
     seeds = list(range(len(prompts)))
@@ -61,7 +61,7 @@ def main() -> None:
         rates[f"generate {name}"] = tokens / seconds
         print(f"generation  {name:>14}: {tokens / seconds:8.1f} tokens/s ({tokens} tokens, {seconds:.1f}s)")
 
-    texts = [s for p in passages for s in p.samples][: args.prompts]
+    texts = [s for p in records for s in p.samples][: args.prompts]
     for name, llm in (("batched", batched), ("one at a time", single)):
         scored, seconds = timed(partial(llm.score, [""] * len(texts), texts))
         tokens = sum(len(s) for s in scored)
@@ -70,7 +70,7 @@ def main() -> None:
 
     verdict_prompts = [
         build_prompt(PAPER_TEMPLATE, sample, sentence)
-        for p in passages
+        for p in records
         for sample in p.samples
         for sentence in p.sentences
     ]

@@ -76,8 +76,8 @@ def main() -> None:
     configured = compose()["llm_catalogue"]["smollm2"]
     hf = build_llm({**configured, "num_threads": args.threads})
     assert isinstance(hf, HFLLM)
-    passages = load_jsonl_records(TOY)
-    prompts = [f"{p.prompt} (version {i})" for i in range(args.prompts // len(passages) + 1) for p in passages]
+    records = load_jsonl_records(TOY)
+    prompts = [f"{p.prompt} (version {i})" for i in range(args.prompts // len(records) + 1) for p in records]
     prompts = prompts[: args.prompts]
     ids = [hf.prompt_ids(hf.render(prompt)) for prompt in prompts]
     greedy = DecodingParams(max_new_tokens=args.new_tokens, temperature=0.0)

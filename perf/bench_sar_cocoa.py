@@ -94,17 +94,17 @@ class ReferenceSimilarity:
 
 
 def shared_tokens(
-    llm: HFLLM, passages: list[Record]
+    llm: HFLLM, records: list[Record]
 ) -> tuple[dict[str, list[list[TokenStats]]], dict[str, list[TokenStats]]]:
     """Each sample's and each response's token statistics, teacher-forced after the question."""
-    texts = [s for p in passages for s in p.samples] + [p.response or "" for p in passages]
-    prefixes = [p.prompt or "" for p in passages for _ in p.samples] + [p.prompt or "" for p in passages]
+    texts = [s for p in records for s in p.samples] + [p.response or "" for p in records]
+    prefixes = [p.prompt or "" for p in records for _ in p.samples] + [p.prompt or "" for p in records]
     scored = llm.score(prefixes, texts)
     samples, at = {}, 0
-    for passage in passages:
-        samples[passage.id] = scored[at : at + len(passage.samples)]
-        at += len(passage.samples)
-    responses = {p.id: scored[at + i] for i, p in enumerate(passages)}
+    for one in records:
+        samples[one.id] = scored[at : at + len(one.samples)]
+        at += len(one.samples)
+    responses = {p.id: scored[at + i] for i, p in enumerate(records)}
     return samples, responses
 
 
@@ -123,7 +123,7 @@ def _calculator(name: str, similarity: SentenceSimilarity) -> Any:
 
 def reference_scores(
     name: str,
-    passages: list[Record],
+    records: list[Record],
     samples: dict[str, list[list[TokenStats]]],
     responses: dict[str, list[TokenStats]],
     similarity: SentenceSimilarity,
@@ -133,14 +133,14 @@ def reference_scores(
     import lm_polygraph.estimators as estimators
 
     stats: dict[str, Any] = {
-        "input_texts": [p.prompt for p in passages],
-        "sample_texts": [list(p.samples) for p in passages],
-        "greedy_texts": [p.response for p in passages],
-        "sample_tokens": [[[t.token_id for t in stats] for stats in samples[p.id]] for p in passages],
-        "greedy_tokens": [[t.token_id for t in responses[p.id]] for p in passages],
-        "sample_log_likelihoods": [[[t.logprob for t in stats] for stats in samples[p.id]] for p in passages],
-        "greedy_log_likelihoods": [[t.logprob for t in responses[p.id]] for p in passages],
-        "entropy": [[t.entropy for t in responses[p.id]] for p in passages],
+        "input_texts": [p.prompt for p in records],
+        "sample_texts": [list(p.samples) for p in records],
+        "greedy_texts": [p.response for p in records],
+        "sample_tokens": [[[t.token_id for t in stats] for stats in samples[p.id]] for p in records],
+        "greedy_tokens": [[t.token_id for t in responses[p.id]] for p in records],
+        "sample_log_likelihoods": [[[t.logprob for t in stats] for stats in samples[p.id]] for p in records],
+        "greedy_log_likelihoods": [[t.logprob for t in responses[p.id]] for p in records],
+        "entropy": [[t.entropy for t in responses[p.id]] for p in records],
     }
     stats["sample_log_probs"] = [[sum(lls) for lls in record] for record in stats["sample_log_likelihoods"]]
     model = SimpleNamespace(device=lambda: "cpu", tokenizer=tokenizer)
@@ -155,16 +155,16 @@ def reference_scores(
     return scores, t_similarity, t_estimators
 
 
-def _aggregate(name: str, passages: list[Record], artifacts: dict[str, Any], raw: Any, overrides: list[str]) -> Any:
+def _aggregate(name: str, records: list[Record], artifacts: dict[str, Any], raw: Any, overrides: list[str]) -> Any:
     spec = method(name)
     view = ParamsView(compose(overrides), spec.aggregate.param_keys(), f"aggregate_{name}")
     step = sar_aggregate if name == "sar" else cocoa_aggregate
-    return step(AggregateContext("bench", passages, artifacts, raw, view))
+    return step(AggregateContext("bench", records, artifacts, raw, view))
 
 
 def our_scores(
     name: str,
-    passages: list[Record],
+    records: list[Record],
     samples: dict[str, list[list[TokenStats]]],
     responses: dict[str, list[TokenStats]],
     similarity: Callable[[Sequence[str], Sequence[str]], np.ndarray],
@@ -175,23 +175,23 @@ def our_scores(
     the stored one), then the aggregate step: the scores, both parts' seconds, and the raw."""
     t_similarity = 0.0
     if raw is None and name == "sar":
-        (records, _), t_similarity = timed(
-            lambda: sar_records(passages, samples, responses, similarity, token_relevance=True)
+        (by_record, _), t_similarity = timed(
+            lambda: sar_records(records, samples, responses, similarity, token_relevance=True)
         )
         raw = SarScores(
-            proxy={}, similarity={}, prefix="{prompt}", token_relevance=True, records=records, diagnostics={}
+            proxy={}, similarity={}, prefix="{prompt}", token_relevance=True, records=by_record, diagnostics={}
         )
     elif raw is None:
-        found, t_similarity = timed(lambda: response_similarities(passages, similarity))
-        raw = CocoaScores(similarity={}, records=found, diagnostics={})
-    tokens = {p.id: [t.to_dict() for t in responses[p.id]] for p in passages}
-    artifacts = {"response_tokens": {"tokens": tokens, "sources": {p.id: "proxy" for p in passages}, "llm": {}}}
-    result, t_aggregate = timed(lambda: _aggregate(name, passages, artifacts, raw, overrides))
+        found, t_similarity = timed(lambda: response_similarities(records, similarity))
+        raw = CocoaScores(similarity={}, by_record=found, diagnostics={})
+    tokens = {p.id: [t.to_dict() for t in responses[p.id]] for p in records}
+    artifacts = {"response_tokens": {"tokens": tokens, "sources": {p.id: "proxy" for p in records}, "llm": {}}}
+    result, t_aggregate = timed(lambda: _aggregate(name, records, artifacts, raw, overrides))
     frame = result.scores
     scores = {}
     for variant in REFERENCE_CLASSES[name]:
         chosen = frame[frame["variant"] == variant].set_index("record_id")
-        scores[variant] = chosen.loc[[p.id for p in passages], "score"].to_numpy(dtype=np.float64)
+        scores[variant] = chosen.loc[[p.id for p in records], "score"].to_numpy(dtype=np.float64)
     return (scores, t_similarity, t_aggregate), raw
 
 
@@ -218,26 +218,26 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     loaded = load_dataset({**dataset_config("nq_open"), "limit": args.questions})[0]
-    passages = [p for p in loaded if p.response and len(p.samples) == len(loaded[0].samples)]
+    records = [p for p in loaded if p.response and len(p.samples) == len(loaded[0].samples)]
     params = compose(["dataset=nq_open"])
     llm = build_llm(params["llm_catalogue"]["smollm2"], "smollm2")
     assert isinstance(llm, HFLLM)
-    samples, responses = shared_tokens(llm, passages)
+    samples, responses = shared_tokens(llm, records)
     config = typed(SentenceSimilarityKnobs, params["sentence_similarity"], "sentence_similarity")
     uncached = SentenceSimilarity(config)
     uncached.scores(["warm-up"], ["the model is loaded outside the timed region"])
     rows: list[BenchRow] = []
     worst: dict[str, float] = {}
-    units = len(passages)
+    units = len(records)
     with tempfile.TemporaryDirectory() as folder, CallCache(Path(folder) / "calls.sqlite") as cache:
         cached = SentenceSimilarity(config, cache=cache)
         cached.model = uncached.model  # the same loaded encoder (a cached_property's value)
         cached.identity  # noqa: B018 - the weights' digest, outside the timed region
         for name in REFERENCE_CLASSES:
-            reference = reference_scores(name, passages, samples, responses, uncached, llm.tokenizer)
-            cold, raw = our_scores(name, passages, samples, responses, cached.scores, ["dataset=nq_open"])
+            reference = reference_scores(name, records, samples, responses, uncached, llm.tokenizer)
+            cold, raw = our_scores(name, records, samples, responses, cached.scores, ["dataset=nq_open"])
             warm, _ = our_scores(
-                name, passages, samples, responses, cached.scores, ["dataset=nq_open", "samples.used=5"], raw
+                name, records, samples, responses, cached.scores, ["dataset=nq_open", "samples.used=5"], raw
             )
             rows.extend(method_rows(name, units, reference, cold, warm))
             for variant in REFERENCE_CLASSES[name]:
@@ -248,7 +248,7 @@ def main() -> None:
     setup = {
         "dataset": "nq_open",
         "responses": units,
-        "samples": len(passages[0].samples),
+        "samples": len(records[0].samples),
         "similarity": config.name,
         "log_probabilities": "SmolLM2-135M-Instruct, teacher-forced after the question (shared, not timed)",
         "max_abs_difference": float(f"{max(worst.values()):.2e}"),

@@ -45,9 +45,9 @@ from hallulab.methods.selfcheck_prompt.prompting import PromptMatrices, record_m
 from hallulab.tooling.bench_record import print_rows, rate_rows, record, timed
 
 
-def reference_scores(checker: object, passages: list[Record]) -> list[np.ndarray]:
+def reference_scores(checker: object, records: list[Record]) -> list[np.ndarray]:
     """selfcheckgpt's sentence scores, passage by passage, as its README calls ``predict``."""
-    return [np.asarray(checker.predict(list(p.sentences), list(p.samples))) for p in passages]  # type: ignore[attr-defined]
+    return [np.asarray(checker.predict(list(p.sentences), list(p.samples))) for p in records]  # type: ignore[attr-defined]
 
 
 def main() -> None:
@@ -68,11 +68,11 @@ def main() -> None:
         "selfcheck_prompt",
     )
     template = load_prompt(config.prompt)
-    passages = [
+    records = [
         replace(p, samples=p.samples[: args.samples])
         for p in load_dataset(dataset_config("wikibio"))[0][: args.records]
     ]
-    sentences = sum(len(p.sentences) for p in passages)
+    sentences = sum(len(p.sentences) for p in records)
 
     from selfcheckgpt.modeling_selfcheck import SelfCheckLLMPrompt
 
@@ -80,15 +80,15 @@ def main() -> None:
     checker.tokenizer, checker.model, checker.device = llm.tokenizer, llm.model, torch.device("cpu")
     checker.text_mapping, checker.not_defined_text = {"yes": 0.0, "no": 1.0, "n/a": 0.5}, set()
     checker.set_prompt_template(template.human)
-    checker.predict(list(passages[0].sentences[:1]), list(passages[0].samples[:1]))  # first-call set-up, not timed
-    theirs, reference_seconds = timed(partial(reference_scores, checker, passages))
+    checker.predict(list(records[0].sentences[:1]), list(records[0].samples[:1]))  # first-call set-up, not timed
+    theirs, reference_seconds = timed(partial(reference_scores, checker, records))
     llm.generate([template.messages(context="warm-up", sentence="warm-up")], DecodingParams(max_new_tokens=1), [None])
 
     with tempfile.TemporaryDirectory() as folder, CallCache(Path(folder) / "calls.sqlite") as cache:
         cached = CachedLLM(llm, cache)
-        found, cold_seconds = timed(partial(record_matrices, passages, cached, config, template))
-        _, warm_seconds = timed(partial(record_matrices, passages, cached, config, template))
-    ours = sentence_means(found, passages)
+        found, cold_seconds = timed(partial(record_matrices, records, cached, config, template))
+        _, warm_seconds = timed(partial(record_matrices, records, cached, config, template))
+    ours = sentence_means(found, records)
     difference = max(float(np.abs(a - b).max()) for a, b in zip(theirs, ours, strict=True))
 
     rows = rate_rows(
@@ -112,7 +112,7 @@ def main() -> None:
     print(f"largest |difference| of sentence scores: {difference:.3g}; verdicts {found.counts.as_dict()}")
     setup = {
         "dataset": "wikibio",
-        "passages": len(passages),
+        "passages": len(records),
         "sentences": sentences,
         "samples": args.samples,
         "pairs": sentences * args.samples,
@@ -124,9 +124,9 @@ def main() -> None:
     record("selfcheck_prompt", rows, setup, threads=args.threads)
 
 
-def sentence_means(found: PromptMatrices, passages: list[Record]) -> list[np.ndarray]:
+def sentence_means(found: PromptMatrices, records: list[Record]) -> list[np.ndarray]:
     """S_Prompt(i): each passage's verdict matrix averaged over its samples."""
-    return [np.asarray(found.verdicts[p.id]).mean(axis=1) for p in passages]
+    return [np.asarray(found.verdicts[p.id]).mean(axis=1) for p in records]
 
 
 if __name__ == "__main__":

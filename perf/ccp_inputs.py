@@ -33,10 +33,10 @@ class CCPInputs:
     @classmethod
     def read(cls, dataset: str, score_params: Mapping[str, Any]) -> CCPInputs:
         """``score_params``: the ``ccp.score`` params section."""
-        passages = [p for p in load_jsonl_records(paths.records(dataset)) if p.response is not None]
+        records = [p for p in load_jsonl_records(paths.records(dataset)) if p.response is not None]
         artifacts = read_artifacts(["response_tokens", "claims", "sentences"], dataset)
         knobs = typed(CCPScoreKnobs, score_params, "ccp.score")
-        return cls(passages, artifacts, knobs, token_stats(artifacts["response_tokens"]))
+        return cls(records, artifacts, knobs, token_stats(artifacts["response_tokens"]))
 
     @property
     def top_k(self) -> int:

@@ -65,21 +65,21 @@ def nli_paths(accelerator: str) -> tuple[ScorerPath, ...]:
 
 
 def check_nli(model: str, passage_limit: int | None, accelerator: str) -> tuple[list[BenchRow], dict[str, object]]:
-    passages = [p for p in load_dataset(dataset_config("wikibio"))[0] if p.labels and p.samples]
-    passages = passages[:passage_limit] if passage_limit else passages
-    pairs = len({(s, x) for p in passages for s in p.sentences for x in p.samples})
+    records = [p for p in load_dataset(dataset_config("wikibio"))[0] if p.labels and p.samples]
+    records = records[:passage_limit] if passage_limit else records
+    pairs = len({(s, x) for p in records for s in p.sentences for x in p.samples})
     runs: list[PathRun] = []
     for path in nli_paths(accelerator):
         if path.device != "cpu":  # load and warm the accelerator on one pair, outside the timed run
             warm = ScorerPath(path.key, path.label, path.dtype, device=path.device)
-            score_with(passages[:1], warm, model, "sample_first")
-        runs.append(score_with(passages, path, model, "sample_first"))
+            score_with(records[:1], warm, model, "sample_first")
+        runs.append(score_with(records, path, model, "sample_first"))
     reference = runs[0]
     rows = rate_rows("nli", "pairs/s", pairs, {run.path.key: (run.path.label, run.seconds) for run in runs}, digits=1)
     changes = {run.path.key: np.abs(run.sentence_scores - reference.sentence_scores) for run in runs[1:]}
     setup: dict[str, object] = {
         "dataset": "wikibio",
-        "passages": len(passages),
+        "passages": len(records),
         "distinct_pairs": pairs,
         "model": model,
         "model_weights": local_weights_digest(model),

@@ -123,7 +123,7 @@ def timed_in_empty_inductor_cache(warm_up: Callable[[], object], run: Callable[[
             del os.environ["TORCHINDUCTOR_CACHE_DIR"]
 
 
-def score_with(passages: Sequence[Record], path: ScorerPath, model: str, pair_order: str) -> PathRun:
+def score_with(records: Sequence[Record], path: ScorerPath, model: str, pair_order: str) -> PathRun:
     """Score the passages cold with one path; metrics as the evaluate stage defines them.
 
     A compiled path compiles in a one-pair call first (inside the timed region, with an
@@ -141,14 +141,14 @@ def score_with(passages: Sequence[Record], path: ScorerPath, model: str, pair_or
 
     def compile_on_one_pair() -> None:
         if path.compile:
-            scorer.pair_probs(passages[0].sentences[:1], passages[0].samples[:1])
+            scorer.pair_probs(records[0].sentences[:1], records[0].samples[:1])
 
     matrices, seconds, warm_up_seconds = timed_in_empty_inductor_cache(
-        compile_on_one_pair, lambda: record_matrices(passages, scorer, progress=True)
+        compile_on_one_pair, lambda: record_matrices(records, scorer, progress=True)
     )
     compile_seconds = warm_up_seconds if path.compile else None
-    sentences = {p.id: matrices[p.id].mean(axis=1) for p in passages}
-    labelled = align(passages, sentences, {key: float(value.mean()) for key, value in sentences.items()})
+    sentences = {p.id: matrices[p.id].mean(axis=1) for p in records}
+    labelled = align(records, sentences, {key: float(value.mean()) for key, value in sentences.items()})
     metrics = compute_metrics(labelled, ProtocolKnobs())
     return PathRun(
         path=path,
@@ -174,13 +174,13 @@ def main() -> None:
     torch = importlib.import_module("torch")
     torch.set_num_threads(args.threads)
 
-    passages = [p for p in load_dataset(dataset_config("wikibio"))[0] if p.labels and p.samples]
-    passages = passages[: args.records] if args.records else passages
-    pairs = len({(s, x) for p in passages for s in p.sentences for x in p.samples})
+    records = [p for p in load_dataset(dataset_config("wikibio"))[0] if p.labels and p.samples]
+    records = records[: args.records] if args.records else records
+    pairs = len({(s, x) for p in records for s in p.sentences for x in p.samples})
     chosen = [path for path in FAST_PATHS if path.key in args.paths]  # each once, in a fixed order
-    runs = [score_with(passages, path, args.model, args.pair_order) for path in (FLOAT32, *chosen)]
+    runs = [score_with(records, path, args.model, args.pair_order) for path in (FLOAT32, *chosen)]
     fp32 = runs[0]
-    print(f"{len(passages)} WikiBio passages, {pairs} distinct pairs, {args.threads} torch threads")
+    print(f"{len(records)} WikiBio passages, {pairs} distinct pairs, {args.threads} torch threads")
     changes = {run.path.key: np.abs(run.sentence_scores - fp32.sentence_scores) for run in runs}
     rows = []
     for run in runs:
@@ -210,7 +210,7 @@ def main() -> None:
             )
     setup = {
         "dataset": "wikibio",
-        "passages": len(passages),
+        "passages": len(records),
         "distinct_pairs": pairs,
         "model": args.model,
         "model_weights": local_weights_digest(args.model),

@@ -58,28 +58,28 @@ class PathScores:
     roc_auc: float
 
 
-def _metrics(passages: Sequence[Record], order: Sequence[tuple[str, str]], probs: np.ndarray) -> tuple[float, float]:
+def _metrics(records: Sequence[Record], order: Sequence[tuple[str, str]], probs: np.ndarray) -> tuple[float, float]:
     """NonFact AUC-PR and ROC-AUC (percent) of the sentence scores: mean P(contradict) over samples."""
     value = dict(zip(order, probs.tolist(), strict=True))
     threshold = ProtocolKnobs().nonfact_threshold
     scores, labels = [], []
-    for passage in passages:
-        for sentence, label in zip(passage.sentences, passage.labels or (), strict=True):
-            scores.append(float(np.mean([value[(sentence, sample)] for sample in passage.samples])))
+    for one in records:
+        for sentence, label in zip(one.sentences, one.labels or (), strict=True):
+            scores.append(float(np.mean([value[(sentence, sample)] for sample in one.samples])))
             labels.append(label > threshold)
     y, s = np.asarray(labels), np.asarray(scores)
     return 100 * aucpr_trapezoid(y, s), 100 * roc_auc(y, s)
 
 
 def _timed(
-    passages: Sequence[Record],
+    records: Sequence[Record],
     batches: list[list[tuple[str, str]]],
     tokenizer: Any,
     forward: Callable[[dict[str, Any]], np.ndarray],
 ) -> PathScores:
     seconds, probs = timed_contradiction(batches, tokenizer, forward)
     order = [pair for batch in batches for pair in batch]
-    aucpr, roc = _metrics(passages, order, probs)
+    aucpr, roc = _metrics(records, order, probs)
     return PathScores(seconds, probs, aucpr, roc)
 
 
@@ -109,15 +109,15 @@ def main() -> None:
     root = Path(os.environ[DATA_ROOT_ENV])
 
     wikibio = load_dataset(dataset_config("wikibio"))[0]
-    passages = [replace(p, samples=p.samples[: args.samples]) for p in wikibio[: args.records]]
-    pairs = list(dict.fromkeys((s, x) for p in passages for s in p.sentences for x in p.samples))
+    records = [replace(p, samples=p.samples[: args.samples]) for p in wikibio[: args.records]]
+    pairs = list(dict.fromkeys((s, x) for p in records for s in p.sentences for x in p.samples))
     batches = length_sorted_batches(pairs, args.batch_size)
     with tempfile.TemporaryDirectory() as tmp:
         two = export_two_label(Path(args.model), Path(tmp) / "two")
         tokenizer = transformers.AutoTokenizer.from_pretrained(two)
         model = transformers.AutoModelForSequenceClassification.from_pretrained(two).eval()
 
-        fp32 = _timed(passages, batches, tokenizer, torch_forward(model))
+        fp32 = _timed(records, batches, tokenizer, torch_forward(model))
         sample = tokenizer(["a b"], ["c"], return_tensors="pt")
         graph = ov.convert_model(model, example_input={name: sample[name] for name in INPUTS})
         calibration = _calibration(tokenizer, root)
@@ -134,10 +134,10 @@ def main() -> None:
             return np.asarray(next(iter(request.infer(inputs).values())))
 
         timed_contradiction(batches[:2], tokenizer, ov_forward)  # first shapes compile outside the timed pass
-        int8 = _timed(passages, batches, tokenizer, ov_forward)
+        int8 = _timed(records, batches, tokenizer, ov_forward)
 
     change = np.abs(int8.probabilities - fp32.probabilities)
-    print(f"{len(passages)} WikiBio passages, {len(pairs)} distinct pairs, {args.threads} threads")
+    print(f"{len(records)} WikiBio passages, {len(pairs)} distinct pairs, {args.threads} threads")
     for name, found in (("torch float32", fp32), ("OpenVINO static int8", int8)):
         print(
             f"{name:22s}: {len(pairs) / found.seconds:6.1f} pairs/s, "
@@ -158,7 +158,7 @@ def main() -> None:
     ]
     setup = {
         "dataset": "wikibio",
-        "passages": len(passages),
+        "passages": len(records),
         "distinct_pairs": len(pairs),
         "model": args.model,
         "openvino": ov.__version__,

@@ -40,7 +40,7 @@ def main() -> None:
     spec = registry.method(args.method)
     view = ParamsView.load(args.params, spec.aggregate.param_keys(), stage)
     protocol = ParamsView.load(args.params, ("evaluate",), stage).typed(ProtocolKnobs, "evaluate")
-    passages = load_jsonl_records(paths.records(args.dataset))
+    records = load_jsonl_records(paths.records(args.dataset))
     artifacts = read_artifacts(spec.requires, args.dataset)
     raw_path = paths.raw_scores(args.method, args.dataset)
     raw = spec.read_raw(read_json(raw_path), str(raw_path)) if spec.raw is not None else None
@@ -50,7 +50,7 @@ def main() -> None:
             path = paths.member_scores(spec.name, member.method, member.variant, args.dataset)
             members[member.key] = pd.read_parquet(path)
     started = time.perf_counter()
-    result = aggregate_method(spec, args.dataset, passages, artifacts, raw, view, log, members)
+    result = aggregate_method(spec, args.dataset, records, artifacts, raw, view, log, members)
     frame = score_frame(result.scores)
     write_table(paths.unit_scores(args.method, args.dataset), frame)
     write_json(paths.diagnostics(args.method, args.dataset), result.record())
@@ -60,7 +60,7 @@ def main() -> None:
     seconds = time.perf_counter() - started
     variants = list(dict.fromkeys(frame["variant"]))
     log.info("%s: %d score rows, variants %s in %.2fs", args.method, len(frame), variants, seconds)
-    write_method_metrics(args.method, args.dataset, passages, protocol, log)
+    write_method_metrics(args.method, args.dataset, records, protocol, log)
     write_run_log(stage, args.dataset, {"seconds": seconds, "rows": len(frame)})
 
 

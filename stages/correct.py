@@ -38,7 +38,7 @@ def main() -> None:
     cfg = typed(CorrectionKnobs, raw, "correction")
     registry.check_method_name(cfg.sentence_method, "correction.sentence_method")
     registry.check_method_name(cfg.fact_method, "correction.fact_method")
-    passages = load_jsonl_records(paths.records(args.dataset))
+    records = load_jsonl_records(paths.records(args.dataset))
     graphs = graphs_by_record(read_artifacts(["knowledge_graphs"], args.dataset)["knowledge_graphs"])
     sentence_frame = pd.read_parquet(paths.unit_scores(cfg.sentence_method, args.dataset))
     fact_frame = pd.read_parquet(paths.unit_scores(cfg.fact_method, args.dataset))
@@ -47,7 +47,7 @@ def main() -> None:
         prompts = {name: resources.prompt(f"correction.prompts.{name}") for name in CORRECTION_PROMPTS}
         try:
             jobs, diagnostics = correct(
-                passages,
+                records,
                 sentence_frame,
                 fact_frame,
                 graphs,

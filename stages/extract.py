@@ -29,7 +29,7 @@ def main() -> None:
     log = stage_logger(stage)
     spec = registry.artifact(args.artifact)
     view = ParamsView.load(args.params, spec.inputs.param_keys(), stage)
-    passages = load_jsonl_records(paths.records(args.dataset))
+    records = load_jsonl_records(paths.records(args.dataset))
     inputs = read_artifacts(spec.requires, args.dataset)
     started = time.perf_counter()
     with CallCache() as cache:
@@ -38,7 +38,7 @@ def main() -> None:
             stage,
             args.dataset,
             cache,
-            lambda: build_artifact(args.artifact, args.dataset, passages, inputs, view, cache, log),
+            lambda: build_artifact(args.artifact, args.dataset, records, inputs, view, cache, log),
             log,
         )
         stats = cache.stats.as_dict()
@@ -47,8 +47,8 @@ def main() -> None:
     value = run.value
     write_artifact(value, paths.artifact(args.artifact, spec.suffix, args.dataset))
     seconds = time.perf_counter() - started
-    log.info("%s: %d records in %.1fs; cache %s", args.artifact, len(passages), seconds, stats)
-    write_run_log(stage, args.dataset, {"seconds": seconds, "cache": stats, "records": len(passages)})
+    log.info("%s: %d records in %.1fs; cache %s", args.artifact, len(records), seconds, stats)
+    write_run_log(stage, args.dataset, {"seconds": seconds, "cache": stats, "records": len(records)})
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ def main() -> None:
     log = stage_logger("generate")
     view = ParamsView.load(args.params, GENERATE_INPUTS.param_keys(), "generate")
     cfg = view.typed(GenerateKnobs, "generate")
-    passages = load_jsonl_records(paths.prepared(args.dataset))
+    records = load_jsonl_records(paths.prepared(args.dataset))
     started = time.perf_counter()
     with CallCache() as cache:
         resources = Resources(view, cache)
@@ -44,7 +44,7 @@ def main() -> None:
                 "generate",
                 args.dataset,
                 cache,
-                lambda: generate_records(passages, llm, cfg, resources.spacy.sentences),
+                lambda: generate_records(records, llm, cfg, resources.spacy.sentences),
                 log,
             )
         finally:

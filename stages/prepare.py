@@ -19,23 +19,23 @@ def main() -> None:
     args = parser.parse_args()
     log = stage_logger("prepare")
     dataset = ParamsView.load(args.params, ("dataset",), "prepare").get("dataset")
-    passages, provenance = load_dataset(dataset)
-    write_jsonl(paths.prepared(args.dataset), (p.to_dict() for p in passages))
+    records, provenance = load_dataset(dataset)
+    write_jsonl(paths.prepared(args.dataset), (p.to_dict() for p in records))
     counts = {
-        "passages": len(passages),
-        "sentences": sum(len(p.sentences) for p in passages),
-        "sentence_labelled": sum(p.labels is not None for p in passages),
-        "claim_labelled": sum(any(c.label is not None for c in p.claims) for p in passages),
-        "response_labelled": sum(p.response_label is not None for p in passages),
-        "prompt_labelled": sum(p.prompt_label is not None for p in passages),
-        "prompt_only": sum(p.response is None for p in passages),
-        "samples_per_passage": sorted({len(p.samples) for p in passages}),
+        "passages": len(records),
+        "sentences": sum(len(p.sentences) for p in records),
+        "sentence_labelled": sum(p.labels is not None for p in records),
+        "claim_labelled": sum(any(c.label is not None for c in p.claims) for p in records),
+        "response_labelled": sum(p.response_label is not None for p in records),
+        "prompt_labelled": sum(p.prompt_label is not None for p in records),
+        "prompt_only": sum(p.response is None for p in records),
+        "samples_per_passage": sorted({len(p.samples) for p in records}),
         # a blank sample is kept (an empty reply is a sample that supports nothing, as an
         # empty generation is) but counted, and the records holding one are named in the log
-        "blank_samples": sum(not s.strip() for p in passages for s in p.samples),
+        "blank_samples": sum(not s.strip() for p in records for s in p.samples),
     }
     foreign = probably_not_english(
-        (p.id, " ".join(filter(None, [p.prompt or "", p.response or "", *p.samples]))) for p in passages
+        (p.id, " ".join(filter(None, [p.prompt or "", p.response or "", *p.samples]))) for p in records
     )
     counts["probably_not_english"] = len(foreign)
     if foreign:
@@ -46,7 +46,7 @@ def main() -> None:
             ", ".join(repr(i) for i in foreign[:5]),
             " ..." if len(foreign) > 5 else "",
         )
-    with_blank = [p.id for p in passages if any(not s.strip() for s in p.samples)]
+    with_blank = [p.id for p in records if any(not s.strip() for s in p.samples)]
     if with_blank:
         log.warning(
             "%d blank sample(s) in %d record(s), kept as samples that support nothing: %s%s",

@@ -35,7 +35,7 @@ def main() -> None:
     log = stage_logger(stage)
     spec = registry.method(args.method)
     view = ParamsView.load(args.params, score_inputs(spec).param_keys(), stage)
-    passages = load_jsonl_records(paths.records(args.dataset))
+    records = load_jsonl_records(paths.records(args.dataset))
     artifacts = read_artifacts(spec.requires, args.dataset)
     started = time.perf_counter()
     with CallCache() as cache:
@@ -44,7 +44,7 @@ def main() -> None:
             stage,
             args.dataset,
             cache,
-            lambda: score_method(spec, args.dataset, passages, artifacts, view, cache, log),
+            lambda: score_method(spec, args.dataset, records, artifacts, view, cache, log),
             log,
         )
         stats = cache.stats.as_dict()
@@ -53,8 +53,8 @@ def main() -> None:
     stored = run.value.to_dict()
     write_json(paths.raw_scores(args.method, args.dataset), stored, indent=None)
     seconds = time.perf_counter() - started
-    log.info("%s: %d records in %.1fs; cache %s (%s)", args.method, len(passages), seconds, stats, cache.path)
-    write_run_log(stage, args.dataset, {"seconds": seconds, "cache": stats, "records": len(passages), **run.run_stats})
+    log.info("%s: %d records in %.1fs; cache %s (%s)", args.method, len(records), seconds, stats, cache.path)
+    write_run_log(stage, args.dataset, {"seconds": seconds, "cache": stats, "records": len(records), **run.run_stats})
 
 
 if __name__ == "__main__":

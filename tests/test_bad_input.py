@@ -403,11 +403,11 @@ def test_a_k_max_beyond_what_the_generator_stored_names_both_knobs(tmp_path: Pat
     from hallulab.pipeline.params import ParamsView
     from hallulab.pipeline.resources import Resources
 
-    passage = Record(id="p", response="A cat.", sentences=["A cat."], samples=[])
+    record = Record(id="p", response="A cat.", sentences=["A cat."], samples=[])
     generated = [{"id": "p", "text": "A cat.", "tokens": [{"token": "A", "logprob": -1.0, "top": [["A", -1.0]] * 3}]}]
     view = ParamsView(compose(["response_tokens.top_k=5"]), SPEC.inputs.param_keys(), "response_tokens")
     with CallCache(tmp_path / "c.sqlite") as cache, pytest.raises(ConfigError, match=r"K_max=5 asked for.*stored 3"):
-        build(BuildContext("t", [passage], {"main_tokens": generated}, view, Resources(view, cache)))
+        build(BuildContext("t", [record], {"main_tokens": generated}, view, Resources(view, cache)))
 
 
 # ---------------------------------------------------------------- the command: one line, exit 2

@@ -10,14 +10,14 @@ from hallulab.evaluation.metrics import aucpr_trapezoid, average_precision, pear
 from hallulab.evaluation.protocol import LabelledScores, ProtocolKnobs, bootstrap_intervals, compute_metrics
 
 
-def _data(seed: int, passages: int = 25) -> LabelledScores:
+def _data(seed: int, records: int = 25) -> LabelledScores:
     rng = np.random.default_rng(seed)
-    sizes = rng.integers(1, 7, passages)
-    owner = np.repeat(np.arange(passages), sizes)
+    sizes = rng.integers(1, 7, records)
+    owner = np.repeat(np.arange(records), sizes)
     labels = rng.choice([0.0, 0.5, 1.0], size=len(owner))
     scores = np.round(rng.normal(size=len(owner)), 1)  # rounded: many ties
-    passage_labels = np.array([labels[owner == p].mean() for p in range(passages)])
-    passage_scores = np.round(rng.normal(size=passages), 1)
+    passage_labels = np.array([labels[owner == p].mean() for p in range(records)])
+    passage_scores = np.round(rng.normal(size=records), 1)
     return LabelledScores(labels, scores, owner, passage_labels, passage_scores)
 
 

@@ -63,9 +63,9 @@ def column_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _cheap_applicable(cache_file: Path) -> set[str]:
     """Every method that applies to the example and calls no model, worked out here from the
     registry and the records, not from the command's output."""
-    passages = load_jsonl_records(EXAMPLE, None)
+    records = load_jsonl_records(EXAMPLE, None)
     with CallCache(cache_file) as cache:
-        runner = ColumnRunner(passages, EXAMPLE.stem, column_settings(EXAMPLE, EXAMPLE.stem), [], cache)
+        runner = ColumnRunner(records, EXAMPLE.stem, column_settings(EXAMPLE, EXAMPLE.stem), [], cache)
     methods = registry.methods()
     found = set()
     for spec in methods.values():
@@ -176,8 +176,8 @@ def test_an_unknown_method_is_named_with_the_methods_there_are(
 
 
 def test_the_provision_is_read_off_the_records() -> None:
-    passages = load_jsonl_records(EXAMPLE, None)
-    provision = records_provision(passages, "example")
+    records = load_jsonl_records(EXAMPLE, None)
+    provision = records_provision(records, "example")
     assert provision.labels == ("response",) and provision.prompts and provision.samples_in_data
     assert not provision.sac3_outputs and provision.responses_in_data
     sentence_labelled = [

@@ -186,9 +186,9 @@ def test_a_misspelt_detector_variant_is_an_error_naming_the_available_ones() -> 
 def _three_sentences() -> tuple[list[Record], dict[str, list[tuple[int, str, float]]]]:
     """Sentence 0 (accurate) holds a fact scored 0.9 and one scored 0.1 (mean 0.5, max 0.9);
     sentence 1 (hallucinated) one fact scored 0.7; sentence 2 (hallucinated) no fact at all."""
-    passages = [Record(id="p", response="A. B. C.", sentences=["A.", "B.", "C."], labels=[0.0, 1.0, 1.0])]
+    records = [Record(id="p", response="A. B. C.", sentences=["A.", "B.", "C."], labels=[0.0, 1.0, 1.0])]
     facts = {"p": [(0, "(a, b, c)", 0.9), (0, "(d, e, f)", 0.1), (1, "(g, h, i)", 0.7)]}
-    return passages, facts
+    return records, facts
 
 
 def test_the_sentence_route_mean_aggregates_fact_scores_and_leaves_factless_sentences_out() -> None:
@@ -197,10 +197,10 @@ def test_the_sentence_route_mean_aggregates_fact_scores_and_leaves_factless_sent
     before the F1 curve. By the mean, sentence 1 (0.7) ranks above sentence 0 (0.5): F1 1 at
     0.7; by the max, sentence 0 (0.9) would rank first, and the factless hallucinated sentence
     would count as missed."""
-    passages, facts = _three_sentences()
+    records, facts = _three_sentences()
     table = ScoreTable()
     table.add_sentences("prompt", "p", [0.2, 0.8, 0.6], [None, None, None])
-    chosen = thresholds(passages, table.frame(), "prompt", facts)
+    chosen = thresholds(records, table.frame(), "prompt", facts)
     assert chosen["fact"] == 0.7 and chosen["fact_dev_f1"] == 1.0
 
 
@@ -212,13 +212,13 @@ def test_the_released_reading_chooses_on_every_labelled_passage_with_ties_to_the
     scores, positive = [0.9, 0.5, 0.4, 0.3], [True, False, False, True]  # F1 2/3 at 0.9 and at 0.3
     assert f1_threshold(scores, positive, ties="lower") == (0.3, pytest.approx(2 / 3))
     assert f1_threshold(scores, positive) == (0.9, pytest.approx(2 / 3))  # this project's dev rule: higher
-    passages, facts = _three_sentences()
+    records, facts = _three_sentences()
     other = Record(id="q", response="D.", sentences=["D."], labels=[0.0])
     facts["q"] = [(0, "(j, k, l)", 0.8)]
     table = ScoreTable()
     table.add_sentences("prompt", "p", [0.2, 0.8, 0.6], [None, None, None])
     table.add_sentences("prompt", "q", [0.9], [None])
-    chosen = released_thresholds([*passages, other], table.frame(), "prompt", facts)
+    chosen = released_thresholds([*records, other], table.frame(), "prompt", facts)
     assert chosen == {
         "sentence": 0.6,  # 0.6 flags both hallucinated sentences of p (F1 0.8 beside q's 0.9)
         "sentence_f1": pytest.approx(0.8),
@@ -254,7 +254,7 @@ def test_correction_runs_the_released_reading_beside_the_dev_split_one() -> None
     scores) and this project's (``*_dev``: chosen on the development split only); one
     baseline, shared."""
     ids = [f"r{i}" for i in range(12)]
-    passages = [
+    records = [
         Record(
             id=rid,
             prompt=f"About {rid}",
@@ -285,7 +285,7 @@ def test_correction_runs_the_released_reading_beside_the_dev_split_one() -> None
     }
     cfg = CorrectionKnobs(fact_variant="fsc_kg_freq", fact_threshold_labels="sentence", judge_top_k=0)
     jobs, diagnostics = correct(
-        passages, table.frame(), facts.frame(), graphs, cfg, prompts, cast(Any, corrector), cast(Any, judge)
+        records, table.frame(), facts.frame(), graphs, cfg, prompts, cast(Any, corrector), cast(Any, judge)
     )
     test = diagnostics["test_passages"]
     assert test + diagnostics["dev_passages"] == len(ids) and test > 0

@@ -90,10 +90,10 @@ def test_each_fold_is_scored_by_scikit_learns_fit_on_the_other_folds_and_unlabel
     labels = [[float(v) for v in rng.integers(0, 2, size=3)] for _ in range(10)]
     scored = [*labels, [0.0, 1.0]]  # r10 has no labels: scored by the fit on every labelled record
     members = _table({f"m{j}/v": [[v + rng.normal(scale=0.8) for v in ls] for ls in scored] for j in range(3)})
-    passages = [*_passages(labels), Record(id="r10", response="s. s.", sentences=("s.", "s."))]
+    records = [*_passages(labels), Record(id="r10", response="s. s.", sentences=("s.", "s."))]
     knobs = EnsembleKnobs(folds=3, l2=2.0)
     matrix = rank_matrix(members)
-    fitted = cross_fit(matrix, unit_positives(passages, "sentence"), knobs)
+    fitted = cross_fit(matrix, unit_positives(records, "sentence"), knobs)
     assert fitted is not None and fitted.labelled_units == 30
 
     def direct(rows: np.ndarray) -> LogisticRegression:  # the parameters logistic.py documents
@@ -102,7 +102,7 @@ def test_each_fold_is_scored_by_scikit_learns_fit_on_the_other_folds_and_unlabel
         )
         return documented.fit(matrix.ranks[rows], y[rows])
 
-    positives = unit_positives(passages, "sentence")
+    positives = unit_positives(records, "sentence")
     y = np.array([positives.get(uid, False) for uid in matrix.units["unit_id"]], dtype=np.float64)
     fold_of = matrix.units["record_id"].map(record_folds([f"r{i}" for i in range(10)], 3, 0)).fillna(-1).to_numpy()
     for fold in range(3):
@@ -140,10 +140,10 @@ def test_the_aggregate_step_writes_both_combiners_and_the_full_fit_weights() -> 
 
 
 def test_unlabelled_records_get_the_rank_mean_and_a_stated_skip_of_the_supervised_combiner() -> None:
-    passages = [Record(id="r0", response="s. s.", sentences=("s.", "s."))]
+    records = [Record(id="r0", response="s. s.", sentences=("s.", "s."))]
     tables = _table({"selfcheck_ngram/x": [[0.1, 0.2]]})
     ctx = AggregateContext(
-        "t", passages, {}, None, _view(members=[{"method": "selfcheck_ngram", "variant": "x"}]), members=tables
+        "t", records, {}, None, _view(members=[{"method": "selfcheck_ngram", "variant": "x"}]), members=tables
     )
     result = aggregate(ctx)
     assert set(result.scores["variant"]) == {"rank_mean", "member.selfcheck_ngram.x"}
@@ -211,19 +211,19 @@ def test_a_paired_difference_is_the_difference_of_the_metrics_with_an_interval_a
     from hallulab.evaluation.paired import against_members, paired_difference
     from hallulab.evaluation.protocol import ProtocolKnobs, align, compute_metrics
 
-    passages, frame = _labelled_frame(np.random.default_rng(1), 40)
+    records, frame = _labelled_frame(np.random.default_rng(1), 40)
     cfg = ProtocolKnobs(bootstrap_samples=200)
-    found = paired_difference(passages, frame, "sentence", "good", "member.m.worse", cfg)
+    found = paired_difference(records, frame, "sentence", "good", "member.m.worse", cfg)
 
     def metrics(variant: str) -> dict[str, float]:
         by_record = sentence_scores(frame, variant)
         means = {rid: float(np.mean(v)) for rid, v in by_record.items()}
-        return compute_metrics(align(passages, by_record, means, variant), cfg)
+        return compute_metrics(align(records, by_record, means, variant), cfg)
 
     good, worse = metrics("good"), metrics("member.m.worse")
     assert found["nonfact_aucpr"].point == pytest.approx(good["nonfact_aucpr"] - worse["nonfact_aucpr"])
     assert found["roc_auc"].low > 0  # the less noisy scorer is better on these 40 records
-    same = paired_difference(passages, frame, "sentence", "good", "good", cfg)
+    same = paired_difference(records, frame, "sentence", "good", "good", cfg)
     assert same["roc_auc"].to_list() == [0.0, 0.0, 0.0]  # the same resamples for both sides
-    report = against_members(passages, frame, cfg)
+    report = against_members(records, frame, cfg)
     assert list(report["sentence"]) == ["good"] and list(report["sentence"]["good"]) == ["member.m.worse"]

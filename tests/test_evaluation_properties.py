@@ -95,41 +95,41 @@ def _frame(rows: list[tuple[str, str, str, int, float]]) -> pd.DataFrame:
     return score_frame(columns)
 
 
-def sentence_case(records: list[list[tuple[float, float]]], passage_scores: list[float] | None) -> Case:
-    passages, rows = [], []
-    for r, units in enumerate(records):
+def sentence_case(groups: list[list[tuple[float, float]]], passage_scores: list[float] | None) -> Case:
+    records, rows = [], []
+    for r, units in enumerate(groups):
         rid = f"r{r}"
         sentences = tuple(f"S{i}." for i in range(len(units)))
-        passages.append(
+        records.append(
             Record(id=rid, response=" ".join(sentences), sentences=sentences, labels=tuple(u[0] for u in units))
         )
         rows.extend(("v", "sentence", rid, i, score) for i, (_, score) in enumerate(units))
         if passage_scores is not None:
             rows.append(("v", "response", rid, 0, passage_scores[r % len(passage_scores)]))
-    return Case(passages, _frame(rows))
+    return Case(records, _frame(rows))
 
 
-def claim_case(records: list[list[tuple[float, float]]]) -> Case:
-    passages, rows = [], []
-    for r, units in enumerate(records):
+def claim_case(groups: list[list[tuple[float, float]]]) -> Case:
+    records, rows = [], []
+    for r, units in enumerate(groups):
         rid = f"r{r}"
         claims = tuple(GivenClaim(f"claim {i}", label) for i, (label, _) in enumerate(units))
-        passages.append(Record(id=rid, response="A.", sentences=("A.",), claims=claims))
+        records.append(Record(id=rid, response="A.", sentences=("A.",), claims=claims))
         rows.extend(("v", "claim", rid, i, score) for i, (_, score) in enumerate(units))
-    return Case(passages, _frame(rows))
+    return Case(records, _frame(rows))
 
 
-def record_case(level: str, records: list[list[tuple[float, float]]]) -> Case:
+def record_case(level: str, groups: list[list[tuple[float, float]]]) -> Case:
     """Response or prompt level: one unit per record (the first of each generated group)."""
-    passages, rows = [], []
-    for r, units in enumerate(records):
+    records, rows = [], []
+    for r, units in enumerate(groups):
         rid, (label, score) = f"r{r}", units[0]
         if level == "response":
-            passages.append(Record(id=rid, response="A.", sentences=("A.",), response_label=label))
+            records.append(Record(id=rid, response="A.", sentences=("A.",), response_label=label))
         else:
-            passages.append(Record(id=rid, response=None, sentences=(), prompt="q", prompt_label=label))
+            records.append(Record(id=rid, response=None, sentences=(), prompt="q", prompt_label=label))
         rows.append(("v", level, rid, 0, score))
-    return Case(passages, _frame(rows))
+    return Case(records, _frame(rows))
 
 
 def assert_total(results: dict[str, LevelResult]) -> None:
@@ -207,8 +207,8 @@ def test_a_variant_on_a_subset_leaves_the_others_and_its_own_nulls_written() -> 
     scored everywhere: both are written; the first is null with reason no_units."""
     case = sentence_case([[(0.0, 0.1), (1.0, 0.8)], [(1.0, 0.7), (0.0, 0.2)]], None)
     extra = _frame([("llm", "sentence", "r9", 0, 0.5)])
-    passages = [*case.records, Record(id="r9", response="X.", sentences=("X.",))]
-    results = evaluate_levels(passages, pd.concat([case.frame, extra], ignore_index=True), CFG)
+    records = [*case.records, Record(id="r9", response="X.", sentences=("X.",))]
+    results = evaluate_levels(records, pd.concat([case.frame, extra], ignore_index=True), CFG)
     sentence = results["sentence"]
     assert sentence.metrics["v"]["nonfact_aucpr"] == pytest.approx(100.0)
     assert all(math.isnan(v) for v in sentence.metrics["llm"].values())

@@ -84,7 +84,7 @@ def test_aggregate_reads_the_stored_no_probabilities_as_the_format_free_variant(
     from hallulab.pipeline.context import AggregateContext
     from hallulab.pipeline.params import ParamsView
 
-    passage = Record(id="p", response="A. B.", sentences=["A.", "B."], samples=["s1", "s2"])
+    record = Record(id="p", response="A. B.", sentences=["A.", "B."], samples=["s1", "s2"])
     graphs = {
         "records": {
             "p": {
@@ -109,7 +109,7 @@ def test_aggregate_reads_the_stored_no_probabilities_as_the_format_free_variant(
         "samples": {"used": None, "selection": "first", "seed": 0},
     }
     view = ParamsView(params, SPEC.aggregate.param_keys(), "aggregate_factselfcheck")
-    done = aggregate(AggregateContext("t", [passage], {"knowledge_graphs": graphs}, raw, view))
+    done = aggregate(AggregateContext("t", [record], {"knowledge_graphs": graphs}, raw, view))
     assert sentence_scores(done.scores, "fsc_text_max")["p"] == pytest.approx([1.0, 1.0])
     assert sentence_scores(done.scores, "fsc_text_pno_max")["p"] == pytest.approx([0.3, 0.9])  # None left out
     assert sentence_scores(done.scores, "fsc_kg_freq_max")["p"] == pytest.approx([0.0, 1.0])
@@ -127,7 +127,7 @@ def test_a_given_claim_scores_through_its_triples_and_a_claim_without_triples_sc
 
     nobel = Triple.of("Marie Curie", "won", "Nobel Prize")
     claims = (GivenClaim("Curie was born in Warsaw.", 0.0), GivenClaim("She won a Nobel Prize.", 0.0), GivenClaim("?"))
-    passage = Record(id="p", response="A.", sentences=["A."], samples=["s1", "s2"], claims=claims)
+    record = Record(id="p", response="A.", sentences=["A."], samples=["s1", "s2"], claims=claims)
     graphs = {
         "records": {
             "p": {
@@ -145,7 +145,7 @@ def test_a_given_claim_scores_through_its_triples_and_a_claim_without_triples_sc
         "samples": {"used": None, "selection": "first", "seed": 0},
     }
     view = ParamsView(params, SPEC.aggregate.param_keys(), "aggregate_factselfcheck")
-    done = aggregate(AggregateContext("t", [passage], {"knowledge_graphs": graphs}, raw, view))
+    done = aggregate(AggregateContext("t", [record], {"knowledge_graphs": graphs}, raw, view))
 
     def claim_scores(variant: str) -> list[float]:
         rows = level_rows(done.scores, variant, "claim").sort_values("unit_index")
@@ -171,7 +171,7 @@ def test_the_spacy_extractor_breaks_given_claims_into_triples(tmp_path: Path) ->
     from hallulab.pipeline.params import ParamsView
     from hallulab.pipeline.resources import Resources
 
-    passage = Record(
+    record = Record(
         id="p",
         response="Marie Curie was a physicist. She discovered polonium.",
         sentences=["Marie Curie was a physicist.", "She discovered polonium."],
@@ -180,22 +180,22 @@ def test_the_spacy_extractor_breaks_given_claims_into_triples(tmp_path: Path) ->
     )
     view = ParamsView(compose(overrides=["knowledge_graphs.extractor=spacy"]), SPEC.inputs.param_keys(), "kg")
     with CallCache(tmp_path / "c.sqlite") as cache:
-        out = build(BuildContext("t", [passage], {}, view, Resources(view, cache)))
-    record = graphs_by_record(out)["p"]
+        out = build(BuildContext("t", [record], {}, view, Resources(view, cache)))
+    graph = graphs_by_record(out)["p"]
     radium = Triple.of("Marie Curie", "discover", "radium")
-    assert radium in record.claim_kgs[0] and radium in record.passage_kg
-    assert radium in record.sample_kgs[0]  # kept: the claim's tail is an allowed entity
+    assert radium in graph.claim_kgs[0] and radium in graph.passage_kg
+    assert radium in graph.sample_kgs[0]  # kept: the claim's tail is an allowed entity
     assert "facts_per_claim" in out["table8"]
 
 
 def test_llm_sentence_triples_are_unrestricted_and_extend_the_sample_sets() -> None:
     """Eq. 4-5 and footnote 3: a sentence triple naming an entity or relation outside E_p / R_p
     is kept, and its parts join E_S / R_S, so a sample triple stating it is kept too."""
-    passage = Record(id="p", response="Curie won a Nobel Prize.", sentences=("Curie won a Nobel Prize.",))
+    record = Record(id="p", response="Curie won a Nobel Prize.", sentences=("Curie won a Nobel Prize.",))
     counts: Counter[str] = Counter()
     replies = iter(["subject;relation;object\nMarie Curie;won;Nobel Prize in Physics\nCurie;won;Nobel Prize"])
     sentence_kgs, claim_kgs, (entities, relations) = sentence_graphs(
-        passage, ["Curie", "Nobel Prize"], ["won"], replies, counts
+        record, ["Curie", "Nobel Prize"], ["won"], replies, counts
     )
     assert Triple.of("Marie Curie", "won", "Nobel Prize in Physics") in sentence_kgs[0]
     assert Triple.of("Curie", "won", "Nobel Prize") in sentence_kgs[0] and claim_kgs == []

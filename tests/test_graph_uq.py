@@ -93,11 +93,11 @@ def test_the_similarities_are_symmetrised_and_jaccard_reads_lower_case_word_sets
     np.testing.assert_array_equal(similarity_matrix(pairs, texts, "jaccard"), jaccard_matrix(texts))
 
 
-def _aggregate(name: str, overrides: list[str], passages: list[Record], artifact: dict) -> dict[tuple[str, str], float]:
+def _aggregate(name: str, overrides: list[str], records: list[Record], artifact: dict) -> dict[tuple[str, str], float]:
     spec = method(name)
     view = ParamsView(compose(overrides), spec.aggregate.param_keys(), f"aggregate_{name}")
     step = importlib.import_module(f"hallulab.methods.{name}.aggregate").aggregate
-    result = step(AggregateContext("t", passages, {"nli_pair_matrix": artifact}, None, view))
+    result = step(AggregateContext("t", records, {"nli_pair_matrix": artifact}, None, view))
     frame = result.scores
     assert set(frame["level"]) == {"response"}
     return {(r.variant, r.record_id): r.score for r in frame.itertuples()}
@@ -110,22 +110,22 @@ def test_the_aggregate_steps_read_the_chosen_samples_sub_matrix() -> None:
     contra = np.array([[0.0, 0.0, 0.9], [0.0, 0.0, 0.9], [0.9, 0.9, 0.0]])
     pairs = PairMatrix(entail, 1 - entail - contra, contra)
     samples = ("Warsaw in 1867", "Warsaw in 1867", "Vienna")
-    passages = [
+    records = [
         Record(id="r", response="x", sentences=("x",), samples=samples),
         Record(id="one", response="x", sentences=("x",), samples=("y",)),
     ]
     artifact = {"records": {"r": pairs.to_dict()}}
-    assert _aggregate("num_sem_sets", [], passages, artifact) == {("num_sem_sets", "r"): 2.0}
-    assert _aggregate("num_sem_sets", ["samples.used=2"], passages[:1], artifact) == {("num_sem_sets", "r"): 1.0}
-    two = _aggregate("eig_val_laplacian", ["samples.used=2"], passages[:1], artifact)
+    assert _aggregate("num_sem_sets", [], records, artifact) == {("num_sem_sets", "r"): 2.0}
+    assert _aggregate("num_sem_sets", ["samples.used=2"], records[:1], artifact) == {("num_sem_sets", "r"): 1.0}
+    two = _aggregate("eig_val_laplacian", ["samples.used=2"], records[:1], artifact)
     assert two[("eigv_jaccard", "r")] == pytest.approx(1.0)
     # W = [[1, .9], [.9, 1]]: L's eigenvalues 0 and 1.8 / 1.9
     assert two[("eigv_entail", "r")] == pytest.approx(1 + 0.1 / 1.9)
-    every = _aggregate("eig_val_laplacian", [], passages[:1], artifact)
+    every = _aggregate("eig_val_laplacian", [], records[:1], artifact)
     assert every[("eigv_entail", "r")] == pytest.approx(eigenvalue_sum(similarity_matrix(pairs, samples, "entail")))
     assert every[("eigv_contra", "r")] > two[("eigv_contra", "r")]
-    degrees = _aggregate("deg_mat", ["deg_mat.similarities=entail"], passages[:1], artifact)
+    degrees = _aggregate("deg_mat", ["deg_mat.similarities=entail"], records[:1], artifact)
     assert list(degrees) == [("degmat_entail", "r")]
     assert degrees[("degmat_entail", "r")] == pytest.approx(1 - entail.sum() / 9)
-    ecc = _aggregate("eccentricity", ["eccentricity.threshold=1e-9"], passages[:1], artifact)
+    ecc = _aggregate("eccentricity", ["eccentricity.threshold=1e-9"], records[:1], artifact)
     assert {variant for variant, _ in ecc} == {"ecc_entail", "ecc_contra", "ecc_jaccard"}

@@ -298,14 +298,14 @@ def test_the_fact_nll_reading_takes_the_least_probable_fact_with_stated_fallback
             "c": {"ner": []},
         },
     )
-    passages = [
+    records = [
         Record(id="a", response="A. B.", sentences=["A.", "B."], samples=[]),
         Record(id="b", response="C.", sentences=["C."], samples=[]),
         Record(id="c", response="D.", sentences=["D."], samples=[]),
     ]
     params = {"hallucheck": {"aggregate": {}}}
     view = ParamsView(params, SPEC.aggregate.param_keys(), "aggregate_hallucheck")
-    done = aggregate(AggregateContext("t", passages, {}, raw, view))
+    done = aggregate(AggregateContext("t", records, {}, raw, view))
     assert fact_nll([-1.0, -3.0]) == 2.0 and fact_nll([]) is None
     sentences = sentence_scores(done.scores, "hallucheck_ner_factnll")
     assert sentences["a"] == pytest.approx([2.0, 2.0])  # sentence 1 has no scored fact: the median of 2, 0.5, 4
@@ -350,9 +350,9 @@ def test_the_aggregate_step_writes_each_facts_question_and_decision_path_for_the
     raw = HalluCheckScores(
         taggings=["ner"], regenerations=["generator/greedy"], llms={}, records={"a": {"ner": [fact]}}
     )
-    passages = [Record(id="a", response="It is Paris.", sentences=("It is Paris.",), samples=())]
+    records = [Record(id="a", response="It is Paris.", sentences=("It is Paris.",), samples=())]
     view = ParamsView({"hallucheck": {"aggregate": {}}}, SPEC.aggregate.param_keys(), "aggregate_hallucheck")
-    done = aggregate(AggregateContext("t", passages, {}, raw, view))
+    done = aggregate(AggregateContext("t", records, {}, raw, view))
     assert done.details is not None
     shown = details_by_unit(done.details)
     fact_variants = set(done.scores.loc[done.scores["level"] == "fact", "variant"])

@@ -151,13 +151,13 @@ def section(**overrides: Any) -> dict[str, Any]:
 
 
 def scores(
-    passages: list[Record], artifact: dict[str, Any], n: int | None = None, **overrides: Any
+    records: list[Record], artifact: dict[str, Any], n: int | None = None, **overrides: Any
 ) -> dict[tuple[str, str], float]:
     spec = method(NAME)
     params = compose([] if n is None else [f"samples.used={n}"]) | {NAME: section(**overrides)}
     view = ParamsView(params, spec.aggregate.param_keys(), f"aggregate_{NAME}")
     step = importlib.import_module(f"hallulab.methods.{NAME}.aggregate").aggregate
-    result = step(AggregateContext("t", passages, {"nli_pair_matrix": artifact}, None, view))
+    result = step(AggregateContext("t", records, {"nli_pair_matrix": artifact}, None, view))
     frame = result.scores
     assert set(frame["level"]) == {"response"}
     return {(r.variant, r.record_id): r.score for r in frame.itertuples()}
@@ -167,21 +167,21 @@ def test_the_aggregate_step_reads_the_chosen_samples_and_each_kernel() -> None:
     entail = [[1.0, 0.9, 0.0], [0.9, 1.0, 0.0], [0.0, 0.0, 1.0]]
     contra = [[0.0, 0.0, 0.9], [0.0, 0.0, 0.9], [0.9, 0.9, 0.0]]
     pairs = _pairs(entail, contra)
-    passages = [
+    records = [
         Record(id="r", response="x", sentences=("x",), samples=("a", "b", "c")),
         Record(id="one", response="x", sentences=("x",), samples=("y",)),
     ]
     artifact = {"records": {"r": pairs.to_dict()}}
-    every = scores(passages, artifact)
+    every = scores(records, artifact)
     assert set(every) == {("kle_heat", "r"), ("kle_matern", "r")}
     assert every[("kle_heat", "r")] == pytest.approx(kernel_language_entropy(pairs, KernelChoice()))
     matern = KernelChoice(kernel="matern")
     assert every[("kle_matern", "r")] == pytest.approx(kernel_language_entropy(pairs, matern))
-    two = scores(passages[:1], artifact, n=2, kernels="heat")
+    two = scores(records[:1], artifact, n=2, kernels="heat")
     assert list(two) == [("kle_heat", "r")]
     assert two[("kle_heat", "r")] == pytest.approx(kernel_language_entropy(pairs.chosen(np.arange(2)), KernelChoice()))
     assert two[("kle_heat", "r")] < every[("kle_heat", "r")]  # the contradicting third sample adds a meaning
-    hotter = scores(passages[:1], artifact, t=1.0, scale=False, weights="classes", laplacian="normalised")
+    hotter = scores(records[:1], artifact, t=1.0, scale=False, weights="classes", laplacian="normalised")
     expected = KernelChoice(t=1.0, scale=False, weighting="classes", laplacian="normalised")
     assert hotter[("kle_heat", "r")] == pytest.approx(kernel_language_entropy(pairs, expected))
     assert hotter[("kle_heat", "r")] != pytest.approx(every[("kle_heat", "r")])
@@ -190,6 +190,6 @@ def test_the_aggregate_step_reads_the_chosen_samples_and_each_kernel() -> None:
 def test_a_record_whose_kernel_fails_is_named() -> None:
     pairs = _pairs([[1.0, 0.5], [0.5, 1.0]], [[0.0, 0.1], [0.1, 0.0]])
     broken = {**pairs.to_dict(), "entail": [[1.0, float("nan")], [0.5, 1.0]]}
-    passages = [Record(id="bad", response="x", sentences=("x",), samples=("a", "b"))]
+    records = [Record(id="bad", response="x", sentences=("x",), samples=("a", "b"))]
     with pytest.raises(ValueError, match="record 'bad'"):
-        scores(passages, {"records": {"bad": broken}})
+        scores(records, {"records": {"bad": broken}})

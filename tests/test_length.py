@@ -82,7 +82,7 @@ def test_longer_is_more_likely_hallucinated_under_the_protocol() -> None:
     """Where the longer units are exactly the hallucinated ones, every ranking metric is 100 at
     every level: the score's direction is the protocol's (higher = more likely hallucinated)."""
     short, long = "Curie was Polish.", "Curie was born in Vienna in 1871 to a family of seven."
-    passages = [
+    records = [
         _passage(
             id=f"p{i}",
             prompt=("Explain the made-up Fizzbuzz theorem of Curie in one short paragraph." if i % 2 else "Who?"),
@@ -95,7 +95,7 @@ def test_longer_is_more_likely_hallucinated_under_the_protocol() -> None:
         )
         for i in range(6)
     ]
-    results = evaluate_levels(passages, score_units(passages)[0].frame(), NO_BOOTSTRAP)
+    results = evaluate_levels(records, score_units(records)[0].frame(), NO_BOOTSTRAP)
     metrics = {level: result.metrics[VARIANT] for level, result in results.items()}
     assert metrics["sentence"]["roc_auc"] == metrics["sentence"]["nonfact_aucpr"] == 100.0
     assert metrics["sentence"]["factual_aucpr"] == 100.0  # the protocol reverses the score for it
@@ -118,8 +118,8 @@ def length_cells() -> dict[str, tuple[str, ...]]:
 def test_on_the_real_data_the_evaluation_gives_the_levels_of_the_benchmark_cell(
     name: str, length_cells: dict[str, tuple[str, ...]]
 ) -> None:
-    passages, _ = load_dataset(dataset_config(name))
-    results = evaluate_levels(passages, score_units(passages)[0].frame(), NO_BOOTSTRAP)
+    records, _ = load_dataset(dataset_config(name))
+    results = evaluate_levels(records, score_units(records)[0].frame(), NO_BOOTSTRAP)
     found = set(results)
     if "sentence" in results and math.isfinite(results["sentence"].metrics[VARIANT]["passage_pearson"]):
         found.add("passage")

@@ -23,12 +23,12 @@ def _claims_passage(pid: str, labels: list[float | None]) -> Record:
 
 
 def test_claim_level_metrics_follow_the_ccp_protocol() -> None:
-    passages = [_claims_passage("a", [0.0, 1.0, 0.5, None]), _claims_passage("b", [0.0, 0.0, 1.0])]
+    records = [_claims_passage("a", [0.0, 1.0, 0.5, None]), _claims_passage("b", [0.0, 0.0, 1.0])]
     table = ScoreTable()
     scores = {("a", 0): 0.1, ("a", 1): 0.8, ("a", 2): 0.3, ("a", 3): 0.9, ("b", 0): 0.4, ("b", 1): 0.2, ("b", 2): 0.7}
     for (rid, index), score in scores.items():
         table.add("ccp", "claim", rid, index, score)
-    result = evaluate_binary_level(passages, table.frame(), "claim", CFG)
+    result = evaluate_binary_level(records, table.frame(), "claim", CFG)
     assert result is not None
     y = np.array([0, 1, 1, 0, 0, 1])  # minor false counts as unsupported; the unlabelled claim is left out
     s = np.array([0.1, 0.8, 0.3, 0.4, 0.2, 0.7])
@@ -42,52 +42,50 @@ def test_claim_level_metrics_follow_the_ccp_protocol() -> None:
 
 
 def test_response_level_uses_the_response_label() -> None:
-    passages = [
+    records = [
         Record(id=f"r{i}", response="Paris.", sentences=("Paris.",), response_label=float(i % 2)) for i in range(6)
     ]
     table = ScoreTable()
-    for i, passage in enumerate(passages):
-        table.add_response("halucheck", passage.id, 0.9 if i % 2 else 0.1 + 0.01 * i)
-    metrics = evaluate_levels(passages, table.frame(), CFG)["response"].metrics["halucheck"]
+    for i, record in enumerate(records):
+        table.add_response("halucheck", record.id, 0.9 if i % 2 else 0.1 + 0.01 * i)
+    metrics = evaluate_levels(records, table.frame(), CFG)["response"].metrics["halucheck"]
     assert metrics["response_roc_auc"] == 100.0 and metrics["response_ap"] == 100.0
 
 
 def test_prompt_level_accuracy_and_f1_use_the_methods_threshold_only() -> None:
-    passages = [
-        Record(id=f"p{i}", response=None, sentences=(), prompt="q", prompt_label=float(i < 3)) for i in range(6)
-    ]
+    records = [Record(id=f"p{i}", response=None, sentences=(), prompt="q", prompt_label=float(i < 3)) for i in range(6)]
     table = ScoreTable()
-    for i, passage in enumerate(passages):
-        table.add("familiarity", "prompt", passage.id, 0, [0.9, 0.8, 0.2, 0.3, 0.1, 0.0][i])
-    without = evaluate_levels(passages, table.frame(), CFG)["prompt"].metrics["familiarity"]
+    for i, record in enumerate(records):
+        table.add("familiarity", "prompt", record.id, 0, [0.9, 0.8, 0.2, 0.3, 0.1, 0.0][i])
+    without = evaluate_levels(records, table.frame(), CFG)["prompt"].metrics["familiarity"]
     assert math.isnan(without["prompt_acc"]) and without["prompt_auc"] == pytest.approx(100 * 8 / 9)
-    at = evaluate_levels(passages, table.frame(), CFG, thresholds={"familiarity": 0.5})["prompt"]
+    at = evaluate_levels(records, table.frame(), CFG, thresholds={"familiarity": 0.5})["prompt"]
     assert at.metrics["familiarity"]["prompt_acc"] == pytest.approx(100 * 5 / 6)
     # F1 takes familiar as the positive class (Table 2, the released code): 3 familiar, 4 answered
     assert at.metrics["familiarity"]["prompt_f1"] == pytest.approx(100 * 6 / 7)
     assert at.metrics["familiarity"]["prompt_f1_unfamiliar"] == pytest.approx(100 * 0.8)
-    refuse_all = evaluate_levels(passages, table.frame(), CFG, thresholds={"familiarity": -1.0})["prompt"]
+    refuse_all = evaluate_levels(records, table.frame(), CFG, thresholds={"familiarity": -1.0})["prompt"]
     assert refuse_all.metrics["familiarity"]["prompt_f1"] == 0.0  # a model that refuses everything
 
 
 def test_one_class_only_is_undefined_and_no_labels_gives_no_level() -> None:
-    passages = [_claims_passage("a", [0.0, 0.0])]
+    records = [_claims_passage("a", [0.0, 0.0])]
     table = ScoreTable()
     table.add("v", "claim", "a", 0, 0.1)
     table.add("v", "claim", "a", 1, 0.2)
-    result = evaluate_binary_level(passages, table.frame(), "claim", CFG)
+    result = evaluate_binary_level(records, table.frame(), "claim", CFG)
     assert result is not None and math.isnan(result.metrics["v"]["claim_roc_auc"])
     assert evaluate_levels([Record(id="x", response="A.", sentences=("A.",))], table.frame(), CFG) == {}
-    assert unit_labels(passages, "response").keys == []
+    assert unit_labels(records, "response").keys == []
 
 
 def test_a_methods_own_facts_are_never_matched_to_the_data_sets_claims() -> None:
     """FactSelfCheck's triples and HalluCheck's NER facts (level fact) are units the method
     found; the data set's labelled claims are level claim, so fact rows get no labels."""
-    passages = [_claims_passage("a", [0.0, 1.0])]
+    records = [_claims_passage("a", [0.0, 1.0])]
     table = ScoreTable()
     table.add("v", "fact", "a", 0, 0.9, sentence_index=0)
     table.add("v", "fact", "a", 1, 0.1, sentence_index=0)
-    assert unit_labels(passages, "fact").keys == []
-    assert evaluate_binary_level(passages, table.frame(), "fact", CFG) is None
-    assert unit_labels(passages, "claim").keys == [("a", 0), ("a", 1)]
+    assert unit_labels(records, "fact").keys == []
+    assert evaluate_binary_level(records, table.frame(), "fact", CFG) is None
+    assert unit_labels(records, "claim").keys == [("a", 0), ("a", 1)]

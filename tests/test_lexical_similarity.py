@@ -26,8 +26,8 @@ TOY = REPO / "data" / "toy" / "passages.jsonl"
 def _sample_sets() -> list[list[str]]:
     sets = [list(p.samples) for p in load_jsonl_records(TOY)]
     if os.environ.get("HALLULAB_DATA_ROOT"):  # the real short answers of NQ-open, 10 samples each
-        passages, _ = load_dataset({**dataset_config("nq_open"), "limit": 12})
-        sets += [list(p.samples) for p in passages]
+        records, _ = load_dataset({**dataset_config("nq_open"), "limit": 12})
+        sets += [list(p.samples) for p in records]
     return sets
 
 
@@ -38,10 +38,10 @@ def test_uncertainty_equals_lm_polygraphs_estimator(metric: str) -> None:
 
     sets = _sample_sets()
     expected = LexicalSimilarity(metric)({"sample_texts": sets})
-    passages = [Record(id=f"p{i}", response="r", sentences=["r"], samples=s) for i, s in enumerate(sets)]
+    records = [Record(id=f"p{i}", response="r", sentences=["r"], samples=s) for i, s in enumerate(sets)]
     params = compose([f"lexical_similarity.metrics=[{metric}]"])
     view = ParamsView(params, SPEC.aggregate.param_keys(), "aggregate_lexical_similarity")
-    frame = aggregate(AggregateContext("t", passages, {}, None, view)).scores
+    frame = aggregate(AggregateContext("t", records, {}, None, view)).scores
     assert list(frame["variant"].unique()) == [f"lexsim_{metric}"]
     np.testing.assert_allclose(frame["score"].to_numpy(), expected, rtol=0, atol=1e-12)
 
@@ -61,13 +61,13 @@ def test_rouge_equals_rouge_score_with_and_without_stemming() -> None:
 
 
 def test_a_record_with_fewer_than_two_samples_is_counted_not_scored() -> None:
-    passages = [
+    records = [
         Record(id="a", response="r", sentences=["r"], samples=["one answer", "another answer"]),
         Record(id="b", response="r", sentences=["r"], samples=["alone"]),
         Record(id="c", prompt="q", response=None, sentences=[], samples=[]),
     ]
     view = ParamsView(compose(), SPEC.aggregate.param_keys(), "aggregate_lexical_similarity")
-    done = aggregate(AggregateContext("t", passages, {}, None, view))
+    done = aggregate(AggregateContext("t", records, {}, None, view))
     assert set(done.scores["record_id"]) == {"a"}
     assert done.diagnostics["records_with_fewer_than_two_samples"] == 1
     assert done.diagnostics["records_without_response"] == 1

@@ -152,9 +152,9 @@ def test_a_generate_stage_survives_losing_a_replica_and_matches_a_one_server_run
     requests. The stage's work (generate_records, as stages/generate.py calls it) completes on
     the first, each reply is cached once, and the samples equal a one-server run's (seeded)."""
     require_llamacpp()
-    passages = [p for p in toy_passages if p.prompt][:4]
+    records = [p for p in toy_passages if p.prompt][:4]
     cfg = GenerateKnobs(mode="samples", samples_to_draw=3, max_new_tokens=16, seed=11)
-    total = len(passages) * cfg.samples_to_draw
+    total = len(records) * cfg.samples_to_draw
 
     def one_sentence_each(texts: list[str]) -> list[list[str]]:
         return [[t] for t in texts]
@@ -180,7 +180,7 @@ def test_a_generate_stage_survives_losing_a_replica_and_matches_a_one_server_run
         killer = threading.Thread(target=kill_after_two_replies, daemon=True)
         killer.start()
         with CallCache(tmp_path / "fleet.sqlite") as cache:
-            fleet_run, _, report = generate_records(passages, CachedLLM(backend, cache), cfg, one_sentence_each)
+            fleet_run, _, report = generate_records(records, CachedLLM(backend, cache), cfg, one_sentence_each)
             assert len(cache) == total and cache.stats.misses == total  # each reply cached once
         killer.join(timeout=HANG_GUARD_S)
         assert second.poll() is not None, "the second server was never killed"
@@ -190,6 +190,6 @@ def test_a_generate_stage_survives_losing_a_replica_and_matches_a_one_server_run
 
         alone = OpenAILLM(OpenAIKnobs(model="smollm2", base_url=first_url, server="llamacpp", max_concurrency=2))
         with CallCache(tmp_path / "one.sqlite") as cache:
-            single_run, _, _ = generate_records(passages, CachedLLM(alone, cache), cfg, one_sentence_each)
+            single_run, _, _ = generate_records(records, CachedLLM(alone, cache), cfg, one_sentence_each)
     assert [p.samples for p in fleet_run] == [p.samples for p in single_run]
     assert all(len(p.samples) == cfg.samples_to_draw for p in fleet_run)

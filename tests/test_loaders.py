@@ -50,8 +50,8 @@ def test_unknown_loader_is_rejected() -> None:
 
 
 def test_limit_keeps_the_first_records() -> None:
-    passages, provenance = load_dataset({"loader": "jsonl", "path": str(TOY), "limit": 2})
-    assert [p.id for p in passages] == ["toy-curie", "toy-turing"]
+    records, provenance = load_dataset({"loader": "jsonl", "path": str(TOY), "limit": 2})
+    assert [p.id for p in records] == ["toy-curie", "toy-turing"]
     assert provenance["source"] == "jsonl" and len(provenance["sha256"]) == 64
 
 
@@ -71,11 +71,11 @@ def test_a_random_limit_is_seeded_kept_in_file_order_and_its_order_is_checked() 
 
 
 def test_select_samples_slices_and_names_short_records(toy_passages) -> None:
-    passage = toy_passages[0]
-    assert select_samples(passage, 2) == passage.samples[:2]
-    assert select_samples(passage, None) == passage.samples
+    record = toy_passages[0]
+    assert select_samples(record, 2) == record.samples[:2]
+    assert select_samples(record, None) == record.samples
     with pytest.raises(RecordError, match="toy-curie"):
-        select_samples(passage, 50)
+        select_samples(record, 50)
 
 
 @pytest.mark.parametrize(

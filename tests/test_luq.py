@@ -114,32 +114,32 @@ def section(**overrides: Any) -> dict[str, Any]:
     return {**compose([])[NAME], **overrides}
 
 
-def _pair_matrix(passage: Record) -> PairMatrix:
-    premises = [a for a in passage.samples for _ in passage.samples]
-    hypotheses = [b for _ in passage.samples for b in passage.samples]
-    contra = _contradiction(premises, hypotheses).reshape(len(passage.samples), -1)
+def _pair_matrix(record: Record) -> PairMatrix:
+    premises = [a for a in record.samples for _ in record.samples]
+    hypotheses = [b for _ in record.samples for b in record.samples]
+    contra = _contradiction(premises, hypotheses).reshape(len(record.samples), -1)
     entail = (1 - contra) * 0.8  # a fifth of the rest neutral
     return PairMatrix(entail, 1 - entail - contra, contra)
 
 
-def _run(passages: list[Record], raw: SampleMatrixScores, n: int | None = None, **overrides: Any) -> Any:
+def _run(records: list[Record], raw: SampleMatrixScores, n: int | None = None, **overrides: Any) -> Any:
     spec = method(NAME)
     params = compose([] if n is None else [f"samples.used={n}"]) | {NAME: section(**overrides)}
     view = ParamsView(params, spec.aggregate.param_keys(), f"aggregate_{NAME}")
-    artifact = {"records": {p.id: _pair_matrix(p).to_dict() for p in passages if len(p.samples) >= 2}}
+    artifact = {"records": {p.id: _pair_matrix(p).to_dict() for p in records if len(p.samples) >= 2}}
     step = importlib.import_module(f"hallulab.methods.{NAME}.aggregate").aggregate
-    return step(AggregateContext("t", passages, {"nli_pair_matrix": artifact}, raw, view))
+    return step(AggregateContext("t", records, {"nli_pair_matrix": artifact}, raw, view))
 
 
-def _stored(passages: list[Record]) -> SampleMatrixScores:
-    matrices = sentence_matrices(passages, _contradiction)
+def _stored(records: list[Record]) -> SampleMatrixScores:
+    matrices = sentence_matrices(records, _contradiction)
     return SampleMatrixScores((SampleMatrices("luq", "luq_sentence", {}, matrices),))
 
 
 def test_the_aggregate_step_writes_both_readings_over_the_chosen_samples() -> None:
     one_sample = Record(id="one", response="x y.", sentences=("x y.",), samples=("x",))
-    passages = [*PASSAGES, one_sample]
-    result = _run(passages, _stored(passages))
+    records = [*PASSAGES, one_sample]
+    result = _run(records, _stored(records))
     frame = result.scores
     sentence = frame[(frame["variant"] == "luq_sentence") & (frame["level"] == "sentence")]
     matrix = sentence_matrices(PASSAGES[:1], _contradiction)["curie"]

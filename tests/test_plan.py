@@ -28,8 +28,8 @@ RATES = Rates(
 
 
 def test_the_toy_plan_counts_every_sentence_sample_pair_and_no_generation() -> None:
-    passages = load_jsonl_records(TOY)
-    pairs = sum(len(p.sentences) * len(p.samples) for p in passages if p.response is not None)
+    records = load_jsonl_records(TOY)
+    pairs = sum(len(p.sentences) * len(p.samples) for p in records if p.response is not None)
     plan = make_plan("toy", rates=RATES, use_cache=False)
     stages = {s.stage: s for s in plan.stages}
     assert stages["generate"].count == 0  # every toy record carries its samples (generate.mode=auto)
@@ -49,8 +49,8 @@ def test_regenerating_counts_n_max_requests_per_record_and_bounds_their_tokens()
 
 
 def test_a_planned_run_of_new_responses_scales_the_data_sets_means() -> None:
-    passages = load_jsonl_records(TOY)
-    mean_sentences = sum(len(p.sentences) for p in passages) / len(passages)
+    records = load_jsonl_records(TOY)
+    mean_sentences = sum(len(p.sentences) for p in records) / len(records)
     plan = make_plan("toy", ["generate.samples_to_draw=4"], responses=1000, rates=RATES)
     stages = {s.stage: s for s in plan.stages}
     assert stages["generate"].count == 4000 and stages["generate"].cached is None
@@ -60,17 +60,17 @@ def test_a_planned_run_of_new_responses_scales_the_data_sets_means() -> None:
 def test_the_plan_finds_the_generate_stages_replies_under_their_own_keys(tmp_path: Path) -> None:
     """The generate stage's work against a real local server, then the plan of the same run:
     every request is found in the cache; one more sample per record is not."""
-    passages = load_jsonl_records(TOY)[:3]
+    records = load_jsonl_records(TOY)[:3]
     overrides = ["generate.mode=samples", "generate.samples_to_draw=2", "llms.generator=llamacpp_server"]
     with ScriptedServer(lambda body, i: chat_ok(f"sample {i}")) as server, CallCache(tmp_path / "c.sqlite") as cache:
         overrides.append(f"llm_catalogue.llamacpp_server.base_url='{server.url}'")
         params = compose(["dataset=toy", *overrides])
         cfg = typed(GenerateKnobs, params["generate"], "generate")
         llm = CachedLLM(build_llm(params["llm_catalogue"]["llamacpp_server"]), cache)
-        generate_records(passages, llm, cfg, lambda texts: [[t] for t in texts])
-        assert plan_generate(passages, params, cache, None, RATES).cached == 6
+        generate_records(records, llm, cfg, lambda texts: [[t] for t in texts])
+        assert plan_generate(records, params, cache, None, RATES).cached == 6
         more = compose(["dataset=toy", *overrides[:1], "generate.samples_to_draw=3", *overrides[2:]])
-        planned = plan_generate(passages, more, cache, None, RATES)
+        planned = plan_generate(records, more, cache, None, RATES)
         assert (planned.count, planned.cached) == (9, 6)
 
 

@@ -50,14 +50,14 @@ def test_every_data_set_that_carries_responses_names_who_wrote_them() -> None:
         Provision(True, False, False, labels=("prompt",), responses_in_data=False, responses_by="GPT-4")
 
 
-def _labelled(passages: list[Record]) -> tuple[str, ...]:
+def _labelled(records: list[Record]) -> tuple[str, ...]:
     """The levels at which some record carries a label, in LABEL_LEVELS order."""
     found = {
-        "claim": any(c.label is not None for p in passages for c in p.claims),
-        "sentence": any(p.labels is not None for p in passages),
-        "passage": any(p.passage_label is not None for p in passages),
-        "response": any(p.response_label is not None for p in passages),
-        "prompt": any(p.prompt_label is not None for p in passages),
+        "claim": any(c.label is not None for p in records for c in p.claims),
+        "sentence": any(p.labels is not None for p in records),
+        "passage": any(p.passage_label is not None for p in records),
+        "response": any(p.response_label is not None for p in records),
+        "prompt": any(p.prompt_label is not None for p in records),
     }
     return tuple(level for level in LABEL_LEVELS if found[level])
 
@@ -71,20 +71,20 @@ BENCHMARK_CONFIGS = sorted(
 @pytest.mark.parametrize("name", BENCHMARK_CONFIGS)
 def test_a_declaration_is_what_the_loader_reads(name: str) -> None:
     cfg = dataset_config(name)
-    passages, _ = load_dataset(cfg)
+    records, _ = load_dataset(cfg)
     declared = PROVISIONS[cfg["loader"]]
     facts = {
-        "prompts": [bool(p.prompt) for p in passages],
-        "samples_in_data": [bool(p.samples) for p in passages],
-        "sac3_outputs": [bool(p.meta.get("perb_sc")) and bool(p.meta.get("self_sc")) for p in passages],
-        "responses_in_data": [bool(p.response) for p in passages],
+        "prompts": [bool(p.prompt) for p in records],
+        "samples_in_data": [bool(p.samples) for p in records],
+        "sac3_outputs": [bool(p.meta.get("perb_sc")) and bool(p.meta.get("self_sc")) for p in records],
+        "responses_in_data": [bool(p.response) for p in records],
     }
     for fact, per_record in facts.items():
         expected = getattr(declared, fact)
         assert all(per_record) if expected else not any(per_record), f"{name}: {fact} is declared {expected}"
-    assert _labelled(passages) == declared.labels
+    assert _labelled(records) == declared.labels
     if declared.responses_in_data:  # the same rule, read off the records, gives the declaration
-        read = records_provision(passages, name)
+        read = records_provision(records, name)
         assert Provision(**{**read.__dict__, "responses_by": declared.responses_by}) == declared
 
 

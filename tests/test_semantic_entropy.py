@@ -46,10 +46,10 @@ def _records(count: int, seed: int) -> dict[str, RecordSamples]:
     return records
 
 
-def _ours(records: dict[str, RecordSamples], reading: str, estimation: str, n: int | None) -> np.ndarray:
-    passages = [Record(id=rid, prompt="q", response="a", sentences=("a",), samples=("s",) * N_MAX) for rid in records]
+def _ours(by_record: dict[str, RecordSamples], reading: str, estimation: str, n: int | None) -> np.ndarray:
+    records = [Record(id=rid, prompt="q", response="a", sentences=("a",), samples=("s",) * N_MAX) for rid in by_record]
     raw = SemanticEntropyScores(
-        nli={"name": "t"}, proxy={"name": "t"}, nli_input="answer", prefix="{prompt}", records=records, diagnostics={}
+        nli={"name": "t"}, proxy={"name": "t"}, nli_input="answer", prefix="{prompt}", records=by_record, diagnostics={}
     )
     overrides = [
         f"semantic_entropy.aggregate.class_probability=[{reading}]",
@@ -57,9 +57,9 @@ def _ours(records: dict[str, RecordSamples], reading: str, estimation: str, n: i
         f"samples.used={'null' if n is None else n}",
     ]
     view = ParamsView(compose(overrides), SPEC.aggregate.param_keys(), "aggregate_semantic_entropy")
-    frame = aggregate(AggregateContext("t", passages, {}, raw, view)).scores
+    frame = aggregate(AggregateContext("t", records, {}, raw, view)).scores
     assert list(frame["variant"].unique()) == [f"se_{reading}"]
-    return frame.set_index("record_id").loc[list(records), "score"].to_numpy()
+    return frame.set_index("record_id").loc[list(by_record), "score"].to_numpy()
 
 
 def _lm_polygraph(records: dict[str, RecordSamples], reading: str, estimation: str, n: int) -> np.ndarray:
@@ -116,8 +116,8 @@ def test_classes_need_entailment_both_ways_and_the_discrete_reading_is_the_clust
 
 
 def test_the_nli_reads_every_ordered_pair_and_the_question_only_when_asked() -> None:
-    passage = Record(id="p", prompt="Who?", response="a", sentences=("a",), samples=("x", "y", "z"))
-    premises, hypotheses = pair_grid([passage], "answer")
+    record = Record(id="p", prompt="Who?", response="a", sentences=("a",), samples=("x", "y", "z"))
+    premises, hypotheses = pair_grid([record], "answer")
     assert list(zip(premises, hypotheses, strict=True)) == [
         ("x", "y"),
         ("x", "z"),
@@ -126,7 +126,7 @@ def test_the_nli_reads_every_ordered_pair_and_the_question_only_when_asked() -> 
         ("z", "x"),
         ("z", "y"),
     ]
-    premises, _ = pair_grid([passage], "question_answer")
+    premises, _ = pair_grid([record], "question_answer")
     assert premises[0] == "Who? x"
 
 
@@ -182,23 +182,23 @@ def test_the_farquhar_rows_cluster_the_question_conditioned_classes_by_each_rule
     se_sum and se_frequency keep lm-polygraph's reading of the answer-only classes."""
     answers_only = [[E, C, C], [C, E, C], [C, C, E]]  # three meanings without the question
     with_question = [[E, E, N], [N, E, N], [N, N, E]]  # 0 ~ 1 (entail / neutral), 2 apart
-    record: RecordSamples = {
+    stored: RecordSamples = {
         "log_probs": [-2.0, -6.0, -3.0],
         "classes": answers_only,
         "token_counts": [2, 3, 1],
         "question_classes": with_question,
     }
-    passages = [Record(id="r", prompt="q", response="a", sentences=("a",), samples=("s",) * 3)]
+    records = [Record(id="r", prompt="q", response="a", sentences=("a",), samples=("s",) * 3)]
     raw = SemanticEntropyScores(
         nli={"name": "t"},
         proxy={"name": "t"},
         nli_input="answer",
         prefix="{prompt}",
-        records={"r": record},
+        records={"r": stored},
         diagnostics={},
     )
     view = ParamsView(compose([]), SPEC.aggregate.param_keys(), "aggregate_semantic_entropy")
-    aggregated = aggregate(AggregateContext("t", passages, {}, raw, view))
+    aggregated = aggregate(AggregateContext("t", records, {}, raw, view))
     scores = aggregated.scores.set_index("variant")["score"]
     strict, loose = [0, 1, 2], [0, 0, 1]  # 0 entails 1, 1 does not entail 0
     assert scores["se_farquhar"] == pytest.approx(farquhar_entropy(strict, [-2.0, -6.0, -3.0], [2, 3, 1]))
@@ -216,11 +216,11 @@ def test_the_farquhar_rows_cluster_the_question_conditioned_classes_by_each_rule
 
 
 def test_the_score_step_asks_the_nli_for_question_conditioned_pairs_only_when_it_needs_them() -> None:
-    passage = Record(id="p", prompt="Who?", response="a", sentences=("a",), samples=("x", "y"))
-    assert set(nli_grids([passage], "answer", farquhar=True)) == {"answer", "question_answer"}
-    assert set(nli_grids([passage], "answer", farquhar=False)) == {"answer"}
-    assert set(nli_grids([passage], "question_answer", farquhar=True)) == {"question_answer"}
-    assert nli_grids([passage], "answer", farquhar=True)["question_answer"][0] == ["Who? x", "Who? y"]
+    record = Record(id="p", prompt="Who?", response="a", sentences=("a",), samples=("x", "y"))
+    assert set(nli_grids([record], "answer", farquhar=True)) == {"answer", "question_answer"}
+    assert set(nli_grids([record], "answer", farquhar=False)) == {"answer"}
+    assert set(nli_grids([record], "question_answer", farquhar=True)) == {"question_answer"}
+    assert nli_grids([record], "answer", farquhar=True)["question_answer"][0] == ["Who? x", "Who? y"]
 
 
 def test_the_docs_say_the_mean_is_lm_polygraphs_not_kuhn_et_als() -> None:

@@ -115,27 +115,27 @@ def _class_probs(premises: list[str], hypotheses: list[str]) -> np.ndarray:
     return np.asarray(_softmax(premises, hypotheses).numpy(), dtype=np.float64)
 
 
-def _log_probs(passage: Record) -> list[float]:
-    return [-1.5 * len(sample.split()) - 0.1 * (len(sample) % 5) for sample in passage.samples]
+def _log_probs(record: Record) -> list[float]:
+    return [-1.5 * len(sample.split()) - 0.1 * (len(sample) % 5) for sample in record.samples]
 
 
-def _raw(passages: list[Record], pairs: str, nli_input: str = "answer") -> SemanticEntropyScores:
-    found = nli_classes(passages, nli_input, farquhar=True, pairs=pairs, class_probs=_class_probs)
-    records: dict[str, RecordSamples] = {
+def _raw(records: list[Record], pairs: str, nli_input: str = "answer") -> SemanticEntropyScores:
+    found = nli_classes(records, nli_input, farquhar=True, pairs=pairs, class_probs=_class_probs)
+    by_record: dict[str, RecordSamples] = {
         p.id: {
             "log_probs": list(_log_probs(p)),
             "classes": found.matrices[nli_input][i],
             "token_counts": [len(s.split()) for s in p.samples],
             "question_classes": found.matrices["question_answer"][i],
         }
-        for i, p in enumerate(passages)
+        for i, p in enumerate(records)
     }
     return SemanticEntropyScores(
         nli={"name": "stand-in"},
         proxy={"name": "stand-in"},
         nli_input=nli_input,
         prefix="{prompt}",
-        records=records,
+        records=by_record,
         diagnostics={"pairs": found.pairs},
         pairs=pairs,
     )
@@ -161,58 +161,56 @@ def _params(overrides: list[str]) -> dict[str, Any]:
     return params
 
 
-def _scores(passages: list[Record], raw: SemanticEntropyScores, overrides: list[str]) -> pd.DataFrame:
+def _scores(records: list[Record], raw: SemanticEntropyScores, overrides: list[str]) -> pd.DataFrame:
     view = ParamsView(_params(overrides), SPEC.aggregate.param_keys(), "aggregate_semantic_entropy")
-    frame = aggregate(AggregateContext("t", passages, {}, raw, view)).scores
+    frame = aggregate(AggregateContext("t", records, {}, raw, view)).scores
     return frame.sort_values(["variant", "record_id"]).reset_index(drop=True)
 
 
 # ---- parity with lm-polygraph, the pairs scored lazily ----------------------------------------
 
 
-def _lm_polygraph(passages: list[Record], n: int, reading: str, estimation: str) -> tuple[np.ndarray, list[list[int]]]:
+def _lm_polygraph(records: list[Record], n: int, reading: str, estimation: str) -> tuple[np.ndarray, list[list[int]]]:
     """lm-polygraph's entropy and classes of the first n samples, its matrix from the stand-in."""
     from lm_polygraph.estimators.semantic_entropy import SemanticEntropy
     from lm_polygraph.stat_calculators.semantic_classes import SemanticClassesCalculator
     from lm_polygraph.stat_calculators.semantic_matrix import SemanticMatrixCalculator
 
     stats: dict[str, Any] = {
-        "sample_texts": [list(p.samples[:n]) for p in passages],
-        "sample_log_probs": [_log_probs(p)[:n] for p in passages],
+        "sample_texts": [list(p.samples[:n]) for p in records],
+        "sample_log_probs": [_log_probs(p)[:n] for p in records],
     }
     stats |= SemanticMatrixCalculator(_stand_in_nli())(stats, texts=[], model=None)
     stats |= SemanticClassesCalculator()(stats, texts=[], model=None)
     entropy = SemanticEntropy(class_probability_estimation=reading, entropy_estimation=estimation)(stats)
     to_class = stats["semantic_classes_entail"]["sample_to_class"]
-    return np.asarray(entropy, dtype=np.float64), [
-        [int(to_class[r][j]) for j in range(n)] for r in range(len(passages))
-    ]
+    return np.asarray(entropy, dtype=np.float64), [[int(to_class[r][j]) for j in range(n)] for r in range(len(records))]
 
 
 @pytest.mark.reference
 @pytest.mark.parametrize("reading", ["sum", "frequency"])
 @pytest.mark.parametrize("estimation", ["mean", "direct"])
 def test_the_lazy_pairs_give_lm_polygraphs_classes_and_entropy_exactly(reading: str, estimation: str) -> None:
-    passages = _passages()
-    raw = _raw(passages, LAZY)
+    records = _passages()
+    raw = _raw(records, LAZY)
     for n in (2, 4, 7, N_MAX):
-        expected, their_classes = _lm_polygraph(passages, n, reading, estimation)
+        expected, their_classes = _lm_polygraph(records, n, reading, estimation)
         overrides = [
             f"semantic_entropy.aggregate.class_probability=[{reading}]",
             f"semantic_entropy.aggregate.entropy_estimation={estimation}",
             f"samples.used={n}",
         ]
-        frame = _scores(passages, raw, overrides)
+        frame = _scores(records, raw, overrides)
         frame = frame[frame["variant"] == f"se_{reading}"].set_index("record_id")
-        got = frame.loc[[p.id for p in passages], "score"].to_numpy(dtype=np.float64)
+        got = frame.loc[[p.id for p in records], "score"].to_numpy(dtype=np.float64)
         assert float(np.abs(got - expected).max()) == 0.0, (n, got, expected)
         ours = [stored_classes(np.asarray(r["classes"]), range(n), LM_POLYGRAPH) for r in raw.records.values()]
         assert ours == their_classes, n
     # the input separates what it must: one class, all singletons, and records in between
-    sizes = [max(c) + 1 for c in _lm_polygraph(passages, N_MAX, reading, estimation)[1]]
+    sizes = [max(c) + 1 for c in _lm_polygraph(records, N_MAX, reading, estimation)[1]]
     assert 1 in sizes and N_MAX in sizes and any(1 < s < N_MAX for s in sizes)
     # and the laziness is real: fewer pairs scored than the N (N - 1) of the answers' matrix
-    assert raw.diagnostics["pairs"] < len(passages) * N_MAX * (N_MAX - 1)
+    assert raw.diagnostics["pairs"] < len(records) * N_MAX * (N_MAX - 1)
 
 
 # ---- the lazy classes are the all-pairs classes, at every N, for every rule --------------------
@@ -231,12 +229,12 @@ def _reference_classes(full: np.ndarray, clustering: Clustering) -> list[int]:
 
 @pytest.mark.parametrize("nli_input", ["answer", "question_answer"])
 def test_lazy_and_all_pairs_give_the_same_scores_at_every_n_and_rule(nli_input: str) -> None:
-    passages = _passages()
-    lazy, every = _raw(passages, LAZY, nli_input), _raw(passages, ALL_PAIRS, nli_input)
+    records = _passages()
+    lazy, every = _raw(records, LAZY, nli_input), _raw(records, ALL_PAIRS, nli_input)
     assert lazy.diagnostics["pairs"] < every.diagnostics["pairs"]
     for n in range(1, N_MAX + 1):  # every rule: se_farquhar and se_farquhar_nocontra are written together
         overrides = [f"samples.used={n}"]
-        pd.testing.assert_frame_equal(_scores(passages, lazy, overrides), _scores(passages, every, overrides))
+        pd.testing.assert_frame_equal(_scores(records, lazy, overrides), _scores(records, every, overrides))
     for lazy_record, full_record in zip(lazy.records.values(), every.records.values(), strict=True):
         for field, clusterings in (("classes", (LM_POLYGRAPH,)), ("question_classes", FARQUHAR_CLUSTERINGS)):
             scored, full = np.asarray(lazy_record[field]), np.asarray(full_record[field])
@@ -380,7 +378,7 @@ def test_a_sweep_over_samples_used_calls_no_model_and_each_pair_is_paid_for_once
     monkeypatch.setattr(score_step, "NLIScorer", _StandInScorer)
     monkeypatch.setattr(pair_matrix_build, "NLIScorer", _StandInScorer)
     monkeypatch.setattr(_StandInScorer, "computed", [])
-    passages = _passages()
+    records = _passages()
     with CallCache(tmp_path / "calls.sqlite") as cache:
         raw = _build(cache, score_step.score, SPEC.score.param_keys(), "score_semantic_entropy")
         assert raw.pairs == LAZY
@@ -389,18 +387,18 @@ def test_a_sweep_over_samples_used_calls_no_model_and_each_pair_is_paid_for_once
         used = (cache.stats.hits, cache.stats.misses)
         variants = {"se_sum", "se_frequency", "se_farquhar", "se_farquhar_nocontra"}
         for n in range(1, N_MAX + 1):
-            frame = _scores(passages, SemanticEntropyScores.from_dict(raw.to_dict()), [f"samples.used={n}"])
-            assert set(frame["variant"]) == variants and len(frame) == 4 * len(passages)
+            frame = _scores(records, SemanticEntropyScores.from_dict(raw.to_dict()), [f"samples.used={n}"])
+            assert set(frame["variant"]) == variants and len(frame) == 4 * len(records)
         assert len(_StandInScorer.computed) == len(scored_by_se) and (cache.stats.hits, cache.stats.misses) == used
 
         # the pair-matrix artifact (NumSemSets, EigValLaplacian, DegMat, Eccentricity) reads every
         # pair of the answers: it finds Semantic Entropy's in the call cache and scores the rest
         artifact = _build(cache, pair_matrix_build.build, PAIR_MATRIX.inputs.param_keys(), "extract_nli_pair_matrix")
-        every = {(a, b) for p in passages for a in p.samples for b in p.samples}
+        every = {(a, b) for p in records for a in p.samples for b in p.samples}
         answers_only = {pair for pair in scored_by_se if pair in every}
         assert 0 < len(answers_only) < len(every)
         assert sorted(_StandInScorer.computed) == sorted(scored_by_se + sorted(every - answers_only))
-        assert artifact["diagnostics"]["pairs"] == len(passages) * N_MAX * N_MAX
+        assert artifact["diagnostics"]["pairs"] == len(records) * N_MAX * N_MAX
         # and Semantic Entropy run again, after the artifact, finds every pair it reads
         before = len(_StandInScorer.computed)
         again = _build(cache, score_step.score, SPEC.score.param_keys(), "score_semantic_entropy")
@@ -410,19 +408,19 @@ def test_a_sweep_over_samples_used_calls_no_model_and_each_pair_is_paid_for_once
 def test_a_random_choice_of_samples_needs_every_pair() -> None:
     """``samples.selection=random`` on lazily scored pairs is a one-line error naming the
     setting that scores every pair; with every pair it runs."""
-    passages = _passages()
+    records = _passages()
     overrides = ["samples.selection=random", "samples.used=4"]
     with pytest.raises(ConfigError, match=r"samples\.selection=random.*semantic_entropy\.score\.pairs=all") as caught:
-        _scores(passages, _raw(passages, LAZY), overrides)
+        _scores(records, _raw(records, LAZY), overrides)
     assert "\n" not in str(caught.value)
-    assert len(_scores(passages, _raw(passages, ALL_PAIRS), overrides)) == 4 * len(
-        passages
+    assert len(_scores(records, _raw(records, ALL_PAIRS), overrides)) == 4 * len(
+        records
     )  # se_sum, se_frequency, se_farquhar, se_farquhar_nocontra
     # a file whose classes miss a pair the classes read names the record and the field
-    raw = _raw(passages, ALL_PAIRS)
+    raw = _raw(records, ALL_PAIRS)
     raw.records["born"]["classes"][0][1] = UNSCORED
     with pytest.raises(RecordError, match=r"record 'born', field 'classes'.*\(0, 1\)"):
-        _scores(passages, raw, [])
+        _scores(records, raw, [])
 
 
 def test_the_stand_in_scorer_keys_its_pairs_as_the_nli_scorer_does(

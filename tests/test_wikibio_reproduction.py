@@ -166,11 +166,11 @@ def test_greybox_proxy_scores_every_sentence_of_the_subset_with_the_embedded_mod
 def test_ci_metric_gate_catches_a_planted_scoring_change(wikibio_run: Path) -> None:
     """Plant a realistic bug (n-grams counted case-sensitively, as if ``lower()`` were dropped):
     the re-scored, re-evaluated metrics must fail the gate."""
-    passages = load_jsonl_records(wikibio_run / "data/generated/wikibio/passages.jsonl")
+    records = load_jsonl_records(wikibio_run / "data/generated/wikibio/passages.jsonl")
     tokens = json.loads((wikibio_run / "data/scores/wikibio/selfcheck_ngram.json").read_text())
     planted, _ = score_corpora(corpora_from_dict(tokens["corpora"]), [1], ["max"], lowercase=False)
     config = ProtocolKnobs(bootstrap_samples=0)
-    data = align(passages, sentence_scores(planted, "ngram_n1_max"), record_scores(planted, "ngram_n1_max"))
+    data = align(records, sentence_scores(planted, "ngram_n1_max"), record_scores(planted, "ngram_n1_max"))
     metrics = {"ngram_n1_max": compute_metrics(data, config)}
     baseline = json.loads((REPO / "tests/baselines/wikibio/selfcheck_ngram.json").read_text())
     baseline["metrics"] = {"ngram_n1_max": baseline["metrics"]["ngram_n1_max"]}
@@ -182,7 +182,7 @@ def test_ci_metric_gate_catches_a_planted_factselfcheck_change(wikibio_subset: P
     """Plant a realistic bug in Eq. 11 (a sentence without facts scored 0 instead of 0.5): the
     KG-frequency sentence-level metrics recomputed from the run's own knowledge graphs must fail
     the gate, while the correct rule recomputed the same way passes it."""
-    passages = load_jsonl_records(wikibio_subset / "data/generated/wikibio/passages.jsonl")
+    records = load_jsonl_records(wikibio_subset / "data/generated/wikibio/passages.jsonl")
     raw = json.loads((wikibio_subset / "data/artifacts/wikibio/knowledge_graphs.json").read_text())
     graphs = graphs_by_record(raw)
     config = ProtocolKnobs(bootstrap_samples=0)
@@ -192,14 +192,14 @@ def test_ci_metric_gate_catches_a_planted_factselfcheck_change(wikibio_subset: P
 
     def metrics_with(no_fact_score: float) -> dict[str, dict[str, float]]:
         by_record = {
-            passage.id: [
-                max((frequency_score(f, graphs[passage.id].sample_kgs) for f in kg), default=no_fact_score)
-                for kg in graphs[passage.id].sentence_kgs
+            record.id: [
+                max((frequency_score(f, graphs[record.id].sample_kgs) for f in kg), default=no_fact_score)
+                for kg in graphs[record.id].sentence_kgs
             ]
-            for passage in passages
+            for record in records
         }
         means = {rid: sum(values) / len(values) for rid, values in by_record.items()}
-        return {"fsc_kg_freq_max": compute_metrics(align(passages, by_record, means), config)}
+        return {"fsc_kg_freq_max": compute_metrics(align(records, by_record, means), config)}
 
     assert not check(metrics_with(0.5), baseline), "the correct rule, recomputed, passes"
     assert check(metrics_with(0.0), baseline), "the gate let a planted Eq. 11 change through"

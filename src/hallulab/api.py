@@ -99,24 +99,24 @@ class NoRecordsError(ValueError, UserFacingError):
 
 
 def _records(records: Records, split: SentenceSplitter, fits: LengthCheck | None = None) -> list[Record]:
-    """Records from a JSONL file in the canonical schema, or Passages / mappings; a record
+    """Records from a JSONL file in the canonical schema, or Records / mappings; a record
     with a response and no ``sentences`` is split by ``split`` (``fits`` checks its length
     first). None at all is an error naming the file."""
     if isinstance(records, str | Path):
-        passages = load_jsonl_records(Path(records), split, fits)
-        if not passages:
+        parsed = load_jsonl_records(Path(records), split, fits)
+        if not parsed:
             raise NoRecordsError(f"{records}: no records (the file is empty or holds only blank lines)")
-        return passages
+        return parsed
     given = list(records)
     if not given:
         raise NoRecordsError("records: no records to score (an empty list)")
     raws = with_sentences([r for r in given if not isinstance(r, Record)], split, fits)
     filled = iter(raws)
-    passages = [
+    parsed = [
         r if isinstance(r, Record) else record_from_dict(next(filled), position=i + 1) for i, r in enumerate(given)
     ]
-    check_unique_ids(passages)
-    return passages
+    check_unique_ids(parsed)
+    return parsed
 
 
 def check_variants(variants: str) -> None:
@@ -133,25 +133,25 @@ def with_headline(frame: pd.DataFrame, headline: Sequence[str] | None, variants:
     return marked if variants == "all" else marked[marked["headline"]].reset_index(drop=True)
 
 
-def unit_texts(frame: pd.DataFrame, passages: Sequence[Record]) -> list[str | None]:
+def unit_texts(frame: pd.DataFrame, records: Sequence[Record]) -> list[str | None]:
     """Each row's unit text where the records hold it: a span of the response (``start`` /
     ``end``), the sentence, the whole response or the prompt; None for a unit the records do
     not spell out (a knowledge-graph fact, a concept)."""
-    by_id = {p.id: p for p in passages}
+    by_id = {p.id: p for p in records}
     texts: list[str | None] = []
     for row in frame.itertuples(index=False):
-        passage = by_id.get(str(row.record_id))
+        record = by_id.get(str(row.record_id))
         text: str | None = None
-        if passage is not None:
+        if record is not None:
             if row.level == "response":
-                text = passage.response
+                text = record.response
             elif row.level == "prompt":
-                text = passage.prompt
-            elif pd.notna(row.start) and pd.notna(row.end) and passage.response is not None:
-                text = passage.response[int(row.start) : int(row.end)]
+                text = record.prompt
+            elif pd.notna(row.start) and pd.notna(row.end) and record.response is not None:
+                text = record.response[int(row.start) : int(row.end)]
             elif row.level == "sentence" and pd.notna(row.sentence_index):
                 index = int(row.sentence_index)
-                text = passage.sentences[index] if index < len(passage.sentences) else None
+                text = record.sentences[index] if index < len(record.sentences) else None
         texts.append(text)
     return texts
 
@@ -279,7 +279,7 @@ class Detector:
         spacy = Resources(self.view(("spacy",), "api"), cache).spacy
         return _records(records, spacy.sentences, spacy.require_fits)
 
-    def _run(self, passages: list[Record], cache: CallCache) -> _Stepped:
+    def _run(self, records: list[Record], cache: CallCache) -> _Stepped:
         """The method's unit scores (as the DAG's aggregate stage writes them), controls and
         diagnostics: the steps of the configured pipeline graph (``PipelineGraph.steps_for``: a
         combining method's members' steps first), in its order, each through the executor the
@@ -293,16 +293,16 @@ class Detector:
         for node in self.graph().steps_for(self.method):
             view = self.view(node.inputs.param_keys(), node.stage)
             if node.kind == "generate":
-                passages, main_tokens = self._generate(passages, view, cache)
+                records, main_tokens = self._generate(records, view, cache)
                 inputs.update(dict.fromkeys(GENERATED, main_tokens))
             elif node.kind == "artifact":
                 required = {r: inputs[r] for r in registry.artifact(node.name).requires}
-                built = build_artifact(node.name, self.dataset, passages, required, view, cache, self.log)
+                built = build_artifact(node.name, self.dataset, records, required, view, cache, self.log)
                 inputs[node.name] = _as_stored(built.value)
             elif node.kind == "score":
                 spec = registry.method(node.name)
                 needed = {name: inputs[name] for name in spec.requires}
-                stored = score_method(spec, self.dataset, passages, needed, view, cache, self.log).value
+                stored = score_method(spec, self.dataset, records, needed, view, cache, self.log).value
                 raws[node.name] = spec.read_raw(_as_stored(stored.to_dict()), node.stage)
             elif node.kind == "members":
                 members[node.name] = self._members(node.name, view, scores)
@@ -310,11 +310,11 @@ class Detector:
                 spec = registry.method(node.name)
                 needed = {name: inputs[name] for name in spec.requires}
                 result = aggregate_method(
-                    spec, self.dataset, passages, needed, raws.get(node.name), view, self.log, members.get(node.name)
+                    spec, self.dataset, records, needed, raws.get(node.name), view, self.log, members.get(node.name)
                 )
                 scores[node.name], controls[node.name] = _as_stored(score_frame(result.scores)), result.controls
                 diagnostics[node.name] = _as_stored(result.record())
-        return _Stepped(scores[self.method], controls[self.method], diagnostics[self.method], passages)
+        return _Stepped(scores[self.method], controls[self.method], diagnostics[self.method], records)
 
     def _members(self, combiner: str, view: ParamsView, scores: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
         """A combining method's members step: each member's rows out of its method's unit scores
@@ -329,7 +329,7 @@ class Detector:
         return {m.key: member_rows(scores[m.method], m, level, f"{m.method}'s scores", self.log) for m in listed}
 
     def _generate(
-        self, passages: list[Record], view: ParamsView, cache: CallCache
+        self, records: list[Record], view: ParamsView, cache: CallCache
     ) -> tuple[list[Record], list[dict[str, Any]]]:
         """The ``generate`` stage's step: samples (and main responses) as ``generate.mode`` says,
         run through the executor with the generator's resources."""
@@ -342,7 +342,7 @@ class Detector:
                 list(ctx.records), ctx.resources.llm("generator"), cfg, ctx.resources.spacy.sentences
             )
 
-        generated, mains, report = run_step(generate, self.dataset, passages, {}, view, cache, self.log).value
+        generated, mains, report = run_step(generate, self.dataset, records, {}, view, cache, self.log).value
         self.log.info("%s", report.summary(cfg))
         stored = [record_from_dict(_as_stored(p.to_dict())) for p in generated]
         return stored, [_as_stored(row) for row in mains]

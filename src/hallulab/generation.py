@@ -59,17 +59,17 @@ def sample_seed(base: int, record_id: str, index: int) -> int:
     return int.from_bytes(digest[:8], "big") % (2**31)
 
 
-def needs_samples(passage: Record, cfg: GenerateKnobs) -> bool:
+def needs_samples(record: Record, cfg: GenerateKnobs) -> bool:
     """Whether the generate stage draws samples for ``passage`` (``generate.mode``)."""
-    if passage.response is None:  # a prompt-only record: nothing to check samples against
+    if record.response is None:  # a prompt-only record: nothing to check samples against
         return False
-    return cfg.mode in ("samples", "all") or (cfg.mode == "auto" and not passage.samples)
+    return cfg.mode in ("samples", "all") or (cfg.mode == "auto" and not record.samples)
 
 
-def _require_prompt(passage: Record) -> str:
-    if not passage.prompt:
-        raise RecordError(passage.id, "prompt", "is needed to generate, but is missing")
-    return passage.prompt
+def _require_prompt(record: Record) -> str:
+    if not record.prompt:
+        raise RecordError(record.id, "prompt", "is needed to generate, but is missing")
+    return record.prompt
 
 
 @dataclass
@@ -100,7 +100,7 @@ class GenerationReport:
 
 
 def generate_records(
-    passages: Sequence[Record],
+    records: Sequence[Record],
     llm: CachedLLM,
     cfg: GenerateKnobs,
     split_sentences: Callable[[list[str]], list[list[str]]],
@@ -109,34 +109,34 @@ def generate_records(
 
     ``split_sentences`` splits regenerated responses (the spaCy splitter in the stage)."""
     report = GenerationReport()
-    passages = list(passages)
+    records = list(records)
     main_records: list[dict[str, Any]] = []
     if cfg.mode == "all":
-        prompts = [_require_prompt(p) for p in passages]
+        prompts = [_require_prompt(p) for p in records]
         greedy = DecodingParams(
             max_new_tokens=cfg.main_max_new_tokens, temperature=0.0, top_k_alternatives=cfg.top_k_alternatives
         )
         mains = llm.generate(prompts, greedy, [None] * len(prompts))
         sentence_lists = split_sentences([g.text for g in mains])
         rebuilt = []
-        for passage, main, sentences in zip(passages, mains, sentence_lists, strict=True):
-            report.labels_dropped += passage.labels is not None
+        for record, main, sentences in zip(records, mains, sentence_lists, strict=True):
+            report.labels_dropped += record.labels is not None
             if not sentences:  # nothing to score: the record is kept prompt-only, and counted
-                report.empty_main_responses.append(passage.id)
+                report.empty_main_responses.append(record.id)
                 rebuilt.append(
                     dataclasses.replace(
-                        passage, response=None, sentences=(), samples=(), labels=None, claims=(), response_label=None
+                        record, response=None, sentences=(), samples=(), labels=None, claims=(), response_label=None
                     )
                 )
                 continue
-            gold = passage.meta.get("gold_answers")
+            gold = record.meta.get("gold_answers")
             response_label = None
             if cfg.relabel == "containment" and gold:
                 response_label = 0.0 if contains_gold_answer(main.text, gold) else 1.0
                 report.relabelled += 1
             rebuilt.append(
                 dataclasses.replace(
-                    passage,
+                    record,
                     response=main.text,
                     sentences=tuple(sentences),
                     samples=(),  # the data's samples were another model's: only new ones (if any) stay
@@ -145,31 +145,31 @@ def generate_records(
                     response_label=response_label,
                 )
             )
-            main_records.append({"id": passage.id, **main.to_dict()})
-        passages = rebuilt
-        report.main_generated = len(passages)
+            main_records.append({"id": record.id, **main.to_dict()})
+        records = rebuilt
+        report.main_generated = len(records)
 
-    report.prompt_only_records = sum(p.response is None for p in passages)
-    targets = [p for p in passages if needs_samples(p, cfg)]
-    report.records_kept = len(passages) - len(targets) - report.prompt_only_records
+    report.prompt_only_records = sum(p.response is None for p in records)
+    targets = [p for p in records if needs_samples(p, cfg)]
+    report.records_kept = len(records) - len(targets) - report.prompt_only_records
     report.records_given_samples = len(targets) if cfg.samples_to_draw > 0 else 0
     if targets and cfg.samples_to_draw > 0:
         sampling = DecodingParams(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p)
         prompts, seeds = [], []
-        for passage in targets:
-            prompt = _require_prompt(passage)
+        for record in targets:
+            prompt = _require_prompt(record)
             for k in range(cfg.samples_to_draw):
                 prompts.append(prompt)
-                seeds.append(sample_seed(cfg.seed, passage.id, k))
+                seeds.append(sample_seed(cfg.seed, record.id, k))
         outputs: list[Generation] = llm.generate(prompts, sampling, seeds)
         by_id: dict[str, tuple[str, ...]] = {}
-        for i, passage in enumerate(targets):
+        for i, record in enumerate(targets):
             texts = tuple(g.text.strip() for g in outputs[i * cfg.samples_to_draw : (i + 1) * cfg.samples_to_draw])
             report.empty_samples += sum(not t for t in texts)
-            by_id[passage.id] = texts
-        passages = [dataclasses.replace(p, samples=by_id[p.id]) if p.id in by_id else p for p in passages]
+            by_id[record.id] = texts
+        records = [dataclasses.replace(p, samples=by_id[p.id]) if p.id in by_id else p for p in records]
         report.samples_generated = len(outputs)
-    for passage in passages:
-        if passage.response is not None:
-            report.sample_counts[len(passage.samples)] = report.sample_counts.get(len(passage.samples), 0) + 1
-    return passages, main_records, report
+    for record in records:
+        if record.response is not None:
+            report.sample_counts[len(record.samples)] = report.sample_counts.get(len(record.samples), 0) + 1
+    return records, main_records, report

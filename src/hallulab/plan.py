@@ -235,7 +235,7 @@ def _cached_count(cache: Any, keys: Sequence[str]) -> int:
 
 
 def plan_generate(
-    passages: Sequence[Record], params: dict[str, Any], cache: Any, responses: int | None, rates: Rates
+    records: Sequence[Record], params: dict[str, Any], cache: Any, responses: int | None, rates: Rates
 ) -> StagePlan:
     cfg = typed(GenerateKnobs, params["generate"], "generate")
     if responses is not None:
@@ -245,8 +245,8 @@ def plan_generate(
         basis = f"{cfg.samples_to_draw} samples per new response (generate.samples_to_draw)"
         cached = None
     else:
-        mains = len(passages) if cfg.mode == "all" else 0
-        targets = [p for p in passages if needs_samples(p, cfg)] if cfg.samples_to_draw > 0 else []
+        mains = len(records) if cfg.mode == "all" else 0
+        targets = [p for p in records if needs_samples(p, cfg)] if cfg.samples_to_draw > 0 else []
         requests = mains + len(targets) * cfg.samples_to_draw
         max_tokens = mains * cfg.main_max_new_tokens + len(targets) * cfg.samples_to_draw * cfg.max_new_tokens
         basis = (
@@ -281,11 +281,11 @@ def _generate_cached(targets: Sequence[Record], params: dict[str, Any], cfg: Gen
 
 
 def _sentence_sample_counts(
-    passages: Sequence[Record], params: dict[str, Any], responses: int | None
+    records: Sequence[Record], params: dict[str, Any], responses: int | None
 ) -> tuple[int, int, float]:
     """(pairs, responses counted, mean sentences per response), samples per response being
     the stored ones (or N_max for new responses)."""
-    scored = [p for p in passages if p.response is not None and p.sentences]
+    scored = [p for p in records if p.response is not None and p.sentences]
     mean_sentences = sum(len(p.sentences) for p in scored) / max(len(scored), 1)
     if responses is not None:
         from hallulab.methods.sample_selection import SampleKnobs
@@ -297,17 +297,17 @@ def _sentence_sample_counts(
 
 
 def plan_nli_pairs(
-    stage: str, passages: Sequence[Record], params: dict[str, Any], cache: Any, responses: int | None, rates: Rates
+    stage: str, records: Sequence[Record], params: dict[str, Any], cache: Any, responses: int | None, rates: Rates
 ) -> StagePlan:
     """One NLI pair per sentence and sample (``nli_sentence_sample``)."""
-    pairs, counted, mean_sentences = _sentence_sample_counts(passages, params, responses)
+    pairs, counted, mean_sentences = _sentence_sample_counts(records, params, responses)
     cached: int | None = None
     distinct = pairs
     why = "cache not checked for new responses"
     if responses is None:
         grid = [
             (sentence, sample)
-            for p in passages
+            for p in records
             if p.response is not None
             for sentence in p.sentences
             for sample in p.samples
@@ -334,11 +334,11 @@ def _nli_cached(pairs: list[tuple[str, str]], params: dict[str, Any], cache: Any
 
 
 def plan_llm_verdicts(
-    stage: str, method: str, passages: Sequence[Record], params: dict[str, Any], responses: int | None, rates: Rates
+    stage: str, method: str, records: Sequence[Record], params: dict[str, Any], responses: int | None, rates: Rates
 ) -> StagePlan:
     """One LLM verdict per sentence and sample (``llm_sentence_sample``), at most the method's
     ``max_new_tokens`` each."""
-    requests, counted, mean_sentences = _sentence_sample_counts(passages, params, responses)
+    requests, counted, mean_sentences = _sentence_sample_counts(records, params, responses)
     max_new = int(params[method]["max_new_tokens"])
     seconds = requests / (rates.prompt_verdicts_per_second * rates.endpoints)
     basis = (
@@ -397,7 +397,7 @@ def make_plan(
     method_stages(methods)  # an unknown name fails before the settings are composed
     params = dict(params) if params is not None else plan_params(dataset, overrides)
     stages_of_methods = method_stages(methods, params)
-    passages, _ = load_dataset(params["dataset"])
+    records, _ = load_dataset(params["dataset"])
     cache = CallCache() if use_cache and responses is None else None
     stages: list[StagePlan] = []
     not_planned: dict[str, str] = {}
@@ -408,11 +408,11 @@ def make_plan(
                 continue
             kind = node.calls.kind
             if kind == "llm_generate":
-                stages.append(plan_generate(passages, params, cache, responses, rates))
+                stages.append(plan_generate(records, params, cache, responses, rates))
             elif kind == "nli_sentence_sample":
-                stages.append(plan_nli_pairs(node.stage, passages, params, cache, responses, rates))
+                stages.append(plan_nli_pairs(node.stage, records, params, cache, responses, rates))
             elif kind == "llm_sentence_sample":
-                stages.append(plan_llm_verdicts(node.stage, node.name, passages, params, responses, rates))
+                stages.append(plan_llm_verdicts(node.stage, node.name, records, params, responses, rates))
             elif kind == "unplanned":
                 not_planned[node.stage] = node.calls.reason
             elif node.kind in ("artifact", "score"):
@@ -422,14 +422,14 @@ def make_plan(
             cache.close()
     return Plan(
         dataset=dataset,
-        records=len(passages),
-        responses=responses if responses is not None else len(passages),
+        records=len(records),
+        responses=responses if responses is not None else len(records),
         rates=rates,
         stages=tuple(stages),
         not_planned=not_planned,
         no_model_calls=tuple(no_model_calls),
         methods=methods,
-        table_costs=costs_in_table(dataset, responses if responses is not None else len(passages), methods),
+        table_costs=costs_in_table(dataset, responses if responses is not None else len(records), methods),
     )
 
 

@@ -75,27 +75,27 @@ def binary_level(levels: Sequence[str]) -> str | None:
     return next((level for level in levels if level in BINARY_LEVELS), None)
 
 
-def _truth(passages: Sequence[Record], level: str, cfg: ProtocolKnobs) -> dict[tuple[str, int], bool]:
+def _truth(records: Sequence[Record], level: str, cfg: ProtocolKnobs) -> dict[tuple[str, int], bool]:
     """(record, unit) -> positive, for every labelled unit of ``level``."""
     if level == "sentence":
         return {
             (p.id, index): label > cfg.nonfact_threshold
-            for p in passages
+            for p in records
             if p.labels is not None
             for index, label in enumerate(p.labels)
         }
-    labels = unit_labels(passages, level)
+    labels = unit_labels(records, level)
     return dict(zip(labels.keys, (bool(v) for v in labels.positive), strict=True))
 
 
 def cell_units(
-    passages: Sequence[Record], frame: pd.DataFrame, level: str, variants: Sequence[str], cfg: ProtocolKnobs
+    records: Sequence[Record], frame: pd.DataFrame, level: str, variants: Sequence[str], cfg: ProtocolKnobs
 ) -> dict[str, CellUnits]:
     """Every benchmark variant's labelled units at ``level``; a variant the frame does not have
     is an error naming it (a benchmark variant is one the method writes)."""
     if level not in BINARY_LEVELS:
         raise ValueError(f"level {level!r}: the benchmark's statistics need a binary level {BINARY_LEVELS}")
-    truth = _truth(passages, level, cfg)
+    truth = _truth(records, level, cfg)
     order = {key: i for i, key in enumerate(truth)}
     found = {}
     written = set(frame["variant"])
@@ -215,9 +215,9 @@ def export_cell_units(
     if level is None:
         return 0
     cfg = ParamsView.load(str(root / "params.yaml"), ("evaluate",), "evaluate").typed(ProtocolKnobs, "evaluate")
-    passages = load_jsonl_records(str(root / paths.records(dataset)))
+    records = load_jsonl_records(str(root / paths.records(dataset)))
     frame = pd.read_parquet(root / paths.unit_scores(method, dataset))
     chosen = tuple(variants) or tuple(dict.fromkeys(frame["variant"]))
-    found = cell_units(passages, frame, level, chosen, cfg)
+    found = cell_units(records, frame, level, chosen, cfg)
     write_units(destination, level, found)
     return sum(len(units.scores) for units in found.values())

@@ -144,14 +144,14 @@ def calibrate_scored(
         variant = next((v for v in headline if v in written), written[0])
     if variant not in written:
         raise CalibrationError(f"{scores_path}: no variant {variant!r}; it holds {', '.join(written)}")
-    passages = read_records(records_path)
+    records = read_records(records_path)
     scored_levels = set(scores.loc[scores["variant"] == variant, "level"])
     levels = [level] if level is not None else [lv for lv in BINARY_LEVELS if lv in scored_levels]
     config = ProtocolKnobs()
     for candidate in levels:
         if candidate not in BINARY_LEVELS:
             raise CalibrationError(f"--level {candidate}: a calibrated level is one of {BINARY_LEVELS}")
-        units = cell_units(passages, scores, candidate, [variant], config)[variant]
+        units = cell_units(records, scores, candidate, [variant], config)[variant]
         if len(units.scores):
             calibration = fit_calibration(records_path.stem, method, units, settings)
             write_calibration(out, calibration)

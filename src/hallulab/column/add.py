@@ -127,11 +127,11 @@ def add_dataset(name: str, file: Path, checkout: Path) -> AddedDataset:
         raise ColumnInputError(f"{config}: a data set of that name exists; pick another NAME or remove that file")
     if not file.is_file():
         raise ColumnInputError(f"{file}: no such file")
-    passages = load_jsonl_records(file)
-    if not passages:
+    records = load_jsonl_records(file)
+    if not records:
         raise ColumnInputError(f"{file}: no records")
-    provision = records_provision(passages, str(file))
+    provision = records_provision(records, str(file))
     ensemble = candidate_members(provision, benchmark_datasets(conf_dir=conf_dir))
     config.write_text(_config_text(name, _path_setting(file, checkout), provision, ensemble), encoding="utf-8")
     level, members = ensemble if ensemble is not None else (None, ())
-    return AddedDataset(name, config, len(passages), provision, level, members)
+    return AddedDataset(name, config, len(records), provision, level, members)

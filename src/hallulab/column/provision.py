@@ -53,44 +53,44 @@ class LevelCounts:
     negative: int
 
 
-def _labels(passages: Sequence[Record], level: str, threshold: float) -> list[bool]:
+def _labels(records: Sequence[Record], level: str, threshold: float) -> list[bool]:
     if level == "claim":
-        return [c.label > threshold for p in passages for c in p.claims if c.label is not None]
+        return [c.label > threshold for p in records for c in p.claims if c.label is not None]
     if level == "sentence":
-        return [label > threshold for p in passages if p.labels is not None for label in p.labels]
+        return [label > threshold for p in records if p.labels is not None for label in p.labels]
     if level == "response":
-        return [p.response_label > threshold for p in passages if p.response_label is not None]
-    return [p.prompt_label > threshold for p in passages if p.prompt_label is not None]
+        return [p.response_label > threshold for p in records if p.response_label is not None]
+    return [p.prompt_label > threshold for p in records if p.prompt_label is not None]
 
 
-def label_counts(passages: Sequence[Record], cfg: ProtocolKnobs | None = None) -> tuple[LevelCounts, ...]:
+def label_counts(records: Sequence[Record], cfg: ProtocolKnobs | None = None) -> tuple[LevelCounts, ...]:
     """Every level some record labels, finest first, with its class counts."""
     threshold = (cfg or ProtocolKnobs()).nonfact_threshold
     found = []
     for level in LABEL_FIELDS:
-        labels = _labels(passages, level, threshold)
+        labels = _labels(records, level, threshold)
         if labels:
             found.append(LevelCounts(level, sum(labels), len(labels) - sum(labels)))
     return tuple(found)
 
 
-def _check_samples(passages: Sequence[Record], where: str) -> None:
-    with_samples = sum(1 for p in passages if p.samples)
+def _check_samples(records: Sequence[Record], where: str) -> None:
+    with_samples = sum(1 for p in records if p.samples)
     if not with_samples:
         return
-    for p in passages:
+    for p in records:
         if not p.samples and not p.prompt:
             raise ColumnInputError(
-                f"{where}: record {p.id!r}, field 'samples': missing while {with_samples} of {len(passages)} records "
+                f"{where}: record {p.id!r}, field 'samples': missing while {with_samples} of {len(records)} records "
                 "carry samples, and no 'prompt' to draw them from (generate.mode=auto draws a record's samples from "
                 "its prompt with llms.generator)"
             )
 
 
-def records_provision(passages: Sequence[Record], where: str) -> Provision:
+def records_provision(records: Sequence[Record], where: str) -> Provision:
     """The provision of the records of ``where`` (the file's name, for the errors): the module
     docstring's rules; a file without labels, or with a labelled level of one class, is refused."""
-    counts = label_counts(passages)
+    counts = label_counts(records)
     if not counts:
         fields = ", ".join(f"'{name}'" for name in LABEL_FIELDS.values())
         raise ColumnInputError(f"{where}: no labels: a column needs labelled units ({fields}) in some records")
@@ -100,14 +100,14 @@ def records_provision(passages: Sequence[Record], where: str) -> Provision:
                 f"{where}: field {LABEL_FIELDS[found.level]!r}: every {found.level} unit is of one class "
                 f"({found.positive} hallucinated, {found.negative} not); ROC-AUC needs both"
             )
-    _check_samples(passages, where)
+    _check_samples(records, where)
     labelled = {found.level for found in counts} | (
         {"passage"} if any(f.level == "sentence" for f in counts) else set()
     )
     return Provision(
-        prompts=all(p.prompt for p in passages),
-        samples_in_data=all(p.samples for p in passages),
-        sac3_outputs=all(bool(p.meta.get("perb_sc")) and bool(p.meta.get("self_sc")) for p in passages),
+        prompts=all(p.prompt for p in records),
+        samples_in_data=all(p.samples for p in records),
+        sac3_outputs=all(bool(p.meta.get("perb_sc")) and bool(p.meta.get("self_sc")) for p in records),
         labels=tuple(level for level in LABEL_LEVELS if level in labelled),
-        responses_in_data=all(p.response is not None for p in passages),
+        responses_in_data=all(p.response is not None for p in records),
     )

@@ -155,7 +155,7 @@ class ColumnRunner:
 
     def __init__(
         self,
-        passages: Sequence[Record],
+        records: Sequence[Record],
         name: str,
         base_settings: Sequence[str],
         user_settings: Sequence[str],
@@ -164,7 +164,7 @@ class ColumnRunner:
         where: str | None = None,
     ) -> None:
         """``where``: the file's name in a refusal (the column's name by default)."""
-        self.records = list(passages)
+        self.records = list(records)
         self.name = name
         self.base = list(base_settings)
         self.user = list(user_settings)
@@ -292,8 +292,8 @@ def run_column(
     try:
         base, user = column_settings(path, name), override_strings(user_settings)
         baseline = next(spec.name for spec in registered.values() if spec.trivial_baseline)
-        passages = Detector(baseline, [*base, *user], dataset=name).records_of(path, cache)
-        runner = ColumnRunner(passages, name, base, user, cache, where=str(path))
+        records = Detector(baseline, [*base, *user], dataset=name).records_of(path, cache)
+        runner = ColumnRunner(records, name, base, user, cache, where=str(path))
         if no_llm:
             methods = [m for m in methods or registered if not _calls_a_model(registered[m], runner, registered)]
         return _run(runner, registered, methods, progress)

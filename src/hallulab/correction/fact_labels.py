@@ -67,11 +67,11 @@ def unique_facts(
 ) -> list[tuple[Record, str, float]]:
     """(passage, triple text, score) of every distinct fact of the development passages, in order."""
     out: list[tuple[Record, str, float]] = []
-    for passage in dev:
+    for record in dev:
         seen: dict[str, float] = {}
-        for _, triple, score in facts.get(passage.id, []):
+        for _, triple, score in facts.get(record.id, []):
             seen[triple] = max(score, seen.get(triple, score))
-        out.extend((passage, triple, score) for triple, score in seen.items())
+        out.extend((record, triple, score) for triple, score in seen.items())
     return out
 
 
@@ -85,11 +85,11 @@ def judge_facts(
     """Ask the judge whether the passage's reference supports each distinct development fact."""
     todo = unique_facts([p for p in dev if p.reference], facts)
     answers = judge_replies(
-        judge, [prompt.messages(reference=passage.reference or "", fact=triple) for passage, triple, _ in todo], top_k
+        judge, [prompt.messages(reference=record.reference or "", fact=triple) for record, triple, _ in todo], top_k
     )
     sources: Counter[str] = Counter()
     judged: list[JudgedFact] = []
-    for (passage, triple, score), answer in zip(todo, answers, strict=True):
+    for (record, triple, score), answer in zip(todo, answers, strict=True):
         if answer.verdict in ("factual", "non-factual"):
             sources["reply"] += 1
             hallucinated = answer.verdict == "non-factual"
@@ -99,5 +99,5 @@ def judge_facts(
         else:
             sources["none"] += 1
             continue
-        judged.append(JudgedFact(passage.id, triple, score, hallucinated))
+        judged.append(JudgedFact(record.id, triple, score, hallucinated))
     return FactLabels(tuple(judged), sources["reply"], sources["first_token"], sources["none"])

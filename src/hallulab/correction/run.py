@@ -77,7 +77,7 @@ def require_variant(setting_name: str, variant: str, frame: pd.DataFrame, level:
 
 
 def correct(
-    passages: Sequence[Record],
+    records: Sequence[Record],
     sentence_frame: pd.DataFrame,
     fact_frame: pd.DataFrame,
     graphs: Mapping[str, RecordGraphs],
@@ -88,7 +88,7 @@ def correct(
 ) -> tuple[list[Correction], dict[str, Any]]:
     """Choose thresholds under both readings (:mod:`.thresholds`), correct the test passages at
     every level under each, judge every sentence."""
-    labelled = [p for p in passages if p.response is not None and p.labels is not None and p.reference]
+    labelled = [p for p in records if p.response is not None and p.labels is not None and p.reference]
     dev = [p for p in labelled if in_dev_split(p.id, cfg.dev_fraction, cfg.seed)]
     test = [p for p in labelled if not in_dev_split(p.id, cfg.dev_fraction, cfg.seed)]
     if cfg.max_records is not None:
@@ -102,24 +102,24 @@ def correct(
         else None
     )
     chosen = thresholds(dev, sentence_frame, cfg.sentence_variant, facts, fact_labels)
-    evaluated = [p for p in passages if p.response is not None and p.labels is not None]
+    evaluated = [p for p in records if p.response is not None and p.labels is not None]
     released = released_thresholds(evaluated, sentence_frame, cfg.sentence_variant, facts)
     by_record = sentence_scores(sentence_frame, cfg.sentence_variant)
     counts: Counter[str] = Counter()
     if chosen["sentence"] is None:
         counts["no_dev_threshold"] = 1  # the dev rows flag nothing: they equal the baseline's input
     jobs: list[Correction] = []
-    for passage in test:
-        jobs.append(Correction(passage.id, "baseline", [], list(passage.sentences)))
+    for record in test:
+        jobs.append(Correction(record.id, "baseline", [], list(record.sentences)))
         for reading, chosen_here in (("released", released), ("dev", chosen)):
             sentence_t = math.inf if chosen_here["sentence"] is None else chosen_here["sentence"]
             fact_t = math.inf if chosen_here["fact"] is None else chosen_here["fact"]
             flagged_sentences = [
-                s for s, v in zip(passage.sentences, by_record.get(passage.id, []), strict=False) if v >= sentence_t
+                s for s, v in zip(record.sentences, by_record.get(record.id, []), strict=False) if v >= sentence_t
             ]
-            flagged_facts = list(dict.fromkeys(t for _, t, v in facts.get(passage.id, []) if v >= fact_t))
+            flagged_facts = list(dict.fromkeys(t for _, t, v in facts.get(record.id, []) if v >= fact_t))
             for level, flagged in (("sentence", flagged_sentences), ("fact", flagged_facts)):
-                jobs.append(Correction(passage.id, level, flagged, list(passage.sentences), reading=reading))
+                jobs.append(Correction(record.id, level, flagged, list(record.sentences), reading=reading))
     by_id = {p.id: p for p in test}
     params = DecodingParams(max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature)
     messages = [

@@ -44,33 +44,33 @@ Facts = Mapping[str, Sequence[tuple[int, str, float]]]
 
 
 def sentence_rows(
-    passages: Sequence[Record], by_record: Mapping[str, Sequence[float]]
+    records: Sequence[Record], by_record: Mapping[str, Sequence[float]]
 ) -> tuple[list[float], list[bool]]:
     """(score, hallucinated) of every labelled sentence the sentence detector scored."""
     scores: list[float] = []
     positive: list[bool] = []
-    for passage in passages:
-        if passage.labels is None or passage.id not in by_record:
+    for record in records:
+        if record.labels is None or record.id not in by_record:
             continue
-        for index, label in enumerate(passage.labels):
-            scores.append(float(by_record[passage.id][index]))
+        for index, label in enumerate(record.labels):
+            scores.append(float(by_record[record.id][index]))
             positive.append(label > POSITIVE_ABOVE)
     return scores, positive
 
 
-def mean_fact_rows(passages: Sequence[Record], facts: Facts) -> tuple[list[float], list[bool], int]:
+def mean_fact_rows(records: Sequence[Record], facts: Facts) -> tuple[list[float], list[bool], int]:
     """(mean fact score, hallucinated) of every labelled sentence that holds a fact, and how many
     labelled sentences hold none (left out, as the released code drops their None score)."""
     scores: list[float] = []
     positive: list[bool] = []
     without = 0
-    for passage in passages:
-        if passage.labels is None:
+    for record in records:
+        if record.labels is None:
             continue
         by_sentence: dict[int, list[float]] = {}
-        for index, _, score in facts.get(passage.id, []):
+        for index, _, score in facts.get(record.id, []):
             by_sentence.setdefault(index, []).append(score)
-        for index, label in enumerate(passage.labels):
+        for index, label in enumerate(record.labels):
             values = by_sentence.get(index)
             if not values:
                 without += 1
@@ -106,12 +106,12 @@ def thresholds(
 
 
 def released_thresholds(
-    passages: Sequence[Record], sentence_frame: pd.DataFrame, sentence_variant: str, facts: Facts
+    records: Sequence[Record], sentence_frame: pd.DataFrame, sentence_variant: str, facts: Facts
 ) -> dict[str, Any]:
     """Table 3's reading, as the released ``get_thresholds`` chooses: both thresholds by
     sentence-level F1 on every labelled passage given (the evaluated ones among them), the fact
     threshold over mean-aggregated sentence scores, ties to the lower threshold."""
-    labelled = [p for p in passages if p.labels is not None]
+    labelled = [p for p in records if p.labels is not None]
     sentence_t, sentence_f1 = f1_threshold(
         *sentence_rows(labelled, sentence_scores(sentence_frame, sentence_variant)), ties="lower"
     )

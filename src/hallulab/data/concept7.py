@@ -114,7 +114,7 @@ def load_concept7(root: Path, raw: Mapping[str, Any] | DatasetKnobs) -> tuple[li
             raise FileNotFoundError(f"Concept-7 file not found: {path}")
     test_rows, basic_rows = _read_csv(files[0]), _read_csv(files[1])
     labels = _labels(source, files[2])
-    passages: list[Record] = []
+    records: list[Record] = []
     missing_labels: list[str] = []
     for position in _round_robin(test_rows, cfg.test_concepts):
         row = test_rows[position]
@@ -154,7 +154,7 @@ def load_concept7(root: Path, raw: Mapping[str, Any] | DatasetKnobs) -> tuple[li
                     "labels_from": source,
                 },
             }
-            passages.append(record_from_dict(raw, position=position))
+            records.append(record_from_dict(raw, position=position))
     basic_count = cfg.basic_concepts
     for position, row in enumerate(basic_rows[:basic_count] if basic_count else basic_rows):
         concept = row["Concept"].strip()
@@ -170,13 +170,13 @@ def load_concept7(root: Path, raw: Mapping[str, Any] | DatasetKnobs) -> tuple[li
                 "concepts": [concept],
             },
         }
-        passages.append(record_from_dict(raw, position=position))
+        records.append(record_from_dict(raw, position=position))
     provenance = {
         "source": "local",
         "files": {path.name: file_sha256(path) for path in files},
         "labels_from": source,
-        "test_records": sum(p.meta["split"] == "test" for p in passages),
-        "basic_records": sum(p.meta["split"] == "basic" for p in passages),
+        "test_records": sum(p.meta["split"] == "test" for p in records),
+        "basic_records": sum(p.meta["split"] == "basic" for p in records),
         "concepts_without_label": missing_labels,
     }
-    return passages, provenance
+    return records, provenance

@@ -72,39 +72,39 @@ def load_dataset(raw: Mapping[str, Any] | DatasetKnobs) -> tuple[list[Record], d
     """Check the ``dataset`` section (:func:`dataset_settings`), load it with its loader's spec;
     returns the passages and a provenance dict."""
     cfg = dataset_settings(raw)
-    passages, provenance = dataset_spec(cfg.loader).load(cfg)
-    check_unique_ids(passages)
-    if not passages:
+    records, provenance = dataset_spec(cfg.loader).load(cfg)
+    check_unique_ids(records)
+    if not records:
         raise DatasetConfigError(f"dataset {cfg.name!r}: the source holds no records ({provenance})")
     limit = cfg.limit
     if limit is not None:
-        passages = limited(passages, limit, cfg.limit_order, cfg.limit_seed)
+        records = limited(records, limit, cfg.limit_order, cfg.limit_seed)
         provenance = {**provenance, "limit": limit, "limit_order": cfg.limit_order}
-    return passages, provenance
+    return records, provenance
 
 
-def limited(passages: Sequence[Record], limit: int, order: str, seed: int) -> list[Record]:
+def limited(records: Sequence[Record], limit: int, order: str, seed: int) -> list[Record]:
     """The first ``limit`` records (``first``), or a seeded random ``limit`` of them kept in
     file order (``random``: for a source sorted by label, such as the SAC3 sets, where the
     first records all share one label)."""
     if order == "first":
-        return list(passages[:limit])
+        return list(records[:limit])
     if order != "random":
         raise DatasetConfigError(f"dataset.limit_order: expected 'first' or 'random', got {order!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise DatasetConfigError(f"dataset.limit_seed: expected an integer, got {seed!r}")
-    if limit >= len(passages):
-        return list(passages)
-    chosen = sorted(random.Random(seed).sample(range(len(passages)), limit))
-    return [passages[i] for i in chosen]
+    if limit >= len(records):
+        return list(records)
+    chosen = sorted(random.Random(seed).sample(range(len(records)), limit))
+    return [records[i] for i in chosen]
 
 
-def select_samples(passage: Record, num_samples: int | None) -> Sequence[str]:
+def select_samples(record: Record, num_samples: int | None) -> Sequence[str]:
     """The first N samples (the paper's N-ablation slices ``samples[:N]``); errors name the record."""
     if num_samples is None:
-        return passage.samples
+        return record.samples
     if num_samples < 0:
-        raise RecordError(passage.id, "samples", f"num_samples must be >= 0, got {num_samples}")
-    if len(passage.samples) < num_samples:
-        raise RecordError(passage.id, "samples", f"has {len(passage.samples)} samples; {num_samples} were requested")
-    return passage.samples[:num_samples]
+        raise RecordError(record.id, "samples", f"num_samples must be >= 0, got {num_samples}")
+    if len(record.samples) < num_samples:
+        raise RecordError(record.id, "samples", f"has {len(record.samples)} samples; {num_samples} were requested")
+    return record.samples[:num_samples]

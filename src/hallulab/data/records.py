@@ -70,17 +70,17 @@ def _with_line(error: RecordError, read: Sequence[tuple[int, Any]], path: str | 
 def numbered_records(numbered: Iterable[tuple[int, Any]], path: str | os.PathLike[str]) -> list[Record]:
     """Validate ``(line number, raw record)`` pairs read from ``path``: a bad record raises
     naming its id (or line), its field and ``path:line``; a repeated id names both lines."""
-    passages = []
+    records = []
     lines: dict[str, int] = {}
     for line_number, raw in numbered:
         try:
-            passage = record_from_dict(raw, position=line_number)
+            record = record_from_dict(raw, position=line_number)
         except RecordError as error:
             raise RecordError(error.record_id, error.field_name, f"{error.problem} ({path}:{line_number})") from None
-        if passage.id in lines:
+        if record.id in lines:
             raise RecordError(
-                passage.id, "id", f"duplicated ({path}:{lines[passage.id]} and line {line_number}); ids must be unique"
+                record.id, "id", f"duplicated ({path}:{lines[record.id]} and line {line_number}); ids must be unique"
             )
-        lines[passage.id] = line_number
-        passages.append(passage)
-    return passages
+        lines[record.id] = line_number
+        records.append(record)
+    return records

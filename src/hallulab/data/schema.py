@@ -282,10 +282,10 @@ def _claims(raw: Mapping[str, Any], rid: str, sentence_count: int) -> tuple[Give
     return tuple(claims)
 
 
-def check_unique_ids(passages: Sequence[Record]) -> None:
+def check_unique_ids(records: Sequence[Record]) -> None:
     """Raise :class:`RecordError` on the first repeated id."""
     seen: set[str] = set()
-    for passage in passages:
-        if passage.id in seen:
-            raise RecordError(passage.id, "id", "duplicated; ids must be unique in a data set")
-        seen.add(passage.id)
+    for record in records:
+        if record.id in seen:
+            raise RecordError(record.id, "id", "duplicated; ids must be unique in a data set")
+        seen.add(record.id)

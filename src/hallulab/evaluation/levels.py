@@ -98,26 +98,26 @@ class UnitLabels:
     positive: np.ndarray  # bool: the positive class
 
 
-def unit_labels(passages: Sequence[Record], level: str) -> UnitLabels:
+def unit_labels(records: Sequence[Record], level: str) -> UnitLabels:
     keys: list[tuple[str, int]] = []
     values: list[float] = []
     graded: list[float] = []
-    for passage in passages:
+    for record in records:
         if level == "claim":
-            for index, claim in enumerate(passage.claims):
+            for index, claim in enumerate(record.claims):
                 if claim.label is not None:
-                    keys.append((passage.id, index))
+                    keys.append((record.id, index))
                     values.append(claim.label)
                     graded.append(claim.label)
-        elif level == "response" and passage.response_label is not None:
-            keys.append((passage.id, 0))
-            values.append(passage.response_label)
-            graded.append(passage.response_label)
-        elif level == "prompt" and passage.prompt_label is not None:
-            keys.append((passage.id, 0))
-            values.append(passage.prompt_label)
-            degree = passage.meta.get("unfamiliarity")
-            graded.append(float(degree) if isinstance(degree, int | float) else passage.prompt_label)
+        elif level == "response" and record.response_label is not None:
+            keys.append((record.id, 0))
+            values.append(record.response_label)
+            graded.append(record.response_label)
+        elif level == "prompt" and record.prompt_label is not None:
+            keys.append((record.id, 0))
+            values.append(record.prompt_label)
+            degree = record.meta.get("unfamiliarity")
+            graded.append(float(degree) if isinstance(degree, int | float) else record.prompt_label)
     labels = np.asarray(values, dtype=np.float64)
     return UnitLabels(keys, np.asarray(graded, dtype=np.float64), labels > UNSUPPORTED_ABOVE)
 
@@ -234,7 +234,7 @@ def _variant_units(truth: UnitLabels, chosen: pd.DataFrame) -> tuple[Units, int]
 
 
 def evaluate_binary_level(
-    passages: Sequence[Record],
+    records: Sequence[Record],
     frame: pd.DataFrame,
     level: str,
     cfg: ProtocolKnobs,
@@ -243,7 +243,7 @@ def evaluate_binary_level(
     """Metrics of every variant at a claim / fact / response / prompt level; None when the
     data set labels no unit of that level or the method scores no unit of it. A variant that
     scored none of the labelled units gets null metrics (reason ``no_units``)."""
-    truth = unit_labels(passages, level)
+    truth = unit_labels(records, level)
     rows = frame[frame["level"] == level]
     if not truth.keys or rows.empty:
         return None
@@ -274,7 +274,7 @@ def evaluate_binary_level(
         "labelled_units": len(truth.keys),
         "scored_labelled_units": widest_scored,
         "positives": int(widest.positive.sum()) if widest is not None else 0,
-        "records": len(passages),
+        "records": len(records),
         "scored_labelled_units_by_variant": scored_units,
         "positives_by_variant": positives,
         "nan_scores_left_out": {v: n for v, n in nan_scores.items() if n},
@@ -294,10 +294,10 @@ def passage_scores(frame: pd.DataFrame, variant: str, by_record: Mapping[str, li
     return found
 
 
-def evaluate_sentence_level(passages: Sequence[Record], frame: pd.DataFrame, cfg: ProtocolKnobs) -> LevelResult | None:
+def evaluate_sentence_level(records: Sequence[Record], frame: pd.DataFrame, cfg: ProtocolKnobs) -> LevelResult | None:
     """The SelfCheckGPT protocol over the sentence-labelled passages; the passage score is the
     variant's ``response`` row, or the mean of its sentence scores when it has none."""
-    labelled = [p for p in passages if p.labels is not None]
+    labelled = [p for p in records if p.labels is not None]
     rows = frame[frame["level"] == "sentence"]
     if not labelled or rows.empty:
         return None
@@ -329,8 +329,8 @@ def evaluate_sentence_level(passages: Sequence[Record], frame: pd.DataFrame, cfg
     result.counts = {
         "labelled_passages": len(labelled),
         "labelled_sentences": sum(len(p.sentences) for p in labelled),
-        "unlabelled_passages": len(passages) - len(labelled),
-        "records": len(passages),
+        "unlabelled_passages": len(records) - len(labelled),
+        "records": len(records),
         "scored_labelled_passages": scored,
         "nan_scores_left_out": nan_scores,
     }
@@ -340,18 +340,18 @@ def evaluate_sentence_level(passages: Sequence[Record], frame: pd.DataFrame, cfg
 
 
 def evaluate_levels(
-    passages: Sequence[Record],
+    records: Sequence[Record],
     frame: pd.DataFrame,
     cfg: ProtocolKnobs,
     thresholds: Mapping[str, float] | None = None,
 ) -> dict[str, LevelResult]:
     """Every level with labels and scores (possibly none)."""
     results: dict[str, LevelResult] = {}
-    sentence = evaluate_sentence_level(passages, frame, cfg)
+    sentence = evaluate_sentence_level(records, frame, cfg)
     if sentence is not None:
         results["sentence"] = sentence
     for level in LEVEL_METRICS:
-        found = evaluate_binary_level(passages, frame, level, cfg, thresholds)
+        found = evaluate_binary_level(records, frame, level, cfg, thresholds)
         if found is not None:
             results[level] = found
     return results

@@ -38,7 +38,7 @@ def _rounded(value: float) -> float | None:
 
 
 def write_method_metrics(
-    method: str, dataset: str, passages: list[Record], cfg: ProtocolKnobs, log: logging.Logger
+    method: str, dataset: str, records: list[Record], cfg: ProtocolKnobs, log: logging.Logger
 ) -> None:
     """Evaluate ``method``'s unit scores on ``dataset`` at every labelled level and write its
     metric files (see the module docstring)."""
@@ -46,7 +46,7 @@ def write_method_metrics(
     diagnostics = read_json(paths.diagnostics(method, dataset))
     controls_file = paths.controls(method, dataset)
     controls = AggregateControls.from_record(read_json(controls_file), controls_file)
-    results = evaluate_levels(passages, frame, cfg, thresholds=controls.thresholds or None)
+    results = evaluate_levels(records, frame, cfg, thresholds=controls.thresholds or None)
 
     metrics: dict[str, dict[str, float | None]] = {}
     intervals: dict[str, dict[str, list[float | None]]] = {}
@@ -61,13 +61,13 @@ def write_method_metrics(
     write_json(paths.metrics(method, "ci", dataset), intervals)
     sentence = results.get("sentence")
     # a combining method's variants against each member's own, on the same resamples
-    paired = against_members(passages, frame, cfg) if results else {}
+    paired = against_members(records, frame, cfg) if results else {}
     write_json(
         paths.metrics(method, "info", dataset),
         {
             "method": method,
-            "passages": len(passages),
-            "sentences": sum(len(p.sentences) for p in passages),
+            "passages": len(records),
+            "sentences": sum(len(p.sentences) for p in records),
             "levels": {level: r.counts for level, r in results.items()},
             "random_baseline": sentence.random_baseline if sentence else {},
             "random_baselines": {level: r.random_baseline for level, r in results.items()},

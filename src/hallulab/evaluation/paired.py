@@ -70,10 +70,10 @@ def _differences(
 
 
 def _sentence_level(
-    passages: Sequence[Record], frame: pd.DataFrame, a: str, b: str, cfg: ProtocolKnobs
+    records: Sequence[Record], frame: pd.DataFrame, a: str, b: str, cfg: ProtocolKnobs
 ) -> dict[str, Difference]:
     scores_a, scores_b = sentence_scores(frame, a), sentence_scores(frame, b)
-    common = [p for p in passages if p.labels is not None and p.id in scores_a and p.id in scores_b]
+    common = [p for p in records if p.labels is not None and p.id in scores_a and p.id in scores_b]
     if not common:
         return {}
 
@@ -88,9 +88,9 @@ def _sentence_level(
 
 
 def _binary_level(
-    passages: Sequence[Record], frame: pd.DataFrame, level: str, a: str, b: str, cfg: ProtocolKnobs
+    records: Sequence[Record], frame: pd.DataFrame, level: str, a: str, b: str, cfg: ProtocolKnobs
 ) -> dict[str, Difference]:
-    truth = unit_labels(passages, level)
+    truth = unit_labels(records, level)
     rows_a, rows_b = level_rows(frame, a, level), level_rows(frame, b, level)
     keys_b = set(zip(rows_b["record_id"], rows_b["unit_index"].astype(int), strict=True))
     keys = [k for k in zip(rows_a["record_id"], rows_a["unit_index"].astype(int), strict=True) if k in keys_b]
@@ -107,20 +107,20 @@ def _binary_level(
 
 
 def paired_difference(
-    passages: Sequence[Record], frame: pd.DataFrame, level: str, a: str, b: str, cfg: ProtocolKnobs
+    records: Sequence[Record], frame: pd.DataFrame, level: str, a: str, b: str, cfg: ProtocolKnobs
 ) -> dict[str, Difference]:
     """metric -> A - B on the units both scored at ``level`` (empty: no common labelled unit)."""
     if cfg.bootstrap_samples <= 0:
         return {}
     if level == "sentence":
-        return _sentence_level(passages, frame, a, b, cfg)
+        return _sentence_level(records, frame, a, b, cfg)
     if level not in LEVEL_METRICS:
         raise ValueError(f"no paired metrics at level {level!r}")
-    return _binary_level(passages, frame, level, a, b, cfg)
+    return _binary_level(records, frame, level, a, b, cfg)
 
 
 def against_members(
-    passages: Sequence[Record], frame: pd.DataFrame, cfg: ProtocolKnobs
+    records: Sequence[Record], frame: pd.DataFrame, cfg: ProtocolKnobs
 ) -> dict[str, dict[str, dict[str, dict[str, list[float | None]]]]]:
     """level -> variant -> member variant -> metric -> [A - B, low, high], for every variant
     of a combining method against each of its ``member.*`` variants (empty without members)."""
@@ -131,7 +131,7 @@ def against_members(
         members = [v for v in names if v.startswith(MEMBER_PREFIX)]
         for variant in (v for v in names if not v.startswith(MEMBER_PREFIX)):
             for member in members:
-                differences = paired_difference(passages, frame, level, variant, member, cfg)
+                differences = paired_difference(records, frame, level, variant, member, cfg)
                 if differences:
                     by_metric = {key: d.to_list() for key, d in differences.items()}
                     found.setdefault(level, {}).setdefault(variant, {})[member] = by_metric

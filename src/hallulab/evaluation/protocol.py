@@ -94,7 +94,7 @@ def finite_for_ranking(values: np.ndarray) -> np.ndarray:
 
 
 def align(
-    passages: Sequence[Record],
+    records: Sequence[Record],
     sentence_scores: Mapping[str, Sequence[float]],
     passage_scores: Mapping[str, float],
     variant: str = "",
@@ -109,24 +109,24 @@ def align(
     owner: list[int] = []
     passage_labels: list[float | None] = []
     passage_values: list[float] = []
-    for passage in (p for p in passages if p.labels is not None):
-        assert passage.labels is not None
-        if passage.id not in sentence_scores:
-            raise ValueError(f"record {passage.id!r}: no sentence scores for variant {variant!r}")
-        scores = sentence_scores[passage.id]
-        if len(scores) != len(passage.labels):
+    for record in (p for p in records if p.labels is not None):
+        assert record.labels is not None
+        if record.id not in sentence_scores:
+            raise ValueError(f"record {record.id!r}: no sentence scores for variant {variant!r}")
+        scores = sentence_scores[record.id]
+        if len(scores) != len(record.labels):
             raise ValueError(
-                f"record {passage.id!r}, field 'sentences': {len(scores)} scores "
-                f"for {len(passage.labels)} labelled sentences in variant {variant!r}"
+                f"record {record.id!r}, field 'sentences': {len(scores)} scores "
+                f"for {len(record.labels)} labelled sentences in variant {variant!r}"
             )
-        if passage.id not in passage_scores:
-            raise ValueError(f"record {passage.id!r}: no passage (response) score for variant {variant!r}")
+        if record.id not in passage_scores:
+            raise ValueError(f"record {record.id!r}: no passage (response) score for variant {variant!r}")
         index = len(passage_labels)
-        labels.extend(passage.labels)
+        labels.extend(record.labels)
         values.extend(scores)
         owner.extend([index] * len(scores))
-        passage_labels.append(passage.passage_label)
-        passage_values.append(passage_scores[passage.id])
+        passage_labels.append(record.passage_label)
+        passage_values.append(passage_scores[record.id])
     return LabelledScores(
         sentence_labels=np.asarray(labels, dtype=np.float64),
         sentence_scores=finite_for_ranking(np.asarray(values, dtype=np.float64)),

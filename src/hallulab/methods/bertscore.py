@@ -201,7 +201,7 @@ class BERTScoreSupport:
         return np.asarray([values[p] for p in pairs], dtype=np.float64)
 
 
-def record_matrices(passages: Sequence[Record], scorer: BERTScoreSupport) -> dict[str, np.ndarray]:
+def record_matrices(records: Sequence[Record], scorer: BERTScoreSupport) -> dict[str, np.ndarray]:
     """Every passage's I x N_max matrix of 1 - max-F1 terms."""
-    sentences, samples = sentence_sample_grid(passages, "SelfCheck-BERTScore")
-    return unflatten(passages, scorer.support(sentences, samples))
+    sentences, samples = sentence_sample_grid(records, "SelfCheck-BERTScore")
+    return unflatten(records, scorer.support(sentences, samples))

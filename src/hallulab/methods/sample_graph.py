@@ -41,24 +41,24 @@ def chosen_records(ctx: AggregateContext[None]) -> ChosenRecords:
     """The chosen samples of every record the ``nli_pair_matrix`` artifact holds."""
     selection = sample_choice_from(ctx.params)
     stored = pair_matrices(ctx.artifacts["nli_pair_matrix"])
-    records = []
+    chosen = []
     missing = fewer = 0
-    for passage in ctx.records:
-        pairs = stored.get(passage.id)
+    for record in ctx.records:
+        pairs = stored.get(record.id)
         if pairs is None:
             missing += 1
             continue
-        if pairs.size != len(passage.samples):
+        if pairs.size != len(record.samples):
             raise ValueError(
-                f"nli_pair_matrix: record {passage.id!r} holds {pairs.size} samples, not {len(passage.samples)}"
+                f"nli_pair_matrix: record {record.id!r} holds {pairs.size} samples, not {len(record.samples)}"
             )
-        columns = selected_columns(passage.id, pairs.size, selection)
+        columns = selected_columns(record.id, pairs.size, selection)
         if len(columns) < 2:
             fewer += 1
             continue
-        texts = tuple(passage.samples[int(i)] for i in columns)
-        records.append(ChosenSamples(passage.id, texts, pairs.chosen(columns)))
-    return ChosenRecords(tuple(records), missing, fewer, selection.used)
+        texts = tuple(record.samples[int(i)] for i in columns)
+        chosen.append(ChosenSamples(record.id, texts, pairs.chosen(columns)))
+    return ChosenRecords(tuple(chosen), missing, fewer, selection.used)
 
 
 RecordScore = Callable[[ChosenSamples], float]

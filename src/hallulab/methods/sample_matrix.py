@@ -89,10 +89,10 @@ def selection_from(params: ParamsView) -> SampleKnobs:
     return typed(SampleKnobs, values, "samples")
 
 
-def scorable(passages: Sequence[Record]) -> Partition:
+def scorable(records: Sequence[Record]) -> Partition:
     """The records a sample-based method can score (a response and at least one sample), and
     the others with their reason (prompt-only records: no response; no samples)."""
-    return partition(passages, HAS_RESPONSE, HAS_SAMPLES)
+    return partition(records, HAS_RESPONSE, HAS_SAMPLES)
 
 
 def aggregate_step(ctx: AggregateContext[SampleMatrixScores]) -> Aggregated:

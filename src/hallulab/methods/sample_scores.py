@@ -64,27 +64,27 @@ class SampleMatrixScores:
         return cls(tuple(SampleMatrices.from_dict(stored) for stored in raw["variants"]))
 
 
-def sentence_sample_grid(passages: Sequence[Record], method: str) -> tuple[list[str], list[str]]:
+def sentence_sample_grid(records: Sequence[Record], method: str) -> tuple[list[str], list[str]]:
     """Flattened (sentence, sample) pairs of every passage, sentence-major: the inputs of one
     batched request for the whole data set."""
     sentences: list[str] = []
     samples: list[str] = []
-    for passage in passages:
-        if not passage.samples:
-            raise RecordError(passage.id, "samples", f"{method} needs at least one sample")
-        for sentence in passage.sentences:
-            sentences.extend([sentence] * len(passage.samples))
-            samples.extend(passage.samples)
+    for record in records:
+        if not record.samples:
+            raise RecordError(record.id, "samples", f"{method} needs at least one sample")
+        for sentence in record.sentences:
+            sentences.extend([sentence] * len(record.samples))
+            samples.extend(record.samples)
     return sentences, samples
 
 
-def unflatten(passages: Sequence[Record], flat: np.ndarray) -> dict[str, np.ndarray]:
+def unflatten(records: Sequence[Record], flat: np.ndarray) -> dict[str, np.ndarray]:
     """Inverse of :func:`sentence_sample_grid`: each passage's I x N_max matrix."""
     out: dict[str, np.ndarray] = {}
     cursor = 0
-    for passage in passages:
-        size = len(passage.sentences) * len(passage.samples)
-        out[passage.id] = flat[cursor : cursor + size].reshape(len(passage.sentences), len(passage.samples))
+    for record in records:
+        size = len(record.sentences) * len(record.samples)
+        out[record.id] = flat[cursor : cursor + size].reshape(len(record.sentences), len(record.samples))
         cursor += size
     if cursor != len(flat):
         raise ValueError(f"{len(flat)} scores for {cursor} (sentence, sample) pairs")

@@ -67,17 +67,17 @@ class Partition:
         log_skipped(log, method, self.skipped)
 
 
-def partition(passages: Sequence[Record], *requirements: Requirement) -> Partition:
+def partition(records: Sequence[Record], *requirements: Requirement) -> Partition:
     """Split ``passages`` into the records that meet every requirement and the others; a record
     left out carries the reason of the first requirement it fails (the order given)."""
     kept: list[Record] = []
     skipped: list[Skipped] = []
-    for passage in passages:
-        failed = next((r for r in requirements if not r.holds(passage)), None)
+    for record in records:
+        failed = next((r for r in requirements if not r.holds(record)), None)
         if failed is None:
-            kept.append(passage)
+            kept.append(record)
         else:
-            skipped.append(Skipped(passage.id, failed.reason))
+            skipped.append(Skipped(record.id, failed.reason))
     return Partition(kept, skipped)
 
 

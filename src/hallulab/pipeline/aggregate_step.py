@@ -20,7 +20,7 @@ from hallulab.pipeline.spec import MethodSpec, StoredRaw
 def aggregate_method(
     spec: MethodSpec,
     dataset: str,
-    passages: Sequence[Record],
+    records: Sequence[Record],
     artifacts: Mapping[str, Any],
     raw: StoredRaw | None,
     view: ParamsView,
@@ -30,6 +30,6 @@ def aggregate_method(
     """A method's cheap step over what its score step stored (``raw``, read back by
     :meth:`MethodSpec.read_raw`) and, for a combining method, its members' unit scores."""
     aggregate = registry.step_function("method", spec.name, "aggregate")
-    context = AggregateContext(dataset, passages, artifacts, raw, view, log, members if members is not None else {})
+    context = AggregateContext(dataset, records, artifacts, raw, view, log, members if members is not None else {})
     result: Aggregated = aggregate(context)
     return result

@@ -41,7 +41,7 @@ class StepRun:
 def run_step(
     step: Any,
     dataset: str,
-    passages: Sequence[Record],
+    records: Sequence[Record],
     inputs: Mapping[str, Any],
     view: ParamsView,
     cache: CallCache,
@@ -51,7 +51,7 @@ def run_step(
     after it, whatever happens (the generate step, which the API runs, goes through here too)."""
     resources = Resources(view, cache)
     try:
-        context = BuildContext(dataset, passages, inputs, view, resources, log)
+        context = BuildContext(dataset, records, inputs, view, resources, log)
         value = step(context)
     finally:
         resources.close()
@@ -61,7 +61,7 @@ def run_step(
 def build_artifact(
     name: str,
     dataset: str,
-    passages: Sequence[Record],
+    records: Sequence[Record],
     inputs: Mapping[str, Any],
     view: ParamsView,
     cache: CallCache,
@@ -69,7 +69,7 @@ def build_artifact(
 ) -> StepRun:
     """Shared artifact ``name`` built from ``passages`` and the artifacts it requires (``inputs``)."""
     build = registry.step_function("artifact", name, "build")
-    return run_step(build, dataset, passages, inputs, view, cache, log)
+    return run_step(build, dataset, records, inputs, view, cache, log)
 
 
 def score_inputs(spec: MethodSpec) -> StepInputs:
@@ -84,7 +84,7 @@ def score_inputs(spec: MethodSpec) -> StepInputs:
 def score_method(
     spec: MethodSpec,
     dataset: str,
-    passages: Sequence[Record],
+    records: Sequence[Record],
     artifacts: Mapping[str, Any],
     view: ParamsView,
     cache: CallCache,
@@ -93,6 +93,6 @@ def score_method(
     """A method's expensive step; the value is an instance of the spec's raw class (checked)."""
     score_inputs(spec)
     score = registry.step_function("method", spec.name, "score")
-    run = run_step(score, dataset, passages, artifacts, view, cache, log)
+    run = run_step(score, dataset, records, artifacts, view, cache, log)
     checked: StoredRaw = spec.checked_raw(run.value)
     return StepRun(checked, run.run_stats)

@@ -156,7 +156,7 @@ def load_inputs(
     records_path = root / paths.records(dataset)
     if not records_path.is_file():
         raise NothingToReportError(f"{records_path} not found: run the pipeline on {dataset!r} first (make run)")
-    passages = load_jsonl_records(records_path)
+    records = load_jsonl_records(records_path)
     aggregated = sorted((root / paths.unit_scores("x", dataset)).parent.glob("*.parquet"))
     details_suffix = paths.unit_details("", dataset).rsplit("/", 1)[1]  # ".details.parquet"
     scores = {path.stem: pd.read_parquet(path) for path in aggregated if not path.name.endswith(details_suffix)}
@@ -184,7 +184,7 @@ def load_inputs(
     return ReportInputs(
         dataset=dataset,
         undefined=undefined,
-        records=passages,
+        records=records,
         details=details,
         scores=scores,
         named_units=named_units,

@@ -83,16 +83,16 @@ SCORED_FILES_ABSENT = {
 }
 
 
-def write_scored_report(scored: Sequence[Path], records: Path, out: Path, titles: dict[str, str]) -> Path:
-    """The page of ``scored`` files over ``records``, written to ``out``; returns ``out``."""
+def write_scored_report(scored: Sequence[Path], records_path: Path, out: Path, titles: dict[str, str]) -> Path:
+    """The page of ``scored`` files over the records file ``records_path``, written to ``out``; returns ``out``."""
     frame = pd.concat([read_scored(path) for path in scored], ignore_index=True)
-    passages = records_for(records, frame)
+    records = records_for(records_path, frame)
     scores = {str(method): rows[list(COLUMNS)].reset_index(drop=True) for method, rows in frame.groupby("method")}
     note = f"A page of scored files ({', '.join(p.name for p in scored)}): no summary, curves or correction table."
     inputs = ReportInputs(
-        records.stem, passages, scores, notes=[note], method_titles=titles, absent=SCORED_FILES_ABSENT
+        records_path.stem, records, scores, notes=[note], method_titles=titles, absent=SCORED_FILES_ABSENT
     )
-    page = render(build_payload(inputs, UnitCatalogue.build(passages)))
+    page = render(build_payload(inputs, UnitCatalogue.build(records)))
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(out) as handle:
         handle.write(page)

@@ -73,7 +73,7 @@ class UnitCatalogue:
     @classmethod
     def build(
         cls,
-        passages: Sequence[Record],
+        records: Sequence[Record],
         named: Sequence[NamedUnits] = (),
         details: Mapping[str, pd.DataFrame] | None = None,
     ) -> UnitCatalogue:
@@ -84,7 +84,7 @@ class UnitCatalogue:
             for method in found.declared.methods:
                 described[(method, texts.level)] = LevelUnits(texts.unit_set, by_key)
         return cls(
-            records={p.id: p for p in passages},
+            records={p.id: p for p in records},
             described=described,
             details={method: details_by_unit(frame) for method, frame in (details or {}).items() if len(frame)},
         )
@@ -103,10 +103,10 @@ class UnitCatalogue:
         return replace(view, details=view.details + found) if found else view
 
     def _unit(self, method: str, variant: str, level: str, record_id: str, index: int) -> UnitView:
-        passage = self.records.get(record_id)
-        if passage is None:
+        record = self.records.get(record_id)
+        if record is None:
             return UnitView(index, None, f"(record {record_id} is not among the generated records)")
-        view = record_unit(passage, level, index)
+        view = record_unit(record, level, index)
         declared = self.described.get((method, level))
         found = declared.find(variant, record_id, index) if declared else None
         if found is None:
@@ -119,17 +119,17 @@ class UnitCatalogue:
         )
 
 
-def record_unit(passage: Record, level: str, index: int) -> UnitView:
+def record_unit(record: Record, level: str, index: int) -> UnitView:
     """The unit ``index`` of ``level`` as the record spells it out (see the module docstring)."""
     if level == "sentence":
-        label = passage.labels[index] if passage.labels is not None and index < len(passage.labels) else None
-        text = passage.sentences[index] if index < len(passage.sentences) else "(no such sentence)"
+        label = record.labels[index] if record.labels is not None and index < len(record.labels) else None
+        text = record.sentences[index] if index < len(record.sentences) else "(no such sentence)"
         return UnitView(index, index, text, label)
     if level == "response":
-        return UnitView(index, None, "the whole response", passage.response_label)
+        return UnitView(index, None, "the whole response", record.response_label)
     if level == "prompt":
-        return UnitView(index, None, passage.prompt or "(no prompt)", passage.prompt_label)
-    if level == "claim" and index < len(passage.claims):
-        given = passage.claims[index]
+        return UnitView(index, None, record.prompt or "(no prompt)", record.prompt_label)
+    if level == "claim" and index < len(record.claims):
+        given = record.claims[index]
         return UnitView(index, given.sentence_index, given.text, given.label)
     return UnitView(index, None, f"({level} {index})")

@@ -27,8 +27,8 @@ def build(ctx: BuildContext) -> dict[str, Any]:
     docs = nlp.pipe([(p.response or "")[a:b] for p, _, (a, b) in items], batch_size=64)
     facts: dict[str, dict[str, list[dict[str, Any]]]] = {}
     counts: Counter[str] = Counter()
-    for (passage, sentence_index, (start, _)), doc in zip(items, docs, strict=True):
-        by_tag = facts.setdefault(passage.id, {t: [] for t in cfg.taggings})
+    for (record, sentence_index, (start, _)), doc in zip(items, docs, strict=True):
+        by_tag = facts.setdefault(record.id, {t: [] for t in cfg.taggings})
         tokens = [
             TaggedToken(t.text, t.tag_, start + t.idx, start + t.idx + len(t.text), t.is_punct, t.is_space) for t in doc
         ]
@@ -36,18 +36,18 @@ def build(ctx: BuildContext) -> dict[str, Any]:
         found = {
             "ner": entities,
             "pos": pos_spans(tokens),
-            "random": random_spans(tokens, len(entities), f"{cfg.seed}:{passage.id}:{sentence_index}"),
+            "random": random_spans(tokens, len(entities), f"{cfg.seed}:{record.id}:{sentence_index}"),
         }
-        response = passage.response or ""
+        response = record.response or ""
         for tagging in cfg.taggings:
             for a, b in found[tagging]:
                 fact = AtomicFact(len(by_tag[tagging]), response[a:b], sentence_index, a, b)
                 by_tag[tagging].append(fact.to_dict())
             counts[f"{tagging}_facts"] += len(found[tagging])
             counts[f"{tagging}_sentences_without_facts"] += not found[tagging]
-    for passage in ctx.records:
-        if passage.response is not None and passage.id not in facts:
-            facts[passage.id] = {t: [] for t in cfg.taggings}
+    for record in ctx.records:
+        if record.response is not None and record.id not in facts:
+            facts[record.id] = {t: [] for t in cfg.taggings}
     for tagging in cfg.taggings:
         counts[f"{tagging}_records_without_facts"] = sum(not by_tag[tagging] for by_tag in facts.values())
     ctx.log.info("atomic facts: %s", dict(counts))

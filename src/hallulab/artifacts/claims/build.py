@@ -15,8 +15,8 @@ from hallulab.llm.base import DecodingParams
 from hallulab.pipeline.context import BuildContext
 
 
-def _sentence_words(passage: Record, spans: list[tuple[int, int] | None]) -> list[list[Any]]:
-    response = passage.response or ""
+def _sentence_words(record: Record, spans: list[tuple[int, int] | None]) -> list[list[Any]]:
+    response = record.response or ""
     out = []
     for span in spans:
         out.append([] if span is None else words(response[span[0] : span[1]], span[0]))
@@ -28,29 +28,29 @@ def build(ctx: BuildContext) -> dict[str, Any]:
     if source not in SOURCES:
         raise ConfigError(f"claims.source: {source!r} is not one of {list(SOURCES)}")
     spans = spans_by_record(ctx.artifacts["sentences"])
-    passages = [p for p in ctx.records if p.response is not None]
+    records = [p for p in ctx.records if p.response is not None]
     counts: Counter[str] = Counter()
     found: dict[str, list[Claim]] = {}
-    llm_records = passages if source == "llm" else []
+    llm_records = records if source == "llm" else []
     extracted = _extract(ctx, llm_records, counts) if llm_records else {}
-    for passage in passages:
-        sentence_words = _sentence_words(passage, spans[passage.id])
+    for record in records:
+        sentence_words = _sentence_words(record, spans[record.id])
         texts: list[tuple[str, int | None]]
         if source == "llm":
-            texts = list(extracted[passage.id])
+            texts = list(extracted[record.id])
             kind = "llm"
-        elif source == "given" or (source == "auto" and passage.claims):
-            texts = [(c.text, c.sentence_index) for c in passage.claims]
+        elif source == "given" or (source == "auto" and record.claims):
+            texts = [(c.text, c.sentence_index) for c in record.claims]
             kind = "given"
-            if source == "given" and not passage.claims:
+            if source == "given" and not record.claims:
                 counts["records_without_given_claims"] += 1
         else:
-            texts = [(s, i) for i, s in enumerate(passage.sentences)]
+            texts = [(s, i) for i, s in enumerate(record.sentences)]
             kind = "sentence"
         claims = []
         for index, (text, sentence_index) in enumerate(texts):
             if kind == "sentence":
-                span = spans[passage.id][index]
+                span = spans[record.id][index]
                 claims.append(Claim(index, text, index, kind, (span,) if span else ()))
                 counts["claims_unaligned"] += span is None
                 continue
@@ -70,7 +70,7 @@ def build(ctx: BuildContext) -> dict[str, Any]:
             )
         counts[f"claims_{kind}"] += len(claims)
         counts["records_without_claims"] += not claims
-        found[passage.id] = claims
+        found[record.id] = claims
     extractor = ctx.resources.llm_name("extractor") if llm_records else None
     ctx.log.info("claims (%s): %s", source, dict(counts))
     return {
@@ -82,15 +82,15 @@ def build(ctx: BuildContext) -> dict[str, Any]:
     }
 
 
-def _extract(ctx: BuildContext, passages: list[Record], counts: Counter[str]) -> dict[str, list[tuple[str, int]]]:
+def _extract(ctx: BuildContext, records: list[Record], counts: Counter[str]) -> dict[str, list[tuple[str, int]]]:
     """Every sentence through the extractor role; claims per record as (text, sentence index)."""
     template = ctx.resources.prompt("claims.prompt")
     llm = ctx.resources.llm("extractor")
     params = DecodingParams(max_new_tokens=int(ctx.params.get("claims.max_new_tokens")), temperature=0.0)
-    slots = [(p.id, i) for p in passages for i in range(len(p.sentences))]
-    prompts = [template.messages(sentence=p.sentences[i]) for p in passages for i in range(len(p.sentences))]
+    slots = [(p.id, i) for p in records for i in range(len(p.sentences))]
+    prompts = [template.messages(sentence=p.sentences[i]) for p in records for i in range(len(p.sentences))]
     replies = llm.generate(prompts, params)
-    out: dict[str, list[tuple[str, int]]] = {p.id: [] for p in passages}
+    out: dict[str, list[tuple[str, int]]] = {p.id: [] for p in records}
     for (rid, index), reply in zip(slots, replies, strict=True):
         parsed = parse_claims(reply.text)
         counts["extractor_replies"] += 1

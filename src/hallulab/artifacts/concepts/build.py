@@ -72,25 +72,25 @@ def parse_entity_list(reply: str) -> list[str]:
     return []
 
 
-def _extract(ctx: BuildContext, cfg: ConceptsKnobs, passages: list[Record], counts: Counter[str]) -> list[list[str]]:
+def _extract(ctx: BuildContext, cfg: ConceptsKnobs, records: list[Record], counts: Counter[str]) -> list[list[str]]:
     chosen: list[str] = []
-    for passage in passages:
-        source = auto_source(passage) if cfg.source == "auto" else cfg.source
+    for record in records:
+        source = auto_source(record) if cfg.source == "auto" else cfg.source
         if source == "given":
-            given_concepts(passage, source=cfg.source)
+            given_concepts(record, source=cfg.source)
         chosen.append(source)
         counts[f"extracted_by_{source}"] += 1
-    extracted: list[list[str]] = [[] for _ in passages]
+    extracted: list[list[str]] = [[] for _ in records]
     spacy_rows = [i for i, s in enumerate(chosen) if s == "spacy"]
     if spacy_rows:
-        docs = list(ctx.resources.spacy.full_nlp.pipe([passages[i].prompt or "" for i in spacy_rows], batch_size=64))
+        docs = list(ctx.resources.spacy.full_nlp.pipe([records[i].prompt or "" for i in spacy_rows], batch_size=64))
         for i, found in zip(spacy_rows, spacy_concepts(docs), strict=True):
             extracted[i] = found
     llm_rows = [i for i, s in enumerate(chosen) if s == "llm"]
     if llm_rows:
         template = ctx.resources.prompt("concepts.prompt")
         prompts = [
-            template.messages(domain=str(passages[i].meta.get("domain", "general")), question=passages[i].prompt or "")
+            template.messages(domain=str(records[i].meta.get("domain", "general")), question=records[i].prompt or "")
             for i in llm_rows
         ]
         replies = ctx.resources.llm("extractor").generate(prompts, DecodingParams(max_new_tokens=cfg.max_new_tokens))
@@ -99,33 +99,33 @@ def _extract(ctx: BuildContext, cfg: ConceptsKnobs, passages: list[Record], coun
             counts["llm_replies_without_entities"] += not extracted[i]
     for i, s in enumerate(chosen):
         if s == "given":
-            extracted[i] = given_concepts(passages[i], source=cfg.source)
+            extracted[i] = given_concepts(records[i], source=cfg.source)
     return extracted
 
 
-def auto_source(passage: Record) -> str:
+def auto_source(record: Record) -> str:
     """``concepts.source=auto`` for one record: ``given`` when it has ``meta.concepts`` at all
     (absent, null and ``[]`` fall back to ``spacy``), so a malformed value, a bare string
     included, is refused by :func:`given_concepts` rather than silently replaced."""
-    given = passage.meta.get("concepts")
+    given = record.meta.get("concepts")
     return "spacy" if given is None or given == [] else "given"
 
 
-def given_concepts(passage: Record, source: str = "given") -> list[str]:
+def given_concepts(record: Record, source: str = "given") -> list[str]:
     """The record's own concepts (``meta.concepts``): a list of non-empty strings, else an error
     naming the record and the item (``[null, 42]`` must not become the concepts "None", "42");
     ``source`` is the ``concepts.source`` setting the error names (``given`` or ``auto``)."""
-    given = passage.meta.get("concepts")
+    given = record.meta.get("concepts")
     if not isinstance(given, list):
         raise RecordError(
-            passage.id,
+            record.id,
             "meta.concepts",
             f"concepts.source={source} needs a list, got {type(given).__name__}: "
             'give a list of strings, e.g. ["quantum entanglement"]',
         )
     for index, concept in enumerate(given):
         if not isinstance(concept, str) or not concept.strip():
-            raise RecordError(passage.id, f"meta.concepts[{index}]", f"expected a non-empty string, got {concept!r}")
+            raise RecordError(record.id, f"meta.concepts[{index}]", f"expected a non-empty string, got {concept!r}")
     return list(given)
 
 
@@ -133,12 +133,12 @@ def build(ctx: BuildContext) -> dict[str, Any]:
     cfg = ctx.params.typed(ConceptsKnobs, "concepts")
     words, word_list = load_word_list(cfg)
     ranks = WordRanks.from_words(words, cfg.word_rank)
-    passages = [p for p in ctx.records if p.prompt]
+    records = [p for p in ctx.records if p.prompt]
     counts: Counter[str] = Counter()
-    counts["records_without_prompt"] = len(ctx.records) - len(passages)
-    records: dict[str, Any] = {}
-    for passage, extracted in zip(passages, _extract(ctx, cfg, passages, counts), strict=True):
-        prompt = passage.prompt or ""
+    counts["records_without_prompt"] = len(ctx.records) - len(records)
+    by_record: dict[str, Any] = {}
+    for record, extracted in zip(records, _extract(ctx, cfg, records, counts), strict=True):
+        prompt = record.prompt or ""
         fallback = None
         if not extracted:
             extracted, fallback = [prompt], "instruction"  # Appendix E: recall the instruction itself
@@ -161,6 +161,6 @@ def build(ctx: BuildContext) -> dict[str, Any]:
                 counts["fallback_unfiltered_all_common"] += 1
             processings[name] = [c.to_dict() for c in concepts]
         counts["concepts_full"] += len(processings["full"])
-        records[passage.id] = {"extracted": extracted, "fallback": fallback, "processings": processings}
+        by_record[record.id] = {"extracted": extracted, "fallback": fallback, "processings": processings}
     ctx.log.info("concepts: %s", dict(counts))
-    return {"source": cfg.source, "word_list": word_list, "records": records, "diagnostics": dict(counts)}
+    return {"source": cfg.source, "word_list": word_list, "records": by_record, "diagnostics": dict(counts)}

@@ -68,37 +68,37 @@ def build(ctx: BuildContext) -> dict[str, Any]:
     extractor = ctx.params.get("knowledge_graphs.extractor")
     if extractor not in EXTRACTORS:
         raise ConfigError(f"knowledge_graphs.extractor: {extractor!r} is not one of {list(EXTRACTORS)}")
-    passages = [p for p in ctx.records if p.response is not None]
+    records = [p for p in ctx.records if p.response is not None]
     counts: Counter[str] = Counter()
     calls: Counter[str] = Counter()
-    records = _spacy(ctx, passages, counts) if extractor == "spacy" else _llm(ctx, passages, counts, calls)
+    by_record = _spacy(ctx, records, counts) if extractor == "spacy" else _llm(ctx, records, counts, calls)
     ctx.log.info("knowledge graphs (%s): %s", extractor, dict(counts))
     return {
         "extractor": extractor,
         "extractor_llm": ctx.resources.llm_name("extractor") if extractor == "llm" else None,
         "substitute": extractor == "spacy",
-        "records": records,
+        "records": by_record,
         "diagnostics": dict(counts),
-        "table8": _table8(records),
+        "table8": _table8(by_record),
         "llm_calls": dict(calls),
     }
 
 
-def _spacy(ctx: BuildContext, passages: Sequence[Record], counts: Counter[str]) -> dict[str, dict[str, Any]]:
+def _spacy(ctx: BuildContext, records: Sequence[Record], counts: Counter[str]) -> dict[str, dict[str, Any]]:
     nlp = ctx.resources.spacy.full_nlp
     ctx.resources.spacy.require_fits(
         (p.id, field, text)
-        for p in passages
+        for p in records
         for field, text in [("response", p.response or ""), *((f"samples[{i}]", s) for i, s in enumerate(p.samples))]
     )
-    texts = [t for p in passages for t in (p.response or "", *p.sentences, *(c.text for c in p.claims), *p.samples)]
+    texts = [t for p in records for t in (p.response or "", *p.sentences, *(c.text for c in p.claims), *p.samples)]
     docs = iter(nlp.pipe(texts, batch_size=32))
-    records = {}
-    for passage in passages:
+    by_record = {}
+    for record in records:
         response_doc = next(docs)
         topic = topic_of(response_doc)
-        sentence_kgs = [triples_of(next(docs), topic) for _ in passage.sentences]
-        claim_kgs = [triples_of(next(docs), topic) for _ in passage.claims]
+        sentence_kgs = [triples_of(next(docs), topic) for _ in record.sentences]
+        claim_kgs = [triples_of(next(docs), topic) for _ in record.claims]
         entities, relations = entities_and_relations(response_doc, [t for kg in sentence_kgs for t in kg])
         allowed_entities, allowed_relations = _allowed(entities, relations, [*sentence_kgs, *claim_kgs])
         allowed = (
@@ -106,7 +106,7 @@ def _spacy(ctx: BuildContext, passages: Sequence[Record], counts: Counter[str]) 
             {r.replace(" ", "_") for r in allowed_relations},
         )
         sample_kgs = []
-        for _ in passage.samples:
+        for _ in record.samples:
             found = triples_of(next(docs), topic)
             kept = [t for t in found if t.head in allowed[0] and t.tail in allowed[0] and t.relation in allowed[1]]
             counts["sample_triples_outside_allowed_sets"] += len(found) - len(kept)
@@ -114,12 +114,12 @@ def _spacy(ctx: BuildContext, passages: Sequence[Record], counts: Counter[str]) 
             sample_kgs.append(kept)
         counts["sentences_without_triples"] += sum(not kg for kg in sentence_kgs)
         counts["claims_without_triples"] += sum(not kg for kg in claim_kgs)
-        records[passage.id] = _record(entities, relations, sentence_kgs, sample_kgs, claim_kgs)
-    return records
+        by_record[record.id] = _record(entities, relations, sentence_kgs, sample_kgs, claim_kgs)
+    return by_record
 
 
 def sentence_graphs(
-    passage: Record, entities: Sequence[str], relations: Sequence[str], replies: Iterator[str], counts: Counter[str]
+    record: Record, entities: Sequence[str], relations: Sequence[str], replies: Iterator[str], counts: Counter[str]
 ) -> tuple[list[list[Triple]], list[list[Triple]], tuple[list[str], list[str]]]:
     """KG_u of every sentence, then of every given claim, from the extractor's replies (Eq. 3),
     and the samples' allowed sets E_S, R_S (Eq. 4-5).
@@ -131,8 +131,8 @@ def sentence_graphs(
     (``sentence_triples_extending_sets``)."""
     known_entities = {normalise(e) for e in entities}
     known_relations = {normalise(r) for r in relations}
-    sentence_kgs = [parse_triples(next(replies), None, None, counts) for _ in passage.sentences]
-    claim_kgs = [parse_triples(next(replies), None, None, counts) for _ in passage.claims]
+    sentence_kgs = [parse_triples(next(replies), None, None, counts) for _ in record.sentences]
+    claim_kgs = [parse_triples(next(replies), None, None, counts) for _ in record.claims]
     for kg in (*sentence_kgs, *claim_kgs):
         counts["sentence_triples_extending_sets"] += sum(
             t.head not in known_entities or t.tail not in known_entities or t.relation not in known_relations
@@ -144,7 +144,7 @@ def sentence_graphs(
 
 
 def _llm(
-    ctx: BuildContext, passages: Sequence[Record], counts: Counter[str], calls: Counter[str]
+    ctx: BuildContext, records: Sequence[Record], counts: Counter[str], calls: Counter[str]
 ) -> dict[str, dict[str, Any]]:
     llm = ctx.resources.llm("extractor")
     prompts = {
@@ -158,13 +158,13 @@ def _llm(
         return [g.text for g in llm.generate([prompts[name].messages(**row) for row in rows], params)] if rows else []
 
     entities = []
-    for reply in ask("entities", [{"text": p.response or ""} for p in passages]):
+    for reply in ask("entities", [{"text": p.response or ""} for p in records]):
         found = parse_json_list(reply, "entities")
         counts["entity_replies_malformed"] += found is None
         entities.append(found or [])
     relation_rows = [
         {"text": p.response or "", "entities": json.dumps(e, ensure_ascii=False)}
-        for p, e in zip(passages, entities, strict=True)
+        for p, e in zip(records, entities, strict=True)
     ]
     relations = []
     for reply in ask("relations", relation_rows):
@@ -172,28 +172,28 @@ def _llm(
         counts["relation_replies_malformed"] += found is None
         relations.append(found or [])
     sentence_rows, owners = [], []
-    for passage, ents, rels in zip(passages, entities, relations, strict=True):
+    for record, ents, rels in zip(records, entities, relations, strict=True):
         # a given claim is broken into triples the way a sentence is (same prompt and context)
-        for sentence in (*passage.sentences, *(c.text for c in passage.claims)):
+        for sentence in (*record.sentences, *(c.text for c in record.claims)):
             sentence_rows.append(
                 {
                     "sentence": sentence,
-                    "text": passage.response or "",
+                    "text": record.response or "",
                     "entities": json.dumps(ents, ensure_ascii=False),
                     "relations": json.dumps(rels, ensure_ascii=False),
                 }
             )
-            owners.append(passage.id)
+            owners.append(record.id)
     sentence_replies = iter(ask("sentence_triples", sentence_rows))
-    records = {}
+    by_record = {}
     sample_rows, sample_owners, allowed_sets = [], [], {}
-    for passage, ents, rels in zip(passages, entities, relations, strict=True):
+    for record, ents, rels in zip(records, entities, relations, strict=True):
         sentence_kgs, claim_kgs, (allowed_entities, allowed_relations) = sentence_graphs(
-            passage, ents, rels, sentence_replies, counts
+            record, ents, rels, sentence_replies, counts
         )
-        allowed_sets[passage.id] = (allowed_entities, allowed_relations)
-        records[passage.id] = _record(ents, rels, sentence_kgs, [], claim_kgs)
-        for sample in passage.samples:
+        allowed_sets[record.id] = (allowed_entities, allowed_relations)
+        by_record[record.id] = _record(ents, rels, sentence_kgs, [], claim_kgs)
+        for sample in record.samples:
             sample_rows.append(
                 {
                     "text": sample,
@@ -201,10 +201,10 @@ def _llm(
                     "relations": json.dumps(allowed_relations, ensure_ascii=False),
                 }
             )
-            sample_owners.append(passage.id)
+            sample_owners.append(record.id)
     for owner, reply in zip(sample_owners, ask("sample_triples", sample_rows), strict=True):
         allowed_entities, allowed_relations = allowed_sets[owner]
         kg = parse_triples(reply, allowed_entities, allowed_relations, counts)
         counts["samples_without_triples"] += not kg
-        records[owner]["sample_kgs"].append([t.to_list() for t in kg])
-    return records
+        by_record[owner]["sample_kgs"].append([t.to_list() for t in kg])
+    return by_record

@@ -19,40 +19,40 @@ ENTAILMENT, NEUTRAL, CONTRADICTION = 0, 1, 2  # the columns of NLIScorer.class_p
 ClassProbs = Callable[[list[str], list[str]], np.ndarray]
 
 
-def pair_grid(passages: Sequence[Record]) -> tuple[list[str], list[str]]:
+def pair_grid(records: Sequence[Record]) -> tuple[list[str], list[str]]:
     """Premises and hypotheses of every ordered pair (a, b) of each record's samples, the
     diagonal included, record by record, a-major: the sample texts alone, as Semantic Entropy's
     ``nli_input: answer`` reads them."""
     premises: list[str] = []
     hypotheses: list[str] = []
-    for passage in passages:
-        for first in passage.samples:
-            for second in passage.samples:
+    for record in records:
+        for first in record.samples:
+            for second in record.samples:
                 premises.append(first)
                 hypotheses.append(second)
     return premises, hypotheses
 
 
-def matrices_from(passages: Sequence[Record], probs: np.ndarray) -> dict[str, PairMatrix]:
+def matrices_from(records: Sequence[Record], probs: np.ndarray) -> dict[str, PairMatrix]:
     """Each record's :class:`PairMatrix` from the flat probabilities of :func:`pair_grid`'s order."""
     out: dict[str, PairMatrix] = {}
     at = 0
-    for passage in passages:
-        n = len(passage.samples)
+    for record in records:
+        n = len(record.samples)
         block = np.asarray(probs[at : at + n * n], dtype=np.float64).reshape(n, n, 3)
         at += n * n
-        out[passage.id] = PairMatrix(block[:, :, ENTAILMENT], block[:, :, NEUTRAL], block[:, :, CONTRADICTION])
+        out[record.id] = PairMatrix(block[:, :, ENTAILMENT], block[:, :, NEUTRAL], block[:, :, CONTRADICTION])
     if at != len(probs):
         raise ValueError(f"nli_pair_matrix: {len(probs)} pair probabilities for {at} pairs")
     return out
 
 
-def pair_matrices_of(passages: Sequence[Record], class_probs: ClassProbs) -> dict[str, PairMatrix]:
+def pair_matrices_of(records: Sequence[Record], class_probs: ClassProbs) -> dict[str, PairMatrix]:
     """The pair matrices of ``passages`` (each with two samples or more), every pair scored by
     ``class_probs`` in one request."""
-    premises, hypotheses = pair_grid(passages)
+    premises, hypotheses = pair_grid(records)
     probs = class_probs(premises, hypotheses) if premises else np.zeros((0, 3))
-    return matrices_from(passages, probs)
+    return matrices_from(records, probs)
 
 
 def build(ctx: BuildContext) -> dict[str, Any]:

@@ -13,18 +13,18 @@ from hallulab.llm.base import ContextLengthError, Prompt
 from hallulab.pipeline.context import BuildContext
 
 
-def prefix_for(template: str, passage: Record) -> Prompt:
+def prefix_for(template: str, record: Record) -> Prompt:
     """The teacher-forcing prefix of one record: exactly ``{prompt}`` means the record's prompt
     as a user turn (the chat template then opens the assistant turn the response fills);
     another template with ``{prompt}`` is formatted as plain text; a record without a prompt
     gets the start token only."""
     if "{prompt}" not in template:
         return template
-    if not passage.prompt:
+    if not record.prompt:
         return ""
     if template == "{prompt}":
-        return [{"role": "user", "content": passage.prompt}]
-    return template.replace("{prompt}", passage.prompt)
+        return [{"role": "user", "content": record.prompt}]
+    return template.replace("{prompt}", record.prompt)
 
 
 def _first_k(token: dict[str, Any], k: int) -> dict[str, Any]:
@@ -38,24 +38,24 @@ def _first_k(token: dict[str, Any], k: int) -> dict[str, Any]:
 def build(ctx: BuildContext) -> dict[str, Any]:
     cfg = ctx.params.typed(ResponseTokensKnobs, "response_tokens")
     generated = {row["id"]: row for row in ctx.artifacts.get("main_tokens", [])}
-    passages = [p for p in ctx.records if p.response is not None]
+    records = [p for p in ctx.records if p.response is not None]
     sources: dict[str, str] = {}
     tokens: dict[str, list[dict[str, Any]]] = {}
     external = []
-    for passage in passages:
-        row = generated.get(passage.id)
-        if row is not None and row.get("text") == passage.response:
+    for record in records:
+        row = generated.get(record.id)
+        if row is not None and row.get("text") == record.response:
             stored = max((len(t.get("top", [])) for t in row["tokens"]), default=0)
             if row["tokens"] and stored < cfg.top_k:
                 raise ConfigError(
                     f"response_tokens.top_k: K_max={cfg.top_k} asked for, but the generator stored {stored} "
-                    f"alternatives per token for record {passage.id!r}; set generate.top_k_alternatives "
+                    f"alternatives per token for record {record.id!r}; set generate.top_k_alternatives "
                     "(response_tokens.top_k follows it)"
                 )
-            sources[passage.id] = "generator"
-            tokens[passage.id] = [_first_k(t, cfg.top_k) for t in row["tokens"]]
+            sources[record.id] = "generator"
+            tokens[record.id] = [_first_k(t, cfg.top_k) for t in row["tokens"]]
         else:
-            external.append(passage)
+            external.append(record)
     identity: dict[str, Any] = {}
     if external:
         llm = ctx.resources.llm("proxy")
@@ -78,13 +78,13 @@ def build(ctx: BuildContext) -> dict[str, Any]:
                 f"prefix + response exceed llms.proxy's context of {error.limit} positions; records: {named} "
                 "(shorten them, or choose a proxy with a longer context)",
             ) from error
-        for passage, stats in zip(external, scored, strict=True):
-            sources[passage.id] = "proxy"
-            tokens[passage.id] = [t.to_dict() for t in stats]
+        for record, stats in zip(external, scored, strict=True):
+            sources[record.id] = "proxy"
+            tokens[record.id] = [t.to_dict() for t in stats]
     ctx.log.info(
         "%d responses: %d from the generator, %d teacher-forced through the proxy LLM",
-        len(passages),
-        len(passages) - len(external),
+        len(records),
+        len(records) - len(external),
         len(external),
     )
     return {"top_k": cfg.top_k, "prefix": cfg.prefix, "llm": identity, "sources": sources, "tokens": tokens}

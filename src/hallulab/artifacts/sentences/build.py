@@ -11,13 +11,13 @@ from hallulab.pipeline.context import BuildContext
 def build(ctx: BuildContext) -> pd.DataFrame:
     rows: dict[str, list[object]] = {"record_id": [], "sentence_index": [], "start": [], "end": [], "text": []}
     unlocated = 0
-    for passage in ctx.records:
-        if passage.response is None:
+    for record in ctx.records:
+        if record.response is None:
             continue
         for index, (sentence, span) in enumerate(
-            zip(passage.sentences, locate(passage.response, passage.sentences), strict=True)
+            zip(record.sentences, locate(record.response, record.sentences), strict=True)
         ):
-            rows["record_id"].append(passage.id)
+            rows["record_id"].append(record.id)
             rows["sentence_index"].append(index)
             rows["start"].append(None if span is None else span[0])
             rows["end"].append(None if span is None else span[1])

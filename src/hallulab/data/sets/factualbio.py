@@ -35,10 +35,10 @@ def load_factualbio(cfg: DatasetKnobs) -> tuple[list[Record], dict[str, Any]]:
     payload = read_json(path)
     from hallulab.text.spacy_tokens import SpacyTokenizer
 
-    records = payload["records"]
-    split = SpacyTokenizer(str(cfg.spacy_model)).sentences([str(r.get("output", "")) for r in records])
-    passages, unusable = [], []
-    for position, (row, sentences) in enumerate(zip(records, split, strict=True)):
+    rows = payload["records"]
+    split = SpacyTokenizer(str(cfg.spacy_model)).sentences([str(r.get("output", "")) for r in rows])
+    records, unusable = [], []
+    for position, (row, sentences) in enumerate(zip(rows, split, strict=True)):
         rid = f"factualbio-{row.get('id', position)}"
         for name in ("question", "output", "sentence_labels", "facts", "fact_labels"):
             if name not in row:
@@ -63,14 +63,14 @@ def load_factualbio(cfg: DatasetKnobs) -> tuple[list[Record], dict[str, Any]]:
             "source": f"{payload.get('source', 'factualbio')}[{position}]",
             "meta": {"source_id": row.get("id")},
         }
-        passages.append(record_from_dict(raw, position=position))
+        records.append(record_from_dict(raw, position=position))
     provenance = {
         "source": "local",
         "file": str(cfg.local_file),
         "sha256": file_sha256(path),
         "sentence_labels_unusable": unusable,
     }
-    return passages, provenance
+    return records, provenance
 
 
 SPEC = DatasetSpec(

@@ -55,7 +55,7 @@ def load_sac3(cfg: DatasetKnobs) -> tuple[list[Record], dict[str, Any]]:
         answers.append(_one_text(row["generated_answer"], rid, "generated_answer"))
     splitter = SpacyTokenizer(str(cfg.spacy_model))
     sentences = splitter.sentences(answers)
-    passages = []
+    records = []
     for position, (row, answer, split) in enumerate(zip(rows, answers, sentences, strict=True)):
         rid = f"{cfg.name}-{position:03d}"
         if row["label"] not in ("True", "False"):
@@ -77,8 +77,8 @@ def load_sac3(cfg: DatasetKnobs) -> tuple[list[Record], dict[str, Any]]:
                 "perb_sc": list(row.get("perb_SC") or []),
             },
         }
-        passages.append(record_from_dict(raw, position=position))
-    return passages, {"source": "local", "file": str(cfg.local_file), "sha256": file_sha256(path)}
+        records.append(record_from_dict(raw, position=position))
+    return records, {"source": "local", "file": str(cfg.local_file), "sha256": file_sha256(path)}
 
 
 SPEC = DatasetSpec(

@@ -86,8 +86,8 @@ def load_wikibio(cfg: DatasetKnobs) -> tuple[list[Record], dict[str, Any]]:
         provenance = {"source": "hub", "hf_id": str(cfg.hf_id), "split": str(cfg.split)}
     else:
         raise DatasetConfigError(f"dataset.source must be auto, local or hub; got {source!r}")
-    passages = [wikibio_row_to_record(row, i, label) for i, row in enumerate(rows)]
-    return passages, provenance
+    records = [wikibio_row_to_record(row, i, label) for i, row in enumerate(rows)]
+    return records, provenance
 
 
 SPEC = DatasetSpec(

@@ -113,7 +113,7 @@ def _modes(knobs: CCPKnobs) -> list[CCPMode]:
 
 def _unit_table(
     claim_rows: Mapping[str, Mapping[str, list[tuple[int, int | None, float]]]],
-    passages: Mapping[str, Record],
+    records: Mapping[str, Record],
     counts: Counter[str],
 ) -> ScoreTable:
     """Claim rows as scored; a sentence takes its claims' max (or the no-claim score, counted),
@@ -126,8 +126,8 @@ def _unit_table(
                 table.add(variant, "claim", rid, index, value, sentence_index=sentence_index)
                 if sentence_index is not None:
                     sentence_values.setdefault(sentence_index, []).append(value)
-            passage = passages.get(rid)
-            for s in range(len(passage.sentences) if passage else 0):
+            record = records.get(rid)
+            for s in range(len(record.sentences) if record else 0):
                 values = sentence_values.get(s)
                 if values is None:
                     counts["sentences_without_claims"] += 1
@@ -150,7 +150,7 @@ def aggregate(ctx: AggregateContext[CCPScores]) -> Aggregated:
         raise ConfigError(f"ccp.aggregate.nli_context: {missing} were not scored (ccp.score.nli_contexts)")
     tokens = token_stats(ctx.artifacts["response_tokens"])
     claims = claims_by_record(ctx.artifacts["claims"])
-    passages = {p.id: p for p in ctx.records}
+    records = {p.id: p for p in ctx.records}
     k_top = max(knobs.k)
     first = knobs.nli_context[0]
     modes = _modes(knobs)
@@ -182,7 +182,7 @@ def aggregate(ctx: AggregateContext[CCPScores]) -> Aggregated:
                 claim_rows.setdefault(variant, {}).setdefault(rid, []).append(
                     (claim.index, claim.sentence_index, value)
                 )
-    table = _unit_table(claim_rows, passages, counts)
+    table = _unit_table(claim_rows, records, counts)
     blank = knobs.blank_alternatives
     headline = [
         CCPMode(k_top, first, knobs.word_merge, knobs.stopwords, "prod", blank).name,

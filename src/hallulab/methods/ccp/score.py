@@ -49,7 +49,7 @@ class NLIRequests:
 
 
 def nli_requests(
-    passages: Sequence[Record],
+    records: Sequence[Record],
     tokens: Mapping[str, Sequence[TokenStats]],
     claims: Mapping[str, Sequence[Claim]],
     sentence_spans: Mapping[str, Sequence[tuple[int, int] | None]],
@@ -58,21 +58,21 @@ def nli_requests(
 ) -> NLIRequests:
     """The NLI pairs of every aligned claim, for both word units (pure: no model)."""
     out = NLIRequests()
-    for passage in passages:
-        if passage.id not in tokens or passage.id not in claims:
+    for record in records:
+        if record.id not in tokens or record.id not in claims:
             continue
-        response = passage.response or ""
-        record_tokens = tokens[passage.id]
-        out.layout[passage.id] = []
-        for claim in claims[passage.id]:
+        response = record.response or ""
+        record_tokens = tokens[record.id]
+        out.layout[record.id] = []
+        for claim in claims[record.id]:
             entry: CCPClaim = {"index": claim.index, "units": {}, "classes": {}}
-            out.layout[passage.id].append(entry)
+            out.layout[record.id].append(entry)
             if not claim.aligned:
                 out.counts["claims_unaligned"] += 1
                 continue
             start = 0
             if claim.sentence_index is not None:
-                span = sentence_spans[passage.id][claim.sentence_index]
+                span = sentence_spans[record.id][claim.sentence_index]
                 start = span[0] if span else 0
             for kind, merge in (("word", True), ("token", False)):
                 words = claim_words(claim.spans, record_tokens, response, word_merge=merge)
@@ -90,7 +90,7 @@ def nli_requests(
                                 context, word, words[:w_index], greedy_text, alt_text, before
                             )
                             out.pairs.extend([(premise, hypothesis), (hypothesis, premise)])
-                            out.slots.append((passage.id, claim.index, kind, context, w_index))
+                            out.slots.append((record.id, claim.index, kind, context, w_index))
             out.counts["claims_scored"] += 1
     return out
 

@@ -20,23 +20,23 @@ def aggregate(ctx: AggregateContext[CocoaScores]) -> Aggregated:
     tokens = token_stats(raw_tokens)
     table = ScoreTable()
     counts: Counter[str] = Counter()
-    for passage in ctx.records:
-        similarity = stored.records.get(passage.id)
+    for record in ctx.records:
+        similarity = stored.records.get(record.id)
         if similarity is None:
             continue
-        stats = tokens.get(passage.id, [])
+        stats = tokens.get(record.id, [])
         if not stats:
             counts["records_without_response_tokens"] += 1
             continue
-        chosen = [similarity[int(i)] for i in selected_columns(passage.id, len(similarity), selection)]
+        chosen = [similarity[int(i)] for i in selected_columns(record.id, len(similarity), selection)]
         log_likelihoods = [t.logprob for t in stats]
-        table.add_response("cocoa_msp", passage.id, cocoa_msp(log_likelihoods, chosen))
-        table.add_response("cocoa_ppl", passage.id, cocoa_ppl(log_likelihoods, chosen))
+        table.add_response("cocoa_msp", record.id, cocoa_msp(log_likelihoods, chosen))
+        table.add_response("cocoa_ppl", record.id, cocoa_ppl(log_likelihoods, chosen))
         entropies = [t.entropy for t in stats if t.entropy is not None]
         if len(entropies) < len(stats):
             counts["cocoa_mte_records_without_entropies"] += 1
         else:
-            table.add_response("cocoa_mte", passage.id, cocoa_mte(entropies, chosen))
+            table.add_response("cocoa_mte", record.id, cocoa_mte(entropies, chosen))
         counts["records_scored"] += 1
     diagnostics = {
         **stored.diagnostics,

@@ -20,16 +20,16 @@ from hallulab.methods.skipped import HAS_RESPONSE, HAS_SAMPLES, partition
 from hallulab.pipeline.context import BuildContext
 
 
-def response_similarities(passages: Sequence[Record], similarity: PairSimilarity) -> dict[str, list[float]]:
+def response_similarities(records: Sequence[Record], similarity: PairSimilarity) -> dict[str, list[float]]:
     """Each record's (g(response, s_j) + g(s_j, response)) / 2 for every sample s_j, every pair of
     the data set in one request to ``similarity``."""
     request = PairRequest.empty()
     planned = []
-    for passage in passages:
-        response = passage.response or ""
-        forward = request.add([(response, sample) for sample in passage.samples])
-        backward = request.add([(sample, response) for sample in passage.samples])
-        planned.append((passage.id, forward, backward))
+    for record in records:
+        response = record.response or ""
+        forward = request.add([(response, sample) for sample in record.samples])
+        backward = request.add([(sample, response) for sample in record.samples])
+        planned.append((record.id, forward, backward))
     values = request.run(similarity)
     return {rid: symmetric_similarity(values[f], values[b]).tolist() for rid, f, b in planned}
 

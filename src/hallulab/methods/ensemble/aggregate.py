@@ -42,21 +42,21 @@ def rank_matrix(members: Mapping[str, pd.DataFrame]) -> RankMatrix:
     return RankMatrix(units, ranks, tuple(members))
 
 
-def unit_positives(passages: Sequence[Record], level: str) -> dict[str, bool]:
+def unit_positives(records: Sequence[Record], level: str) -> dict[str, bool]:
     """unit id -> the evaluation's positive class, for every labelled unit of ``level``."""
     found: dict[str, bool] = {}
-    for passage in passages:
-        if level == "sentence" and passage.labels is not None:
-            for index, label in enumerate(passage.labels):
-                found[f"{passage.id}#sentence{index}"] = label > POSITIVE_ABOVE
+    for record in records:
+        if level == "sentence" and record.labels is not None:
+            for index, label in enumerate(record.labels):
+                found[f"{record.id}#sentence{index}"] = label > POSITIVE_ABOVE
         elif level == "claim":  # a method's own facts are labelled by no data set (evaluation.levels)
-            for index, claim in enumerate(passage.claims):
+            for index, claim in enumerate(record.claims):
                 if claim.label is not None:
-                    found[f"{passage.id}#claim{index}"] = claim.label > POSITIVE_ABOVE
-        elif level == "response" and passage.response_label is not None:
-            found[f"{passage.id}#response"] = passage.response_label > POSITIVE_ABOVE
-        elif level == "prompt" and passage.prompt_label is not None:
-            found[f"{passage.id}#prompt"] = passage.prompt_label > POSITIVE_ABOVE
+                    found[f"{record.id}#claim{index}"] = claim.label > POSITIVE_ABOVE
+        elif level == "response" and record.response_label is not None:
+            found[f"{record.id}#response"] = record.response_label > POSITIVE_ABOVE
+        elif level == "prompt" and record.prompt_label is not None:
+            found[f"{record.id}#prompt"] = record.prompt_label > POSITIVE_ABOVE
     return found
 
 

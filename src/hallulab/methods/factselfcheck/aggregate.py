@@ -31,54 +31,54 @@ def aggregate(ctx: AggregateContext[FactSelfCheckScores]) -> Aggregated:
     graphs = graphs_by_record(ctx.artifacts["knowledge_graphs"])
     chosen = partition(ctx.records, HAS_RESPONSE, HAS_SAMPLES, present_in(graphs, "no knowledge graph"))
     chosen.warn(ctx.log, "FactSelfCheck")
-    passages = chosen.kept
+    records = chosen.kept
     table = ScoreTable()
     counts: Counter[str] = Counter()
-    for passage in passages:
-        record = graphs[passage.id]
-        columns = [int(i) for i in selected_columns(passage.id, len(record.sample_kgs), selection)]
-        facts = record.passage_kg
+    for record in records:
+        graph = graphs[record.id]
+        columns = [int(i) for i in selected_columns(record.id, len(graph.sample_kgs), selection)]
+        facts = graph.passage_kg
         per_variant: dict[str, list[float | None]] = {
-            "fsc_kg_freq": [frequency_score(f, [record.sample_kgs[i] for i in columns]) for f in facts],
+            "fsc_kg_freq": [frequency_score(f, [graph.sample_kgs[i] for i in columns]) for f in facts],
             "fsc_random_fact": [
-                random.Random(f"{knobs.random_seed}:{passage.id}:{i}").random() for i in range(len(facts))
+                random.Random(f"{knobs.random_seed}:{record.id}:{i}").random() for i in range(len(facts))
             ],
         }
         for variant in ctx.raw.llm_variants:
-            stored = ctx.raw.answers.get(variant, {}).get(passage.id)
+            stored = ctx.raw.answers.get(variant, {}).get(record.id)
             if stored is None:
                 continue
             name = "fsc_kg_llm" if variant == "kg" else "fsc_text"
             per_variant[name] = [llm_score([row[i] for i in columns]) for row in stored]
             counts[f"{name}_facts_without_valid_answers"] += sum(v is None for v in per_variant[name])
-            shares = ctx.raw.no_probabilities.get(variant, {}).get(passage.id)
+            shares = ctx.raw.no_probabilities.get(variant, {}).get(record.id)
             if shares is not None:  # the format-free reading: mean P(No) share over the samples
                 per_variant[f"{name}_pno"] = [llm_score([row[i] for i in columns]) for row in shares]
                 counts[f"{name}_pno_facts_without_shares"] += sum(v is None for v in per_variant[f"{name}_pno"])
         for base, scores in per_variant.items():
             by_fact = dict(zip(facts, scores, strict=True))
             occurrence = 0  # a fact row per (sentence, triple): a triple may occur in two sentences
-            for s_index, kg in enumerate(record.sentence_kgs):
+            for s_index, kg in enumerate(graph.sentence_kgs):
                 for fact in kg:
                     value = by_fact[fact]
                     if value is not None:
-                        table.add(base, "fact", passage.id, occurrence, float(value), sentence_index=s_index)
+                        table.add(base, "fact", record.id, occurrence, float(value), sentence_index=s_index)
                     occurrence += 1
             aggregations = ("mean",) if base == "fsc_random_fact" else knobs.aggregations
             for aggregation in aggregations:
                 name = f"{base}_{aggregation}"
                 sentence_values = []
-                for s_index, kg in enumerate(record.sentence_kgs):
+                for s_index, kg in enumerate(graph.sentence_kgs):
                     fact_scores = defined_scores(kg, by_fact)
                     counts[f"{name}_sentences_without_facts"] += not fact_scores
                     value = sentence_score(fact_scores, aggregation)
                     sentence_values.append(value)
-                    table.add(name, "sentence", passage.id, s_index, value, sentence_index=s_index)
-                table.add_response(name, passage.id, float(np.mean(sentence_values)) if sentence_values else 0.5)
-                for c_index, kg in enumerate(record.claim_kgs):  # given claims: Eq. 11 over the claim's triples
+                    table.add(name, "sentence", record.id, s_index, value, sentence_index=s_index)
+                table.add_response(name, record.id, float(np.mean(sentence_values)) if sentence_values else 0.5)
+                for c_index, kg in enumerate(graph.claim_kgs):  # given claims: Eq. 11 over the claim's triples
                     fact_scores = defined_scores(kg, by_fact)
                     counts[f"{name}_claims_without_facts"] += not fact_scores
-                    table.add(name, "claim", passage.id, c_index, sentence_score(fact_scores, aggregation))
+                    table.add(name, "claim", record.id, c_index, sentence_score(fact_scores, aggregation))
     artifact = ctx.artifacts["knowledge_graphs"]
     diagnostics: dict[str, Any] = {
         **ctx.raw.diagnostics,

@@ -24,8 +24,8 @@ def score(ctx: BuildContext) -> FactSelfCheckScores:
     graphs = graphs_by_record(ctx.artifacts["knowledge_graphs"])
     chosen = partition(ctx.records, HAS_RESPONSE, HAS_SAMPLES, present_in(graphs, "no knowledge graph"))
     chosen.warn(ctx.log, "FactSelfCheck")  # the aggregate step reports them in its diagnostics
-    passages = chosen.kept
-    subset = passages if knobs.llm_records is None else passages[: knobs.llm_records]
+    records = chosen.kept
+    subset = records if knobs.llm_records is None else records[: knobs.llm_records]
     counts: Counter[str] = Counter()
     answers: dict[str, dict[str, list[list[float | None]]]] = {}
     no_probabilities: dict[str, dict[str, list[list[float | None]]]] = {}
@@ -39,15 +39,15 @@ def score(ctx: BuildContext) -> FactSelfCheckScores:
         for variant in knobs.llm_variants:
             template = ctx.resources.prompt(f"factselfcheck.{variant}_prompt")
             prompts, slots = [], []
-            for passage in subset:
-                record = graphs[passage.id]
-                facts = record.passage_kg
+            for record in subset:
+                graph = graphs[record.id]
+                facts = graph.passage_kg
                 for f_index, fact in enumerate(facts):
-                    for s_index, sample in enumerate(passage.samples):
-                        context = graph_text(record.sample_kgs[s_index]) if variant == "kg" else sample
+                    for s_index, sample in enumerate(record.samples):
+                        context = graph_text(graph.sample_kgs[s_index]) if variant == "kg" else sample
                         key = "knowledge_graph" if variant == "kg" else "text"
                         prompts.append(template.messages(fact=fact.text(), **{key: context}))
-                        slots.append((passage.id, f_index, s_index, len(facts), len(passage.samples)))
+                        slots.append((record.id, f_index, s_index, len(facts), len(record.samples)))
             calls[f"{variant}_llm"] = len(prompts)
             replies = llm.generate(prompts, params) if prompts else []
             for (rid, f_index, s_index, n_facts, n_samples), reply in zip(slots, replies, strict=True):
@@ -63,7 +63,7 @@ def score(ctx: BuildContext) -> FactSelfCheckScores:
                     share = yes_no_probability(reply.tokens)
                     counts[f"{variant}_pno_missing"] += share is None
                     shares[f_index][s_index] = share
-    ctx.log.info("FactSelfCheck: %s on %d of %d records", dict(counts), len(subset), len(passages))
+    ctx.log.info("FactSelfCheck: %s on %d of %d records", dict(counts), len(subset), len(records))
     return FactSelfCheckScores(
         llm_variants=list(knobs.llm_variants),
         llm_records=[p.id for p in subset],

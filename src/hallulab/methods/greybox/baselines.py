@@ -43,11 +43,11 @@ class SentenceSpans:
     ends: tuple[int, ...]
 
     @classmethod
-    def of(cls, passage: Record, spans: Sequence[tuple[int, int] | None]) -> SentenceSpans:
+    def of(cls, record: Record, spans: Sequence[tuple[int, int] | None]) -> SentenceSpans:
         """From the sentence artifact's spans; a sentence without a span cannot own tokens."""
         for i, span in enumerate(spans):
             if span is None:
-                raise RecordError(passage.id, f"sentences[{i}]", "not found in the response text (in order)")
+                raise RecordError(record.id, f"sentences[{i}]", "not found in the response text (in order)")
         located = [s for s in spans if s is not None]
         return cls(tuple(s[0] for s in located), tuple(s[1] for s in located))
 
@@ -74,10 +74,10 @@ class PassageGreybox:
 
 
 def passage_scores(
-    passage: Record, spans: Sequence[tuple[int, int] | None], tokens: Sequence[TokenStats]
+    record: Record, spans: Sequence[tuple[int, int] | None], tokens: Sequence[TokenStats]
 ) -> PassageGreybox:
     """Sentence scores and the passage score of each variant, for one passage."""
-    owners = np.asarray(assign_tokens(SentenceSpans.of(passage, spans), tokens))
+    owners = np.asarray(assign_tokens(SentenceSpans.of(record, spans), tokens))
     logprobs = np.asarray([t.logprob for t in tokens], dtype=np.float64)
     has_entropy = all(t.entropy is not None for t in tokens)
     entropy = np.asarray([t.entropy if t.entropy is not None else np.nan for t in tokens], dtype=np.float64)
@@ -87,10 +87,10 @@ def passage_scores(
         if name == "entropy" and not has_entropy:
             continue
         avg, mx = [], []
-        for i in range(len(passage.sentences)):
+        for i in range(len(record.sentences)):
             chosen = values[owners == i]
             if chosen.size == 0:
-                raise RecordError(passage.id, f"sentences[{i}]", "no scored token falls inside this sentence")
+                raise RecordError(record.id, f"sentences[{i}]", "no scored token falls inside this sentence")
             avg.append(average(chosen))
             mx.append(maximum(chosen))
         out[f"avg_{name}"] = (avg, average(values[owners >= 0]))
@@ -99,19 +99,19 @@ def passage_scores(
 
 
 def score_records(
-    passages: Sequence[Record],
+    records: Sequence[Record],
     spans: Mapping[str, Sequence[tuple[int, int] | None]],
     token_stats: Mapping[str, Sequence[TokenStats]],
 ) -> tuple[pd.DataFrame, dict[str, object]]:
     """All four variants (two when the token source gives no entropy) over a data set:
     sentence rows and response rows, and the diagnostics."""
-    per_passage = {p.id: passage_scores(p, spans[p.id], token_stats[p.id]) for p in passages}
+    per_passage = {p.id: passage_scores(p, spans[p.id], token_stats[p.id]) for p in records}
     names = [v for v in VARIANTS if all(v in s.variants for s in per_passage.values())]
     table = ScoreTable()
     for name in names:
-        for passage in passages:
-            sentence_values, passage_value = per_passage[passage.id].variants[name]
-            table.add_sentences(name, passage.id, sentence_values, spans[passage.id])
-            table.add_response(name, passage.id, passage_value)
+        for record in records:
+            sentence_values, passage_value = per_passage[record.id].variants[name]
+            table.add_sentences(name, record.id, sentence_values, spans[record.id])
+            table.add_response(name, record.id, passage_value)
     tokens_outside = sum(s.tokens_between_sentences for s in per_passage.values())
     return table.frame(), {"tokens_between_sentences": tokens_outside, "variants": names}

@@ -204,7 +204,7 @@ def aggregate(ctx: AggregateContext[HalluCheckScores]) -> Aggregated:
     knobs = ctx.params.typed(HalluCheckKnobs, "hallucheck.aggregate")
     raw = ctx.raw
     require_verdicts(raw, knobs)
-    passages = {p.id: p for p in ctx.records}
+    records = {p.id: p for p in ctx.records}
     table = ScoreTable()
     counts: Counter[str] = Counter()
     #: (tagging, regeneration, mode suffix, record, fact index) -> the flag, for the modes the
@@ -240,8 +240,8 @@ def aggregate(ctx: AggregateContext[HalluCheckScores]) -> Aggregated:
                             )
                         details.add(name, "fact", rid, entry["index"], fact_rows[fact_key])
                         by_sentence.setdefault(entry["sentence_index"], []).append(float(flag))
-                    passage = passages.get(rid)
-                    for s in range(len(passage.sentences) if passage else 0):
+                    record = records.get(rid)
+                    for s in range(len(record.sentences) if record else 0):
                         values = by_sentence.get(s)
                         table.add(
                             name,
@@ -255,7 +255,7 @@ def aggregate(ctx: AggregateContext[HalluCheckScores]) -> Aggregated:
                         counts[f"{name}_responses_without_checkable_facts"] += 1
                     table.add_response(name, rid, float(np.mean(flags)) if flags else knobs.no_fact_score)
     for tagging in raw.taggings:
-        _fact_nll_variant(tagging, raw, passages, table, counts)
+        _fact_nll_variant(tagging, raw, records, table, counts)
     diagnostics: dict[str, Any] = {
         **raw.diagnostics,
         **dict(counts),
@@ -287,7 +287,7 @@ def fact_nll(logprobs: Sequence[float]) -> float | None:
 def _fact_nll_variant(
     tagging: str,
     raw: HalluCheckScores,
-    passages: Mapping[str, Any],
+    records: Mapping[str, Any],
     table: ScoreTable,
     counts: Counter[str],
 ) -> None:
@@ -298,11 +298,11 @@ def _fact_nll_variant(
     gets the median fact score of the data set (neutral, as 0.5 is there), a response
     without one the largest response score (no checkable fact = hallucinated); both counted."""
     name = f"hallucheck_{tagging}_factnll"
-    records = raw.records
-    if not any("fact_logprobs" in e for by_tag in records.values() for e in by_tag.get(tagging, [])):
+    checked = raw.records
+    if not any("fact_logprobs" in e for by_tag in checked.values() for e in by_tag.get(tagging, [])):
         return  # the score step stored no fact probabilities (a black-box generator, or switched off)
     by_record: dict[str, dict[int, list[float]]] = {}
-    for rid, by_tag in records.items():
+    for rid, by_tag in checked.items():
         by_sentence = by_record.setdefault(rid, {})
         for entry in by_tag.get(tagging, []):
             value = fact_nll(entry["fact_logprobs"]) if "fact_logprobs" in entry else None
@@ -315,8 +315,8 @@ def _fact_nll_variant(
     responses = {rid: max((max(v) for v in by_s.values()), default=None) for rid, by_s in by_record.items()}
     worst = max((v for v in responses.values() if v is not None), default=0.0)
     for rid, by_sentence in by_record.items():
-        passage = passages.get(rid)
-        for s in range(len(passage.sentences) if passage else 0):
+        record = records.get(rid)
+        for s in range(len(record.sentences) if record else 0):
             values = by_sentence.get(s)
             counts[f"{name}_sentences_without_scored_facts"] += not values
             table.add(name, "sentence", rid, s, max(values) if values else neutral, sentence_index=s)

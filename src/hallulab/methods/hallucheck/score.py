@@ -169,7 +169,7 @@ def score(ctx: BuildContext) -> HalluCheckScores:
         raise ConfigError(f"hallucheck.score.taggings: {missing} were not extracted (atomic_facts.taggings)")
     chosen = partition(ctx.records, HAS_RESPONSE)
     chosen.warn(ctx.log, "HalluCheck")
-    passages = {p.id: p for p in chosen.kept}
+    records = {p.id: p for p in chosen.kept}
 
     # 1. one question per distinct (fact, sentence)
     facts = {t: facts_by_record(ctx.artifacts["atomic_facts"], t) for t in knobs.taggings}
@@ -177,10 +177,10 @@ def score(ctx: BuildContext) -> HalluCheckScores:
         (rid, tagging, f.index)
         for tagging in knobs.taggings
         for rid, record_facts in facts[tagging].items()
-        if rid in passages
+        if rid in records
         for f in record_facts
     ]
-    pairs = [(facts[t][rid][i].text, passages[rid].sentences[facts[t][rid][i].sentence_index]) for rid, t, i in items]
+    pairs = [(facts[t][rid][i].text, records[rid].sentences[facts[t][rid][i].sentence_index]) for rid, t, i in items]
     distinct = list(dict.fromkeys(pairs))
     questions = dict(zip(distinct, _questions(ctx, knobs, distinct, counts), strict=True))
 
@@ -195,14 +195,14 @@ def score(ctx: BuildContext) -> HalluCheckScores:
     # 3. the answer span read out of the original response and out of every regenerated answer
     originals = list(
         dict.fromkeys(
-            (q, passages[rid].response or "")
+            (q, records[rid].response or "")
             for (rid, _, _), pair in zip(items, pairs, strict=True)
             if (q := questions[pair])
         )
     )
     spans = _read_spans(ctx, knobs, originals, regenerated, counts)
 
-    records: dict[str, dict[str, list[CheckedFact]]] = {}
+    by_record: dict[str, dict[str, list[CheckedFact]]] = {}
     for (rid, tagging, index), pair in zip(items, pairs, strict=True):
         fact = facts[tagging][rid][index]
         question = questions[pair]
@@ -220,17 +220,17 @@ def score(ctx: BuildContext) -> HalluCheckScores:
             }
             if (question, fact.text) in fact_logprobs:
                 entry["fact_logprobs"] = fact_logprobs[(question, fact.text)]
-            entry["original_span"] = spans[(question, passages[rid].response or "")]
-        records.setdefault(rid, {}).setdefault(tagging, []).append(entry)
-    for rid in passages:
-        records.setdefault(rid, {})
+            entry["original_span"] = spans[(question, records[rid].response or "")]
+        by_record.setdefault(rid, {}).setdefault(tagging, []).append(entry)
+    for rid in records:
+        by_record.setdefault(rid, {})
         for tagging in knobs.taggings:
-            records[rid].setdefault(tagging, [])
+            by_record[rid].setdefault(tagging, [])
 
     # 4. the judge on each response's pairs of answer spans, one prompt per response, tagging
     # and regeneration, as released
     keys = [f"{r}/{d}" for r in regenerators for d in knobs.decodings]
-    _judge_records(ctx, knobs, records, keys, counts)
+    _judge_records(ctx, knobs, by_record, keys, counts)
     counts["questions_asked"] = len(distinct)
     span_roles = ["qa"] if knobs.span_reader == "llm" else []
     ctx.log.info("HalluCheck: %s", dict(counts))
@@ -241,7 +241,7 @@ def score(ctx: BuildContext) -> HalluCheckScores:
             role: ctx.resources.llm_name(role)
             for role in ("question_generator", *regenerators, *span_roles, *(["judge"] if knobs.judge else []))
         },
-        records=records,
+        records=by_record,
         diagnostics={**dict(counts), **chosen.diagnostics()},
     )
 

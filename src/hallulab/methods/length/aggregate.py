@@ -14,22 +14,22 @@ from hallulab.pipeline.context import AggregateContext, Aggregated
 VARIANT = "length_tokens"
 
 
-def score_units(passages: Sequence[Record]) -> tuple[ScoreTable, Counter[str]]:
+def score_units(records: Sequence[Record]) -> tuple[ScoreTable, Counter[str]]:
     """One row per unit a record holds (module docstring of :mod:`hallulab.methods.length`),
     and the count of units scored at each level."""
     table = ScoreTable()
     counts: Counter[str] = Counter()
-    for passage in passages:
-        for index, claim in enumerate(passage.claims):
-            table.add(VARIANT, "claim", passage.id, index, token_count(claim.text), sentence_index=claim.sentence_index)
+    for record in records:
+        for index, claim in enumerate(record.claims):
+            table.add(VARIANT, "claim", record.id, index, token_count(claim.text), sentence_index=claim.sentence_index)
             counts["claims_scored"] += 1
-        table.add_sentences(VARIANT, passage.id, [token_count(sentence) for sentence in passage.sentences])
-        counts["sentences_scored"] += len(passage.sentences)
-        if passage.response is not None:
-            table.add_response(VARIANT, passage.id, token_count(passage.response))
+        table.add_sentences(VARIANT, record.id, [token_count(sentence) for sentence in record.sentences])
+        counts["sentences_scored"] += len(record.sentences)
+        if record.response is not None:
+            table.add_response(VARIANT, record.id, token_count(record.response))
             counts["responses_scored"] += 1
-        if passage.prompt is not None:
-            table.add(VARIANT, "prompt", passage.id, 0, token_count(passage.prompt))
+        if record.prompt is not None:
+            table.add(VARIANT, "prompt", record.id, 0, token_count(record.prompt))
             counts["prompts_scored"] += 1
     return table, counts
 

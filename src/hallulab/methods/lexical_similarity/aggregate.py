@@ -40,11 +40,11 @@ def aggregate(ctx: AggregateContext[None]) -> Aggregated:
     scorable = partition(ctx.records, HAS_RESPONSE, two_samples_chosen(selection))
     scorable.warn(ctx.log, "Lexical Similarity")
     counts: Counter[str] = Counter(SKIP_COUNTS[s.reason] for s in scorable.skipped)
-    for passage in scorable.kept:
-        chosen = [passage.samples[int(i)] for i in selected_columns(passage.id, len(passage.samples), selection)]
+    for record in scorable.kept:
+        chosen = [record.samples[int(i)] for i in selected_columns(record.id, len(record.samples), selection)]
         words = [tokens(text, knobs.use_stemmer) for text in chosen]
         for metric in knobs.metrics:
-            table.add_response(f"lexsim_{metric}", passage.id, lexical_uncertainty(words, metric))
+            table.add_response(f"lexsim_{metric}", record.id, lexical_uncertainty(words, metric))
         counts["records_scored"] += 1
     diagnostics = {
         **dict(counts),

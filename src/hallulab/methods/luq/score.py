@@ -26,19 +26,19 @@ from hallulab.pipeline.context import BuildContext
 Contradiction = Callable[[list[str], list[str]], np.ndarray]
 
 
-def sentence_matrices(passages: Sequence[Record], contradiction: Contradiction) -> dict[str, np.ndarray]:
+def sentence_matrices(records: Sequence[Record], contradiction: Contradiction) -> dict[str, np.ndarray]:
     """Every record's I x N_max matrix of 1 - S(s_i, r_n), the sample r_n the premise."""
-    sentences, samples = sentence_sample_grid(passages, "LUQ")
-    return unflatten(passages, contradiction(samples, sentences))
+    sentences, samples = sentence_sample_grid(records, "LUQ")
+    return unflatten(records, contradiction(samples, sentences))
 
 
 def score(ctx: BuildContext) -> SampleMatrixScores:
     chosen = scorable(ctx.records)
     chosen.warn(ctx.log, "LUQ")
-    passages = chosen.kept
+    records = chosen.kept
     scorer = NLIScorer(ctx.params.typed(NLIKnobs, "nli"), cache=ctx.resources.cache)
-    matrices = sentence_matrices(passages, lambda p, h: scorer.contradiction_probs(p, h, progress=True))
-    sentences, samples = sentence_sample_grid(passages, "LUQ")
+    matrices = sentence_matrices(records, lambda p, h: scorer.contradiction_probs(p, h, progress=True))
+    sentences, samples = sentence_sample_grid(records, "LUQ")
     stored = SampleMatrices(
         method="luq",
         variant=VARIANT,

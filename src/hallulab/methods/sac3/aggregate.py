@@ -26,9 +26,9 @@ def aggregate(ctx: AggregateContext[None]) -> Aggregated:
     table = ScoreTable()
     counts: Counter[str] = Counter()
     scored: set[str] = set()  # a record either variant scored; the others are skipped
-    for passage in ctx.records:
+    for record in ctx.records:
         for variant, key in (("sac3_q", "perb_sc"), ("sac3_sc", "self_sc")):
-            verdicts = passage.meta.get(key)
+            verdicts = record.meta.get(key)
             if not verdicts:
                 counts[f"{variant}_records_without_verdicts"] += 1
                 continue
@@ -37,8 +37,8 @@ def aggregate(ctx: AggregateContext[None]) -> Aggregated:
             if score is None:
                 counts[f"{variant}_records_without_verdicts"] += 1
                 continue
-            table.add_response(variant, passage.id, score)
-            scored.add(passage.id)
+            table.add_response(variant, record.id, score)
+            scored.add(record.id)
     skipped = [Skipped(p.id, "no verdicts") for p in ctx.records if p.id not in scored]
     log_skipped(ctx.log, "SAC3", skipped)
     diagnostics = {

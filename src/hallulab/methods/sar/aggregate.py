@@ -21,25 +21,25 @@ def aggregate(ctx: AggregateContext[SarScores]) -> Aggregated:
     stored = ctx.raw
     table = ScoreTable()
     counts: Counter[str] = Counter()
-    for passage in ctx.records:
-        record = stored.records.get(passage.id)
-        if record is None:
+    for record in ctx.records:
+        stored_record = stored.records.get(record.id)
+        if stored_record is None:
             continue
-        if record["response_token_sar"] is not None:
-            table.add_response("token_sar", passage.id, record["response_token_sar"])
-        chosen = selected_columns(passage.id, len(record["log_probs"]), selection)
-        similarity = np.asarray(record["similarity"], dtype=np.float64)[np.ix_(chosen, chosen)]
-        log_probs = [v for i in chosen if (v := record["log_probs"][int(i)]) is not None]
+        if stored_record["response_token_sar"] is not None:
+            table.add_response("token_sar", record.id, stored_record["response_token_sar"])
+        chosen = selected_columns(record.id, len(stored_record["log_probs"]), selection)
+        similarity = np.asarray(stored_record["similarity"], dtype=np.float64)[np.ix_(chosen, chosen)]
+        log_probs = [v for i in chosen if (v := stored_record["log_probs"][int(i)]) is not None]
         if len(log_probs) < len(chosen):
             counts["sentence_sar_records_with_an_empty_sample"] += 1
         else:
-            table.add_response("sentence_sar", passage.id, sentence_sar(log_probs, similarity, knobs.temperature))
-        if "token_sar" in record:
-            token_sars = [v for i in chosen if (v := record["token_sar"][int(i)]) is not None]
+            table.add_response("sentence_sar", record.id, sentence_sar(log_probs, similarity, knobs.temperature))
+        if "token_sar" in stored_record:
+            token_sars = [v for i in chosen if (v := stored_record["token_sar"][int(i)]) is not None]
             if len(token_sars) < len(chosen):
                 counts["sar_records_with_a_sample_without_token_sar"] += 1
             else:
-                table.add_response("sar", passage.id, sar(token_sars, similarity, knobs.temperature))
+                table.add_response("sar", record.id, sar(token_sars, similarity, knobs.temperature))
         counts["records_scored"] += 1
     diagnostics = {
         **stored.diagnostics,

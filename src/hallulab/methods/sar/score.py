@@ -63,20 +63,20 @@ class TokenPlan:
 
 
 def _plan(
-    request: PairRequest, passage: Record, field: str, text: str, tokens: Sequence[TokenStats]
+    request: PairRequest, record: Record, field: str, text: str, tokens: Sequence[TokenStats]
 ) -> TokenPlan | None:
     """The text's token plan (None without tokens); a RecordError naming the field when the
     tokens' offsets do not fit the text."""
     if not tokens:
         return None
     try:
-        return TokenPlan.of(request, passage.prompt, text, tokens)
+        return TokenPlan.of(request, record.prompt, text, tokens)
     except ValueError as error:
-        raise RecordError(passage.id, field, f"its token statistics do not fit its text ({error})") from error
+        raise RecordError(record.id, field, f"its token statistics do not fit its text ({error})") from error
 
 
 def sar_records(
-    passages: Sequence[Record],
+    records: Sequence[Record],
     sample_tokens: Mapping[str, Sequence[Sequence[TokenStats]]],
     response_tokens: Mapping[str, Sequence[TokenStats]],
     similarity: PairSimilarity,
@@ -87,29 +87,29 @@ def sar_records(
     token statistics, every similarity in one request to ``similarity``, and the counts."""
     request = PairRequest.empty()
     plans = []
-    for passage in passages:
-        samples = passage.samples
+    for record in records:
+        samples = record.samples
         matrix = request.add([(a, b) for a in samples for b in samples])
-        tokens = sample_tokens[passage.id]
+        tokens = sample_tokens[record.id]
         sample_plans = (
             [
-                _plan(request, passage, f"samples[{j}]", s, t)
+                _plan(request, record, f"samples[{j}]", s, t)
                 for j, (s, t) in enumerate(zip(samples, tokens, strict=True))
             ]
             if token_relevance
             else None
         )
-        response = _plan(request, passage, "response", passage.response or "", response_tokens.get(passage.id, ()))
-        plans.append((passage, matrix, sample_plans, response))
+        response = _plan(request, record, "response", record.response or "", response_tokens.get(record.id, ()))
+        plans.append((record, matrix, sample_plans, response))
     values = request.run(similarity)
     counts: Counter[str] = Counter({"similarity_pairs": len(request.firsts)})
-    records: dict[str, RecordSar] = {}
-    for passage, matrix, sample_plans, response in plans:
-        n = len(passage.samples)
-        tokens = sample_tokens[passage.id]
+    by_record: dict[str, RecordSar] = {}
+    for record, matrix, sample_plans, response in plans:
+        n = len(record.samples)
+        tokens = sample_tokens[record.id]
         log_probs: list[float | None] = [sum(t.logprob for t in stats) if stats else None for stats in tokens]
         counts["samples_without_tokens"] += sum(not stats for stats in tokens)
-        record: RecordSar = {
+        values_of: RecordSar = {
             "log_probs": log_probs,
             "similarity": values[matrix].reshape(n, n).tolist(),
             "response_token_sar": None,
@@ -120,23 +120,23 @@ def sar_records(
                 value = None if plan is None else token_sar([t.logprob for t in stats], plan.read(values))
                 counts["samples_with_every_relevance_zero"] += plan is not None and value is None
                 token_sars.append(value)
-            record["token_sar"] = token_sars
+            values_of["token_sar"] = token_sars
         if response is None:
             counts["responses_without_tokens"] += 1
         else:
-            lls = [t.logprob for t in response_tokens[passage.id]]
-            record["response_token_sar"] = token_sar(lls, response.read(values))
-            counts["responses_with_every_relevance_zero"] += record["response_token_sar"] is None
-        records[passage.id] = record
+            lls = [t.logprob for t in response_tokens[record.id]]
+            values_of["response_token_sar"] = token_sar(lls, response.read(values))
+            counts["responses_with_every_relevance_zero"] += values_of["response_token_sar"] is None
+        by_record[record.id] = values_of
         counts["records_scored"] += 1
-    return records, counts
+    return by_record, counts
 
 
 def score(ctx: BuildContext) -> SarScores:
     knobs = ctx.params.typed(SarScoreKnobs, "sar.score")
     chosen = partition(ctx.records, HAS_RESPONSE, HAS_SAMPLES)
     chosen.warn(ctx.log, "SAR")
-    passages = chosen.kept
+    records = chosen.kept
     llm = ctx.resources.llm("proxy")
     if not llm.capabilities.teacher_forcing:
         raise ConfigError(
@@ -145,17 +145,17 @@ def score(ctx: BuildContext) -> SarScores:
         )
     config = ctx.params.typed(SentenceSimilarityKnobs, "sentence_similarity")
     similarity = SentenceSimilarity(config, cache=ctx.resources.cache)
-    if passages:
+    if records:
         similarity.model  # noqa: B018  (a model that cannot be loaded stops the step before the proxy's calls)
-    prefixes = [prefix_for(knobs.prefix, p) for p in passages for _ in p.samples]
-    scored = llm.score(prefixes, [s for p in passages for s in p.samples]) if prefixes else []
+    prefixes = [prefix_for(knobs.prefix, p) for p in records for _ in p.samples]
+    scored = llm.score(prefixes, [s for p in records for s in p.samples]) if prefixes else []
     sample_tokens: dict[str, list[list[TokenStats]]] = {}
     at = 0
-    for passage in passages:
-        sample_tokens[passage.id] = scored[at : at + len(passage.samples)]
-        at += len(passage.samples)
-    records, counts = sar_records(
-        passages,
+    for record in records:
+        sample_tokens[record.id] = scored[at : at + len(record.samples)]
+        at += len(record.samples)
+    by_record, counts = sar_records(
+        records,
         sample_tokens,
         token_stats(ctx.artifacts["response_tokens"]),
         similarity.scores,
@@ -166,6 +166,6 @@ def score(ctx: BuildContext) -> SarScores:
         similarity={"name": config.name, **similarity.identity},
         prefix=knobs.prefix,
         token_relevance=knobs.token_relevance,
-        records=records,
+        records=by_record,
         diagnostics={**dict(counts), **chosen.diagnostics()},
     )

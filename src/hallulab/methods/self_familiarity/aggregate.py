@@ -145,10 +145,10 @@ def _baseline_scores(
 ) -> None:
     """Table 2's baselines as hallucination scores (higher: less familiar), through ``put``."""
     tokens = token_stats(ctx.artifacts["response_tokens"])
-    for passage in ctx.records:
-        if passage.id in tokens and passage.id in raw.baselines:
-            for variant, value in _greedy(tokens[passage.id]).items():
-                put(variant, passage.id, value)
+    for record in ctx.records:
+        if record.id in tokens and record.id in raw.baselines:
+            for variant, value in _greedy(tokens[record.id]).items():
+                put(variant, record.id, value)
     for rid, found in raw.baselines.items():
         for name in ("sample_bertscore", "sample_sentencescore"):
             if name in found:

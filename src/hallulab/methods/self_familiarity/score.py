@@ -54,29 +54,29 @@ def _forward(
 
 
 def _baselines(
-    ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, passages: list[Record], counts: Counter[str]
+    ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, records: list[Record], counts: Counter[str]
 ) -> dict[str, RecordBaselines]:
     """Step 3: Table 2's baselines that call the model (forward questions, sampling, Self-Detection)."""
-    baselines: dict[str, RecordBaselines] = {p.id: {} for p in passages}
+    baselines: dict[str, RecordBaselines] = {p.id: {} for p in records}
     if "forward_inference" in knobs.baselines:
-        rows = [{"domain": str(p.meta.get("domain", "general")), "instruction": p.prompt or ""} for p in passages]
+        rows = [{"domain": str(p.meta.get("domain", "general")), "instruction": p.prompt or ""} for p in records]
         for p, reply in zip(
-            passages, _forward(ctx, knobs, "self_familiarity.forward_inference_prompt", rows), strict=True
+            records, _forward(ctx, knobs, "self_familiarity.forward_inference_prompt", rows), strict=True
         ):
             baselines[p.id]["forward_inference"] = reply
     if "forward_self" in knobs.baselines:
-        answered = [p for p in passages if p.response]
-        counts["forward_self_without_response"] = len(passages) - len(answered)
+        answered = [p for p in records if p.response]
+        counts["forward_self_without_response"] = len(records) - len(answered)
         rows = [{"response": (p.response or "").replace("\n", " "), "instruction": p.prompt or ""} for p in answered]
         for p, reply in zip(answered, _forward(ctx, knobs, "self_familiarity.forward_self_prompt", rows), strict=True):
             baselines[p.id]["forward_self"] = reply
     sampling = [b for b in knobs.baselines if b.startswith("sample_")]
     if sampling:
-        similarities = sample_similarities(ctx, [p for p in passages], knobs, sampling, counts)
+        similarities = sample_similarities(ctx, [p for p in records], knobs, sampling, counts)
         for rid, values in similarities.items():
             baselines[rid].update(values)
     if "self_detection" in knobs.baselines:
-        for rid, entry in self_detection(ctx, knobs, passages, counts).items():
+        for rid, entry in self_detection(ctx, knobs, records, counts).items():
             baselines[rid]["self_detection"] = entry
     return baselines
 

@@ -37,19 +37,19 @@ EQUIVALENCE = "cosine of all-MiniLM-L6-v2 sentence embeddings (substitute for th
 
 
 def _rephrasings(
-    ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, passages: Sequence[Record]
+    ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, records: Sequence[Record]
 ) -> dict[str, list[str]]:
     template = ctx.resources.prompt("self_familiarity.rephrase_prompt")
     llm = ctx.resources.llm("generator")
     params = DecodingParams(max_new_tokens=knobs.rephrase_tokens, temperature=knobs.rephrase_temperature)
     prompts, seeds = [], []
-    for passage in passages:
+    for record in records:
         for k in range(knobs.baseline_samples):
-            prompts.append(template.messages(instruction=passage.prompt or ""))
-            seeds.append(sample_seed(knobs.rephrase_seed, f"self_detection:{passage.id}", k))
+            prompts.append(template.messages(instruction=record.prompt or ""))
+            seeds.append(sample_seed(knobs.rephrase_seed, f"self_detection:{record.id}", k))
     replies = llm.generate(prompts, params, seeds) if prompts else []
     size = knobs.baseline_samples
-    return {p.id: [first_line(r.text) for r in replies[i * size : (i + 1) * size]] for i, p in enumerate(passages)}
+    return {p.id: [first_line(r.text) for r in replies[i * size : (i + 1) * size]] for i, p in enumerate(records)}
 
 
 LABELS = ("rephras", "paraphras", "instruction", "question", "new instruction")
@@ -69,17 +69,17 @@ def first_line(reply: str) -> str:
 
 
 def self_detection(
-    ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, passages: Sequence[Record], counts: Counter[str]
+    ctx: BuildContext, knobs: SelfFamiliarityScoreKnobs, records: Sequence[Record], counts: Counter[str]
 ) -> dict[str, SelfDetection]:
     """record id -> {"rephrasings", "answers", "clusters", "entropy"} (entropy None: < 2 answers)."""
-    asked = [p for p in passages if p.prompt]
+    asked = [p for p in records if p.prompt]
     rephrased = _rephrasings(ctx, knobs, asked)
     llm = ctx.resources.llm("generator")
     questions: list[tuple[str, str]] = []  # (record id, rephrased question)
-    for passage in asked:
-        for text in rephrased[passage.id]:
+    for record in asked:
+        for text in rephrased[record.id]:
             if text:
-                questions.append((passage.id, text))
+                questions.append((record.id, text))
             else:
                 counts["self_detection_empty_rephrasings"] += 1
     replies = llm.generate([q for _, q in questions], DecodingParams(max_new_tokens=knobs.self_detection_answer_tokens))
@@ -91,20 +91,20 @@ def self_detection(
             counts["self_detection_empty_answers"] += 1
     vectors = embed_groups(knobs, answers)
     out: dict[str, SelfDetection] = {}
-    for passage in asked:
+    for record in asked:
         entry: SelfDetection = {
-            "rephrasings": rephrased[passage.id],
-            "answers": answers[passage.id],
+            "rephrasings": rephrased[record.id],
+            "answers": answers[record.id],
             "equivalence": EQUIVALENCE,
             "clusters": None,
             "entropy": None,
         }
-        if len(answers[passage.id]) < 2:
+        if len(answers[record.id]) < 2:
             counts["self_detection_records_under_2_answers"] += 1
         else:
-            block = vectors[passage.id]
+            block = vectors[record.id]
             labels = cluster_by_similarity(block @ block.T, knobs.equivalence_threshold)
             entry["clusters"] = labels
             entry["entropy"] = cluster_entropy(labels)
-        out[passage.id] = entry
+        out[record.id] = entry
     return out

@@ -83,13 +83,13 @@ def embed_groups(knobs: SelfFamiliarityScoreKnobs, groups: Mapping[str, Sequence
 
 def sample_similarities(
     ctx: BuildContext,
-    passages: Sequence[Record],
+    records: Sequence[Record],
     knobs: SelfFamiliarityScoreKnobs,
     which: Sequence[str],
     counts: Counter[str],
 ) -> dict[str, SampleSimilarities]:
     """record id -> {"sample_bertscore": s, "sample_sentencescore": s} (None: < 2 samples)."""
-    samples = {p.id: [s for s in p.samples[: knobs.baseline_samples] if s.strip()] for p in passages}
+    samples = {p.id: [s for s in p.samples[: knobs.baseline_samples] if s.strip()] for p in records}
     usable = {rid: texts for rid, texts in samples.items() if len(texts) >= 2}
     counts["sampling_baselines_records_under_2_samples"] = len(samples) - len(usable)
     out = {rid: cast(SampleSimilarities, {name: None for name in which}) for rid in samples}

@@ -11,13 +11,13 @@ from hallulab.pipeline.context import BuildContext
 def score(ctx: BuildContext) -> SampleMatrixScores:
     chosen = scorable(ctx.records)
     chosen.warn(ctx.log, "SelfCheck-BERTScore")
-    passages = chosen.kept
+    records = chosen.kept
     config = ctx.params.typed(BERTScoreKnobs, "bertscore")
     ctx.resources.spacy.require_fits(
-        (p.id, f"samples[{i}]", sample) for p in passages for i, sample in enumerate(p.samples)
+        (p.id, f"samples[{i}]", sample) for p in records for i, sample in enumerate(p.samples)
     )
     support = BERTScoreSupport(config, ctx.resources.spacy, cache=ctx.resources.cache)
-    matrices = record_matrices(passages, support)
+    matrices = record_matrices(records, support)
     stored = SampleMatrices(
         method="selfcheck_bertscore",
         variant="bertscore",

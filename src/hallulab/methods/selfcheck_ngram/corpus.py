@@ -37,31 +37,31 @@ class NgramCorpus:
 
 
 def build_ngram_corpora(
-    passages: Sequence[Record], tokenizer: SpacyTokenizer, response_split: str = "given"
+    records: Sequence[Record], tokenizer: SpacyTokenizer, response_split: str = "given"
 ) -> dict[str, NgramCorpus]:
     """Tokenise every passage; ``response_split`` chooses how R is split (config docs)."""
     if response_split not in RESPONSE_SPLITS:
         raise ValueError(f"response_split must be one of {RESPONSE_SPLITS}, got {response_split!r}")
     tokenizer.require_fits(
         (p.id, field, text)
-        for p in passages
+        for p in records
         for field, text in [("response", p.response or ""), *((f"samples[{i}]", x) for i, x in enumerate(p.samples))]
     )
-    sentence_tokens = iter(tokenizer.tokenize([s for p in passages for s in p.sentences]))
-    parsed_texts = [p.response or "" for p in passages if response_split == "spacy"]
-    parsed_texts += [s for p in passages for s in p.samples]
+    sentence_tokens = iter(tokenizer.tokenize([s for p in records for s in p.sentences]))
+    parsed_texts = [p.response or "" for p in records if response_split == "spacy"]
+    parsed_texts += [s for p in records for s in p.samples]
     parsed = iter(tokenizer.split_sentences(parsed_texts))
     if response_split == "given":
-        given = iter(tokenizer.tokenize([s.strip() for p in passages for s in p.sentences]))
-        responses = [[next(given) for _ in p.sentences] for p in passages]
+        given = iter(tokenizer.tokenize([s.strip() for p in records for s in p.sentences]))
+        responses = [[next(given) for _ in p.sentences] for p in records]
     else:
-        responses = [next(parsed) for _ in passages]
+        responses = [next(parsed) for _ in records]
     corpora = {}
-    for passage, response in zip(passages, responses, strict=True):
-        corpora[passage.id] = NgramCorpus(
-            sentences=[next(sentence_tokens) for _ in passage.sentences],
+    for record, response in zip(records, responses, strict=True):
+        corpora[record.id] = NgramCorpus(
+            sentences=[next(sentence_tokens) for _ in record.sentences],
             response=response,
-            samples=[next(parsed) for _ in passage.samples],
+            samples=[next(parsed) for _ in record.samples],
         )
     return corpora
 

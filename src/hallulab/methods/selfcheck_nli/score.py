@@ -14,19 +14,19 @@ from hallulab.nli.scorer import NLIKnobs, NLIScorer
 from hallulab.pipeline.context import BuildContext
 
 
-def record_matrices(passages: Sequence[Record], scorer: NLIScorer, *, progress: bool = False) -> dict[str, np.ndarray]:
+def record_matrices(records: Sequence[Record], scorer: NLIScorer, *, progress: bool = False) -> dict[str, np.ndarray]:
     """Every passage's I x N_max matrix of P(contradict), all pairs in one batched request."""
-    sentences, samples = sentence_sample_grid(passages, "SelfCheck-NLI")
-    return unflatten(passages, scorer.pair_probs(sentences, samples, progress=progress))
+    sentences, samples = sentence_sample_grid(records, "SelfCheck-NLI")
+    return unflatten(records, scorer.pair_probs(sentences, samples, progress=progress))
 
 
 def score(ctx: BuildContext) -> SampleMatrixScores:
     chosen = scorable(ctx.records)
     chosen.warn(ctx.log, "SelfCheck-NLI")
-    passages = chosen.kept
+    records = chosen.kept
     scorer = NLIScorer(ctx.params.typed(NLIKnobs, "nli"), cache=ctx.resources.cache)
-    matrices = record_matrices(passages, scorer, progress=True)
-    sentences, samples = sentence_sample_grid(passages, "SelfCheck-NLI")
+    matrices = record_matrices(records, scorer, progress=True)
+    sentences, samples = sentence_sample_grid(records, "SelfCheck-NLI")
     ordered = (sentences, samples) if scorer.config.pair_order == "sentence_first" else (samples, sentences)
     stored = SampleMatrices(
         method="selfcheck_nli",

@@ -97,11 +97,11 @@ class PromptMatrices:
 
 
 def record_matrices(
-    passages: Sequence[Record], llm: CachedLLM, config: SelfCheckPromptKnobs, template: PromptTemplate
+    records: Sequence[Record], llm: CachedLLM, config: SelfCheckPromptKnobs, template: PromptTemplate
 ) -> PromptMatrices:
     """Every passage's matrices, all prompts of the data set in one cached request (sent in
     length order, so batches pad little)."""
-    sentences, samples = sentence_sample_grid(passages, "SelfCheck-Prompt")
+    sentences, samples = sentence_sample_grid(records, "SelfCheck-Prompt")
     messages = [
         template.messages(context=sample.replace("\n", " "), sentence=sentence)
         for sentence, sample in zip(sentences, samples, strict=True)
@@ -131,8 +131,8 @@ def record_matrices(
             probability = OTHER
         probabilities[index] = probability
     return PromptMatrices(
-        verdicts=unflatten(passages, flat),
-        probabilities=unflatten(passages, probabilities) if white_box else None,
+        verdicts=unflatten(records, flat),
+        probabilities=unflatten(records, probabilities) if white_box else None,
         counts=verdicts,
         probability_missing=missing if white_box else 0,
     )

@@ -17,10 +17,10 @@ def score(ctx: BuildContext) -> SampleMatrixScores:
     config = typed(SelfCheckPromptKnobs, values, "selfcheck_prompt")
     chosen = scorable(ctx.records)
     chosen.warn(ctx.log, "SelfCheck-Prompt")
-    passages = chosen.kept
+    records = chosen.kept
     llm = ctx.resources.llm("evaluator")
     template = ctx.resources.prompt("selfcheck_prompt.prompt")
-    found = record_matrices(passages, llm, config, template)
+    found = record_matrices(records, llm, config, template)
     identity = {
         "llm": llm.llm.identity().as_key(),
         "evaluator": ctx.resources.llm_name("evaluator"),

@@ -95,14 +95,14 @@ def aggregate(ctx: AggregateContext[SemanticEntropyScores]) -> Aggregated:
     counts: Counter[str] = Counter()
     class_counts: list[int] = []
     farquhar_counts: dict[str, list[int]] = {variant: [] for variant, _ in FARQUHAR_VARIANTS}
-    for passage in ctx.records:
-        record = stored.records.get(passage.id)
-        if record is None:
+    for record in ctx.records:
+        stored_record = stored.records.get(record.id)
+        if stored_record is None:
             continue
-        chosen = selected_columns(passage.id, len(record["log_probs"]), selection)
-        labels = record_classes(passage.id, "classes", record["classes"], chosen, LM_POLYGRAPH)
+        chosen = selected_columns(record.id, len(stored_record["log_probs"]), selection)
+        labels = record_classes(record.id, "classes", stored_record["classes"], chosen, LM_POLYGRAPH)
         class_counts.append(max(labels) + 1)
-        chosen_log_probs = [record["log_probs"][int(i)] for i in chosen]
+        chosen_log_probs = [stored_record["log_probs"][int(i)] for i in chosen]
         empty = any(v is None for v in chosen_log_probs)
         for reading in knobs.class_probability:
             if reading == "sum":
@@ -113,20 +113,20 @@ def aggregate(ctx: AggregateContext[SemanticEntropyScores]) -> Aggregated:
             else:
                 log_probs = None
             entropy = semantic_entropy(labels, log_probs, knobs.entropy_estimation)
-            table.add_response(f"se_{reading}", passage.id, entropy)
-        if "question_classes" not in record or "token_counts" not in record:
+            table.add_response(f"se_{reading}", record.id, entropy)
+        if "question_classes" not in stored_record or "token_counts" not in stored_record:
             counts["se_farquhar_records_without_question_classes"] += 1
         elif empty:
             counts["se_farquhar_records_with_an_empty_sample"] += 1
         else:
-            lengths = [record["token_counts"][int(i)] for i in chosen]
+            lengths = [stored_record["token_counts"][int(i)] for i in chosen]
             answer_log_probs = [float(v) for v in chosen_log_probs if v is not None]
             for variant, rule in FARQUHAR_VARIANTS:
                 grouped = record_classes(
-                    passage.id, "question_classes", record["question_classes"], chosen, farquhar(rule)
+                    record.id, "question_classes", stored_record["question_classes"], chosen, farquhar(rule)
                 )
                 farquhar_counts[variant].append(max(grouped) + 1)
-                table.add_response(variant, passage.id, farquhar_entropy(grouped, answer_log_probs, lengths))
+                table.add_response(variant, record.id, farquhar_entropy(grouped, answer_log_probs, lengths))
         counts["records_scored"] += 1
     diagnostics = {
         **stored.diagnostics,

@@ -37,10 +37,10 @@ from hallulab.pipeline.context import BuildContext
 TWO_SAMPLES = Requirement("fewer than two samples", lambda p: len(p.samples) >= 2)
 
 
-def nli_text(passage: Record, sample: str, nli_input: str) -> str:
+def nli_text(record: Record, sample: str, nli_input: str) -> str:
     """What the NLI model reads for one sample."""
-    if nli_input == "question_answer" and passage.prompt:
-        return f"{passage.prompt} {sample}"
+    if nli_input == "question_answer" and record.prompt:
+        return f"{record.prompt} {sample}"
     return sample
 
 
@@ -54,13 +54,13 @@ def clusterings_by_input(nli_input: str, *, farquhar: bool) -> dict[str, tuple[C
     return found
 
 
-def pair_grid(passages: Sequence[Record], nli_input: str) -> tuple[list[str], list[str]]:
+def pair_grid(records: Sequence[Record], nli_input: str) -> tuple[list[str], list[str]]:
     """Premises and hypotheses of every ordered pair a != b of each record's samples, record by
     record, a-major."""
     premises: list[str] = []
     hypotheses: list[str] = []
-    for passage in passages:
-        texts = [nli_text(passage, s, nli_input) for s in passage.samples]
+    for record in records:
+        texts = [nli_text(record, s, nli_input) for s in record.samples]
         for a, first in enumerate(texts):
             for b, second in enumerate(texts):
                 if a != b:
@@ -69,18 +69,18 @@ def pair_grid(passages: Sequence[Record], nli_input: str) -> tuple[list[str], li
     return premises, hypotheses
 
 
-def nli_grids(passages: Sequence[Record], nli_input: str, *, farquhar: bool) -> dict[str, tuple[list[str], list[str]]]:
+def nli_grids(records: Sequence[Record], nli_input: str, *, farquhar: bool) -> dict[str, tuple[list[str], list[str]]]:
     """NLI input -> the premises and hypotheses of every ordered pair (:func:`pair_grid`): the
     input ``nli_input`` names, and the question-conditioned one Farquhar et al. read."""
-    return {name: pair_grid(passages, name) for name in clusterings_by_input(nli_input, farquhar=farquhar)}
+    return {name: pair_grid(records, name) for name in clusterings_by_input(nli_input, farquhar=farquhar)}
 
 
-def class_matrices(passages: Sequence[Record], classes: Sequence[int]) -> list[list[list[int]]]:
+def class_matrices(records: Sequence[Record], classes: Sequence[int]) -> list[list[list[int]]]:
     """Each record's N x N class matrix from the flat classes of :func:`pair_grid`'s order."""
     out = []
     at = 0
-    for passage in passages:
-        n = len(passage.samples)
+    for record in records:
+        n = len(record.samples)
         matrix = [[0] * n for _ in range(n)]
         for a in range(n):
             for b in range(n):
@@ -104,7 +104,7 @@ class NLIClasses:
 
 
 def nli_classes(
-    passages: Sequence[Record], nli_input: str, *, farquhar: bool, pairs: str, class_probs: ClassProbs
+    records: Sequence[Record], nli_input: str, *, farquhar: bool, pairs: str, class_probs: ClassProbs
 ) -> NLIClasses:
     """The NLI classes the score step stores, ``pairs`` as :class:`SemanticEntropyScoreKnobs`
     says: every ordered pair in one ``class_probs`` request per NLI input, or lazily."""
@@ -113,20 +113,20 @@ def nli_classes(
         matrices = {}
         count = requests = 0
         for name in readers:
-            premises, hypotheses = pair_grid(passages, name)
+            premises, hypotheses = pair_grid(records, name)
             classes = class_probs(premises, hypotheses).argmax(axis=1) if premises else []
-            matrices[name] = class_matrices(passages, classes)
+            matrices[name] = class_matrices(records, classes)
             count += len(premises)
             requests += bool(premises)
         return NLIClasses(matrices, count, requests, min(requests, 1))
     names = list(readers)
     wanted = [
-        PairRequest([nli_text(passage, s, name) for s in passage.samples], readers[name])
+        PairRequest([nli_text(record, s, name) for s in record.samples], readers[name])
         for name in names
-        for passage in passages
+        for record in records
     ]
     found = lazy_class_matrices(wanted, class_probs)
-    size = len(passages)
+    size = len(records)
     lazy = {name: [m.tolist() for m in found.matrices[at * size : (at + 1) * size]] for at, name in enumerate(names)}
     return NLIClasses(lazy, found.pairs, found.requests, found.waves)
 
@@ -135,28 +135,28 @@ def score(ctx: BuildContext) -> SemanticEntropyScores:
     knobs = ctx.params.typed(SemanticEntropyScoreKnobs, "semantic_entropy.score")
     chosen = partition(ctx.records, TWO_SAMPLES)
     chosen.warn(ctx.log, "Semantic Entropy")
-    passages = chosen.kept
+    records = chosen.kept
     llm = ctx.resources.llm("proxy")
     if not llm.capabilities.teacher_forcing:
         raise ConfigError(
             f"llms.proxy ({ctx.resources.llm_name('proxy')}) cannot teacher-force the samples for se_sum; "
             "choose a white-box backend (hf, vllm, or a vLLM server)"
         )
-    prefixes = [prefix_for(knobs.prefix, p) for p in passages for _ in p.samples]
-    scored = llm.score(prefixes, [s for p in passages for s in p.samples]) if prefixes else []
+    prefixes = [prefix_for(knobs.prefix, p) for p in records for _ in p.samples]
+    scored = llm.score(prefixes, [s for p in records for s in p.samples]) if prefixes else []
     scorer = NLIScorer(ctx.params.typed(NLIKnobs, "nli"), cache=ctx.resources.cache)
     found = nli_classes(
-        passages,
+        records,
         knobs.nli_input,
         farquhar=knobs.farquhar,
         pairs=knobs.pairs,
         class_probs=lambda premises, hypotheses: scorer.class_probs(premises, hypotheses, progress=True),
     )
     counts: Counter[str] = Counter()
-    records: dict[str, RecordSamples] = {}
+    by_record: dict[str, RecordSamples] = {}
     token_at = 0
-    for index, passage in enumerate(passages):
-        n = len(passage.samples)
+    for index, record in enumerate(records):
+        n = len(record.samples)
         log_probs: list[float | None] = []
         token_counts: list[int] = []
         for stats in scored[token_at : token_at + n]:
@@ -164,21 +164,21 @@ def score(ctx: BuildContext) -> SemanticEntropyScores:
             token_counts.append(len(stats))
             counts["samples_without_tokens"] += not stats
         token_at += n
-        record: RecordSamples = {
+        values_of: RecordSamples = {
             "log_probs": log_probs,
             "classes": found.matrices[knobs.nli_input][index],
             "token_counts": token_counts,
         }
         if knobs.farquhar:
-            record["question_classes"] = found.matrices["question_answer"][index]
-        records[passage.id] = record
+            values_of["question_classes"] = found.matrices["question_answer"][index]
+        by_record[record.id] = values_of
         counts["records_scored"] += 1
     return SemanticEntropyScores(
         nli={"name": scorer.config.name, **scorer.identity},
         proxy=llm.llm.identity().as_key(),
         nli_input=knobs.nli_input,
         prefix=knobs.prefix,
-        records=records,
+        records=by_record,
         diagnostics={
             **dict(counts),
             "pairs": found.pairs,
