@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--skip-reference", action="store_true")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    records = load_dataset(WIKIBIO)[0][: args.records]
+    records = load_dataset(WIKIBIO)[0][: args.passages]
     print(f"WikiBio passages: {len(records)}, orders {ORDERS}, aggregations avg+max")
 
     with tempfile.TemporaryDirectory() as tmp:

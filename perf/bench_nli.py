@@ -55,7 +55,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    records = [replace(p, samples=p.samples[: args.samples]) for p in load_dataset(WIKIBIO)[0][: args.records]]
+    records = [replace(p, samples=p.samples[: args.samples]) for p in load_dataset(WIKIBIO)[0][: args.passages]]
     pairs = sum(len(p.sentences) * len(p.samples) for p in records)
     with tempfile.TemporaryDirectory() as tmp:
         two = export_two_label(Path(args.model), Path(tmp) / "two")

@@ -447,7 +447,7 @@ def main() -> None:
 
     wikibio = [
         replace(p, samples=p.samples[: args.samples])
-        for p in load_dataset(dataset_config("wikibio"))[0][: args.records]
+        for p in load_dataset(dataset_config("wikibio"))[0][: args.passages]
     ]
     nq_open = load_dataset({**dataset_config("nq_open"), "limit": args.questions})[0]
     sections = {

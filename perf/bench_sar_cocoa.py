@@ -183,7 +183,7 @@ def our_scores(
         )
     elif raw is None:
         found, t_similarity = timed(lambda: response_similarities(records, similarity))
-        raw = CocoaScores(similarity={}, by_record=found, diagnostics={})
+        raw = CocoaScores(similarity={}, records=found, diagnostics={})
     tokens = {p.id: [t.to_dict() for t in responses[p.id]] for p in records}
     artifacts = {"response_tokens": {"tokens": tokens, "sources": {p.id: "proxy" for p in records}, "llm": {}}}
     result, t_aggregate = timed(lambda: _aggregate(name, records, artifacts, raw, overrides))

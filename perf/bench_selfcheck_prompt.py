@@ -70,7 +70,7 @@ def main() -> None:
     template = load_prompt(config.prompt)
     records = [
         replace(p, samples=p.samples[: args.samples])
-        for p in load_dataset(dataset_config("wikibio"))[0][: args.records]
+        for p in load_dataset(dataset_config("wikibio"))[0][: args.passages]
     ]
     sentences = sum(len(p.sentences) for p in records)
 

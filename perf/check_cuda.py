@@ -239,7 +239,7 @@ def main() -> None:
     if args.accelerator == "cuda" and not torch.cuda.is_available():
         raise SystemExit("check_cuda: torch sees no CUDA device (use --accelerator cpu for a dry run)")
     if "nli" in args.sections:
-        rows, setup = check_nli(args.nli_model, args.records, args.accelerator)
+        rows, setup = check_nli(args.nli_model, args.passages, args.accelerator)
         print_rows(rows)
         print(setup)
         record("nli_cuda", rows, setup, threads=args.threads)

@@ -175,7 +175,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     records = [p for p in load_dataset(dataset_config("wikibio"))[0] if p.labels and p.samples]
-    records = records[: args.records] if args.records else records
+    records = records[: args.passages] if args.passages else records
     pairs = len({(s, x) for p in records for s in p.sentences for x in p.samples})
     chosen = [path for path in FAST_PATHS if path.key in args.paths]  # each once, in a fixed order
     runs = [score_with(records, path, args.model, args.pair_order) for path in (FLOAT32, *chosen)]

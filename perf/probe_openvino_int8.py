@@ -109,7 +109,7 @@ def main() -> None:
     root = Path(os.environ[DATA_ROOT_ENV])
 
     wikibio = load_dataset(dataset_config("wikibio"))[0]
-    records = [replace(p, samples=p.samples[: args.samples]) for p in wikibio[: args.records]]
+    records = [replace(p, samples=p.samples[: args.samples]) for p in wikibio[: args.passages]]
     pairs = list(dict.fromkeys((s, x) for p in records for s in p.sentences for x in p.samples))
     batches = length_sorted_batches(pairs, args.batch_size)
     with tempfile.TemporaryDirectory() as tmp:

@@ -105,7 +105,7 @@ def generate_records(
     cfg: GenerateKnobs,
     split_sentences: Callable[[list[str]], list[list[str]]],
 ) -> tuple[list[Record], list[dict[str, Any]], GenerationReport]:
-    """New passages, white-box records of regenerated main responses, and counts.
+    """New records, white-box records of regenerated main responses, and counts.
 
     ``split_sentences`` splits regenerated responses (the spaCy splitter in the stage)."""
     report = GenerationReport()

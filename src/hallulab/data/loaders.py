@@ -70,7 +70,7 @@ def source_fingerprint(raw: Mapping[str, Any] | DatasetKnobs) -> dict[str, Any]:
 
 def load_dataset(raw: Mapping[str, Any] | DatasetKnobs) -> tuple[list[Record], dict[str, Any]]:
     """Check the ``dataset`` section (:func:`dataset_settings`), load it with its loader's spec;
-    returns the passages and a provenance dict."""
+    returns the records and a provenance dict."""
     cfg = dataset_settings(raw)
     records, provenance = dataset_spec(cfg.loader).load(cfg)
     check_unique_ids(records)

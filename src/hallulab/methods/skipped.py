@@ -68,7 +68,7 @@ class Partition:
 
 
 def partition(records: Sequence[Record], *requirements: Requirement) -> Partition:
-    """Split ``passages`` into the records that meet every requirement and the others; a record
+    """Split ``records`` into the records that meet every requirement and the others; a record
     left out carries the reason of the first requirement it fails (the order given)."""
     kept: list[Record] = []
     skipped: list[Skipped] = []

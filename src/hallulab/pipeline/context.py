@@ -39,7 +39,7 @@ class BuildContext:
 
 @dataclass
 class AggregateContext(Generic[RawT]):
-    """Input of a method's cheap ``aggregate`` step: the passages, the artifacts it requires,
+    """Input of a method's cheap ``aggregate`` step: the records, the artifacts it requires,
     what its ``score`` step stored (None for methods without one) and the sweep knobs.
 
     A step is annotated with its raw class, ``aggregate(ctx: AggregateContext[CCPScores])``

@@ -67,7 +67,7 @@ def build_artifact(
     cache: CallCache,
     log: logging.Logger,
 ) -> StepRun:
-    """Shared artifact ``name`` built from ``passages`` and the artifacts it requires (``inputs``)."""
+    """Shared artifact ``name`` built from ``records`` and the artifacts it requires (``inputs``)."""
     build = registry.step_function("artifact", name, "build")
     return run_step(build, dataset, records, inputs, view, cache, log)
 

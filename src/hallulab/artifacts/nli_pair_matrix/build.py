@@ -48,7 +48,7 @@ def matrices_from(records: Sequence[Record], probs: np.ndarray) -> dict[str, Pai
 
 
 def pair_matrices_of(records: Sequence[Record], class_probs: ClassProbs) -> dict[str, PairMatrix]:
-    """The pair matrices of ``passages`` (each with two samples or more), every pair scored by
+    """The pair matrices of ``records`` (each with two samples or more), every pair scored by
     ``class_probs`` in one request."""
     premises, hypotheses = pair_grid(records)
     probs = class_probs(premises, hypotheses) if premises else np.zeros((0, 3))

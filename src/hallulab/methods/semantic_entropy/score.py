@@ -93,7 +93,7 @@ def class_matrices(records: Sequence[Record], classes: Sequence[int]) -> list[li
 
 @dataclass(frozen=True)
 class NLIClasses:
-    """Per NLI input, each record's class matrix (in the order of the passages); how many pairs
+    """Per NLI input, each record's class matrix (in the order of the records); how many pairs
     were scored (the diagonal left out), in how many NLI requests and waves (a wave: the pairs
     that the pairs scored before it make needed; every pair at once is one wave)."""
 
