@@ -293,6 +293,17 @@ def typed(cls: type[T], raw: Mapping[str, Any] | None, name: str) -> T:
         raise ConfigError(f"{name}: {error}") from error
 
 
+def dotted_value(tree: Mapping[str, Any], key: str) -> Any:
+    """The value at the dotted ``key`` (``ccp.score.top_k``) of nested mappings; None where a
+    part is absent or a value on the way is not a mapping."""
+    node: Any = tree
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
 def covers(declared: str, key: str) -> bool:
     """Whether the params key ``declared`` covers ``key``: the same key, or a section above it
     (``ccp`` covers ``ccp.score.top_k``; ``ccp.score`` does not cover ``ccp``)."""

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hallulab.core.config import ConfigError
+from hallulab.core.config import ConfigError, dotted_value
 
 #: one dotted path into ``diagnostics``: keys of word characters (and ``/``, as in HalluCheck's
 #: ``decision_paths.ner/generator/greedy.passed``), joined by dots
@@ -71,20 +71,11 @@ class Count:
     def found(self, diagnostics: Mapping[str, Any]) -> bool:
         """Whether any of its paths is in ``diagnostics`` (a file that counts none of them does
         not count it at all)."""
-        return any(_node(diagnostics, path) is not None for path in (*self.plus, *self.minus))
-
-
-def _node(diagnostics: Mapping[str, Any], path: str) -> Any:
-    node: Any = diagnostics
-    for key in path.split("."):
-        if not isinstance(node, Mapping) or key not in node:
-            return None
-        node = node[key]
-    return node
+        return any(dotted_value(diagnostics, path) is not None for path in (*self.plus, *self.minus))
 
 
 def _value(diagnostics: Mapping[str, Any], path: str, where: str) -> int:
-    node = _node(diagnostics, path)
+    node = dotted_value(diagnostics, path)
     if node is None:
         return 0
     if isinstance(node, bool) or not isinstance(node, int):

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hallulab.core.config import dotted_value
+
 
 @dataclass(frozen=True)
 class CellSetting:
@@ -32,12 +34,7 @@ class CellSetting:
 
     def param(self, dotted: str) -> Any:
         """The value at ``dotted`` (``hallucheck.score.decodings``) of its params; None where absent."""
-        node: Any = self.params
-        for key in dotted.split("."):
-            if not isinstance(node, Mapping) or key not in node:
-                return None
-            node = node[key]
-        return node
+        return dotted_value(self.params, dotted)
 
 
 #: a method's row label: the row's variant and its filled cells' settings, in column order -> the

@@ -51,7 +51,7 @@ from typing import Any, Optional, Union
 from omegaconf import MISSING, OmegaConf
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
-from hallulab.core.config import ConfigError, covers, typed
+from hallulab.core.config import ConfigError, covers, dotted_value, typed
 from hallulab.pipeline.spec import KnobSection
 
 #: The knob sections of the pipeline's own steps: one composition gives every value (or the
@@ -515,22 +515,13 @@ def check_settings(params: Mapping[str, Any]) -> None:
     _raise_first(settings_problems(params))
 
 
-def _section_value(params: Mapping[str, Any], section: str) -> Any:
-    value: Any = params
-    for part in section.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            return None
-        value = value[part]
-    return value
-
-
 def section_problems(params: Mapping[str, Any], keys: Sequence[str]) -> list[SettingProblem]:
     """What the schemas of the knob sections a step reads (:func:`read_sections`) refuse in
     ``params``: the check a stage makes when it starts, building neither the settings tree nor
     the pipeline graph (the ``code_files`` stage checks every setting first: :func:`main`)."""
     found = []
     for section, (cls, knob) in read_sections(keys).items():
-        value = _section_value(params, section)
+        value = dotted_value(params, section)
         if value is not None:
             node = SettingsNode(section=(section, cls, schema_view(cls, knob.elsewhere)))
             found += _structured_problems(node, value, section)
