@@ -195,6 +195,27 @@ def test_a_variant_added_to_the_table_after_a_cell_ran_runs_the_cell_again(tmp_p
     assert again.ran == [run.key] and pending([run], tmp_path) == []
 
 
+def test_a_variant_that_writes_no_scores_at_a_cells_level_is_neither_awaited_nor_shown(tmp_path: Path) -> None:
+    """LUQ's response reading writes no sentence scores: FactualBio's LUQ cell (sentence labels)
+    runs for its sentence reading alone, is done once its units hold that one, and the table says
+    n/a for the response reading there; NQ-open's cell (response labels) keeps both."""
+    sentence_cell, response_cell = BY_KEY["factualbio/luq"], BY_KEY["nq_open/luq"]
+    assert sentence_cell.variants == ("luq_sentence",)
+    assert response_cell.variants == ("luq_sentence", "luq_response")
+    checkout, empty = tmp_path / "ran", tmp_path / "empty"
+    run_pending([sentence_cell], _PublishingRunner(checkout), checkout)
+    assert missing_variants(sentence_cell, checkout) == () and pending([sentence_cell], checkout) == []
+    empty.mkdir()
+    (empty / "params.yaml").write_bytes((REPO / "params.yaml").read_bytes())
+    table = render_benchmark(empty, ("roc_auc",))
+    row = next(line for line in table.splitlines() if "`luq_response`" in line)
+    header = next(line for line in table.splitlines() if line.startswith("| Method"))
+    columns = [name.strip() for name in header.strip("|").split("|")][2:]
+    by_column = dict(zip(columns, [c.strip() for c in row.strip("|").split("|")][2:], strict=True))
+    assert by_column["factualbio"] == "n/a: the variant writes no sentence scores"
+    assert by_column["nq_open"] == NOT_RUN
+
+
 def test_a_table_refilled_with_other_settings_runs_every_cell_again(tmp_path: Path) -> None:
     runs = RUNS[:3]
     run_pending(runs, _PublishingRunner(tmp_path), tmp_path)

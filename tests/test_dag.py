@@ -158,6 +158,16 @@ def test_a_methods_benchmark_variants_are_variants_it_writes(workspace: Path, me
     assert set(registry.methods()[method].benchmark_variants) <= written, sorted(written)
 
 
+@pytest.mark.parametrize("method", [m for m, spec in registry.methods().items() if spec.variant_levels])
+def test_a_variant_with_its_own_levels_writes_scores_at_those_levels_only(workspace: Path, method: str) -> None:
+    """A variant that declares its levels (LUQ's response reading) is written at them and at no
+    other level: the benchmark marks its cells at another level n/a and does not wait for them."""
+    frame = pd.read_parquet(workspace / f"data/aggregated/toy/{method}.parquet")
+    for variant, levels in registry.methods()[method].variant_levels:
+        written = set(frame[frame["variant"] == variant]["level"])
+        assert written and written <= set(levels), (variant, sorted(written))
+
+
 def test_the_toy_run_leaves_nothing_to_do(workspace: Path) -> None:
     assert _changed_stages(workspace, refresh_code=True) == set()
 

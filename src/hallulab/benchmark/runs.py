@@ -63,7 +63,7 @@ from hallulab.benchmark.applicability import BenchmarkDataset, Cell
 from hallulab.benchmark.cost import CellTimer, cell_cost, write_cell_cost
 from hallulab.benchmark.member_choice import MemberChoice, MemberFiles, choose
 from hallulab.benchmark.nli_model import reads_nli
-from hallulab.benchmark.units import export_cell_units, read_units
+from hallulab.benchmark.units import binary_level, export_cell_units, read_units
 from hallulab.core.config import CONF_DIR, ConfigError
 from hallulab.core.io import read_json
 from hallulab.core.needs import SAMPLES
@@ -273,7 +273,8 @@ def _plain_run(
     subset = settings.llm_subsets.get(cell.dataset, ()) if llm else ()
     nli = reads_nli(spec, artifacts)
     own = _method_settings([spec.name], settings) + (settings.nli_settings if nli else ())
-    variants = spec.benchmark_variants
+    level = binary_level(cell.levels)
+    variants = tuple(v for v in spec.benchmark_variants if spec.variant_scores_level(v, level))
     extra = tuple(v for v in _candidate_variants(spec.name, dataset) if v not in variants) if variants else ()
     return CellRun(cell.dataset, cell.method, subset + own, llm, cell.levels, variants, extra, reads_nli=nli)
 

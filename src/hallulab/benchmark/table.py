@@ -5,7 +5,10 @@ every variant where a method declares none), one column per benchmark data set; 
 the method's, followed by what its :attr:`~hallulab.pipeline.spec.MethodSpec.row_label` reads of
 its filled cells (:func:`cell_setting`). A cell is
 
-* ``n/a`` with the reason of the applicability rule (:mod:`hallulab.benchmark.applicability`);
+* ``n/a`` with the reason of the applicability rule (:mod:`hallulab.benchmark.applicability`),
+  or because the row's variant writes no scores at the cell's level
+  (:attr:`~hallulab.pipeline.spec.MethodSpec.variant_levels`: LUQ's response reading on a data
+  set labelled at the sentence level);
 * not run yet: the cell applies, and ``results/<data set>/benchmark_<method>.json``
   (:mod:`hallulab.benchmark.runs`) is not there;
 * else filled, at the finest binary level the data set labels among those the method is
@@ -88,6 +91,10 @@ def rows(
                 if not cell.applies:
                     row.append(TableCell(reason=cell.reason))
                     continue
+                level = binary_level(cell.levels)
+                if not spec.variant_scores_level(variant, level):
+                    row.append(TableCell(reason=f"the variant writes no {level} scores"))
+                    continue
                 result = published.get(dataset.name)
                 run = by_run.get((name, dataset.name))
                 units = run.units_file() if run is not None else None
@@ -95,7 +102,7 @@ def rows(
                 row.append(
                     TableCell(
                         result=result,
-                        level=binary_level(cell.levels),
+                        level=level,
                         units_file=units,
                         cost_file=cost,
                         reads_nli=run is not None and run.reads_nli,

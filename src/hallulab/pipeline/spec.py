@@ -201,6 +201,11 @@ class MethodSpec:
     #: the variants the benchmark table shows, by their names at the default settings: its
     #: paper's headline reading (:mod:`hallulab.benchmark.runs`); empty: every variant it writes
     benchmark_variants: tuple[str, ...] = ()
+    #: a benchmark variant written at some of its scored levels only, with those levels
+    #: (LUQ's ``luq_response``, lm-polygraph's response reading, has no sentence scores): on a
+    #: data set labelled at another level the table's cell of that variant is ``n/a``, and its
+    #: run does not wait for units it cannot write (:meth:`variant_scores_level`)
+    variant_levels: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: a trivial baseline (unit length): the benchmark table compares every other row of a
     #: column against it (:mod:`hallulab.benchmark.table_file`)
     trivial_baseline: bool = False
@@ -247,6 +252,19 @@ class MethodSpec:
         if self.units is not None and not set(self.units.reads) <= set(self.requires):
             raise ValueError(f"method {self.name!r}: its units read {self.units.reads}, not all among requires")
         self._check_role_checks()
+        for variant, levels in self.variant_levels:
+            if variant not in self.benchmark_variants:
+                raise ValueError(f"method {self.name!r}: variant_levels names {variant!r}, not a benchmark variant")
+            if not levels or not set(levels) <= set(self.scored_levels):
+                raise ValueError(
+                    f"method {self.name!r}: variant {variant!r} at levels {levels}, not among {self.scored_levels}"
+                )
+
+    def variant_scores_level(self, variant: str, level: str | None) -> bool:
+        """Whether ``variant`` writes unit scores at ``level``: every variant writes them at each
+        scored level unless :attr:`variant_levels` names its own (``None``, no binary level: True)."""
+        declared = dict(self.variant_levels).get(variant)
+        return level is None or declared is None or level in declared
 
     def _check_role_checks(self) -> None:
         """Each role check names one of the method's own LLM roles and, where it is limited to

@@ -52,6 +52,7 @@ SPEC = MethodSpec(
     order=28,
     # the paper's sentence reading and lm-polygraph's response reading
     benchmark_variants=("luq_sentence", "luq_response"),
+    variant_levels=(("luq_response", ("response",)),),  # the response reading scores no sentence
     needs=(SAMPLES,),
     other_levels=("response",),
     calls=NLI_PER_SENTENCE_SAMPLE,
