@@ -195,6 +195,14 @@ def test_a_variant_added_to_the_table_after_a_cell_ran_runs_the_cell_again(tmp_p
     assert again.ran == [run.key] and pending([run], tmp_path) == []
 
 
+def _cells_by_column(table: str, variant: str) -> dict[str, str]:
+    """The rendered table's cells in the row of ``variant``, by column (data set) name."""
+    row = next(line for line in table.splitlines() if f"`{variant}`" in line)
+    header = next(line for line in table.splitlines() if line.startswith("| Method"))
+    columns = [name.strip() for name in header.strip("|").split("|")][2:]
+    return dict(zip(columns, [cell.strip() for cell in row.strip("|").split("|")][2:], strict=True))
+
+
 def test_a_variant_that_writes_no_scores_at_a_cells_level_is_neither_awaited_nor_shown(tmp_path: Path) -> None:
     """LUQ's response reading writes no sentence scores: FactualBio's LUQ cell (sentence labels)
     runs for its sentence reading alone, is done once its units hold that one, and the table says
@@ -208,10 +216,7 @@ def test_a_variant_that_writes_no_scores_at_a_cells_level_is_neither_awaited_nor
     empty.mkdir()
     (empty / "params.yaml").write_bytes((REPO / "params.yaml").read_bytes())
     table = render_benchmark(empty, ("roc_auc",))
-    row = next(line for line in table.splitlines() if "`luq_response`" in line)
-    header = next(line for line in table.splitlines() if line.startswith("| Method"))
-    columns = [name.strip() for name in header.strip("|").split("|")][2:]
-    by_column = dict(zip(columns, [c.strip() for c in row.strip("|").split("|")][2:], strict=True))
+    by_column = _cells_by_column(table, "luq_response")
     assert by_column["factualbio"] == "n/a: the variant writes no sentence scores"
     assert by_column["nq_open"] == NOT_RUN
 
@@ -262,11 +267,7 @@ def test_the_rendered_table_shows_a_published_cell_not_run_cells_and_reasons(tmp
     entry = json.loads((tmp_path / "results/benchmark.json").read_text())["columns"]["nq_open"]["rows"]
     point, low, high = entry["sac3/sac3_q"]["metrics"]["prr"]
     table = render_benchmark(tmp_path, ("prr",))
-    row = next(line for line in table.splitlines() if "`sac3_q`" in line)
-    cells = [c.strip() for c in row.strip("|").split("|")][2:]
-    header = next(line for line in table.splitlines() if line.startswith("| Method"))
-    columns = [name.strip() for name in header.strip("|").split("|")][2:]
-    by_column = dict(zip(columns, cells, strict=True))
+    by_column = _cells_by_column(table, "sac3_q")
     assert by_column["nq_open"] == f"**{point:.1f}** [{low:.1f}, {high:.1f}]"  # alone in its column: the best
     assert by_column["hotpotqa"] == NOT_RUN
     assert by_column["wikibio"] == "n/a: needs the data set's SAC3 verifier outputs"
