@@ -555,9 +555,10 @@ def command_parsers() -> Parsers:
     parsers[("calibrations",)] = commands.add_parser(
         "calibrations",
         help="list the committed calibrations (data set, method, variant, level, held-out Brier)",
-        description="List the calibrations committed in a hallulab checkout, one per line: data set, method, "
-        "variant, unit level, held-out units, Brier score uncalibrated and isotonic, and the file. An installed "
-        "package holds none; hallulab calibrate makes one from your own labelled records.",
+        description="List the committed calibrations, one per line: data set, method, variant, unit level, "
+        "held-out units, Brier score uncalibrated and isotonic, and the file. They are read from the checkout's "
+        "results/calibration, or from the copy an installed package ships; hallulab calibrate makes one from your "
+        "own labelled records.",
     )
 
     def depth_first(path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
